@@ -1,0 +1,138 @@
+//! Congestion controllers: the window rules (how cwnd grows, what ssthresh becomes at a
+//! congestion signal). Detection and repair of losses belong to [`crate::recovery`]; any
+//! controller composes with any recovery strategy.
+//!
+//! A controller owns its window. The sender hands it read-only samples and events and asks
+//! for `cwnd()`/`ssthresh()`; the controller never sees the socket. Shared machinery (slow
+//! start, additive increase, per-ACK vs byte-counting growth) lives in [`window::Window`],
+//! as Linux keeps it in tcp_cong.c.
+
+pub mod reno;
+pub mod window;
+
+use crate::{ConfigError, Dur, Params, Seq, Time};
+use serde::{Deserialize, Serialize};
+pub use window::{Growth, Window};
+
+/// What the sender learned from one ACK. Every field is a fact, not a request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckSample {
+    pub now: Time,
+    pub mss: u32,
+    /// Bytes newly covered by the cumulative ACK.
+    pub acked_bytes: u64,
+    /// Bytes newly SACKed by this ACK.
+    pub sacked_bytes: u64,
+    /// A duplicate ACK in the sense of RFC 5681 (no advance, data outstanding).
+    pub is_duplicate: bool,
+    /// RTT measured by this ACK (timestamp echo, or Karn-valid segment timing).
+    pub rtt: Option<Dur>,
+    /// The smallest RTT sample seen so far on the connection.
+    pub min_rtt: Option<Dur>,
+    /// Smoothed RTT (RFC 6298), once there is a sample.
+    pub srtt: Option<Dur>,
+    /// Cumulative ACK point after this ACK.
+    pub snd_una: Seq,
+    /// Next new byte to send.
+    pub snd_nxt: Seq,
+    /// Bytes in flight after this ACK, as the recovery strategy counts them.
+    pub in_flight: u64,
+    /// Bytes delivered (cumulatively acked or SACKed) since the start of the connection.
+    pub delivered: u64,
+    /// The ACK arrived while the recovery strategy is repairing losses.
+    pub in_recovery: bool,
+}
+
+/// Why the window must shrink.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionKind {
+    /// The recovery strategy detected a loss from ACKs (fast retransmit).
+    FastRetransmit,
+    /// The retransmission timer expired.
+    Timeout,
+    /// An ECN echo (window reduction without loss).
+    Ecn,
+}
+
+/// A congestion signal handed to the controller.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CongestionEvent {
+    pub now: Time,
+    pub kind: CongestionKind,
+    pub mss: u32,
+    /// Bytes outstanding (snd.max - snd.una) when the signal arrived (RFC 5681 FlightSize).
+    pub flight_size: u64,
+    /// The latest RTT sample before the signal.
+    pub latest_rtt: Option<Dur>,
+    pub min_rtt: Option<Dur>,
+}
+
+/// A controller's record of how it answered one congestion signal: the label of the branch
+/// it took (e.g. "1/2", "4/5") and a number (the reduction factor, or a congestion level).
+/// The simulator pairs it with the ground-truth cause of the loss.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Verdict {
+    pub label: &'static str,
+    pub value: f64,
+}
+
+/// Window rules of one congestion-control algorithm.
+pub trait CongestionControl: Send {
+    /// Registry name, e.g. "reno".
+    fn name(&self) -> &'static str;
+    /// Congestion window in bytes.
+    fn cwnd(&self) -> u64;
+    /// Slow-start threshold in bytes (u64::MAX before the first loss unless configured).
+    fn ssthresh(&self) -> u64;
+    /// Every ACK, before anything else: RTT and rate samples. Must not grow the window.
+    fn observe(&mut self, _s: &AckSample) {}
+    /// An ACK that advanced the cumulative ACK point outside recovery: grow the window.
+    fn on_ack(&mut self, s: &AckSample);
+    /// A congestion signal: set ssthresh (and cwnd, for timeouts and ECN) and say why.
+    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict;
+    /// Loss recovery ended; `cwnd` is what the recovery strategy proposes (usually ssthresh).
+    fn on_recovery_exit(&mut self, now: Time, cwnd: u64);
+}
+
+/// What every controller is built from, besides its own parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CcContext {
+    pub mss: u32,
+    pub initial_cwnd: u64,
+    pub initial_ssthresh: u64,
+    pub growth: Growth,
+}
+
+/// A controller by name with its parameters, as scenario files give it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ControllerSpec {
+    pub name: String,
+    #[serde(default)]
+    pub params: Params,
+}
+
+impl ControllerSpec {
+    pub fn named(name: &str) -> Self {
+        ControllerSpec {
+            name: name.to_string(),
+            params: Params::new(),
+        }
+    }
+}
+
+/// Names `build` accepts.
+pub const CONTROLLERS: &[&str] = &["reno"];
+
+/// Builds a controller from its registry name.
+pub fn build(
+    spec: &ControllerSpec,
+    ctx: &CcContext,
+) -> Result<Box<dyn CongestionControl>, ConfigError> {
+    match spec.name.as_str() {
+        "reno" => Ok(Box::new(reno::Reno::from_params(ctx, &spec.params)?)),
+        other => Err(ConfigError::new(format!(
+            "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
+        ))),
+    }
+}

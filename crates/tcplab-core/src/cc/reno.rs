@@ -1,0 +1,133 @@
+//! Reno (RFC 5681) window rules: slow start, additive increase, halve at fast retransmit,
+//! one segment after a timeout.
+
+use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
+use super::{Growth, Window};
+use crate::{ConfigError, ParamReader, Params, Time};
+
+#[derive(Clone, Debug)]
+pub struct Reno {
+    w: Window,
+}
+
+impl Reno {
+    pub fn new(ctx: &CcContext) -> Self {
+        Reno {
+            w: Window::new(ctx.mss, ctx.initial_cwnd, ctx.initial_ssthresh, ctx.growth),
+        }
+    }
+
+    /// Reno has no parameters of its own.
+    pub fn from_params(ctx: &CcContext, params: &Params) -> Result<Self, ConfigError> {
+        ParamReader::new("reno", params).finish()?;
+        Ok(Self::new(ctx))
+    }
+
+    pub fn growth(&self) -> Growth {
+        self.w.growth
+    }
+}
+
+/// The Reno reduction, shared by controllers that fall back to it: ssthresh = cwnd/2 (as BSD
+/// and Linux; RFC 5681 says FlightSize/2, which is the same unless the sender was limited by
+/// the application or the receive window); after a timeout cwnd = 1 MSS, after ECN cwnd =
+/// ssthresh.
+pub fn reno_reduction(w: &mut Window, ev: &CongestionEvent) -> Verdict {
+    w.set_ssthresh(w.cwnd / 2);
+    match ev.kind {
+        CongestionKind::Timeout => w.set_cwnd(w.mss()),
+        CongestionKind::Ecn => w.set_cwnd(w.ssthresh),
+        CongestionKind::FastRetransmit => {}
+    }
+    Verdict {
+        label: "1/2",
+        value: 0.5,
+    }
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+    fn cwnd(&self) -> u64 {
+        self.w.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.w.ssthresh
+    }
+    fn on_ack(&mut self, s: &AckSample) {
+        self.w.grow(s);
+    }
+    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+        reno_reduction(&mut self.w, ev)
+    }
+    fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
+        self.w.set_cwnd(cwnd);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Seq;
+
+    fn ctx() -> CcContext {
+        CcContext {
+            mss: 1000,
+            initial_cwnd: 2000,
+            initial_ssthresh: u64::MAX,
+            growth: Growth::PerAck,
+        }
+    }
+
+    fn ev(kind: CongestionKind) -> CongestionEvent {
+        CongestionEvent {
+            now: Time::ZERO,
+            kind,
+            mss: 1000,
+            flight_size: 10_000,
+            latest_rtt: None,
+            min_rtt: None,
+        }
+    }
+
+    fn ack() -> AckSample {
+        AckSample {
+            now: Time::ZERO,
+            mss: 1000,
+            acked_bytes: 1000,
+            sacked_bytes: 0,
+            is_duplicate: false,
+            rtt: None,
+            min_rtt: None,
+            srtt: None,
+            snd_una: Seq(0),
+            snd_nxt: Seq(0),
+            in_flight: 0,
+            delivered: 0,
+            in_recovery: false,
+        }
+    }
+
+    #[test]
+    fn halves_on_fast_retransmit_and_resets_on_timeout() {
+        let mut r = Reno::new(&ctx());
+        for _ in 0..8 {
+            r.on_ack(&ack());
+        }
+        assert_eq!(r.cwnd(), 10_000);
+        let v = r.on_congestion(&ev(CongestionKind::FastRetransmit));
+        assert_eq!((r.ssthresh(), v.label), (5000, "1/2"));
+        r.on_recovery_exit(Time::ZERO, r.ssthresh());
+        assert_eq!(r.cwnd(), 5000);
+        r.on_congestion(&ev(CongestionKind::Timeout));
+        assert_eq!((r.cwnd(), r.ssthresh()), (1000, 2500));
+    }
+
+    #[test]
+    fn rejects_parameters() {
+        let mut p = Params::new();
+        p.insert("beta".into(), crate::ParamValue::Num(1.0));
+        assert!(Reno::from_params(&ctx(), &p).is_err());
+    }
+}

@@ -1,0 +1,191 @@
+//! The window machinery every loss-based controller shares (Linux: tcp_cong.c):
+//! slow start and additive increase, per ACK (BSD) or per acknowledged byte (RFC 3465).
+
+use super::AckSample;
+use serde::{Deserialize, Serialize};
+
+/// How the window grows with ACKs.
+///
+/// With delayed ACKs (one ACK per two segments) per-ACK growth is half as fast as byte
+/// counting in both slow start and congestion avoidance: the Veno paper's BSD stacks grew per
+/// ACK, the ETH framework counted acknowledged data, Linux counts acknowledged segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum Growth {
+    /// BSD: +1 MSS per ACK in slow start, +MSS*MSS/cwnd per ACK in congestion avoidance.
+    PerAck,
+    /// RFC 3465 appropriate byte counting: slow start adds the bytes acked (at most
+    /// `limit` MSS per ACK); congestion avoidance adds one MSS per cwnd of acked bytes.
+    ByteCounting { limit: u32 },
+}
+
+impl Default for Growth {
+    fn default() -> Self {
+        Growth::ByteCounting { limit: 2 }
+    }
+}
+
+/// cwnd and ssthresh in bytes, with the growth rules shared by the controllers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub mss: u32,
+    pub growth: Growth,
+    /// Bytes acknowledged since the last whole-MSS increase in congestion avoidance.
+    ca_acked: u64,
+}
+
+impl Window {
+    pub fn new(mss: u32, cwnd: u64, ssthresh: u64, growth: Growth) -> Self {
+        Window {
+            cwnd: cwnd.max(mss as u64),
+            ssthresh,
+            mss,
+            growth,
+            ca_acked: 0,
+        }
+    }
+
+    pub fn mss(&self) -> u64 {
+        self.mss as u64
+    }
+
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// One slow-start step. Returns the acked bytes not used because cwnd reached ssthresh
+    /// (byte counting only), which the caller may feed to congestion avoidance.
+    pub fn slow_start(&mut self, s: &AckSample) -> u64 {
+        match self.growth {
+            Growth::PerAck => {
+                self.cwnd += self.mss();
+                0
+            }
+            Growth::ByteCounting { limit } => {
+                let inc = s.acked_bytes.min(limit as u64 * self.mss());
+                let used = inc.min(self.ssthresh.saturating_sub(self.cwnd));
+                self.cwnd += used;
+                inc - used
+            }
+        }
+    }
+
+    /// Additive increase of one MSS per window of acknowledged data (per ACK: MSS*MSS/cwnd).
+    /// A rule "+1 MSS every two RTTs" calls this on every other ACK.
+    pub fn additive_increase(&mut self, acked_bytes: u64) {
+        match self.growth {
+            Growth::PerAck => {
+                let inc = (self.mss() * self.mss() / self.cwnd.max(1)).max(1);
+                self.cwnd += inc;
+            }
+            Growth::ByteCounting { .. } => {
+                self.ca_acked += acked_bytes;
+                if self.ca_acked >= self.cwnd {
+                    self.ca_acked -= self.cwnd;
+                    self.cwnd += self.mss();
+                }
+            }
+        }
+    }
+
+    /// Standard growth on an ACK outside recovery: slow start below ssthresh, then additive
+    /// increase with whatever the slow-start step left over.
+    pub fn grow(&mut self, s: &AckSample) {
+        if self.in_slow_start() {
+            let left = self.slow_start(s);
+            if left > 0 && !self.in_slow_start() {
+                self.additive_increase(left);
+            }
+        } else {
+            self.additive_increase(s.acked_bytes);
+        }
+    }
+
+    /// Sets ssthresh to `target` bytes, never below two segments.
+    pub fn set_ssthresh(&mut self, target: u64) {
+        self.ssthresh = target.max(2 * self.mss());
+    }
+
+    /// Sets cwnd (never below one segment) and restarts the additive-increase count.
+    pub fn set_cwnd(&mut self, cwnd: u64) {
+        self.cwnd = cwnd.max(self.mss());
+        self.ca_acked = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Seq, Time};
+
+    fn ack(bytes: u64) -> AckSample {
+        AckSample {
+            now: Time::ZERO,
+            mss: 1000,
+            acked_bytes: bytes,
+            sacked_bytes: 0,
+            is_duplicate: false,
+            rtt: None,
+            min_rtt: None,
+            srtt: None,
+            snd_una: Seq(0),
+            snd_nxt: Seq(0),
+            in_flight: 0,
+            delivered: 0,
+            in_recovery: false,
+        }
+    }
+
+    #[test]
+    fn per_ack_slow_start_adds_one_mss_per_ack_whatever_was_acked() {
+        let mut w = Window::new(1000, 2000, u64::MAX, Growth::PerAck);
+        w.grow(&ack(2000));
+        assert_eq!(w.cwnd, 3000);
+    }
+
+    #[test]
+    fn byte_counting_slow_start_adds_acked_bytes_up_to_limit() {
+        let mut w = Window::new(1000, 2000, u64::MAX, Growth::ByteCounting { limit: 2 });
+        w.grow(&ack(2000));
+        assert_eq!(w.cwnd, 4000);
+        w.grow(&ack(5000));
+        assert_eq!(w.cwnd, 6000, "at most L=2 MSS per ACK");
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_leftover_goes_to_avoidance() {
+        let mut w = Window::new(1000, 4000, 5000, Growth::ByteCounting { limit: 2 });
+        w.grow(&ack(2000));
+        assert_eq!(w.cwnd, 5000);
+        assert!(!w.in_slow_start());
+    }
+
+    #[test]
+    fn per_ack_avoidance_adds_mss_squared_over_cwnd() {
+        let mut w = Window::new(1000, 10_000, 5000, Growth::PerAck);
+        w.grow(&ack(2000));
+        assert_eq!(w.cwnd, 10_100);
+    }
+
+    #[test]
+    fn byte_counting_avoidance_adds_one_mss_per_window_acked() {
+        let mut w = Window::new(1000, 10_000, 5000, Growth::ByteCounting { limit: 2 });
+        for _ in 0..4 {
+            w.grow(&ack(2000));
+        }
+        assert_eq!(w.cwnd, 10_000);
+        w.grow(&ack(2000));
+        assert_eq!(w.cwnd, 11_000);
+    }
+
+    #[test]
+    fn floors() {
+        let mut w = Window::new(1000, 10_000, 5000, Growth::PerAck);
+        w.set_ssthresh(100);
+        assert_eq!(w.ssthresh, 2000);
+        w.set_cwnd(0);
+        assert_eq!(w.cwnd, 1000);
+    }
+}

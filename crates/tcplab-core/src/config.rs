@@ -1,0 +1,117 @@
+//! Per-connection TCP settings shared by sender and receiver. Defaults follow the RFCs
+//! (RFC 5681, 6298, 7323, 2018); docs/tcp.md tells how to select each paper's settings.
+
+use crate::cc::Growth;
+use crate::{ConfigError, Dur};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Payload bytes per full segment.
+    pub mss: u32,
+    /// Initial window in segments (RFC 5681 allows 2-4; Linux uses 10).
+    pub initial_cwnd: u32,
+    /// Initial slow-start threshold in bytes; None = unbounded.
+    pub initial_ssthresh: Option<u64>,
+    /// Window growth per ACK (BSD) or per acknowledged byte (RFC 3465).
+    pub growth: Growth,
+    /// RFC 6298 lower bound on the RTO.
+    pub rto_min: Dur,
+    /// RTO before the first RTT sample.
+    pub rto_initial: Dur,
+    /// Upper bound on the backed-off RTO.
+    pub rto_max: Dur,
+    /// Clock granularity G of RFC 6298 (RTO >= SRTT + max(G, 4 RTTVAR)).
+    pub clock_granularity: Dur,
+    /// RFC 7323 timestamps: RTT samples from every ACK that advances the window.
+    pub timestamps: bool,
+    /// Duplicate ACKs that trigger fast retransmit.
+    pub dupthresh: u32,
+    /// Receiver delays ACKs (acknowledges every `ack_every` full-sized segments or after
+    /// `delayed_ack_timeout`).
+    pub delayed_ack: bool,
+    pub ack_every: u32,
+    pub delayed_ack_timeout: Dur,
+    /// SACK blocks per ACK, 0 to 6; 0 turns SACK off.
+    pub sack_blocks: u8,
+    /// Receive buffer in bytes: the largest window the receiver advertises.
+    pub rcv_buf: u64,
+    /// ECN-capable transport.
+    pub ecn: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            initial_cwnd: 2,
+            initial_ssthresh: None,
+            growth: Growth::default(),
+            rto_min: Dur::from_secs(1),
+            rto_initial: Dur::from_secs(1),
+            rto_max: Dur::from_secs(60),
+            clock_granularity: Dur::from_millis(1),
+            timestamps: true,
+            dupthresh: 3,
+            delayed_ack: true,
+            ack_every: 2,
+            delayed_ack_timeout: Dur::from_millis(200),
+            sack_blocks: 3,
+            rcv_buf: 64 << 20,
+            ecn: false,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Checks ranges; the message names the field, the value and what is allowed.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        fn bad(field: &str, v: impl std::fmt::Debug, allowed: &str) -> ConfigError {
+            ConfigError::new(format!("tcp.{field} = {v:?}: {allowed}"))
+        }
+        if !(64..=65_000).contains(&self.mss) {
+            return Err(bad("mss", self.mss, "expected 64..=65000 bytes"));
+        }
+        if self.initial_cwnd == 0 || self.initial_cwnd > 10_000 {
+            return Err(bad(
+                "initial_cwnd",
+                self.initial_cwnd,
+                "expected 1..=10000 segments",
+            ));
+        }
+        if let Some(s) = self.initial_ssthresh {
+            if s < 2 * self.mss as u64 {
+                return Err(bad("initial_ssthresh", s, "expected at least 2 MSS bytes"));
+            }
+        }
+        if let Growth::ByteCounting { limit } = self.growth {
+            if limit == 0 {
+                return Err(bad("growth.limit", limit, "expected at least 1 segment"));
+            }
+        }
+        if self.rto_min.as_nanos() == 0 || self.rto_min > self.rto_max {
+            return Err(bad("rto_min", self.rto_min, "expected > 0 and <= rto_max"));
+        }
+        if self.rto_initial.as_nanos() == 0 {
+            return Err(bad("rto_initial", self.rto_initial, "expected > 0"));
+        }
+        if self.dupthresh == 0 {
+            return Err(bad("dupthresh", self.dupthresh, "expected at least 1"));
+        }
+        if self.ack_every == 0 {
+            return Err(bad("ack_every", self.ack_every, "expected at least 1"));
+        }
+        if self.sack_blocks as usize > crate::MAX_SACK_BLOCKS {
+            return Err(bad("sack_blocks", self.sack_blocks, "expected 0..=6"));
+        }
+        if self.rcv_buf < self.mss as u64 {
+            return Err(bad("rcv_buf", self.rcv_buf, "expected at least one MSS"));
+        }
+        Ok(())
+    }
+
+    pub fn sack(&self) -> bool {
+        self.sack_blocks > 0
+    }
+}

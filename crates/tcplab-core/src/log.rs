@@ -1,0 +1,118 @@
+//! Counters and the event log of a connection: everything the papers count, with times.
+
+use crate::{Seq, Time};
+
+/// Sender-side counts over the whole connection.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderCounters {
+    /// Data segments put on the wire, originals and retransmissions.
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    /// Retransmitted segments, all kinds.
+    pub retransmits: u64,
+    /// The retransmission sent on entering fast recovery.
+    pub retransmits_fast: u64,
+    /// Further retransmissions during fast recovery.
+    pub retransmits_recovery: u64,
+    /// Retransmissions of data the retransmission timer declared lost.
+    pub retransmits_timeout: u64,
+    /// Recovery entries triggered by ACKs (fast retransmits).
+    pub recoveries: u64,
+    /// Retransmission-timer expiries.
+    pub timeouts: u64,
+    /// Window reductions in answer to ECN echoes.
+    pub ecn_reductions: u64,
+    pub acks_received: u64,
+    pub dup_acks: u64,
+    pub rtt_samples: u64,
+    /// Sum of RTT samples in ns (for the mean).
+    pub rtt_sum_ns: u128,
+    pub rtt_min_ns: Option<u64>,
+}
+
+/// Receiver-side counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverCounters {
+    pub segments_received: u64,
+    pub bytes_received: u64,
+    /// Segments whose every byte had already arrived: unnecessary retransmissions.
+    pub duplicate_segments: u64,
+    /// Segments that arrived above a hole.
+    pub out_of_order_segments: u64,
+    pub acks_sent: u64,
+    /// Bytes delivered in order to the application.
+    pub bytes_delivered: u64,
+}
+
+/// Why the send window changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WindowReason {
+    SlowStart,
+    CongestionAvoidance,
+    /// Reduction at recovery entry.
+    FastRetransmit,
+    /// Change during recovery (inflation, deflation, rate halving, ...).
+    Recovery,
+    RecoveryExit,
+    Timeout,
+    Ecn,
+}
+
+impl WindowReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WindowReason::SlowStart => "slow_start",
+            WindowReason::CongestionAvoidance => "congestion_avoidance",
+            WindowReason::FastRetransmit => "fast_retransmit",
+            WindowReason::Recovery => "recovery",
+            WindowReason::RecoveryExit => "recovery_exit",
+            WindowReason::Timeout => "timeout",
+            WindowReason::Ecn => "ecn",
+        }
+    }
+}
+
+/// What happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Event {
+    /// cwnd or ssthresh changed.
+    Window(WindowReason),
+    /// Fast retransmit: the controller's verdict is in `label`/`value`.
+    RecoveryEnter,
+    RecoveryExit,
+    /// Retransmission timer expired; `value` is the backed-off RTO in seconds.
+    Timeout,
+    /// ECN echo answered; verdict in `label`/`value`.
+    EcnResponse,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Window(_) => "window",
+            Event::RecoveryEnter => "recovery_enter",
+            Event::RecoveryExit => "recovery_exit",
+            Event::Timeout => "timeout",
+            Event::EcnResponse => "ecn_response",
+        }
+    }
+    pub fn reason(self) -> &'static str {
+        match self {
+            Event::Window(r) => r.as_str(),
+            _ => "",
+        }
+    }
+}
+
+/// One entry of the event log. `cwnd` is the effective send window (the recovery strategy's
+/// during recovery), `seq` the cumulative ACK point at the time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogRecord {
+    pub time: Time,
+    pub event: Event,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub seq: Seq,
+    pub label: &'static str,
+    pub value: f64,
+}

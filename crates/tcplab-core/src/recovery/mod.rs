@@ -1,0 +1,127 @@
+//! Loss-recovery strategies: when to declare segments lost, which to retransmit, and what
+//! limits sending while losses are repaired. The window rules belong to [`crate::cc`]; any
+//! strategy composes with any controller.
+//!
+//! The sender drives a strategy through [`LossRecovery`]: after updating the [`Scoreboard`]
+//! with an ACK it calls `on_ack`; if the strategy answers `Enter`, the sender asks the
+//! controller for its reduction and calls `enter` with the result; `Exit` hands the
+//! strategy's proposed window back to the controller. During recovery sending is limited by
+//! `window()` against `in_flight()`. A strategy marks segments lost in the scoreboard and may
+//! force one retransmission past the window; the sender sends pending retransmissions
+//! (lowest first) before new data. Strategies with timers of their own (RACK, TLP) use
+//! `poll_timeout`/`on_timer`.
+
+pub mod newreno;
+pub mod reno;
+pub mod sack;
+
+use crate::scoreboard::{Scoreboard, SegIdx};
+use crate::{ConfigError, Params, Seq, Time};
+use serde::{Deserialize, Serialize};
+
+/// Facts about one ACK, after the scoreboard was updated with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckInfo {
+    pub now: Time,
+    pub mss: u32,
+    pub dupthresh: u32,
+    /// Cumulative ACK point before and after this ACK.
+    pub prev_una: Seq,
+    pub snd_una: Seq,
+    /// Highest sequence number sent so far (exclusive).
+    pub snd_max: Seq,
+    pub acked_bytes: u64,
+    pub sacked_bytes: u64,
+    /// RFC 5681 duplicate ACK: no advance while data is outstanding.
+    pub is_duplicate: bool,
+}
+
+/// What the strategy asks of the sender after an ACK or timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryAction {
+    None,
+    /// Loss detected: reduce the window (controller) and call `enter`.
+    Enter,
+    /// Recovery over: the controller's cwnd becomes `cwnd`, or ssthresh when None.
+    Exit {
+        cwnd: Option<u64>,
+    },
+}
+
+pub trait LossRecovery: Send {
+    /// Registry name, e.g. "newreno".
+    fn name(&self) -> &'static str;
+    fn in_recovery(&self) -> bool;
+    /// One ACK. May mark segments lost in `sb`.
+    fn on_ack(&mut self, ack: &AckInfo, sb: &mut Scoreboard) -> RecoveryAction;
+    /// Recovery begins; the controller has just reduced its window to `cwnd`/`ssthresh`.
+    /// Marks what is lost and forces the first retransmission.
+    fn enter(&mut self, now: Time, cwnd: u64, ssthresh: u64, snd_max: Seq, sb: &mut Scoreboard);
+    /// The send window during recovery, in bytes.
+    fn window(&self) -> u64;
+    /// Bytes in the network as this strategy counts them (RFC 6675 pipe by default).
+    fn in_flight(&self, sb: &Scoreboard) -> u64 {
+        sb.pipe()
+    }
+    /// The retransmission timer expired (the sender has marked everything lost): abandon
+    /// recovery; `snd_max` is the highest byte sent.
+    fn on_timeout(&mut self, now: Time, snd_max: Seq);
+    /// A segment left (for strategies that pace or count transmissions).
+    fn on_transmit(&mut self, _idx: SegIdx, _retransmission: bool) {}
+    /// A timer of the strategy's own.
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn on_timer(&mut self, _now: Time, _sb: &mut Scoreboard) -> RecoveryAction {
+        RecoveryAction::None
+    }
+}
+
+/// What every strategy is built from, besides its own parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecoveryContext {
+    pub mss: u32,
+    pub dupthresh: u32,
+    /// The receiver sends SACK blocks.
+    pub sack: bool,
+}
+
+/// A strategy by name with its parameters, as scenario files give it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecoverySpec {
+    pub name: String,
+    #[serde(default)]
+    pub params: Params,
+}
+
+impl RecoverySpec {
+    pub fn named(name: &str) -> Self {
+        RecoverySpec {
+            name: name.to_string(),
+            params: Params::new(),
+        }
+    }
+}
+
+/// Names `build` accepts.
+pub const RECOVERIES: &[&str] = &["reno", "newreno", "sack"];
+
+pub fn build(
+    spec: &RecoverySpec,
+    ctx: &RecoveryContext,
+) -> Result<Box<dyn LossRecovery>, ConfigError> {
+    match spec.name.as_str() {
+        "reno" => Ok(Box::new(reno::RenoRecovery::from_params(
+            ctx,
+            &spec.params,
+        )?)),
+        "newreno" => Ok(Box::new(newreno::NewReno::from_params(ctx, &spec.params)?)),
+        "sack" => Ok(Box::new(sack::SackRecovery::from_params(
+            ctx,
+            &spec.params,
+        )?)),
+        other => Err(ConfigError::new(format!(
+            "recovery = {other:?}: unknown loss-recovery strategy; known: {RECOVERIES:?}"
+        ))),
+    }
+}

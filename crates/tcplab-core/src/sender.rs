@@ -1,0 +1,481 @@
+//! The sending side of a bulk transfer, as a sans-IO state machine.
+//!
+//! Verbs: `on_segment(now, ack)` feeds an ACK, `poll_transmit(now)` yields the next data
+//! segment the windows allow (call until None), `poll_timeout()` says when `on_timeout(now)`
+//! is due. The window rules come from a [`CongestionControl`], loss detection and repair
+//! from a [`LossRecovery`]; the sender owns the [`Scoreboard`], the RTT estimator, the
+//! retransmission timer, the counters and the event log.
+
+use crate::cc::{self, AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind};
+use crate::log::{Event, LogRecord, SenderCounters, WindowReason};
+use crate::recovery::{self, AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
+use crate::scoreboard::{Scoreboard, SegIdx};
+use crate::{
+    AckSegment, ConfigError, ControllerSpec, DataSegment, Dur, RecoverySpec, RttEstimator, Seq,
+    TcpConfig, Time,
+};
+
+/// The sender's state at a moment, for time series.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SenderSnapshot {
+    /// Window that limits sending now: the controller's cwnd, or the recovery strategy's
+    /// window during recovery.
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub srtt: Option<Dur>,
+    pub rto: Dur,
+    pub in_flight: u64,
+    pub snd_una: Seq,
+    pub snd_nxt: Seq,
+    pub in_recovery: bool,
+}
+
+pub struct Sender {
+    cfg: TcpConfig,
+    cc: Box<dyn CongestionControl>,
+    rec: Box<dyn LossRecovery>,
+    sb: Scoreboard,
+    rtt: RttEstimator,
+    /// Bytes the application will write in all; None = unlimited (until `close`).
+    app_total: Option<u64>,
+    closed: bool,
+    snd_nxt: Seq,
+    rwnd: u64,
+    rto_deadline: Option<Time>,
+    delivered: u64,
+    /// After a timeout: snd.max at that time; retransmissions below it count as timeout
+    /// retransmissions until the cumulative ACK passes it.
+    rto_recover: Option<Seq>,
+    /// The next retransmission is the fast retransmission of a new recovery.
+    fast_pending: bool,
+    /// ECN: no further reduction until snd.una passes this point; CWR owed on next segment.
+    ecn_recover: Option<Seq>,
+    cwr_pending: bool,
+    counters: SenderCounters,
+    logging: bool,
+    log: Vec<LogRecord>,
+    logged_window: (u64, u64),
+}
+
+impl Sender {
+    /// A sender writing `app_bytes` bytes (None: until `close`).
+    pub fn new(
+        cfg: &TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        rec: Box<dyn LossRecovery>,
+        app_bytes: Option<u64>,
+    ) -> Self {
+        let rtt = RttEstimator::new(
+            cfg.rto_initial,
+            cfg.rto_min,
+            cfg.rto_max,
+            cfg.clock_granularity,
+        );
+        let logged_window = (cc.cwnd(), cc.ssthresh());
+        Sender {
+            sb: Scoreboard::new(cfg.mss),
+            cfg: cfg.clone(),
+            cc,
+            rec,
+            rtt,
+            app_total: app_bytes,
+            closed: false,
+            snd_nxt: Seq(0),
+            rwnd: cfg.rcv_buf,
+            rto_deadline: None,
+            delivered: 0,
+            rto_recover: None,
+            fast_pending: false,
+            ecn_recover: None,
+            cwr_pending: false,
+            counters: SenderCounters::default(),
+            logging: false,
+            log: Vec::new(),
+            logged_window,
+        }
+    }
+
+    /// Builds the controller and the recovery strategy by name.
+    pub fn build(
+        cfg: &TcpConfig,
+        controller: &ControllerSpec,
+        recovery: &RecoverySpec,
+        app_bytes: Option<u64>,
+    ) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let mss = cfg.mss as u64;
+        let ctx = CcContext {
+            mss: cfg.mss,
+            initial_cwnd: cfg.initial_cwnd as u64 * mss,
+            initial_ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
+            growth: cfg.growth,
+        };
+        let rctx = RecoveryContext {
+            mss: cfg.mss,
+            dupthresh: cfg.dupthresh,
+            sack: cfg.sack(),
+        };
+        let cc = cc::build(controller, &ctx)?;
+        let rec = recovery::build(recovery, &rctx)?;
+        Ok(Sender::new(cfg, cc, rec, app_bytes))
+    }
+
+    /// Turns the event log on or off (off by default).
+    pub fn set_logging(&mut self, on: bool) {
+        self.logging = on;
+    }
+    /// Moves the log records gathered so far into `out`.
+    pub fn drain_log(&mut self, out: &mut Vec<LogRecord>) {
+        out.append(&mut self.log);
+    }
+
+    pub fn controller(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+    pub fn recovery(&self) -> &dyn LossRecovery {
+        self.rec.as_ref()
+    }
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+    pub fn counters(&self) -> &SenderCounters {
+        &self.counters
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn snd_una(&self) -> Seq {
+        self.sb.seq_of(self.sb.una()).min(self.snd_nxt)
+    }
+    pub fn snd_nxt(&self) -> Seq {
+        self.snd_nxt
+    }
+
+    /// The application stops writing; outstanding data is still delivered.
+    pub fn close(&mut self) {
+        self.closed = true;
+    }
+    /// The application has nothing more to send and everything sent was acknowledged.
+    pub fn is_finished(&self) -> bool {
+        self.sb.is_empty() && self.app_remaining() == 0
+    }
+    fn app_remaining(&self) -> u64 {
+        if self.closed {
+            return 0;
+        }
+        match self.app_total {
+            Some(t) => t.saturating_sub(self.snd_nxt.0),
+            None => u64::MAX,
+        }
+    }
+
+    pub fn snapshot(&self) -> SenderSnapshot {
+        SenderSnapshot {
+            cwnd: self.send_window(),
+            ssthresh: self.cc.ssthresh(),
+            srtt: self.rtt.srtt(),
+            rto: self.rtt.rto(),
+            in_flight: self.rec.in_flight(&self.sb),
+            snd_una: self.snd_una(),
+            snd_nxt: self.snd_nxt,
+            in_recovery: self.rec.in_recovery(),
+        }
+    }
+
+    fn send_window(&self) -> u64 {
+        if self.rec.in_recovery() {
+            self.rec.window()
+        } else {
+            self.cc.cwnd()
+        }
+    }
+
+    /// An acknowledgment arrived.
+    pub fn on_segment(&mut self, now: Time, ack: &AckSegment) {
+        self.counters.acks_received += 1;
+        if ack.ack > self.snd_nxt {
+            return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
+        }
+        let prev_una = self.snd_una();
+        self.rwnd = ack.window;
+        let acked = if ack.ack > prev_una {
+            let to = self.sb.idx_covered_below(ack.ack);
+            self.sb.ack_to(to)
+        } else {
+            Default::default()
+        };
+        let mut sacked = 0;
+        for b in &ack.sack {
+            if b.end > ack.ack {
+                sacked += self.sb.sack(b.start.max(ack.ack), b.end);
+            }
+        }
+        let is_duplicate = acked.bytes == 0 && !self.sb.is_empty() && ack.ack == prev_una;
+        if is_duplicate {
+            self.counters.dup_acks += 1;
+        }
+
+        // RTT: timestamps on every ACK that advances; otherwise Karn's rule.
+        let mut rtt = None;
+        if acked.bytes > 0 {
+            rtt = match (self.cfg.timestamps, ack.ts_ecr, acked.newest) {
+                (true, Some(ecr), _) => Some(now.saturating_since(ecr)),
+                (false, _, Some(s)) if s.tx_count == 1 => Some(now.saturating_since(s.sent_at)),
+                _ => None,
+            };
+        }
+        if let Some(r) = rtt {
+            self.rtt.on_sample(r);
+            let c = &mut self.counters;
+            c.rtt_samples += 1;
+            c.rtt_sum_ns += r.as_nanos() as u128;
+            c.rtt_min_ns = Some(c.rtt_min_ns.map_or(r.as_nanos(), |m| m.min(r.as_nanos())));
+        }
+        self.delivered += acked.bytes - acked.previously_sacked_bytes + sacked;
+
+        let sample = AckSample {
+            now,
+            mss: self.cfg.mss,
+            acked_bytes: acked.bytes,
+            sacked_bytes: sacked,
+            is_duplicate,
+            rtt,
+            min_rtt: self.rtt.min_rtt(),
+            srtt: self.rtt.srtt(),
+            snd_una: self.snd_una(),
+            snd_nxt: self.snd_nxt,
+            in_flight: self.rec.in_flight(&self.sb),
+            delivered: self.delivered,
+            in_recovery: self.rec.in_recovery(),
+        };
+        self.cc.observe(&sample);
+
+        let info = AckInfo {
+            now,
+            mss: self.cfg.mss,
+            dupthresh: self.cfg.dupthresh,
+            prev_una,
+            snd_una: self.snd_una(),
+            snd_max: self.snd_nxt,
+            acked_bytes: acked.bytes,
+            sacked_bytes: sacked,
+            is_duplicate,
+        };
+        let was_in_recovery = self.rec.in_recovery();
+        let reason = match self.rec.on_ack(&info, &mut self.sb) {
+            RecoveryAction::Enter => {
+                self.enter_recovery(now);
+                WindowReason::FastRetransmit
+            }
+            RecoveryAction::Exit { cwnd } => {
+                let c = cwnd.unwrap_or(self.cc.ssthresh());
+                self.cc.on_recovery_exit(now, c);
+                self.record(now, Event::RecoveryExit, "", 0.0);
+                WindowReason::RecoveryExit
+            }
+            RecoveryAction::None if was_in_recovery => WindowReason::Recovery,
+            RecoveryAction::None => {
+                let reason = if self.cc.cwnd() < self.cc.ssthresh() {
+                    WindowReason::SlowStart
+                } else {
+                    WindowReason::CongestionAvoidance
+                };
+                if acked.bytes > 0 {
+                    self.cc.on_ack(&sample);
+                }
+                reason
+            }
+        };
+        if self.rto_recover.is_some_and(|r| self.snd_una() >= r) {
+            self.rto_recover = None;
+        }
+        if ack.ece && self.cfg.ecn {
+            self.on_ecn_echo(now);
+        }
+
+        // RFC 6298 §5.2-5.3: stop the timer when all is acknowledged, restart it on new ACKs.
+        if self.sb.is_empty() {
+            self.rto_deadline = None;
+        } else if acked.bytes > 0 || self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        self.log_window(now, reason);
+    }
+
+    fn enter_recovery(&mut self, now: Time) {
+        self.counters.recoveries += 1;
+        let ev = self.congestion_event(now, CongestionKind::FastRetransmit);
+        let verdict = self.cc.on_congestion(&ev);
+        self.rec.enter(
+            now,
+            self.cc.cwnd(),
+            self.cc.ssthresh(),
+            self.snd_nxt,
+            &mut self.sb,
+        );
+        self.fast_pending = true;
+        self.record(now, Event::RecoveryEnter, verdict.label, verdict.value);
+    }
+
+    fn on_ecn_echo(&mut self, now: Time) {
+        if self.rec.in_recovery() || self.ecn_recover.is_some_and(|r| self.snd_una() < r) {
+            return;
+        }
+        self.counters.ecn_reductions += 1;
+        let ev = self.congestion_event(now, CongestionKind::Ecn);
+        let verdict = self.cc.on_congestion(&ev);
+        self.ecn_recover = Some(self.snd_nxt);
+        self.cwr_pending = true;
+        self.record(now, Event::EcnResponse, verdict.label, verdict.value);
+        self.log_window(now, WindowReason::Ecn);
+    }
+
+    fn congestion_event(&self, now: Time, kind: CongestionKind) -> CongestionEvent {
+        CongestionEvent {
+            now,
+            kind,
+            mss: self.cfg.mss,
+            flight_size: self.sb.outstanding(),
+            latest_rtt: self.rtt.latest(),
+            min_rtt: self.rtt.min_rtt(),
+        }
+    }
+
+    /// When `on_timeout` is due.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        match (self.rto_deadline, self.rec.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A timer expired (call at or after `poll_timeout`; early calls do nothing).
+    pub fn on_timeout(&mut self, now: Time) {
+        if self.rec.poll_timeout().is_some_and(|t| t <= now) {
+            match self.rec.on_timer(now, &mut self.sb) {
+                RecoveryAction::Enter => {
+                    self.enter_recovery(now);
+                    self.log_window(now, WindowReason::FastRetransmit);
+                }
+                RecoveryAction::Exit { cwnd } => {
+                    let c = cwnd.unwrap_or(self.cc.ssthresh());
+                    self.cc.on_recovery_exit(now, c);
+                    self.record(now, Event::RecoveryExit, "", 0.0);
+                    self.log_window(now, WindowReason::RecoveryExit);
+                }
+                RecoveryAction::None => {}
+            }
+        }
+        if self.rto_deadline.is_none_or(|d| now < d) {
+            return;
+        }
+        self.counters.timeouts += 1;
+        self.rtt.back_off();
+        self.sb.mark_all_lost();
+        let ev = self.congestion_event(now, CongestionKind::Timeout);
+        let verdict = self.cc.on_congestion(&ev);
+        self.rec.on_timeout(now, self.snd_nxt);
+        self.rto_recover = Some(self.snd_nxt);
+        self.fast_pending = false;
+        self.rto_deadline = None; // restarted by the retransmission (RFC 6298 §5.5-5.6)
+        self.record(
+            now,
+            Event::Timeout,
+            verdict.label,
+            self.rtt.rto().as_secs_f64(),
+        );
+        self.log_window(now, WindowReason::Timeout);
+    }
+
+    /// The next segment to put on the wire, if the windows allow one.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<DataSegment> {
+        if let Some(idx) = self.sb.forced() {
+            return Some(self.retransmit(now, idx));
+        }
+        let window = self.send_window().min(self.rwnd.max(self.cfg.mss as u64));
+        let in_flight = self.rec.in_flight(&self.sb);
+        if let Some(idx) = self.sb.next_pending() {
+            let len = self.sb.seg(idx).map_or(0, |s| s.len as u64);
+            if in_flight + len <= window {
+                return Some(self.retransmit(now, idx));
+            }
+            return None;
+        }
+        let len = self.app_remaining().min(self.cfg.mss as u64);
+        let una = self.snd_una();
+        if len == 0
+            || in_flight + len > window
+            || (self.snd_nxt + len).0 > una.0.saturating_add(self.rwnd)
+        {
+            return None;
+        }
+        let seg = self.segment(now, self.snd_nxt, len as u32, 0);
+        self.sb.on_send_new(now, len as u32);
+        self.snd_nxt += len;
+        self.after_send(now, self.sb.end() - 1, false);
+        Some(seg)
+    }
+
+    fn retransmit(&mut self, now: Time, idx: SegIdx) -> DataSegment {
+        let st = *self.sb.seg(idx).expect("retransmission inside the window");
+        let seg = self.segment(now, self.sb.seq_of(idx), st.len, st.tx_count);
+        self.sb.on_retransmit(idx, now);
+        let c = &mut self.counters;
+        c.retransmits += 1;
+        if self.fast_pending {
+            self.fast_pending = false;
+            c.retransmits_fast += 1;
+        } else if self.rec.in_recovery() {
+            c.retransmits_recovery += 1;
+        } else {
+            c.retransmits_timeout += 1;
+        }
+        self.after_send(now, idx, true);
+        seg
+    }
+
+    fn segment(&mut self, now: Time, seq: Seq, len: u32, tx_before: u8) -> DataSegment {
+        let cwr = std::mem::take(&mut self.cwr_pending);
+        DataSegment {
+            seq,
+            len,
+            ts_val: self.cfg.timestamps.then_some(now),
+            retransmission: tx_before,
+            ect: self.cfg.ecn,
+            ce: false,
+            cwr,
+        }
+    }
+
+    fn after_send(&mut self, now: Time, idx: SegIdx, retransmission: bool) {
+        let len = self.sb.seg(idx).map_or(0, |s| s.len as u64);
+        self.counters.segments_sent += 1;
+        self.counters.bytes_sent += len;
+        self.rec.on_transmit(idx, retransmission);
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn record(&mut self, now: Time, event: Event, label: &'static str, value: f64) {
+        if self.logging {
+            self.log.push(LogRecord {
+                time: now,
+                event,
+                cwnd: self.send_window(),
+                ssthresh: self.cc.ssthresh(),
+                seq: self.snd_una(),
+                label,
+                value,
+            });
+        }
+    }
+
+    fn log_window(&mut self, now: Time, reason: WindowReason) {
+        let w = (self.send_window(), self.cc.ssthresh());
+        if w != self.logged_window {
+            self.logged_window = w;
+            self.record(now, Event::Window(reason), "", 0.0);
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! tcplab-sim: a packet-level discrete-event simulator for tcplab-core endpoints.
