@@ -1,0 +1,212 @@
+//! What a run produces, as columns (one Vec per column), ready to become numpy arrays.
+//! docs/results.md documents every table and column; keep the two in step.
+
+/// Why a packet was dropped: the ground truth behind loss-classification metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DropCause {
+    /// The queue was full.
+    BufferOverflow = 0,
+    /// An active queue manager dropped early (RED).
+    AqmEarly = 1,
+    /// An active queue manager's hard limit.
+    AqmForced = 2,
+    /// Random loss on the link (bit errors, fading).
+    LinkError = 3,
+    /// A MAC layer gave up after its retry limit.
+    Mac = 4,
+}
+
+impl DropCause {
+    pub const ALL: [DropCause; 5] = [
+        DropCause::BufferOverflow,
+        DropCause::AqmEarly,
+        DropCause::AqmForced,
+        DropCause::LinkError,
+        DropCause::Mac,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropCause::BufferOverflow => "buffer_overflow",
+            DropCause::AqmEarly => "aqm_early",
+            DropCause::AqmForced => "aqm_forced",
+            DropCause::LinkError => "link_error",
+            DropCause::Mac => "mac",
+        }
+    }
+}
+
+/// One row per TCP flow.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowSummary {
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub controller: String,
+    pub recovery: String,
+    pub start_ns: u64,
+    /// When the last byte was acknowledged (transfers of N bytes), else the end of the run.
+    pub end_ns: u64,
+    pub completed: bool,
+    pub bytes_delivered: u64,
+    /// Application bytes delivered * 8 / (end - start).
+    pub throughput_bps: f64,
+    /// Application bytes delivered / bytes sent (including retransmissions).
+    pub goodput: f64,
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub retransmits_fast: u64,
+    pub retransmits_recovery: u64,
+    pub retransmits_timeout: u64,
+    /// Recovery entries (fast retransmits).
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    /// Window reductions: fast retransmits + timeouts + ECN responses.
+    pub loss_events: u64,
+    pub dup_acks: u64,
+    pub acks_sent: u64,
+    /// Segments that arrived when every byte was already there (unnecessary retransmissions).
+    pub spurious_retransmits: u64,
+    /// Data segments of this flow dropped anywhere (ground truth).
+    pub data_drops: u64,
+    pub ack_drops: u64,
+    pub min_rtt_ns: Option<u64>,
+    pub mean_rtt_ns: Option<u64>,
+}
+
+/// One row per UDP flow.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UdpSummary {
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub packets_dropped: u64,
+    pub throughput_bps: f64,
+}
+
+/// One row per link direction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkSummary {
+    /// `"{from}-{to}"` of the duplex link.
+    pub link: String,
+    /// "forward" or "reverse".
+    pub direction: &'static str,
+    pub from: String,
+    pub to: String,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    /// Drops by cause, indexed by `DropCause as usize`.
+    pub drops: [u64; 5],
+    /// Fraction of the run the serializer was busy.
+    pub utilization: f64,
+}
+
+/// Per-flow time series (table "series").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowSeries {
+    pub flow: Vec<u32>,
+    pub time_ns: Vec<u64>,
+    pub cwnd: Vec<u64>,
+    pub ssthresh: Vec<u64>,
+    /// 0 until the first RTT sample.
+    pub srtt_ns: Vec<u64>,
+    pub rto_ns: Vec<u64>,
+    pub in_flight: Vec<u64>,
+    /// Application bytes delivered so far.
+    pub delivered: Vec<u64>,
+}
+
+/// Per-link-direction queue length (table "queues"); `link` indexes `Results::links`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueueSeries {
+    pub link: Vec<u32>,
+    pub time_ns: Vec<u64>,
+    pub packets: Vec<u32>,
+    pub bytes: Vec<u64>,
+}
+
+/// Every dropped packet (table "drops").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DropLog {
+    pub time_ns: Vec<u64>,
+    /// Index into `Results::links`.
+    pub link: Vec<u32>,
+    /// "tcp" or "udp".
+    pub flow_kind: Vec<&'static str>,
+    /// Index into `Results::flows` or `Results::udp`.
+    pub flow: Vec<u32>,
+    /// "data", "ack" or "udp".
+    pub packet: Vec<&'static str>,
+    /// Data: first byte; ACK: cumulative ACK; UDP: packet number.
+    pub seq: Vec<u64>,
+    pub size: Vec<u32>,
+    pub cause: Vec<&'static str>,
+}
+
+/// Sender event log (table "events").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EventLog {
+    pub time_ns: Vec<u64>,
+    pub flow: Vec<u32>,
+    pub event: Vec<&'static str>,
+    pub reason: Vec<&'static str>,
+    pub cwnd: Vec<u64>,
+    pub ssthresh: Vec<u64>,
+    pub seq: Vec<u64>,
+    pub label: Vec<&'static str>,
+    pub value: Vec<f64>,
+}
+
+/// Every data segment sent (table "segments").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SegmentLog {
+    pub time_ns: Vec<u64>,
+    pub flow: Vec<u32>,
+    pub seq: Vec<u64>,
+    pub len: Vec<u32>,
+    /// Transmissions of this range before this one (0 = original).
+    pub retransmission: Vec<u8>,
+}
+
+/// End-of-run accounting: every data segment sent was delivered, dropped with a cause or is
+/// still in flight; every application got every byte exactly once, in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Conservation {
+    pub ok: bool,
+    /// Empty when ok; otherwise what did not add up.
+    pub violations: Vec<String>,
+    pub packets_sent: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    pub packets_in_flight: u64,
+}
+
+/// Cost of the run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunStats {
+    pub sim_time_ns: u64,
+    pub events: u64,
+    /// Packet serializations on any link (one per hop).
+    pub transmissions: u64,
+    /// Most events waiting in the queue at once.
+    pub peak_pending_events: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Results {
+    pub flows: Vec<FlowSummary>,
+    pub udp: Vec<UdpSummary>,
+    pub links: Vec<LinkSummary>,
+    pub series: FlowSeries,
+    pub queues: QueueSeries,
+    pub drops: DropLog,
+    pub events: EventLog,
+    pub segments: SegmentLog,
+    pub conservation: Conservation,
+    pub stats: RunStats,
+}
