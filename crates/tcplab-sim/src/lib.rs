@@ -2,6 +2,8 @@
 
 pub mod results;
 pub mod scenario;
+pub mod sim;
 
 pub use results::Results;
 pub use scenario::Scenario;
+pub use sim::{SimError, Simulation};
