@@ -1,6 +1,6 @@
 //! UDP constant-bit-rate applications: a source sending fixed-size packets at a fixed wire
 //! rate from `start` until `stop` (or the end of the run), and the sink counting what
-//! arrives. Packet `k` leaves at `start + floor(k * size * 8 / rate)` seconds, computed from
+//! arrives. Packet `k` leaves, while that is before `stop` and the end of the run, at `start + floor(k * size * 8 / rate)` seconds, computed from
 //! `k` rather than by adding rounded gaps, so the rate does not drift.
 
 use tcplab_core::{Dur, Time};
@@ -33,8 +33,9 @@ impl UdpFlow {
         self.next
     }
 
-    /// Whether packet `k` would leave before the source stops and within the run.
+    /// Whether a packet due at `t` leaves: before the source stops and before the end of
+    /// the run (a packet sent at the last instant could not arrive anyway).
     pub fn sends_at(&self, t: Time, end: Time) -> bool {
-        t <= end && self.stop.is_none_or(|s| t < s)
+        t < end && self.stop.is_none_or(|s| t < s)
     }
 }

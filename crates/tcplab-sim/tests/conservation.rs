@@ -78,7 +78,10 @@ fn every_packet_and_byte_is_accounted_for_under_loss() {
         }
     }
     assert!(completed >= 9, "most transfers complete: {completed}");
-    assert!(data_drops > 1000 && ack_drops > 300, "{data_drops} {ack_drops}");
+    assert!(
+        data_drops > 1000 && ack_drops > 300,
+        "{data_drops} {ack_drops}"
+    );
     assert!(overflow > 0);
 }
 

@@ -18,8 +18,16 @@ fn scenario(seed: u64) -> Scenario {
         .seed(seed)
         .duration(Dur::from_secs(20))
         .flow(TcpFlowSpec::bulk("s0", "r0"))
-        .flow(TcpFlowSpec::bulk("s1", "r1").recovery("sack").start(Dur::from_millis(300)))
-        .flow(TcpFlowSpec::bulk("s2", "r2").recovery("reno").bytes(1_000_000))
+        .flow(
+            TcpFlowSpec::bulk("s1", "r1")
+                .recovery("sack")
+                .start(Dur::from_millis(300)),
+        )
+        .flow(
+            TcpFlowSpec::bulk("s2", "r2")
+                .recovery("reno")
+                .bytes(1_000_000),
+        )
         .udp(UdpFlowSpec::cbr("s2", "r2", 300_000, 500).stop(Dur::from_secs(15)))
         .trace(TraceSpec::all())
         .build()
@@ -90,7 +98,10 @@ fn loss_process_depends_on_the_seed_and_link_not_on_the_algorithm() {
         (r.drops.time_ns[j], r.drops.seq[j])
     };
     assert_eq!(first(&a), first(&b));
-    assert_ne!(a.segments, b.segments, "the strategies do differ afterwards");
+    assert_ne!(
+        a.segments, b.segments,
+        "the strategies do differ afterwards"
+    );
 }
 
 #[test]
@@ -98,10 +109,7 @@ fn parallel_threads_match_sequential_runs() {
     let seeds = [1u64, 2, 3, 4];
     let sequential: Vec<Results> = seeds.iter().map(|&s| run(s)).collect();
     let parallel: Vec<Results> = std::thread::scope(|scope| {
-        let handles: Vec<_> = seeds
-            .iter()
-            .map(|&s| scope.spawn(move || run(s)))
-            .collect();
+        let handles: Vec<_> = seeds.iter().map(|&s| scope.spawn(move || run(s))).collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     for (a, b) in sequential.iter().zip(&parallel) {

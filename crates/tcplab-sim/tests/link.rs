@@ -68,11 +68,7 @@ fn run(fwd: LinkDir, sends: &[(Time, u32)]) -> Outcome {
             }
         }
     }
-    Outcome {
-        arrivals,
-        net,
-        rec,
-    }
+    Outcome { arrivals, net, rec }
 }
 
 fn ms(x: u64) -> Time {
@@ -89,7 +85,10 @@ fn single_packet_arrives_after_serialization_and_propagation() {
     let o = run(link(Buffer::Packets(10)), &[(ms(1), 1000)]);
     assert_eq!(o.arrivals, [(0, ms(1 + 8 + 10))]);
     let l = &o.net.links[0].stats;
-    assert_eq!((l.packets_sent, l.bytes_sent, l.busy), (1, 1000, Dur::from_millis(8)));
+    assert_eq!(
+        (l.packets_sent, l.bytes_sent, l.busy),
+        (1, 1000, Dur::from_millis(8))
+    );
 }
 
 #[test]
@@ -143,7 +142,13 @@ fn byte_buffer_counts_the_packet_in_service() {
     // 2500 bytes: 1000 (in service) + 1000 fit, a third 1000 does not, then 500 fits exactly.
     let o = run(
         link(Buffer::Bytes(2500)),
-        &[(ms(0), 1000), (ms(0), 1000), (ms(0), 1000), (ms(0), 500), (ms(0), 1)],
+        &[
+            (ms(0), 1000),
+            (ms(0), 1000),
+            (ms(0), 1000),
+            (ms(0), 500),
+            (ms(0), 1),
+        ],
     );
     let got: Vec<u64> = o.arrivals.iter().map(|a| a.0).collect();
     assert_eq!(got, [0, 1, 3]);
@@ -154,7 +159,10 @@ fn byte_buffer_counts_the_packet_in_service() {
 #[test]
 fn link_loss_happens_after_serialization() {
     // p = 1: every packet occupies the link, then is lost on the wire when serialization ends.
-    let o = run(link(Buffer::Packets(10)).bernoulli(1.0), &[(ms(0), 1000), (ms(0), 1000)]);
+    let o = run(
+        link(Buffer::Packets(10)).bernoulli(1.0),
+        &[(ms(0), 1000), (ms(0), 1000)],
+    );
     assert!(o.arrivals.is_empty());
     let l = &o.net.links[0].stats;
     assert_eq!((l.packets_sent, l.bytes_sent), (2, 2000));
