@@ -3,17 +3,25 @@
 //!
 //! - A packet offered to the link goes through the queue discipline, which admits or drops
 //!   it. The buffer counts the packet being serialized (Dummynet semantics).
-//! - The serializer takes one packet at a time; serializing `size` bytes takes
-//!   `ceil(size * 8 / rate)` ns.
-//! - When serialization ends, the link's loss model is asked whether the packet is lost on
+//! - The serializer takes one packet at a time, in the order the discipline gives; `size`
+//!   bytes take `ceil(size * 8 / rate)` ns.
+//! - When serialization ends, the link's loss model decides whether the packet is lost on
 //!   the wire (cause `link_error`): a lost packet has used the link (it counts in packets and
-//!   bytes sent and in utilization) but does not propagate.
-//! - Surviving packets propagate for `delay` and arrive at the far node in order. Arrival
-//!   times never decrease, so the packets propagating sit in a FIFO and the driver keeps one
-//!   event per link for the head of it, not one per packet.
+//!   bytes sent and in utilization, and delayed the packets behind it) but never arrives.
+//! - Surviving packets propagate for `delay` and arrive at the far node in order.
 //!
-//! The link does not schedule events itself; its methods return the times at which the
-//! driver must call back (`finish_service`, `arrive`).
+//! # Events
+//!
+//! Arrival times never decrease, so propagating packets sit in a FIFO and the driver keeps
+//! one `Arrive` event per link for the head of it, not one per packet.
+//!
+//! Departures are lazy. When a packet starts service its end time is known, so it is put on
+//! the wire at once (with its arrival time) and the loss draw is made then, for the
+//! serialization's end (draws happen in departure order either way). An event at the end
+//! of service (`ServiceDone`) is needed only when something must happen then: a packet waits
+//! behind it, or it is lost (its drop is recorded at that time), or the caller asked for
+//! every departure (queue series). Otherwise the finished packet is retired by the next
+//! `offer`. Results are the same either way; only the event count differs.
 
 use crate::loss::LossModel;
 use crate::packet::{PacketId, PacketPool, Payload};
@@ -30,30 +38,35 @@ pub struct LinkStats {
     pub bytes_sent: u64,
     /// Drops by cause, indexed by `DropCause as usize`.
     pub drops: [u64; 5],
-    /// Time the serializer was busy with completed serializations.
+    /// Time the serializer was busy.
     pub busy: Dur,
+}
+
+/// Events the caller must schedule after a link operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wakeups {
+    /// Call `finish_service` at this time.
+    pub service_done: Option<Time>,
+    /// The propagation FIFO was empty: call `arrive` at this time.
+    pub arrival: Option<Time>,
 }
 
 /// What happened to an offered packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
-    /// Queued. `service_done` is set when the serializer was idle and took it at once: the
-    /// driver must call `finish_service` then.
-    Queued { service_done: Option<Time> },
+    Queued,
     /// Not queued; the caller frees the packet and records the cause.
     Dropped(DropCause),
 }
 
-/// The end of one serialization.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Served {
-    pub packet: PacketId,
-    /// Lost on the wire (cause `link_error`): the caller frees it and records the drop.
-    pub lost: bool,
-    /// The propagation FIFO was empty: the driver must call `arrive` at this time.
-    pub arrival: Option<Time>,
-    /// The serializer took the next packet: call `finish_service` at this time.
-    pub next_service_done: Option<Time>,
+/// The packet being serialized.
+#[derive(Clone, Copy, Debug)]
+struct Service {
+    q: Queued,
+    start: Time,
+    done: Time,
+    /// Lost on the wire when serialization ends (then it is not on the wire FIFO).
+    lost: bool,
 }
 
 pub struct Link {
@@ -63,13 +76,16 @@ pub struct Link {
     pub delay: Dur,
     queue: Box<dyn Queue>,
     loss: Option<Box<dyn LossModel>>,
-    /// The packet being serialized and when its serialization started.
-    in_service: Option<(Queued, Time)>,
-    /// Waiting + in service.
+    in_service: Option<Service>,
+    /// A `ServiceDone` event is scheduled for the packet in service.
+    service_event: bool,
+    /// Schedule `ServiceDone` for every packet (exact departure times for queue series).
+    every_departure: bool,
+    /// Waiting + in service (until retired).
     held: Occupancy,
     /// Propagating packets with their arrival times, oldest first.
     wire: VecDeque<(Time, PacketId)>,
-    pub stats: LinkStats,
+    stats: LinkStats,
 }
 
 impl Link {
@@ -89,15 +105,18 @@ impl Link {
             queue,
             loss,
             in_service: None,
+            service_event: false,
+            every_departure: false,
             held: Occupancy::default(),
             wire: VecDeque::new(),
             stats: LinkStats::default(),
         }
     }
 
-    /// What the link holds in its buffer: waiting + being serialized.
-    pub fn held(&self) -> Occupancy {
-        self.held
+    /// Asks for a `ServiceDone` event at every departure, so that `held` changes exactly
+    /// when packets leave (for queue series recorded on change).
+    pub fn set_every_departure(&mut self, on: bool) {
+        self.every_departure = on;
     }
 
     /// Time to serialize `size` bytes.
@@ -105,8 +124,47 @@ impl Link {
         Dur::transmission(size as u64, self.rate)
     }
 
+    /// What the buffer holds at `now`: waiting + the packet being serialized.
+    pub fn held_at(&self, now: Time) -> Occupancy {
+        let mut h = self.held;
+        if let Some(s) = self.in_service {
+            if s.done <= now {
+                h.remove(s.q.size);
+            }
+        }
+        h
+    }
+
+    /// Counts at `now`, including a serialization that ended but was not yet retired and
+    /// the elapsed part of one in progress.
+    pub fn stats_at(&self, now: Time) -> LinkStats {
+        let mut st = self.stats.clone();
+        if let Some(s) = self.in_service {
+            if s.done <= now {
+                st.packets_sent += 1;
+                st.bytes_sent += s.q.size as u64;
+                st.busy += s.done - s.start;
+            } else {
+                st.busy += now.saturating_since(s.start);
+            }
+        }
+        st
+    }
+
     /// A packet arrives from the node at the link's input.
-    pub fn offer(&mut self, now: Time, id: PacketId, pool: &mut PacketPool) -> Offer {
+    pub fn offer(
+        &mut self,
+        now: Time,
+        id: PacketId,
+        pool: &mut PacketPool,
+        wake: &mut Wakeups,
+    ) -> Offer {
+        self.retire_finished(now);
+        if self.in_service.is_none() {
+            // The packet in service ended just now with packets waiting behind it (its event
+            // at `now` has not run yet): the next one starts now.
+            self.start_next(now, wake);
+        }
         let pkt = pool.get_mut(id);
         let ect = matches!(&pkt.payload, Payload::Data(d) if d.ect);
         let q = Queued {
@@ -127,51 +185,79 @@ impl Link {
             Admission::Accept => {}
         }
         self.held.add(q.size);
-        let service_done = if self.in_service.is_none() {
-            self.start_service(now)
-        } else {
-            None
-        };
-        Offer::Queued { service_done }
+        match self.in_service {
+            None => self.start_next(now, wake),
+            Some(s) if !self.service_event => {
+                self.service_event = true;
+                wake.service_done = Some(s.done);
+            }
+            Some(_) => {}
+        }
+        Offer::Queued
     }
 
-    fn start_service(&mut self, now: Time) -> Option<Time> {
-        let q = self.queue.dequeue(now)?;
-        self.in_service = Some((q, now));
-        Some(now + self.transmission_time(q.size))
+    /// Retires the packet in service if its serialization ended by `now` (lost packets are
+    /// retired by their own event, which records the drop).
+    fn retire_finished(&mut self, now: Time) {
+        if let Some(s) = self.in_service {
+            if !s.lost && s.done <= now {
+                self.retire(s);
+            }
+        }
     }
 
-    /// The serializer finished the packet in service (call at the time `offer` or the
-    /// previous `finish_service` gave).
-    pub fn finish_service(&mut self, now: Time) -> Served {
-        let (q, started) = self
-            .in_service
-            .take()
-            .expect("a packet in service when its serialization ends");
-        self.held.remove(q.size);
+    fn retire(&mut self, s: Service) {
+        self.in_service = None;
+        self.service_event = false;
+        self.held.remove(s.q.size);
         self.stats.packets_sent += 1;
-        self.stats.bytes_sent += q.size as u64;
-        self.stats.busy += now - started;
+        self.stats.bytes_sent += s.q.size as u64;
+        self.stats.busy += s.done - s.start;
+    }
+
+    /// Starts serializing the next waiting packet, if any, at `now`.
+    fn start_next(&mut self, now: Time, wake: &mut Wakeups) {
+        let Some(q) = self.queue.dequeue(now) else {
+            return;
+        };
+        let done = now + self.transmission_time(q.size);
         let lost = match &mut self.loss {
-            Some(m) => m.lose(now, q.size),
+            Some(m) => m.lose(done, q.size),
             None => false,
         };
-        let mut arrival = None;
-        if lost {
-            self.stats.drops[DropCause::LinkError as usize] += 1;
-        } else {
-            let at = now + self.delay;
+        if !lost {
+            let at = done + self.delay;
             if self.wire.is_empty() {
-                arrival = Some(at);
+                wake.arrival = Some(at);
             }
             self.wire.push_back((at, q.id));
         }
-        Served {
-            packet: q.id,
+        self.in_service = Some(Service {
+            q,
+            start: now,
+            done,
             lost,
-            arrival,
-            next_service_done: self.start_service(now),
+        });
+        self.service_event = lost || self.every_departure || self.queue.waiting().packets > 0;
+        if self.service_event {
+            wake.service_done = Some(done);
         }
+    }
+
+    /// A `ServiceDone` event fired. Returns the packet lost on the wire, if the one whose
+    /// serialization ended was (the caller frees it and records the drop).
+    pub fn finish_service(&mut self, now: Time, wake: &mut Wakeups) -> Option<PacketId> {
+        let s = self.in_service?;
+        if s.done != now {
+            return None; // retired early by an offer at this instant; this one is newer
+        }
+        self.retire(s);
+        let lost = s.lost.then(|| {
+            self.stats.drops[DropCause::LinkError as usize] += 1;
+            s.q.id
+        });
+        self.start_next(now, wake);
+        lost
     }
 
     /// The packet at the head of the propagation FIFO reaches the far node. Returns it and,
@@ -185,19 +271,14 @@ impl Link {
         (id, self.wire.front().map(|&(t, _)| t))
     }
 
-    /// Time the serializer was busy up to `now`, counting a serialization in progress.
-    pub fn busy_until(&self, now: Time) -> Dur {
-        let partial = self
-            .in_service
-            .map_or(Dur::ZERO, |(_, started)| now.saturating_since(started));
-        self.stats.busy + partial
-    }
-
-    /// Every packet the link holds: waiting, in service, propagating.
+    /// Every packet the link holds: waiting, being serialized (if lost: the others are
+    /// already on the wire), propagating.
     pub fn for_each_packet(&self, mut f: impl FnMut(PacketId)) {
         self.queue.for_each(&mut |q| f(q.id));
-        if let Some((q, _)) = self.in_service {
-            f(q.id);
+        if let Some(s) = self.in_service {
+            if s.lost {
+                f(s.q.id);
+            }
         }
         for &(_, id) in &self.wire {
             f(id);

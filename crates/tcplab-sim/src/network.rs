@@ -7,7 +7,7 @@
 //! Per link direction there is at most one `ServiceDone` and one `Arrive` event pending.
 
 use crate::engine::EventQueue;
-use crate::link::{Link, Offer};
+use crate::link::{Link, Offer, Wakeups};
 use crate::loss;
 use crate::node::{Node, Routes};
 use crate::packet::{Packet, PacketId, PacketKind, PacketPool};
@@ -125,18 +125,14 @@ impl Network {
         match ev {
             NetEvent::ServiceDone(l) => {
                 let link = &mut self.links[l as usize];
-                let served = link.finish_service(now);
+                let mut wake = Wakeups::default();
+                let lost = link.finish_service(now, &mut wake);
                 if rec.on_change() {
-                    rec.queue_row(now, l, link.held());
+                    rec.queue_row(now, l, link.held_at(now));
                 }
-                if let Some(t) = served.next_service_done {
-                    q.push(t, NetEvent::ServiceDone(l).into());
-                }
-                if let Some(t) = served.arrival {
-                    q.push(t, NetEvent::Arrive(l).into());
-                }
-                if served.lost {
-                    self.drop_packet(now, l, served.packet, DropCause::LinkError, rec);
+                schedule(q, l, wake);
+                if let Some(id) = lost {
+                    self.drop_packet(now, l, id, DropCause::LinkError, rec);
                 }
                 None
             }
@@ -173,13 +169,13 @@ impl Network {
             .next_link(at, dst)
             .expect("validated scenarios have a route for every packet");
         let link = &mut self.links[l as usize];
-        match link.offer(now, id, &mut self.pool) {
-            Offer::Queued { service_done } => {
+        let mut wake = Wakeups::default();
+        let offer = link.offer(now, id, &mut self.pool, &mut wake);
+        schedule(q, l, wake);
+        match offer {
+            Offer::Queued => {
                 if rec.on_change() {
-                    rec.queue_row(now, l, link.held());
-                }
-                if let Some(t) = service_done {
-                    q.push(t, NetEvent::ServiceDone(l).into());
+                    rec.queue_row(now, l, link.held_at(now));
                 }
             }
             Offer::Dropped(cause) => self.drop_packet(now, l, id, cause, rec),
@@ -205,6 +201,14 @@ impl Network {
         rec.drop(now, link, &p, cause);
     }
 
+    /// Asks every link direction for an event at each departure, so queue series recorded
+    /// on change have exact departure times (results do not depend on it).
+    pub fn set_every_departure(&mut self, on: bool) {
+        for l in &mut self.links {
+            l.set_every_departure(on);
+        }
+    }
+
     /// Packets held by links (waiting, in service, propagating), by kind.
     pub fn in_flight_by_kind(&self) -> [u64; 3] {
         let mut n = [0u64; 3];
@@ -212,5 +216,14 @@ impl Network {
             l.for_each_packet(|id| n[self.pool.get(id).kind() as usize] += 1);
         }
         n
+    }
+}
+
+fn schedule<E: From<NetEvent>>(q: &mut EventQueue<E>, l: u32, wake: Wakeups) {
+    if let Some(t) = wake.service_done {
+        q.push(t, NetEvent::ServiceDone(l).into());
+    }
+    if let Some(t) = wake.arrival {
+        q.push(t, NetEvent::Arrive(l).into());
     }
 }

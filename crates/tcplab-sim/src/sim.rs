@@ -76,7 +76,8 @@ impl Simulation {
         let mut errs = Vec::new();
         let layout = topology::expand(&s.topology, &mut errs);
         debug_assert!(errs.is_empty(), "validated: {errs:?}");
-        let net = Network::new(&layout, s.seed, s.flows.len(), s.udp.len());
+        let mut net = Network::new(&layout, s.seed, s.flows.len(), s.udp.len());
+        net.set_every_departure(s.trace.series == SeriesMode::Change);
         let node = |name: &str| layout.node(name).expect("validated node name");
         let start = |d: Dur| Time::ZERO + d;
         let mut events = EventQueue::new();
@@ -204,7 +205,7 @@ impl Simulation {
         let stats = RunStats {
             sim_time_ns: end.as_nanos(),
             events: self.events.processed(),
-            transmissions: net.links.iter().map(|l| l.stats.packets_sent).sum(),
+            transmissions: net.links.iter().map(|l| l.stats_at(end).packets_sent).sum(),
             peak_pending_events: self.events.peak_len() as u64,
         };
         let links = summary::links(net, end);
@@ -392,7 +393,7 @@ impl Simulation {
             }
         }
         for (l, link) in self.net.links.iter().enumerate() {
-            self.rec.queue_row(now, l as u32, link.held());
+            self.rec.queue_row(now, l as u32, link.held_at(now));
         }
         let next = now + self.interval;
         if next <= self.end {

@@ -78,7 +78,8 @@ pub fn links(net: &Network, end: Time) -> Vec<LinkSummary> {
         .iter()
         .zip(&net.info)
         .map(|(l, info)| {
-            let busy = l.busy_until(end).as_nanos() as f64;
+            let st = l.stats_at(end);
+            let busy = st.busy.as_nanos() as f64;
             let span = end.as_nanos() as f64;
             LinkSummary {
                 link: info.name.clone(),
@@ -87,9 +88,9 @@ pub fn links(net: &Network, end: Time) -> Vec<LinkSummary> {
                 to: net.nodes[l.to as usize].name.clone(),
                 rate_bps: l.rate,
                 delay_ns: l.delay.as_nanos(),
-                packets_sent: l.stats.packets_sent,
-                bytes_sent: l.stats.bytes_sent,
-                drops: l.stats.drops,
+                packets_sent: st.packets_sent,
+                bytes_sent: st.bytes_sent,
+                drops: st.drops,
                 utilization: if span > 0.0 { busy / span } else { 0.0 },
             }
         })

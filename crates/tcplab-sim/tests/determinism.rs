@@ -116,3 +116,25 @@ fn parallel_threads_match_sequential_runs() {
         assert_same(a, b);
     }
 }
+
+#[test]
+fn tracing_does_not_change_what_happens() {
+    let traced = run(5);
+    for trace in [
+        TraceSpec::off(),
+        TraceSpec {
+            series: tcplab_sim::scenario::SeriesMode::Interval,
+            ..TraceSpec::all()
+        },
+    ] {
+        let mut s = scenario(5);
+        s.trace = trace;
+        let r = Simulation::run(&s).unwrap();
+        assert_eq!(r.flows, traced.flows);
+        assert_eq!(r.udp, traced.udp);
+        assert_eq!(r.links, traced.links);
+        assert_eq!(r.conservation, traced.conservation);
+        assert_eq!(r.stats.transmissions, traced.stats.transmissions);
+        assert_eq!(r.stats.sim_time_ns, traced.stats.sim_time_ns);
+    }
+}

@@ -30,8 +30,21 @@ struct Outcome {
 }
 
 /// Host `a` joined to host `b` by one link whose forward direction is `fwd`; sends UDP
-/// packets `(time, wire size)` from `a` to `b` and runs until nothing is left.
+/// packets `(time, wire size)` from `a` to `b` and runs until nothing is left. Runs twice,
+/// with lazy departures and with an event at every departure, and checks that both agree.
 fn run(fwd: LinkDir, sends: &[(Time, u32)]) -> Outcome {
+    let lazy = run_mode(fwd.clone(), sends, false);
+    let every = run_mode(fwd, sends, true);
+    assert_eq!(lazy.arrivals, every.arrivals);
+    assert_eq!(lazy.rec.drops, every.rec.drops);
+    assert_eq!(
+        lazy.net.links[0].stats_at(Time::MAX),
+        every.net.links[0].stats_at(Time::MAX)
+    );
+    every
+}
+
+fn run_mode(fwd: LinkDir, sends: &[(Time, u32)], every_departure: bool) -> Outcome {
     let rev = LinkDir::new(1_000_000, Dur::ZERO, Buffer::Packets(10));
     let topo = explicit(
         &[("a", NodeKind::Host), ("b", NodeKind::Host)],
@@ -42,6 +55,7 @@ fn run(fwd: LinkDir, sends: &[(Time, u32)]) -> Outcome {
     assert!(errs.is_empty(), "{errs:?}");
     let (a, b) = (layout.node("a").unwrap(), layout.node("b").unwrap());
     let mut net = Network::new(&layout, 1, 0, 1);
+    net.set_every_departure(every_departure);
     let mut rec = Recorder::new(&TraceSpec::all(), 0);
     let mut q = EventQueue::new();
     for (i, &(at, _)) in sends.iter().enumerate() {
@@ -84,7 +98,7 @@ fn link(buffer: Buffer) -> LinkDir {
 fn single_packet_arrives_after_serialization_and_propagation() {
     let o = run(link(Buffer::Packets(10)), &[(ms(1), 1000)]);
     assert_eq!(o.arrivals, [(0, ms(1 + 8 + 10))]);
-    let l = &o.net.links[0].stats;
+    let l = o.net.links[0].stats_at(Time::MAX);
     assert_eq!(
         (l.packets_sent, l.bytes_sent, l.busy),
         (1, 1000, Dur::from_millis(8))
@@ -117,7 +131,7 @@ fn packet_buffer_counts_the_packet_in_service_and_drops_overflow() {
     // Five packets at once into a 3-packet buffer: one in service + two waiting, two dropped.
     let o = run(link(Buffer::Packets(3)), &[(ms(0), 1000); 5]);
     assert_eq!(o.arrivals, [(0, ms(18)), (1, ms(26)), (2, ms(34))]);
-    let l = &o.net.links[0].stats;
+    let l = o.net.links[0].stats_at(Time::MAX);
     assert_eq!(l.drops, [2, 0, 0, 0, 0], "two buffer_overflow drops");
     let d = &o.rec.drops;
     assert_eq!(d.cause, ["buffer_overflow", "buffer_overflow"]);
@@ -153,7 +167,7 @@ fn byte_buffer_counts_the_packet_in_service() {
     let got: Vec<u64> = o.arrivals.iter().map(|a| a.0).collect();
     assert_eq!(got, [0, 1, 3]);
     assert_eq!(o.rec.drops.seq, [2, 4]);
-    assert_eq!(o.net.links[0].stats.drops[0], 2);
+    assert_eq!(o.net.links[0].stats_at(Time::MAX).drops[0], 2);
 }
 
 #[test]
@@ -164,7 +178,7 @@ fn link_loss_happens_after_serialization() {
         &[(ms(0), 1000), (ms(0), 1000)],
     );
     assert!(o.arrivals.is_empty());
-    let l = &o.net.links[0].stats;
+    let l = o.net.links[0].stats_at(Time::MAX);
     assert_eq!((l.packets_sent, l.bytes_sent), (2, 2000));
     assert_eq!(l.busy, Dur::from_millis(16));
     assert_eq!(l.drops, [0, 0, 0, 2, 0]);
