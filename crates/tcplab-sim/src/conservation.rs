@@ -150,3 +150,71 @@ pub fn check(net: &Network, tcp: &[TcpFlow], udp: &[UdpFlow]) -> Conservation {
         packets_in_flight: held_total,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::builder::{dumbbell, ScenarioBuilder};
+    use crate::scenario::{Buffer, Duplex, LinkDir, TcpFlowSpec, TraceSpec};
+    use crate::Simulation;
+    use tcplab_core::{Dur, Time};
+
+    fn sim() -> Simulation {
+        let d = |ms| LinkDir::new(10_000_000, Dur::from_millis(ms), Buffer::Packets(20));
+        let s = ScenarioBuilder::new(
+            "c",
+            dumbbell(1, Duplex::symmetric(d(10)), Duplex::symmetric(d(1))),
+        )
+        .duration(Dur::from_secs(5))
+        .flow(TcpFlowSpec::bulk("s0", "r0"))
+        .trace(TraceSpec::off())
+        .build();
+        let mut sim = Simulation::new(&s).unwrap();
+        sim.run_until(Time::from_secs(2));
+        sim
+    }
+
+    fn violations(sim: Simulation) -> Vec<String> {
+        let c = sim.finish().conservation;
+        assert_eq!(c.ok, c.violations.is_empty());
+        c.violations
+    }
+
+    #[test]
+    fn an_honest_run_conserves() {
+        assert_eq!(violations(sim()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_packet_unaccounted_for_is_reported() {
+        let mut s = sim();
+        s.parts_mut().0.counts.sent[0] += 1;
+        let v = violations(s);
+        assert!(v.iter().any(|m| m.starts_with("data packets:")), "{v:?}");
+    }
+
+    #[test]
+    fn endpoint_and_network_disagreeing_is_reported() {
+        let mut s = sim();
+        s.parts_mut().1[0].packets.data_sent += 1;
+        let v = violations(s);
+        assert!(v.iter().any(|m| m.contains("data segments sent")), "{v:?}");
+        assert!(v.iter().any(|m| m.contains("sender counts")), "{v:?}");
+    }
+
+    #[test]
+    fn bytes_read_twice_or_out_of_order_are_reported() {
+        let mut s = sim();
+        let f = &mut s.parts_mut().1[0];
+        f.read_total += 10;
+        f.read_violations
+            .push("flow \"flow0\": read of 10 bytes at 0 after 20 bytes delivered".into());
+        let v = violations(s);
+        assert!(v.iter().any(|m| m.contains("read twice")), "{v:?}");
+        assert!(v.iter().any(|m| m.contains("read of 10 bytes")), "{v:?}");
+
+        let mut s = sim();
+        s.parts_mut().1[0].delivered += 1;
+        let v = violations(s);
+        assert!(v.iter().any(|m| m.contains("rcv_nxt")), "{v:?}");
+    }
+}

@@ -401,3 +401,11 @@ impl Simulation {
         }
     }
 }
+
+#[cfg(test)]
+impl Simulation {
+    /// For tests that check the checks: tamper with the state.
+    pub(crate) fn parts_mut(&mut self) -> (&mut Network, &mut [TcpFlow]) {
+        (&mut self.net, &mut self.tcp)
+    }
+}

@@ -13,7 +13,11 @@ fn two_reno_flows_share_a_drop_tail_bottleneck_fairly() {
     let s = ScenarioBuilder::new("fairness", common::simple_dumbbell(2, 10_000_000, 20, 40))
         .seed(5)
         .duration(Dur::from_secs(100))
-        .flow(TcpFlowSpec::bulk("s0", "r0").controller("reno").recovery("newreno"))
+        .flow(
+            TcpFlowSpec::bulk("s0", "r0")
+                .controller("reno")
+                .recovery("newreno"),
+        )
         .flow(
             TcpFlowSpec::bulk("s1", "r1")
                 .controller("reno")
@@ -37,7 +41,10 @@ fn two_reno_flows_share_a_drop_tail_bottleneck_fairly() {
         bottleneck.utilization,
         r.flows.iter().map(|f| f.loss_events).collect::<Vec<_>>()
     );
-    assert!(total > 9_000_000.0, "the flows fill the bottleneck: {total}");
+    assert!(
+        total > 9_000_000.0,
+        "the flows fill the bottleneck: {total}"
+    );
     assert!(bottleneck.utilization > 0.9, "{}", bottleneck.utilization);
     assert!(j >= 0.95, "Jain index {j} of {x:?}");
 }
