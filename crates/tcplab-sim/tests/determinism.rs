@@ -138,3 +138,20 @@ fn tracing_does_not_change_what_happens() {
         assert_eq!(r.stats.sim_time_ns, traced.stats.sim_time_ns);
     }
 }
+
+#[test]
+fn simulations_and_results_can_move_between_threads() {
+    fn send<T: Send + 'static>() {}
+    send::<Simulation>();
+    send::<Results>();
+    // A simulation built on one thread runs on another.
+    let mut sim = Simulation::new(&scenario(9)).unwrap();
+    sim.run_until(tcplab_core::Time::from_secs(5));
+    let r = std::thread::spawn(move || {
+        sim.run_until(sim.end_time());
+        sim.finish()
+    })
+    .join()
+    .unwrap();
+    assert_same(&r, &run(9));
+}
