@@ -6,6 +6,12 @@
 //! re-arms the endpoint's lazy timer (see [`TimerSlot`]): one event per endpoint is
 //! outstanding in the usual case, and a timer event that fires before the endpoint's
 //! (since moved) deadline just re-arms it.
+//!
+//! The run ends at the scenario's duration (events at exactly that time still run), or
+//! earlier, right after the event that leaves nothing to wait for: every TCP flow with a
+//! byte count or a stop time has finished (all its data acknowledged), no TCP flow is
+//! unlimited, and every UDP source has reached its stop time. Packets still in the network
+//! then are counted as in flight.
 
 use crate::app::UdpFlow;
 use crate::engine::{EventQueue, TimerSlot};
