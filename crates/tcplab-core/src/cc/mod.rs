@@ -13,6 +13,7 @@ pub mod reno;
 #[cfg(test)]
 #[allow(dead_code)] // a toolbox: not every test uses every helper
 pub(crate) mod testutil;
+pub mod veno;
 pub mod window;
 
 use crate::{ConfigError, Dur, Params, Seq, Time};
@@ -146,7 +147,7 @@ impl ControllerSpec {
 }
 
 /// Names `build` accepts.
-pub const CONTROLLERS: &[&str] = &["reno"];
+pub const CONTROLLERS: &[&str] = &["reno", "veno"];
 
 /// Builds a controller from its registry name.
 pub fn build(
@@ -155,6 +156,7 @@ pub fn build(
 ) -> Result<Box<dyn CongestionControl>, ConfigError> {
     match spec.name.as_str() {
         "reno" => Ok(Box::new(reno::Reno::from_params(ctx, &spec.params)?)),
+        "veno" => Ok(Box::new(veno::Veno::from_params(ctx, &spec.params)?)),
         other => Err(ConfigError::new(format!(
             "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
         ))),
