@@ -13,6 +13,7 @@ pub mod reno;
 #[cfg(test)]
 #[allow(dead_code)] // a toolbox: not every test uses every helper
 pub(crate) mod testutil;
+pub mod vegas;
 pub mod veno;
 pub mod window;
 
@@ -147,7 +148,7 @@ impl ControllerSpec {
 }
 
 /// Names `build` accepts.
-pub const CONTROLLERS: &[&str] = &["reno", "veno"];
+pub const CONTROLLERS: &[&str] = &["reno", "veno", "vegas"];
 
 /// Builds a controller from its registry name.
 pub fn build(
@@ -157,6 +158,7 @@ pub fn build(
     match spec.name.as_str() {
         "reno" => Ok(Box::new(reno::Reno::from_params(ctx, &spec.params)?)),
         "veno" => Ok(Box::new(veno::Veno::from_params(ctx, &spec.params)?)),
+        "vegas" => Ok(Box::new(vegas::Vegas::from_params(ctx, &spec.params)?)),
         other => Err(ConfigError::new(format!(
             "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
         ))),
