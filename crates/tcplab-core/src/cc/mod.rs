@@ -15,6 +15,7 @@ pub mod reno;
 pub(crate) mod testutil;
 pub mod vegas;
 pub mod veno;
+pub mod westwood;
 pub mod window;
 
 use crate::{ConfigError, Dur, Params, Seq, Time};
@@ -148,7 +149,7 @@ impl ControllerSpec {
 }
 
 /// Names `build` accepts.
-pub const CONTROLLERS: &[&str] = &["reno", "veno", "vegas"];
+pub const CONTROLLERS: &[&str] = &["reno", "veno", "vegas", "westwood"];
 
 /// Builds a controller from its registry name.
 pub fn build(
@@ -159,6 +160,10 @@ pub fn build(
         "reno" => Ok(Box::new(reno::Reno::from_params(ctx, &spec.params)?)),
         "veno" => Ok(Box::new(veno::Veno::from_params(ctx, &spec.params)?)),
         "vegas" => Ok(Box::new(vegas::Vegas::from_params(ctx, &spec.params)?)),
+        "westwood" => Ok(Box::new(westwood::Westwood::from_params(
+            ctx,
+            &spec.params,
+        )?)),
         other => Err(ConfigError::new(format!(
             "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
         ))),
