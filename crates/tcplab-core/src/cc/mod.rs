@@ -7,6 +7,7 @@
 //! start, additive increase, per-ACK vs byte-counting growth) lives in [`window::Window`],
 //! as Linux keeps it in tcp_cong.c.
 
+pub mod areno;
 pub mod bandwidth;
 pub mod filter;
 pub mod reno;
@@ -149,7 +150,7 @@ impl ControllerSpec {
 }
 
 /// Names `build` accepts.
-pub const CONTROLLERS: &[&str] = &["reno", "veno", "vegas", "westwood"];
+pub const CONTROLLERS: &[&str] = &["reno", "veno", "vegas", "westwood", "areno"];
 
 /// Builds a controller from its registry name.
 pub fn build(
@@ -164,6 +165,7 @@ pub fn build(
             ctx,
             &spec.params,
         )?)),
+        "areno" => Ok(Box::new(areno::AReno::from_params(ctx, &spec.params)?)),
         other => Err(ConfigError::new(format!(
             "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
         ))),
