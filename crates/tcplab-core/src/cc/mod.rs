@@ -10,6 +10,7 @@
 pub mod areno;
 pub mod bandwidth;
 pub mod filter;
+pub mod highspeed;
 pub mod reno;
 #[cfg(test)]
 #[allow(dead_code)] // a toolbox: not every test uses every helper
@@ -150,7 +151,7 @@ impl ControllerSpec {
 }
 
 /// Names `build` accepts.
-pub const CONTROLLERS: &[&str] = &["reno", "veno", "vegas", "westwood", "areno"];
+pub const CONTROLLERS: &[&str] = &["reno", "veno", "vegas", "westwood", "areno", "highspeed"];
 
 /// Builds a controller from its registry name.
 pub fn build(
@@ -166,6 +167,10 @@ pub fn build(
             &spec.params,
         )?)),
         "areno" => Ok(Box::new(areno::AReno::from_params(ctx, &spec.params)?)),
+        "highspeed" => Ok(Box::new(highspeed::HighSpeed::from_params(
+            ctx,
+            &spec.params,
+        )?)),
         other => Err(ConfigError::new(format!(
             "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
         ))),
