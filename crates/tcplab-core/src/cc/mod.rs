@@ -9,6 +9,7 @@
 
 pub mod areno;
 pub mod bandwidth;
+pub mod cubic;
 pub mod filter;
 pub mod highspeed;
 pub mod reno;
@@ -171,6 +172,7 @@ pub fn build(
             ctx,
             &spec.params,
         )?)),
+        "cubic" => Ok(Box::new(cubic::Cubic::from_params(ctx, &spec.params)?)),
         other => Err(ConfigError::new(format!(
             "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
         ))),
