@@ -18,6 +18,7 @@ pub mod reno;
 pub(crate) mod testutil;
 pub mod vegas;
 pub mod veno;
+pub mod venoplus;
 pub mod westwood;
 pub mod window;
 
@@ -173,6 +174,10 @@ pub fn build(
             &spec.params,
         )?)),
         "cubic" => Ok(Box::new(cubic::Cubic::from_params(ctx, &spec.params)?)),
+        "venoplus" => Ok(Box::new(venoplus::Venoplus::from_params(
+            ctx,
+            &spec.params,
+        )?)),
         other => Err(ConfigError::new(format!(
             "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
         ))),

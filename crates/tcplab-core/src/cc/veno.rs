@@ -163,6 +163,13 @@ impl Veno {
     pub fn backlog(&self) -> Option<f64> {
         self.est.backlog(&self.w)
     }
+    pub(crate) fn window_mut(&mut self) -> &mut Window {
+        &mut self.w
+    }
+    pub(crate) fn estimator_mut(&mut self) -> &mut VenoEstimator {
+        &mut self.est
+    }
+
     fn congestive(&self) -> bool {
         self.backlog().is_some_and(|n| n >= self.beta)
     }
