@@ -110,7 +110,11 @@ impl CongestionControl for Westwood {
         };
         match ev.kind {
             CongestionKind::FastRetransmit => self.cwnd_at_loss = Some(cwnd),
-            CongestionKind::Timeout => self.w.set_cwnd(self.w.mss()),
+            CongestionKind::Timeout => {
+                // A timeout abandons any recovery in progress.
+                self.cwnd_at_loss = None;
+                self.w.set_cwnd(self.w.mss());
+            }
             CongestionKind::Ecn => self.w.set_cwnd(cwnd.min(self.w.ssthresh)),
         }
         verdict
