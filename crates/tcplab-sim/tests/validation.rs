@@ -53,9 +53,11 @@ fn unknown_controller_names_the_flow_and_the_known_ones() {
     let mut s = base();
     s.flows[1].controller = ControllerSpec::named("renoo");
     let e = error(&s);
-    assert_eq!(
-        e,
-        r#"flows[1].controller = "renoo": unknown congestion controller; known: ["reno"]"#
+    assert!(
+        e.starts_with(
+            r#"flows[1].controller = "renoo": unknown congestion controller; known: ["reno", "#
+        ),
+        "{e}"
     );
 }
 
@@ -250,8 +252,8 @@ fn tcp_settings_times_and_sizes() {
 fn several_problems_are_reported_together() {
     let mut s = base();
     bottleneck(&mut s).forward.rate = 0;
-    s.flows[0].controller = ControllerSpec::named("cubic");
+    s.flows[0].controller = ControllerSpec::named("cubik");
     let e = error(&s);
     assert!(e.contains("topology.bottleneck.forward.rate = 0"), "{e}");
-    assert!(e.contains("flows[0].controller = \"cubic\""), "{e}");
+    assert!(e.contains("flows[0].controller = \"cubik\""), "{e}");
 }

@@ -153,7 +153,16 @@ impl ControllerSpec {
 }
 
 /// Names `build` accepts.
-pub const CONTROLLERS: &[&str] = &["reno", "veno", "vegas", "westwood", "areno", "highspeed"];
+pub const CONTROLLERS: &[&str] = &[
+    "reno",
+    "veno",
+    "vegas",
+    "westwood",
+    "areno",
+    "highspeed",
+    "cubic",
+    "venoplus",
+];
 
 /// Builds a controller from its registry name.
 pub fn build(
@@ -181,5 +190,26 @@ pub fn build(
         other => Err(ConfigError::new(format!(
             "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_controller_builds_and_reports_its_name() {
+        let ctx = CcContext {
+            mss: 1000,
+            initial_cwnd: 2000,
+            initial_ssthresh: u64::MAX,
+            growth: Growth::default(),
+        };
+        for name in CONTROLLERS {
+            let c = build(&ControllerSpec::named(name), &ctx).unwrap();
+            assert_eq!(c.name(), *name);
+        }
+        let e = build(&ControllerSpec::named("nosuch"), &ctx).err().unwrap();
+        assert!(e.0.contains("venoplus") && e.0.contains("cubic"), "{e}");
     }
 }
