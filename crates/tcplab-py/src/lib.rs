@@ -68,6 +68,17 @@ fn internal_error(msg: &str) -> PyErr {
     PyRuntimeError::new_err(format!("internal error: {msg}"))
 }
 
+const FINISHED: &str = "Simulation.finish() was already called";
+
+/// A call that could not run: a misuse (RuntimeError as is) or a panic (internal error).
+fn call_error(msg: String) -> PyErr {
+    if msg == FINISHED {
+        PyRuntimeError::new_err(msg)
+    } else {
+        internal_error(&msg)
+    }
+}
+
 /// Runs `f`, turning a panic into `Err(message)`.
 fn no_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(&*p))
@@ -100,6 +111,16 @@ impl PySimulation {
         py: Python<'_>,
         f: impl FnOnce(&mut Simulation) -> T + Send,
     ) -> PyResult<T> {
+        self.with_sim_or(py, f, |_| None)
+    }
+
+    /// Like `with_sim`, but after `finish` answers `finished(now_ns)` when that is Some.
+    fn with_sim_or<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Simulation) -> T + Send,
+        finished: impl FnOnce(u64) -> Option<T> + Send,
+    ) -> PyResult<T> {
         py.detach(|| {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             match &mut *state {
@@ -110,13 +131,13 @@ impl PySimulation {
                         Err(msg)
                     }
                 },
-                State::Finished { .. } => Err("Simulation.finish() was already called".into()),
+                State::Finished { now_ns } => finished(*now_ns).ok_or_else(|| FINISHED.to_string()),
                 State::Failed(msg) => Err(format!(
                     "the simulation cannot continue after an earlier internal error ({msg})"
                 )),
             }
         })
-        .map_err(|msg| internal_error(&msg))
+        .map_err(call_error)
     }
 }
 
@@ -153,10 +174,7 @@ impl PySimulation {
     /// Simulated time reached so far, in ns.
     #[getter]
     fn now_ns(&self, py: Python<'_>) -> PyResult<u64> {
-        if let State::Finished { now_ns } = *self.state.lock().unwrap_or_else(|e| e.into_inner()) {
-            return Ok(now_ns);
-        }
-        self.with_sim(py, |sim| sim.now().as_nanos())
+        self.with_sim_or(py, |sim| sim.now().as_nanos(), Some)
     }
 
     /// When the run ends (the scenario's duration), in ns.
@@ -168,10 +186,7 @@ impl PySimulation {
     /// The run is over (end time reached, or every flow finished and nothing is pending).
     #[getter]
     fn done(&self, py: Python<'_>) -> PyResult<bool> {
-        if let State::Finished { .. } = *self.state.lock().unwrap_or_else(|e| e.into_inner()) {
-            return Ok(true);
-        }
-        self.with_sim(py, |sim| sim.is_done())
+        self.with_sim_or(py, |sim| sim.is_done(), |_| Some(true))
     }
 
     /// Ends the run and returns its results: one dict per table (`flows`, `udp`, `links`,
@@ -198,7 +213,7 @@ impl PySimulation {
                     }
                     State::Finished { now_ns } => {
                         *state = State::Finished { now_ns };
-                        Err("Simulation.finish() was already called".into())
+                        Err(FINISHED.to_string())
                     }
                     State::Failed(msg) => {
                         let err = format!(
@@ -209,7 +224,7 @@ impl PySimulation {
                     }
                 }
             })
-            .map_err(|msg| internal_error(&msg))?;
+            .map_err(call_error)?;
         results_to_py(py, results)
     }
 
