@@ -205,7 +205,12 @@ impl Sender {
             Default::default()
         };
         let mut sacked = 0;
-        for b in &ack.sack {
+        let sack_blocks = if self.rec.uses_sack() {
+            ack.sack.as_slice()
+        } else {
+            &[]
+        };
+        for b in sack_blocks {
             if b.end > ack.ack {
                 sacked += self.sb.sack(b.start.max(ack.ack), b.end);
             }
