@@ -15,7 +15,6 @@ Use :func:`load_scenario` (file), :meth:`Scenario.from_toml` (text) or
 from __future__ import annotations
 
 import json
-import re
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -595,17 +594,11 @@ class Scenario(_Model):
         return out
 
     def pairs(self) -> int:
-        """Host pairs of the dumbbell (given, or enough for every flow's endpoints)."""
+        """Host pairs of the dumbbell: given, or one per flow (TCP and UDP)."""
         assert self.topology is not None
         if self.topology.pairs is not None:
             return self.topology.pairs
-        need = 1
-        for src, dst in self._dumbbell_endpoints():
-            for host in (src, dst):
-                m = re.fullmatch(r"[sr](\d+)", host)
-                if m:
-                    need = max(need, int(m.group(1)) + 1)
-        return need
+        return max(1, len(self.flows) + len(self.udp))
 
     def _check_dumbbell(self) -> None:
         topo = self.topology
@@ -638,14 +631,15 @@ class Scenario(_Model):
                         if self.topology is None:
                             raise FieldError("is required but missing (explicit topologies have no default hosts)", (table, i, key), show=False)
                         end = self._dumbbell_endpoints()[offset + i][0 if key == "src" else 1]
-                        if self.topology.pairs is not None and end not in hosts:
+                        if end not in hosts:
                             raise FieldError(
                                 f"defaults to {end!r}, which does not exist with pairs = {self.topology.pairs} (give src/dst, or more pairs)",
                                 (table, i, key),
                                 show=False,
                             )
                     elif end not in hosts:
-                        raise FieldError(f"is not a host (hosts: {shown})", (table, i, key), end)
+                        more = "; set topology.pairs for more" if self.topology is not None else ""
+                        raise FieldError(f"is not a host (hosts: {shown}{more})", (table, i, key), end)
                 src, dst = self._endpoints(table, i)
                 if src == dst:
                     raise FieldError("is the flow's own source", (table, i, "dst"), dst)

@@ -505,6 +505,26 @@ fn check_tcp_config_json(py: Python<'_>, json: &str) -> PyResult<()> {
     }
 }
 
+/// Parses a canonical scenario JSON into the simulator's `Scenario` and serializes it back:
+/// the simulator's reading of the scenario, every default filled in. Raises ValueError when
+/// the JSON does not have the schema (it does not run the simulator's validation).
+#[pyfunction]
+fn scenario_json_roundtrip(py: Python<'_>, json: &str) -> PyResult<String> {
+    let json = json.to_owned();
+    let r = py.detach(move || {
+        no_panic(move || -> Result<String, String> {
+            let scenario: Scenario =
+                serde_json::from_str(&json).map_err(|e| format!("scenario JSON: {e}"))?;
+            serde_json::to_string(&scenario).map_err(|e| format!("scenario JSON: {e}"))
+        })
+    });
+    match r {
+        Err(panic) => Err(internal_error(&panic)),
+        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
+        Ok(Ok(s)) => Ok(s),
+    }
+}
+
 /// Panics inside Rust, to test that panics reach Python as RuntimeError (tests only).
 #[pyfunction]
 fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
@@ -522,6 +542,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(default_tcp_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_tcp_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }
