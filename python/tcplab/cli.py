@@ -87,8 +87,7 @@ def run(
         else:
             from tcplab.run import _RichProgress
 
-            with _RichProgress(sc.name) as bar:
-                bar.progress.console = err
+            with _RichProgress(sc.name, console=err) as bar:
                 result = run_scenario(sc, progress=bar)
     except ScenarioError as e:  # what only the simulator checks
         _fail(f"{scenario}: {e}", EXIT_INVALID)
@@ -101,7 +100,8 @@ def run(
     except OSError as e:
         _fail(f"cannot write results to {target}: {e}", EXIT_INTERNAL)
     if not quiet:
-        console = Console()
+        # Not a terminal (a pipe, a log): no wrapping of the summary table.
+        console = Console() if sys.stdout.isatty() else Console(width=200)
         console.print(_summary_table(result))
         c = result.conservation
         if not c.get("ok", True):

@@ -183,7 +183,7 @@ class RunResult:
 class _RichProgress:
     """A rich progress bar in simulated seconds."""
 
-    def __init__(self, label: str):
+    def __init__(self, label: str, console: Any = None):
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(
@@ -192,6 +192,7 @@ class _RichProgress:
             TextColumn("{task.fields[sim]} simulated"),
             TimeElapsedColumn(),
             transient=False,
+            console=console,
         )
         self.label = label
         self.task = None
