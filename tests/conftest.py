@@ -54,7 +54,10 @@ def simulator_status() -> tuple[bool, str]:
         sim = _native.Simulation(sc.canonical_json())
     except RuntimeError as e:
         if "not yet implemented" in str(e):
-            return False, "the simulator (crates/tcplab-sim) is still a todo!() stub on this branch; merge main once it lands"
+            return (
+                False,
+                "the simulator (crates/tcplab-sim) is still a todo!() stub on this branch; merge main once it lands",
+            )
         return False, f"the simulator fails on a small scenario: {e}"
     del sim
     return True, ""

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tcplab.cli import app
 
-from conftest import ROOT, SCENARIOS, SMALL_TOML, requires_simulator
+from conftest import SCENARIOS, SMALL_TOML, requires_simulator
 from test_scenario import INVALID
 
 runner = CliRunner()
@@ -27,7 +27,9 @@ def test_version():
     assert r.exit_code == 0 and r.stdout.startswith("tcplab ")
 
 
-@pytest.mark.parametrize("case", ["wrong_type", "negative_rate", "unknown_controller", "loss_above_one", "unknown_field"])
+@pytest.mark.parametrize(
+    "case", ["wrong_type", "negative_rate", "unknown_controller", "loss_above_one", "unknown_field"]
+)
 @pytest.mark.parametrize("command", ["run", "validate"])
 def test_invalid_scenario_exit_2_one_line_no_results(case, command, tmp_path, monkeypatch):
     text, expected = INVALID[case]
@@ -60,7 +62,11 @@ def test_non_empty_out_dir_exit_2(tmp_path, small_file):
 def test_python_dash_m_subprocess_invalid(tmp_path):
     (tmp_path / "bad.toml").write_text(INVALID["negative_rate"][0])
     p = subprocess.run(
-        [sys.executable, "-m", "tcplab", "run", "bad.toml"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "tcplab", "run", "bad.toml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert p.returncode == 2
     assert p.stderr == "error: topology.bottleneck.rate: -5 must be > 0\n"
@@ -79,7 +85,9 @@ def test_validate_ok():
 @requires_simulator
 def test_validate_rust_side_error_exit_2(tmp_path):
     p = tmp_path / "x.toml"
-    p.write_text(SMALL_TOML.replace('controller = "reno"', 'controller = { name = "reno", no_such_parameter = 1 }', 1))
+    p.write_text(
+        SMALL_TOML.replace('controller = "reno"', 'controller = { name = "reno", no_such_parameter = 1 }', 1)
+    )
     r = runner.invoke(app, ["validate", str(p)])
     assert r.exit_code == 2 and "no_such_parameter" in r.stderr
 

@@ -44,7 +44,7 @@ def test_small_run_produces_everything_quickly(small_file, tmp_path):
     assert doc["scenario"]["canonical"]["name"] == "small"
     assert [f["name"] for f in doc["flows"]] == ["newreno", "sack"]
     html = (out / "report.html").read_text()
-    assert html.count('<img alt=') >= 3 and "data:image/png;base64," in html
+    assert html.count("<img alt=") >= 3 and "data:image/png;base64," in html
     assert not any(n.startswith(".") for n in os.listdir(tmp_path / "res"))
 
 

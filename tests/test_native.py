@@ -73,7 +73,18 @@ def test_simulation_lifecycle():
     sim.run_until(sim.end_ns)
     assert sim.done
     out = sim.finish()
-    assert set(out) == {"flows", "udp", "links", "series", "queues", "drops", "events", "segments", "conservation", "stats"}
+    assert set(out) == {
+        "flows",
+        "udp",
+        "links",
+        "series",
+        "queues",
+        "drops",
+        "events",
+        "segments",
+        "conservation",
+        "stats",
+    }
     import numpy as np
 
     assert isinstance(out["series"]["time_ns"], np.ndarray) and out["series"]["time_ns"].dtype == np.uint64

@@ -46,11 +46,25 @@ def test_results_directory(result, tmp_path):
     base.mkdir()
     out = write_results(result, base / "run")
     names = sorted(os.listdir(out))
-    assert names == sorted([f"{t}.parquet" for t in TABLES] + ["summary.json", "report.html", "scenario.toml"])
+    assert names == sorted(
+        [f"{t}.parquet" for t in TABLES] + ["summary.json", "report.html", "scenario.toml"]
+    )
     for t in TABLES:
         assert pl.read_parquet(out / f"{t}.parquet").equals(result.tables[t])
     doc = json.loads((out / "summary.json").read_text())
-    for key in ("tcplab_version", "git_revision", "scenario", "seed", "started_at", "finished_at", "wall_time_s", "stats", "conservation", "flows", "tables"):
+    for key in (
+        "tcplab_version",
+        "git_revision",
+        "scenario",
+        "seed",
+        "started_at",
+        "finished_at",
+        "wall_time_s",
+        "stats",
+        "conservation",
+        "flows",
+        "tables",
+    ):
         assert key in doc, key
     assert doc["seed"] == 7
     assert doc["tcplab_version"] == result.version

@@ -9,7 +9,7 @@ import tcplab
 from tcplab import _native
 from tcplab.scenario import Scenario, ScenarioError, default_tcp_config, load_scenario
 
-from conftest import ROOT, SCENARIOS, SMALL_TOML, canonical_of
+from conftest import SCENARIOS, SMALL_TOML, canonical_of
 
 
 def test_small_scenario_canonical_units():
@@ -59,12 +59,15 @@ def test_flow_tcp_overrides_merge_over_scenario_tcp_over_defaults():
 
 def test_dumbbell_defaults_endpoints_names_pairs_and_access_links():
     c = canonical_of(SMALL_TOML)
-    assert [(f["name"], f["src"], f["dst"]) for f in c["flows"]] == [("newreno", "s0", "r0"), ("sack", "s1", "r1")]
+    assert [(f["name"], f["src"], f["dst"]) for f in c["flows"]] == [
+        ("newreno", "s0", "r0"),
+        ("sack", "s1", "r1"),
+    ]
     assert c["topology"]["pairs"] == 2
     assert c["flows"][1]["start"] == 50_000_000
-    text = SMALL_TOML.replace('sender_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100 }\n', "").replace(
-        'name = "sack"\n', ""
-    )
+    text = SMALL_TOML.replace(
+        'sender_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100 }\n', ""
+    ).replace('name = "sack"\n', "")
     c = canonical_of(text)
     assert c["flows"][1]["name"] == "flow1"
     access = c["topology"]["sender_access"]
@@ -73,7 +76,10 @@ def test_dumbbell_defaults_endpoints_names_pairs_and_access_links():
 
 
 def test_controller_and_recovery_as_tables_with_params():
-    text = SMALL_TOML.replace('controller = "reno"\nrecovery = "newreno"', 'controller = { name = "reno", beta = 3 }\nrecovery = { name = "newreno" }')
+    text = SMALL_TOML.replace(
+        'controller = "reno"\nrecovery = "newreno"',
+        'controller = { name = "reno", beta = 3 }\nrecovery = { name = "newreno" }',
+    )
     f = canonical_of(text)["flows"][0]
     assert f["controller"] == {"name": "reno", "params": {"beta": 3.0}}
     assert f["recovery"] == {"name": "newreno", "params": {}}
@@ -83,7 +89,10 @@ def test_growth_ssthresh_and_sizes_in_tcp():
     text = SMALL_TOML.replace(
         'rto_min = "200ms"',
         'rto_min = "200ms"\ngrowth = { mode = "byte_counting", limit = 1 }\ninitial_ssthresh = "64KiB"\nrcv_buf = "1MiB"',
-    ).replace("tcp = { sack_blocks = 0 }", 'tcp = { sack_blocks = 0, growth = "per_ack", initial_ssthresh = "unbounded" }')
+    ).replace(
+        "tcp = { sack_blocks = 0 }",
+        'tcp = { sack_blocks = 0, growth = "per_ack", initial_ssthresh = "unbounded" }',
+    )
     c = canonical_of(text)
     assert c["tcp"]["growth"] == {"mode": "byte_counting", "limit": 1}
     assert c["tcp"]["initial_ssthresh"] == 65536 and c["tcp"]["rcv_buf"] == 2**20
@@ -96,19 +105,41 @@ def test_explicit_topology():
     data = {
         "name": "chain",
         "duration": 1,
-        "nodes": [{"name": "a", "kind": "host"}, {"name": "r", "kind": "router"}, {"name": "b", "kind": "host"}],
+        "nodes": [
+            {"name": "a", "kind": "host"},
+            {"name": "r", "kind": "router"},
+            {"name": "b", "kind": "host"},
+        ],
         "links": [
             {"from": "a", "to": "r", "rate": "10Mbps", "delay": "1ms", "buffer": 50},
-            {"from": "r", "to": "b", "rate": "1Mbps", "delay": "10ms", "buffer": 10, "reverse": {"loss": 0.001}},
+            {
+                "from": "r",
+                "to": "b",
+                "rate": "1Mbps",
+                "delay": "10ms",
+                "buffer": 10,
+                "reverse": {"loss": 0.001},
+            },
         ],
         "flows": [{"src": "a", "dst": "b", "controller": "reno", "recovery": "sack", "bytes": "1MB"}],
         "udp": [{"src": "b", "dst": "a", "rate": "100kbps", "packet_size": 200}],
     }
     c = Scenario.from_dict(data).canonical()
     assert c["topology"]["kind"] == "explicit"
-    assert c["topology"]["links"][1]["from"] == "r" and c["topology"]["links"][1]["reverse"]["loss"]["p"] == 0.001
+    assert (
+        c["topology"]["links"][1]["from"] == "r"
+        and c["topology"]["links"][1]["reverse"]["loss"]["p"] == 0.001
+    )
     assert c["flows"][0]["bytes"] == 1_000_000
-    assert c["udp"][0] == {"name": "udp0", "src": "b", "dst": "a", "rate": 100_000, "packet_size": 200, "start": 0, "stop": None}
+    assert c["udp"][0] == {
+        "name": "udp0",
+        "src": "b",
+        "dst": "a",
+        "rate": 100_000,
+        "packet_size": 200,
+        "start": 0,
+        "stop": None,
+    }
     json.loads(_native.scenario_json_roundtrip(json.dumps(c)))
 
 
@@ -128,7 +159,11 @@ def test_demo_dumbbell_is_the_main_job():
     assert b["rate"] == 10_000_000 and b["buffer"] == {"packets": 30} and b["loss"]["p"] == 1e-3
     assert c["duration"] == 60_000_000_000
     assert [(f["recovery"]["name"]) for f in c["flows"]] == ["newreno", "sack"]
-    one_way = b["delay"] + c["topology"]["sender_access"][0]["forward"]["delay"] + c["topology"]["receiver_access"][0]["forward"]["delay"]
+    one_way = (
+        b["delay"]
+        + c["topology"]["sender_access"][0]["forward"]["delay"]
+        + c["topology"]["receiver_access"][0]["forward"]["delay"]
+    )
     assert 2 * one_way == 60_000_000
 
 
@@ -197,9 +232,15 @@ INVALID = {
         "flows[1].src: 's9' is not a host (hosts: s0, s1, r0, r1; set topology.pairs for more)",
     ),
     "bad_toml": (_mutate('duration = "2s"', "duration = "), "invalid TOML"),
-    "tcp_range": (_mutate("tcp = { sack_blocks = 0 }", "tcp = { sack_blocks = 9 }"), "flows[0].tcp.sack_blocks: 9 must be within [0, 6]"),
+    "tcp_range": (
+        _mutate("tcp = { sack_blocks = 0 }", "tcp = { sack_blocks = 9 }"),
+        "flows[0].tcp.sack_blocks: 9 must be within [0, 6]",
+    ),
     "missing_direction_field": (
-        _mutate('bottleneck = { rate = "2Mbps", delay = "15ms", buffer = 10, forward = { loss = 1e-2 } }', 'bottleneck = { rate = "2Mbps", buffer = 10 }'),
+        _mutate(
+            'bottleneck = { rate = "2Mbps", delay = "15ms", buffer = 10, forward = { loss = 1e-2 } }',
+            'bottleneck = { rate = "2Mbps", buffer = 10 }',
+        ),
         "topology.bottleneck.forward.delay: is required but missing",
     ),
 }
@@ -221,11 +262,22 @@ def test_explicit_link_loss_error_path():
     data = {
         "name": "x",
         "duration": 1,
-        "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}, {"name": "c", "kind": "host"}],
+        "nodes": [
+            {"name": "a", "kind": "host"},
+            {"name": "b", "kind": "host"},
+            {"name": "c", "kind": "host"},
+        ],
         "links": [
             {"from": "a", "to": "b", "rate": "1Mbps", "delay": "1ms", "buffer": 5},
             {"from": "b", "to": "c", "rate": "1Mbps", "delay": "1ms", "buffer": 5},
-            {"from": "a", "to": "c", "rate": "1Mbps", "delay": "1ms", "buffer": 5, "forward": {"loss": {"p": 1.5}}},
+            {
+                "from": "a",
+                "to": "c",
+                "rate": "1Mbps",
+                "delay": "1ms",
+                "buffer": 5,
+                "forward": {"loss": {"p": 1.5}},
+            },
         ],
         "flows": [{"src": "a", "dst": "c", "controller": "reno", "recovery": "sack"}],
     }

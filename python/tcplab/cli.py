@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -35,7 +35,7 @@ def _fail(message: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _load(path: Path, seed: Optional[int] = None) -> Scenario:
+def _load(path: Path, seed: int | None = None) -> Scenario:
     try:
         sc = load_scenario(path)
         return sc.with_seed(seed) if seed is not None else sc
@@ -53,7 +53,9 @@ def _version_callback(value: bool) -> None:
 def main(
     version: Annotated[
         bool,
-        typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit."),
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+        ),
     ] = False,
 ) -> None:
     """tcplab: simulate TCP congestion control and loss recovery on configurable networks."""
@@ -61,14 +63,26 @@ def main(
 
 @app.command()
 def run(
-    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML; see docs/scenario.md).", show_default=False, metavar="SCENARIO.toml")],
+    scenario: Annotated[
+        Path,
+        typer.Argument(
+            help="Scenario file (TOML; see docs/scenario.md).", show_default=False, metavar="SCENARIO.toml"
+        ),
+    ],
     out: Annotated[
-        Optional[Path],
-        typer.Option("--out", "-o", help="Results directory (default: results/<name>-<timestamp>). Must not exist or be empty."),
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Results directory (default: results/<name>-<timestamp>). Must not exist or be empty.",
+        ),
     ] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Override the scenario's seed.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Override the scenario's seed.")] = None,
     no_report: Annotated[bool, typer.Option("--no-report", help="Do not write report.html.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary table; print only the results path.")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="No progress bar or summary table; print only the results path."),
+    ] = False,
 ) -> None:
     """Run a scenario and write its results directory (Parquet tables, summary.json, report.html)."""
     from tcplab.results import OutDirError, check_out_dir, default_out_dir, write_results
@@ -112,7 +126,9 @@ def run(
 
 
 def _summary_table(result) -> Table:
-    t = Table(title=f"{result.name} (seed {result.seed}, {result.summary['sim_time_s']:g} s simulated, {result.wall_time_s:.2f} s wall)")
+    t = Table(
+        title=f"{result.name} (seed {result.seed}, {result.summary['sim_time_s']:g} s simulated, {result.wall_time_s:.2f} s wall)"
+    )
     for col, justify in (
         ("flow", "left"),
         ("controller", "left"),
@@ -144,8 +160,12 @@ def _summary_table(result) -> Table:
 
 @app.command()
 def validate(
-    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False, metavar="SCENARIO.toml")],
-    json_out: Annotated[bool, typer.Option("--json", help="Print the canonical JSON the simulator would run.")] = False,
+    scenario: Annotated[
+        Path, typer.Argument(help="Scenario file (TOML).", show_default=False, metavar="SCENARIO.toml")
+    ],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the canonical JSON the simulator would run.")
+    ] = False,
 ) -> None:
     """Check a scenario file (schema, then the simulator's own checks) without running it."""
     sc = _load(scenario)

@@ -30,7 +30,16 @@ __all__ = ["write_report", "render_report"]
 #: ssthresh at or above this is "unbounded" (u64::MAX before the first loss).
 _UNBOUNDED = 2**62
 _MAX_POINTS = 200_000
-_COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
+_COLORS = [
+    "tab:blue",
+    "tab:orange",
+    "tab:green",
+    "tab:red",
+    "tab:purple",
+    "tab:brown",
+    "tab:pink",
+    "tab:olive",
+]
 
 
 def _png(fig: Figure) -> str:
@@ -202,7 +211,9 @@ def plot_queues(result: RunResult) -> tuple[Figure, list[str]] | None:
     for ax, link in zip(axes, busy["link"].to_list()):
         rows = q.filter(pl.col("link") == link)
         t = rows["time_ns"].to_numpy() / 1e9
-        ax.plot(t, rows["packets"].to_numpy(), drawstyle="steps-post", lw=0.8, color="tab:purple", label="queue")
+        ax.plot(
+            t, rows["packets"].to_numpy(), drawstyle="steps-post", lw=0.8, color="tab:purple", label="queue"
+        )
         if link < links.height:
             name, direction = links["link"][link], links["direction"][link]
             label = f"{name} {direction} ({links['from'][link]} → {links['to'][link]})"
@@ -234,7 +245,10 @@ def _zoom_windows(result: RunResult) -> list[tuple[float, float] | None]:
     drops = result.drops.filter((pl.col("flow_kind") == "tcp") & (pl.col("packet") == "data"))
     ev = result.events.filter(pl.col("event").is_in(["recovery_enter", "timeout"]))
     for f in range(len(result.canonical["flows"])):
-        times = drops.filter(pl.col("flow") == f)["time_ns"].to_list() + ev.filter(pl.col("flow") == f)["time_ns"].to_list()
+        times = (
+            drops.filter(pl.col("flow") == f)["time_ns"].to_list()
+            + ev.filter(pl.col("flow") == f)["time_ns"].to_list()
+        )
         if not times:
             out.append(None)
             continue
@@ -301,7 +315,9 @@ def plot_time_sequence(result: RunResult, zoom: bool = False) -> Figure | None:
         if zoom:
             title += " — around the first loss" if w is not None else " — no loss"
         ax.set_title(title, fontsize=10, loc="left")
-        ax.set_ylabel("sequence number (MB)" if not zoom else f"sequence number\n(segments of {int(scale)} B)")
+        ax.set_ylabel(
+            "sequence number (MB)" if not zoom else f"sequence number\n(segments of {int(scale)} B)"
+        )
         ax.grid(alpha=0.3)
         ax.legend(loc="upper left", fontsize=8, markerscale=2 if not zoom else 1)
         if zoom or f == nflows - 1:
@@ -331,7 +347,9 @@ def _e(x: Any) -> str:
 def _table(headers: list[str], rows: list[list[Any]], left: int = 1) -> str:
     head = "".join(f'<th class="{"l" if i < left else ""}">{_e(h)}</th>' for i, h in enumerate(headers))
     body = "".join(
-        "<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{_e(v)}</td>' for i, v in enumerate(r)) + "</tr>"
+        "<tr>"
+        + "".join(f'<td class="{"l" if i < left else ""}">{_e(v)}</td>' for i, v in enumerate(r))
+        + "</tr>"
         for r in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -393,7 +411,20 @@ def _params_html(result: RunResult) -> str:
             ]
         )
     out += _table(
-        ["flow", "path", "controller", "recovery", "start", "bytes", "MSS (B)", "IW (seg)", "SACK blocks", "delayed ACK", "growth", "RTO min"],
+        [
+            "flow",
+            "path",
+            "controller",
+            "recovery",
+            "start",
+            "bytes",
+            "MSS (B)",
+            "IW (seg)",
+            "SACK blocks",
+            "delayed ACK",
+            "growth",
+            "RTO min",
+        ],
         frows,
         left=4,
     )
@@ -434,7 +465,23 @@ def _summary_html(result: RunResult) -> str:
             ]
         )
     out = _table(
-        ["flow", "controller", "recovery", "throughput (Mb/s)", "goodput", "bytes delivered", "completed", "segments sent", "retransmits", "fast retransmits", "timeouts", "data drops", "spurious rtx", "min RTT (ms)", "mean RTT (ms)"],
+        [
+            "flow",
+            "controller",
+            "recovery",
+            "throughput (Mb/s)",
+            "goodput",
+            "bytes delivered",
+            "completed",
+            "segments sent",
+            "retransmits",
+            "fast retransmits",
+            "timeouts",
+            "data drops",
+            "spurious rtx",
+            "min RTT (ms)",
+            "mean RTT (ms)",
+        ],
         rows,
         left=3,
     )
@@ -442,7 +489,15 @@ def _summary_html(result: RunResult) -> str:
         out += _table(
             ["UDP flow", "src", "dst", "sent", "received", "dropped", "throughput (Mb/s)"],
             [
-                [r["name"], r["src"], r["dst"], r["packets_sent"], r["packets_received"], r["packets_dropped"], f"{r['throughput_bps'] / 1e6:.3f}"]
+                [
+                    r["name"],
+                    r["src"],
+                    r["dst"],
+                    r["packets_sent"],
+                    r["packets_received"],
+                    r["packets_dropped"],
+                    f"{r['throughput_bps'] / 1e6:.3f}",
+                ]
                 for r in result.udp.iter_rows(named=True)
             ],
             left=3,
@@ -455,11 +510,20 @@ def _links_html(result: RunResult) -> str:
     rows = []
     for r in result.links.iter_rows(named=True):
         rows.append(
-            [r["link"], r["direction"], f"{r['from']} → {r['to']}", format_rate(r["rate_bps"]), format_duration(r["delay_ns"]), r["packets_sent"], f"{r['utilization']:.3f}"]
+            [
+                r["link"],
+                r["direction"],
+                f"{r['from']} → {r['to']}",
+                format_rate(r["rate_bps"]),
+                format_duration(r["delay_ns"]),
+                r["packets_sent"],
+                f"{r['utilization']:.3f}",
+            ]
             + [r[c] for c in causes]
         )
     return _table(
-        ["link", "direction", "path", "rate", "delay", "packets sent", "utilization"] + [c.removeprefix("drops_").replace("_", " ") + " drops" for c in causes],
+        ["link", "direction", "path", "rate", "delay", "packets sent", "utilization"]
+        + [c.removeprefix("drops_").replace("_", " ") + " drops" for c in causes],
         rows,
         left=3,
     )
@@ -469,7 +533,11 @@ def _conservation_html(result: RunResult) -> str:
     c = result.conservation
     status = '<span class="ok">OK</span>' if c.get("ok") else '<span class="bad">VIOLATED</span>'
     items = "".join(f"<li>{_e(v)}</li>" for v in c.get("violations", []))
-    counts = ", ".join(f"{k.replace('_', ' ')}: {c[k]}" for k in ("packets_sent", "packets_delivered", "packets_dropped", "packets_in_flight") if k in c)
+    counts = ", ".join(
+        f"{k.replace('_', ' ')}: {c[k]}"
+        for k in ("packets_sent", "packets_delivered", "packets_dropped", "packets_in_flight")
+        if k in c
+    )
     s = result.stats
     stats = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in s.items())
     return (
@@ -510,7 +578,9 @@ def render_report(result: RunResult) -> str:
             )
         )
     else:
-        parts.append("<p class='muted'>No window plot: the series table is empty (trace.series = \"off\"?).</p>")
+        parts.append(
+            "<p class='muted'>No window plot: the series table is empty (trace.series = \"off\"?).</p>"
+        )
     tp = plot_throughput(result)
     if tp is not None:
         fig, width = tp
@@ -554,7 +624,9 @@ def render_report(result: RunResult) -> str:
                 )
             )
     else:
-        parts.append("<p class='muted'>No time-sequence plot: the segments table is empty (trace.segments = false?).</p>")
+        parts.append(
+            "<p class='muted'>No time-sequence plot: the segments table is empty (trace.segments = false?).</p>"
+        )
     parts += [
         "<h2>Scenario</h2>",
         _params_html(result),

@@ -30,7 +30,14 @@ from typing import Any
 
 from tcplab.run import TABLES, RunResult
 
-__all__ = ["write_results", "default_out_dir", "check_out_dir", "git_revision", "OutDirError", "SUMMARY_SCHEMA"]
+__all__ = [
+    "write_results",
+    "default_out_dir",
+    "check_out_dir",
+    "git_revision",
+    "OutDirError",
+    "SUMMARY_SCHEMA",
+]
 
 #: Version of the summary.json layout; bump when keys change meaning.
 SUMMARY_SCHEMA = 1

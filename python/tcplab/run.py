@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +86,7 @@ class RunResult:
         wall_time_s: float = 0.0,
     ) -> RunResult:
         """Builds a result from the dict ``_native.Simulation.finish()`` returns."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         return cls(
             scenario=scenario,
             canonical=canonical if canonical is not None else scenario.canonical(),
@@ -231,7 +231,7 @@ def run(
     if seed is not None:
         sc = sc.with_seed(seed)
     canonical = sc.canonical()
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     t0 = time.perf_counter()
     try:
         sim = _native.Simulation(_canonical_json(canonical))
@@ -249,7 +249,7 @@ def run(
         raw,
         canonical=canonical,
         started_at=started_at,
-        finished_at=datetime.now(timezone.utc),
+        finished_at=datetime.now(UTC),
         wall_time_s=wall,
     )
 

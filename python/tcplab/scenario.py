@@ -225,7 +225,11 @@ def _buffer(v: Any) -> dict[str, int]:
         try:
             return {"bytes": parse_size(v)}
         except UnitError as e:
-            hint = " (a string buffer is a size in bytes; a plain number counts packets)" if "needs a unit" in str(e) else ""
+            hint = (
+                " (a string buffer is a size in bytes; a plain number counts packets)"
+                if "needs a unit" in str(e)
+                else ""
+            )
             raise FieldError(f"{e}{hint}") from None
     return {"packets": _packets(v, ())}
 
@@ -254,7 +258,11 @@ def _loss(v: Any) -> dict[str, Any]:
         if model == "bernoulli":
             extra = sorted(set(v) - {"model", "p"})
             if extra:
-                raise FieldError("is not a known field of loss model 'bernoulli' (allowed: model, p)", (extra[0],), show=False)
+                raise FieldError(
+                    "is not a known field of loss model 'bernoulli' (allowed: model, p)",
+                    (extra[0],),
+                    show=False,
+                )
             if "p" not in v:
                 raise FieldError("is required but missing", ("p",), show=False)
             return {"model": "bernoulli", "p": _probability(v["p"], ("p",))}
@@ -295,7 +303,11 @@ def _growth(v: Any) -> dict[str, Any]:
         allowed = {"mode", "limit"} if mode == "byte_counting" else {"mode"}
         extra = sorted(set(v) - allowed)
         if extra:
-            raise FieldError(f"is not a known field of growth mode {mode!r} (allowed: {', '.join(sorted(allowed))})", (extra[0],), show=False)
+            raise FieldError(
+                f"is not a known field of growth mode {mode!r} (allowed: {', '.join(sorted(allowed))})",
+                (extra[0],),
+                show=False,
+            )
     else:
         mode, sub, v = v, (), {}
     if mode not in modes:
@@ -340,8 +352,16 @@ def _component(kind: str):
             raise FieldError(f"is not a known {kind} (known: {', '.join(known)})", sub, name)
         for k, x in params.items():
             if not isinstance(x, (bool, int, float, str)):
-                raise FieldError("is not a parameter value (expected a number, true/false or a string)", (k,), x)
-        return {"name": name, "params": {k: (float(x) if isinstance(x, int) and not isinstance(x, bool) else x) for k, x in params.items()}}
+                raise FieldError(
+                    "is not a parameter value (expected a number, true/false or a string)", (k,), x
+                )
+        return {
+            "name": name,
+            "params": {
+                k: (float(x) if isinstance(x, int) and not isinstance(x, bool) else x)
+                for k, x in params.items()
+            },
+        }
 
     return BeforeValidator(validate)
 
@@ -360,7 +380,9 @@ class _Model(BaseModel):
             allowed = [f.alias or name for name, f in cls.model_fields.items()]
             for key in data:
                 if key not in allowed:
-                    raise FieldError(f"is not a known field (allowed: {', '.join(allowed)})", (key,), show=False)
+                    raise FieldError(
+                        f"is not a known field (allowed: {', '.join(allowed)})", (key,), show=False
+                    )
         return data
 
 
@@ -554,7 +576,9 @@ class Scenario(_Model):
                     show=False,
                 )
             if self.nodes is None:
-                raise FieldError("is required with [[links]] (list every node with its kind)", ("nodes",), show=False)
+                raise FieldError(
+                    "is required with [[links]] (list every node with its kind)", ("nodes",), show=False
+                )
             if self.links is None:
                 raise FieldError("is required with [[nodes]]", ("links",), show=False)
             self._check_explicit()
@@ -562,17 +586,21 @@ class Scenario(_Model):
             self._check_dumbbell()
         self._check_flows()
         self._flow_tcp(None)
-        for i, f in enumerate(self.flows):
+        for i in range(len(self.flows)):
             self._flow_tcp(i)
         if not self.flows and not self.udp:
-            raise FieldError("is empty: a scenario needs at least one [[flows]] or [[udp]] entry", ("flows",), show=False)
+            raise FieldError(
+                "is empty: a scenario needs at least one [[flows]] or [[udp]] entry", ("flows",), show=False
+            )
         return self
 
     def _check_explicit(self) -> None:
         seen: dict[str, int] = {}
         for i, n in enumerate(self.nodes or []):
             if n.name in seen:
-                raise FieldError(f"is already the name of nodes[{seen[n.name]}]", (("nodes", i, "name")), n.name)
+                raise FieldError(
+                    f"is already the name of nodes[{seen[n.name]}]", (("nodes", i, "name")), n.name
+                )
             seen[n.name] = i
         pairs: dict[tuple[str, str], int] = {}
         for i, link in enumerate(self.links or []):
@@ -583,7 +611,9 @@ class Scenario(_Model):
                 raise FieldError("links a node to itself", ("links", i, "to"), link.to)
             key = tuple(sorted((link.from_, link.to)))
             if key in pairs:
-                raise FieldError(f"duplicates links[{pairs[key]}] between the same nodes", ("links", i), show=False)
+                raise FieldError(
+                    f"duplicates links[{pairs[key]}] between the same nodes", ("links", i), show=False
+                )
             pairs[key] = i
 
     def _dumbbell_endpoints(self) -> list[tuple[str, str]]:
@@ -629,7 +659,11 @@ class Scenario(_Model):
                     end = getattr(f, key)
                     if end is None:
                         if self.topology is None:
-                            raise FieldError("is required but missing (explicit topologies have no default hosts)", (table, i, key), show=False)
+                            raise FieldError(
+                                "is required but missing (explicit topologies have no default hosts)",
+                                (table, i, key),
+                                show=False,
+                            )
                         end = self._dumbbell_endpoints()[offset + i][0 if key == "src" else 1]
                         if end not in hosts:
                             raise FieldError(
@@ -649,7 +683,11 @@ class Scenario(_Model):
                 names[name] = f"{table}[{i}]"
                 stop = f.stop
                 if stop is not None and stop <= f.start:
-                    raise FieldError(f"must be after start ({format_duration(f.start)})", (table, i, "stop"), _Raw(format_duration(stop)))
+                    raise FieldError(
+                        f"must be after start ({format_duration(f.start)})",
+                        (table, i, "stop"),
+                        _Raw(format_duration(stop)),
+                    )
 
     def _endpoints(self, table: str, i: int) -> tuple[str, str]:
         f = (self.flows if table == "flows" else self.udp)[i]
@@ -707,7 +745,10 @@ class Scenario(_Model):
             n = self.pairs()
             rate = max(
                 DEFAULT_ACCESS_MIN_RATE,
-                10 * max(topo.bottleneck.direction("forward")["rate"], topo.bottleneck.direction("reverse")["rate"]),
+                10
+                * max(
+                    topo.bottleneck.direction("forward")["rate"], topo.bottleneck.direction("reverse")["rate"]
+                ),
             )
             default_access = {
                 "rate": rate,
@@ -721,14 +762,20 @@ class Scenario(_Model):
                 "kind": "dumbbell",
                 "pairs": n,
                 "bottleneck": topo.bottleneck.canonical(),
-                "sender_access": [d.canonical() for d in topo.sender_access] if topo.sender_access else [default_duplex],
-                "receiver_access": [d.canonical() for d in topo.receiver_access] if topo.receiver_access else [default_duplex],
+                "sender_access": [d.canonical() for d in topo.sender_access]
+                if topo.sender_access
+                else [default_duplex],
+                "receiver_access": [d.canonical() for d in topo.receiver_access]
+                if topo.receiver_access
+                else [default_duplex],
             }
         else:
             topology = {
                 "kind": "explicit",
                 "nodes": [{"name": n.name, "kind": n.kind} for n in self.nodes or []],
-                "links": [{"from": link.from_, "to": link.to, **link.canonical()} for link in self.links or []],
+                "links": [
+                    {"from": link.from_, "to": link.to, **link.canonical()} for link in self.links or []
+                ],
             }
         flows = []
         for i, f in enumerate(self.flows):
@@ -778,7 +825,9 @@ class Scenario(_Model):
     # ---- construction --------------------------------------------------------------------
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, name: str | None = None, source: dict[str, Any] | None = None) -> Scenario:
+    def from_dict(
+        cls, data: dict[str, Any], *, name: str | None = None, source: dict[str, Any] | None = None
+    ) -> Scenario:
         """Validates a TOML-shaped dict; ``name`` is used when the dict has none."""
         if not isinstance(data, dict):
             raise ScenarioError(f"a scenario must be a table of fields, not {type(data).__name__}")

@@ -46,7 +46,17 @@ DURATION_UNITS: dict[str, int] = {
     "h": 3600 * NS_PER_S,
 }
 
-_SI = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "m": 10**6, "G": 10**9, "g": 10**9, "T": 10**12, "t": 10**12}
+_SI = {
+    "": 1,
+    "k": 10**3,
+    "K": 10**3,
+    "M": 10**6,
+    "m": 10**6,
+    "G": 10**9,
+    "g": 10**9,
+    "T": 10**12,
+    "t": 10**12,
+}
 
 SIZE_UNITS: dict[str, int] = {
     "B": 1,
@@ -65,7 +75,9 @@ SIZE_UNITS: dict[str, int] = {
 
 _DURATION_HELP = "seconds as a number, or a string like '120ms' (units: ns, us, ms, s, min, h)"
 _RATE_HELP = "bit/s as a number, or a string like '1.6Mbps' (units: bps, kbps, Mbps, Gbps, Tbps; Bps, kBps, MBps, GBps for bytes/s)"
-_SIZE_HELP = "bytes as a number, or a string like '64KiB' (units: B, KB, MB, GB = x1000; KiB, MiB, GiB = x1024)"
+_SIZE_HELP = (
+    "bytes as a number, or a string like '64KiB' (units: B, KB, MB, GB = x1000; KiB, MiB, GiB = x1024)"
+)
 
 
 def _split(value: str, what: str, help_: str) -> tuple[Fraction, str]:
