@@ -53,12 +53,13 @@ def simulator_status() -> tuple[bool, str]:
     try:
         sim = _native.Simulation(sc.canonical_json())
     except RuntimeError as e:
-        if "not yet implemented" in str(e):
+        # Only the stub is a reason to skip: any other failure must fail the tests.
+        if "not yet implemented: simulator" in str(e):
             return (
                 False,
                 "the simulator (crates/tcplab-sim) is still a todo!() stub on this branch; merge main once it lands",
             )
-        return False, f"the simulator fails on a small scenario: {e}"
+        return True, ""
     del sim
     return True, ""
 

@@ -54,22 +54,28 @@ class ScenarioError(ValueError):
         self.path = path
 
 
-_NO_VALUE = object()
+_NO_VALUE: Any = object()
 
 
 class FieldError(ValueError):
     """Raised inside validators: ``detail`` about ``value`` at ``sub`` below the current path.
 
-    ``value`` is shown before the detail unless it is ``_NO_VALUE``; when omitted the value
-    pydantic was validating is shown.
+    The message reads ``path.sub: value detail``. Without ``value`` the value pydantic was
+    validating is shown; with ``show=False`` no value is (``path.sub: detail``).
     """
 
-    def __init__(self, detail: str, sub: tuple[str | int, ...] = (), value: Any = None, *, show: bool = True):
+    def __init__(
+        self,
+        detail: str,
+        sub: tuple[str | int, ...] = (),
+        value: Any = _NO_VALUE,
+        *,
+        show: bool = True,
+    ):
         super().__init__(detail)
         self.detail = detail
         self.sub = sub
         self.value = value
-        self.has_value = value is not None or not show
         self.show = show
 
 
@@ -133,7 +139,7 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
         loc = loc + fe.sub
         if not fe.show:
             return loc, fe.detail
-        shown = fe.value if fe.has_value else value
+        shown = value if fe.value is _NO_VALUE else fe.value
         return loc, f"{_show(shown)} {fe.detail}"
     if kind in ("value_error", "assertion_error"):
         detail = str(ctx.get("error", err["msg"]))
@@ -299,7 +305,9 @@ def _growth(v: Any) -> dict[str, Any]:
     """``"per_ack"``, ``"byte_counting"`` (limit 2) or ``{mode = "byte_counting", limit = L}``."""
     modes = ("per_ack", "byte_counting")
     if isinstance(v, dict):
-        mode, sub = v.get("mode"), ("mode",)
+        if "mode" not in v and "limit" not in v:
+            raise FieldError("is required but missing", ("mode",), show=False)
+        mode, sub = v.get("mode", "byte_counting"), ("mode",)
         allowed = {"mode", "limit"} if mode == "byte_counting" else {"mode"}
         extra = sorted(set(v) - allowed)
         if extra:
