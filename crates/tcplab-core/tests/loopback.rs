@@ -4,9 +4,10 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use tcplab_core::cc::Growth;
+use tcplab_core::cc::{CrossLayerReport, Growth, CONTROLLERS};
 use tcplab_core::{
-    AckSegment, ControllerSpec, DataSegment, Dur, Receiver, RecoverySpec, Sender, TcpConfig, Time,
+    AckSegment, ControllerSpec, DataSegment, Dur, ParamValue, Receiver, RecoverySpec, Sender,
+    TcpConfig, Time,
 };
 
 enum Msg {
@@ -43,13 +44,33 @@ struct Outcome {
 }
 
 fn transfer(recovery: &str, growth: Growth, loss: f64, bytes: u64, seed: u64) -> Outcome {
+    transfer_with(
+        &ControllerSpec::named("reno"),
+        recovery,
+        growth,
+        loss,
+        bytes,
+        seed,
+    )
+}
+
+/// A transfer; every data segment the path drops is also reported to the sender as a
+/// random loss over the cross-layer channel (ignored by controllers that do not use it).
+fn transfer_with(
+    controller: &ControllerSpec,
+    recovery: &str,
+    growth: Growth,
+    loss: f64,
+    bytes: u64,
+    seed: u64,
+) -> Outcome {
     let cfg = TcpConfig {
         growth,
         ..TcpConfig::default()
     };
     let mut s = Sender::build(
         &cfg,
-        &ControllerSpec::named("reno"),
+        controller,
         &RecoverySpec::named(recovery),
         Some(bytes),
     )
@@ -84,6 +105,11 @@ fn transfer(recovery: &str, growth: Growth, loss: f64, bytes: u64, seed: u64) ->
                     path.busy_until + path.delay,
                     Msg::Data(d),
                 );
+            } else {
+                s.on_cross_layer(&CrossLayerReport {
+                    now,
+                    random_losses: 1,
+                });
             }
         }
         while let Some(a) = r.poll_transmit(now) {
@@ -186,4 +212,43 @@ fn newreno_and_sack_need_fewer_timeouts_than_reno() {
     assert!(newreno < reno, "reno {reno}, newreno {newreno}");
     assert!(sack < reno, "reno {reno}, sack {sack}");
     eprintln!("timeouts at p=0.03: reno {reno}, newreno {newreno}, sack {sack}");
+}
+
+#[test]
+fn every_controller_delivers_every_byte_once_under_loss() {
+    let mut specs: Vec<ControllerSpec> = CONTROLLERS
+        .iter()
+        .map(|n| ControllerSpec::named(n))
+        .collect();
+    for (name, key, value) in [
+        ("veno", "flavor", "linux"),
+        ("vegas", "mode", "ca"),
+        ("highspeed", "response", "exact"),
+        ("venoplus", "congestion_losses", "all"),
+    ] {
+        let mut spec = ControllerSpec::named(name);
+        spec.params
+            .insert(key.into(), ParamValue::Str(value.into()));
+        specs.push(spec);
+    }
+    let bytes = 2_000_000;
+    for spec in &specs {
+        for recovery in ["newreno", "sack"] {
+            for growth in [Growth::PerAck, Growth::ByteCounting { limit: 2 }] {
+                for (i, loss) in [0.0, 0.02].into_iter().enumerate() {
+                    let o = transfer_with(spec, recovery, growth, loss, bytes, 11 + i as u64);
+                    let what = format!(
+                        "{} {:?} {recovery} {growth:?} p={loss}",
+                        spec.name, spec.params
+                    );
+                    assert_eq!(o.delivered, bytes, "{what}");
+                    let c = &o.sender;
+                    if loss == 0.0 {
+                        assert_eq!(c.retransmits, 0, "{what}: no loss, no retransmission");
+                    }
+                    assert!(o.duplicates <= c.retransmits, "{what}");
+                }
+            }
+        }
+    }
 }
