@@ -1,15 +1,12 @@
-"""Shared fixtures. End-to-end tests need the simulator; while `tcplab-sim` on this branch is
-still the stub (`todo!()`), they are skipped with that reason."""
+"""Shared fixtures and the small scenario most tests run."""
 
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from tcplab import _native
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -42,32 +39,6 @@ controller = "reno"
 recovery = "sack"
 start = "50ms"
 """
-
-
-@cache
-def simulator_status() -> tuple[bool, str]:
-    """(available, reason) of the simulator behind `_native.Simulation`."""
-    from tcplab.scenario import Scenario
-
-    sc = Scenario.from_toml(SMALL_TOML)
-    try:
-        sim = _native.Simulation(sc.canonical_json())
-    except RuntimeError as e:
-        # Only the stub is a reason to skip: any other failure must fail the tests.
-        if "not yet implemented: simulator" in str(e):
-            return (
-                False,
-                "the simulator (crates/tcplab-sim) is still a todo!() stub on this branch; merge main once it lands",
-            )
-        return True, ""
-    del sim
-    return True, ""
-
-
-_SIM_OK, _SIM_WHY = simulator_status()
-
-#: Marks a test that runs the simulator.
-requires_simulator = pytest.mark.skipif(not _SIM_OK, reason=_SIM_WHY or "-")
 
 
 @pytest.fixture

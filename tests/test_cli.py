@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tcplab.cli import app
 
-from conftest import SCENARIOS, SMALL_TOML, requires_simulator
+from conftest import SCENARIOS, SMALL_TOML
 from test_scenario import INVALID
 
 runner = CliRunner()
@@ -73,7 +73,6 @@ def test_python_dash_m_subprocess_invalid(tmp_path):
     assert os.listdir(tmp_path) == ["bad.toml"]
 
 
-@requires_simulator
 def test_validate_ok():
     r = runner.invoke(app, ["validate", str(SCENARIOS / "demo-dumbbell.toml")])
     assert r.exit_code == 0, r.output
@@ -82,7 +81,6 @@ def test_validate_ok():
     assert json.loads(r.stdout)["name"] == "demo-dumbbell"
 
 
-@requires_simulator
 def test_validate_rust_side_error_exit_2(tmp_path):
     p = tmp_path / "x.toml"
     p.write_text(
@@ -92,7 +90,6 @@ def test_validate_rust_side_error_exit_2(tmp_path):
     assert r.exit_code == 2 and "no_such_parameter" in r.stderr
 
 
-@requires_simulator
 def test_run_writes_results(tmp_path, small_file, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = runner.invoke(app, ["run", str(small_file), "--seed", "3", "--no-report"])
@@ -106,7 +103,6 @@ def test_run_writes_results(tmp_path, small_file, monkeypatch):
     assert "newreno" in r.stdout  # summary table
 
 
-@requires_simulator
 def test_run_quiet_prints_only_the_path(tmp_path, small_file):
     out = tmp_path / "o"
     r = runner.invoke(app, ["run", str(small_file), "--out", str(out), "--quiet"])

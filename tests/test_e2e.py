@@ -12,9 +12,7 @@ import tcplab
 from tcplab.results import write_results
 from tcplab.run import TABLES
 
-from conftest import SMALL_TOML, requires_simulator
-
-pytestmark = requires_simulator
+from conftest import SMALL_TOML
 
 
 def test_small_run_produces_everything_quickly(small_file, tmp_path):
@@ -82,3 +80,20 @@ def test_stats_and_summary(small_toml):
     s = r.summary
     assert s["seed"] == 7 and len(s["flows"]) == 2
     assert all(f["throughput_mbps"] > 0 for f in s["flows"])
+
+
+def test_disconnected_explicit_network_is_rejected_by_the_simulator():
+    # Valid for the schema; only the simulator's routing finds that b is unreachable.
+    data = {
+        "name": "islands",
+        "duration": 1,
+        "nodes": [{"name": n, "kind": "host"} for n in ("a", "b", "c", "d")],
+        "links": [
+            {"from": "a", "to": "c", "rate": "1Mbps", "delay": "1ms", "buffer": 5},
+            {"from": "b", "to": "d", "rate": "1Mbps", "delay": "1ms", "buffer": 5},
+        ],
+        "flows": [{"src": "a", "dst": "b", "controller": "reno", "recovery": "sack"}],
+    }
+    sc = tcplab.Scenario.from_dict(data)
+    with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\]: no route"):
+        tcplab.run(sc)

@@ -7,7 +7,7 @@ import pytest
 
 from tcplab import _native
 
-from conftest import SMALL_TOML, canonical_of, requires_simulator
+from conftest import SMALL_TOML, canonical_of
 
 
 def test_lists_and_version():
@@ -54,7 +54,6 @@ def test_tcp_config_check():
         _native.check_tcp_config_json(json.dumps({"mss": 10}))
 
 
-@requires_simulator
 def test_json_that_passes_pydantic_but_fails_rust_validation_is_value_error():
     # pydantic does not know each controller's parameters; the Rust ParamReader does.
     c = canonical_of(SMALL_TOML)
@@ -63,7 +62,6 @@ def test_json_that_passes_pydantic_but_fails_rust_validation_is_value_error():
         _native.Simulation(json.dumps(c))
 
 
-@requires_simulator
 def test_simulation_lifecycle():
     sim = _native.Simulation(json.dumps(canonical_of(SMALL_TOML)))
     assert sim.end_ns == 2_000_000_000
@@ -94,7 +92,6 @@ def test_simulation_lifecycle():
         sim.finish()
 
 
-@requires_simulator
 def test_simulations_run_in_parallel_threads():
     text = json.dumps(canonical_of(SMALL_TOML))
     results = [None] * 4

@@ -205,7 +205,7 @@ INVALID = {
     ),
     "unknown_controller": (
         _mutate('controller = "reno"', 'controller = "renoo"'),
-        "flows[0].controller: 'renoo' is not a known controller (known: reno)",
+        f"flows[0].controller: 'renoo' is not a known controller (known: {', '.join(_native.controllers())})",
     ),
     "loss_above_one": (
         _mutate("forward = { loss = 1e-2 }", 'forward = { loss = { model = "bernoulli", p = 1.5 } }'),
@@ -217,7 +217,7 @@ INVALID = {
     ),
     "unknown_recovery": (
         _mutate('recovery = "sack"', 'recovery = "fack"'),
-        "flows[1].recovery: 'fack' is not a known recovery (known: reno, newreno, sack)",
+        f"flows[1].recovery: 'fack' is not a known recovery (known: {', '.join(_native.recoveries())})",
     ),
     "bad_unit": (
         _mutate('duration = "2s"', 'duration = "2 fortnights"'),
@@ -232,6 +232,10 @@ INVALID = {
         "flows[1].src: 's9' is not a host (hosts: s0, s1, r0, r1; set topology.pairs for more)",
     ),
     "bad_toml": (_mutate('duration = "2s"', "duration = "), "invalid TOML"),
+    "start_after_end": (
+        _mutate('start = "50ms"', 'start = "3s"'),
+        "flows[1].start: 3 s must be at most the duration (2 s)",
+    ),
     "tcp_range": (
         _mutate("tcp = { sack_blocks = 0 }", "tcp = { sack_blocks = 9 }"),
         "flows[0].tcp.sack_blocks: 9 must be within [0, 6]",

@@ -689,6 +689,12 @@ class Scenario(_Model):
                 if name in names:
                     raise FieldError(f"is already the name of {names[name]}", (table, i, "name"), name)
                 names[name] = f"{table}[{i}]"
+                if f.start > self.duration:
+                    raise FieldError(
+                        f"must be at most the duration ({format_duration(self.duration)})",
+                        (table, i, "start"),
+                        _Raw(format_duration(f.start)),
+                    )
                 stop = f.stop
                 if stop is not None and stop <= f.start:
                     raise FieldError(
