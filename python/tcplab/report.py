@@ -587,7 +587,7 @@ def render_report(result: RunResult) -> str:
         parts.append(
             _figure_html(
                 fig,
-                f"Throughput per flow (application bytes delivered in order, bins of {width * 1e3:.0f} ms). {caption_base}.",
+                f"Throughput per flow (application bytes delivered in order, bins of {width * 1e3:.0f} ms; a bar above the bottleneck rate is data held out of order and released when a hole was repaired). {caption_base}.",
                 "throughput vs time",
             )
         )
