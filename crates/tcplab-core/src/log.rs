@@ -33,14 +33,18 @@ pub struct SenderCounters {
 /// Receiver-side counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReceiverCounters {
+    /// Every data segment that arrived (duplicates and dropped ones included).
     pub segments_received: u64,
+    /// Payload bytes of every segment that arrived.
     pub bytes_received: u64,
     /// Segments whose every byte had already arrived: unnecessary retransmissions.
     pub duplicate_segments: u64,
-    /// Segments that arrived above a hole.
+    /// Segments that arrived above a hole (with new data; duplicates count only above).
     pub out_of_order_segments: u64,
+    /// Segments dropped because they start at or beyond the advertised window's right edge.
+    pub out_of_window_segments: u64,
     pub acks_sent: u64,
-    /// Bytes delivered in order to the application.
+    /// Bytes delivered in order to the application (equals the cumulative ACK point).
     pub bytes_delivered: u64,
 }
 

@@ -1,41 +1,323 @@
 //! The receiving side of a bulk transfer, as a sans-IO state machine.
-//! (Being written: see the receiver task.)
+//!
+//! Verbs: `on_segment(now, seg)` feeds a data segment, `poll_transmit(now)` yields the
+//! acknowledgment that is due (at most one: ACKs owed by several segments before a poll are
+//! coalesced, so poll after every segment to get one ACK per segment), `poll_timeout()` says
+//! when `on_timeout(now)` is due (the delayed-ACK timer), and `read()` hands the in-order
+//! bytes to the application. No payload is carried: the receiver tracks byte ranges only.
+//!
+//! Rules:
+//! - Cumulative ACKs; data above `rcv_nxt` is held as disjoint, non-adjacent byte ranges.
+//! - Delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2) when `cfg.delayed_ack`: an ACK every
+//!   `cfg.ack_every` full-sized in-order segments, otherwise `cfg.delayed_ack_timeout` after
+//!   the first unacknowledged segment. An ACK is immediate for a segment above `rcv_nxt`, one
+//!   that fills all or part of a hole, a duplicate, a segment beyond the window and a CE mark.
+//! - SACK (RFC 2018 §4): the first block holds the most recently received segment (when it
+//!   lies above `rcv_nxt`), the other held blocks follow by recency of their latest segment
+//!   (each block once, none at or below `rcv_nxt`), up to `cfg.sack_blocks`.
+//! - Timestamps (RFC 7323 §4.3): TS.Recent takes `SEG.TSval` when `SEG.TSval >= TS.Recent`
+//!   and `SEG.SEQ <= Last.ACK.sent`; every ACK echoes TS.Recent. PAWS is not applied
+//!   (sequence numbers never wrap and there are no earlier incarnations).
+//! - The application reads at once, so the advertised window is always `cfg.rcv_buf`; bytes
+//!   at or beyond `rcv_nxt + rcv_buf` are not accepted (a segment is trimmed to the window,
+//!   one starting beyond it is dropped and answered with an ACK, RFC 9293 §3.10.7.4).
+//! - ECN (RFC 3168 §6.1.3): after a CE mark every ACK carries ECE until a CWR arrives.
+
+use std::collections::BTreeMap;
 
 use crate::log::ReceiverCounters;
-use crate::{AckSegment, DataSegment, Seq, TcpConfig, Time};
+use crate::{AckSegment, DataSegment, SackBlock, SackList, Seq, TcpConfig, Time, MAX_SACK_BLOCKS};
+
+/// A block of data held above `rcv_nxt`.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    /// One past its last byte.
+    end: u64,
+    /// When a segment last arrived in it (a key of `Receiver::recency`).
+    stamp: u64,
+}
 
 pub struct Receiver {
-    _cfg: TcpConfig,
+    cfg: TcpConfig,
+    /// SACK blocks per ACK (clamped to 0..=MAX_SACK_BLOCKS).
+    sack_blocks: usize,
+    /// Next byte expected: everything below it has arrived.
+    rcv_nxt: Seq,
+    /// Everything below it was handed out by `read`.
+    read_nxt: Seq,
+    /// Data held above `rcv_nxt`, by first byte. Disjoint and non-adjacent, every start above
+    /// `rcv_nxt`.
+    ooo: BTreeMap<u64, Held>,
+    /// The held blocks by recency stamp (stamp -> start): the SACK order. Same blocks as `ooo`.
+    recency: BTreeMap<u64, u64>,
+    /// Next recency stamp.
+    stamp: u64,
+    /// RFC 7323 TS.Recent.
+    ts_recent: Option<Time>,
+    /// RFC 7323 Last.ACK.sent: the cumulative ACK of the latest ACK sent.
+    last_ack_sent: Seq,
+    /// An ACK is due now.
+    ack_due: bool,
+    /// Full-sized in-order segments not yet acknowledged.
+    full_unacked: u32,
+    /// Delayed-ACK timer.
+    delack_deadline: Option<Time>,
+    /// ECN-Echo owed on every ACK until CWR.
+    ece: bool,
+    counters: ReceiverCounters,
 }
 
 impl Receiver {
     pub fn new(cfg: &TcpConfig) -> Self {
-        Receiver { _cfg: cfg.clone() }
+        Receiver {
+            cfg: cfg.clone(),
+            sack_blocks: (cfg.sack_blocks as usize).min(MAX_SACK_BLOCKS),
+            rcv_nxt: Seq(0),
+            read_nxt: Seq(0),
+            ooo: BTreeMap::new(),
+            recency: BTreeMap::new(),
+            stamp: 0,
+            ts_recent: None,
+            last_ack_sent: Seq(0),
+            ack_due: false,
+            full_unacked: 0,
+            delack_deadline: None,
+            ece: false,
+            counters: ReceiverCounters::default(),
+        }
     }
+
     /// A data segment arrived.
-    pub fn on_segment(&mut self, _now: Time, _seg: &DataSegment) {
-        todo!("receiver")
+    pub fn on_segment(&mut self, now: Time, seg: &DataSegment) {
+        self.counters.segments_received += 1;
+        self.counters.bytes_received += seg.len as u64;
+
+        // RFC 7323 §4.3 (3): segments above a hole do not update TS.Recent, a hole filler does.
+        if let (true, Some(tsv)) = (self.cfg.timestamps, seg.ts_val) {
+            if seg.seq <= self.last_ack_sent && self.ts_recent.is_none_or(|r| tsv >= r) {
+                self.ts_recent = Some(tsv);
+            }
+        }
+        // RFC 3168 §6.1.3: CWR ends the echo; CE (in the same segment too) starts it again.
+        if self.cfg.ecn {
+            if seg.cwr {
+                self.ece = false;
+            }
+            if seg.ce {
+                self.ece = true;
+                self.ack_due = true;
+            }
+        }
+        if seg.len == 0 {
+            return; // carries no data and owes no acknowledgment
+        }
+
+        let right_edge = self.rcv_nxt.0.saturating_add(self.cfg.rcv_buf);
+        let start = seg.seq.0;
+        if start >= right_edge {
+            self.counters.out_of_window_segments += 1;
+            self.ack_due = true;
+            return;
+        }
+        let end = start.saturating_add(seg.len as u64).min(right_edge);
+        let from = start.max(self.rcv_nxt.0);
+        if from >= end || self.holds(from, end) {
+            // Every byte (inside the window) had arrived already.
+            self.counters.duplicate_segments += 1;
+            self.ack_due = true;
+            if from < end {
+                self.touch(from);
+            }
+            return;
+        }
+
+        if from == self.rcv_nxt.0 {
+            let fills_hole = !self.ooo.is_empty();
+            self.advance(end);
+            if fills_hole || !self.cfg.delayed_ack {
+                self.ack_due = true;
+            } else {
+                self.delay_ack(now, seg.len);
+            }
+        } else {
+            self.counters.out_of_order_segments += 1;
+            self.insert(from, end);
+            self.ack_due = true;
+        }
     }
+
+    /// Delayed-ACK bookkeeping for an in-order segment that does not force an ACK.
+    fn delay_ack(&mut self, now: Time, len: u32) {
+        // The sender never sends more than one MSS; anything at least that long is full-sized.
+        if len >= self.cfg.mss {
+            self.full_unacked += 1;
+        }
+        if self.full_unacked >= self.cfg.ack_every.max(1) {
+            self.ack_due = true;
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.cfg.delayed_ack_timeout);
+        }
+    }
+
+    /// `[from, end)` lies inside one held block.
+    fn holds(&self, from: u64, end: u64) -> bool {
+        self.ooo
+            .range(..=from)
+            .next_back()
+            .is_some_and(|(_, h)| h.end >= end)
+    }
+
+    /// Registers the held block starting at `start` as the most recent one; returns its stamp.
+    fn new_stamp(&mut self, start: u64) -> u64 {
+        let stamp = self.stamp;
+        self.stamp += 1;
+        self.recency.insert(stamp, start);
+        stamp
+    }
+
+    /// New in-order data up to `end`: moves `rcv_nxt`, swallowing held blocks it reaches.
+    fn advance(&mut self, end: u64) {
+        let mut nxt = end.max(self.rcv_nxt.0);
+        while let Some(e) = self.ooo.first_entry() {
+            if *e.key() > nxt {
+                break;
+            }
+            let h = e.remove();
+            nxt = nxt.max(h.end);
+            self.recency.remove(&h.stamp);
+        }
+        self.counters.bytes_delivered += nxt - self.rcv_nxt.0;
+        self.rcv_nxt = Seq(nxt);
+    }
+
+    /// Holds `[from, end)` (above `rcv_nxt`), merging with overlapping or adjacent blocks;
+    /// the result is the most recent block.
+    fn insert(&mut self, from: u64, end: u64) {
+        let (mut lo, mut hi) = (from, end);
+        if let Some((&s, h)) = self.ooo.range(..=from).next_back() {
+            if h.end >= from {
+                lo = s;
+            }
+        }
+        while let Some((&s, &h)) = self.ooo.range(lo..=hi).next() {
+            self.ooo.remove(&s);
+            self.recency.remove(&h.stamp);
+            hi = hi.max(h.end);
+        }
+        let stamp = self.new_stamp(lo);
+        self.ooo.insert(lo, Held { end: hi, stamp });
+    }
+
+    /// A duplicate arrived inside the held block containing byte `at`: it becomes the most
+    /// recent block.
+    fn touch(&mut self, at: u64) {
+        if let Some((&s, &h)) = self.ooo.range(..=at).next_back() {
+            if h.end > at {
+                self.recency.remove(&h.stamp);
+                let stamp = self.new_stamp(s);
+                self.ooo.insert(s, Held { end: h.end, stamp });
+            }
+        }
+    }
+
+    fn sack_list(&self) -> SackList {
+        self.recency
+            .values()
+            .rev()
+            .take(self.sack_blocks)
+            .map(|&s| SackBlock {
+                start: Seq(s),
+                end: Seq(self.ooo.get(&s).map_or(s, |h| h.end)),
+            })
+            .collect()
+    }
+
     /// The next acknowledgment to send, if one is due now.
     pub fn poll_transmit(&mut self, _now: Time) -> Option<AckSegment> {
-        todo!("receiver")
+        if !self.ack_due {
+            return None;
+        }
+        self.ack_due = false;
+        self.delack_deadline = None;
+        self.full_unacked = 0;
+        self.last_ack_sent = self.rcv_nxt;
+        self.counters.acks_sent += 1;
+        Some(AckSegment {
+            ack: self.rcv_nxt,
+            sack: self.sack_list(),
+            ts_ecr: if self.cfg.timestamps {
+                self.ts_recent
+            } else {
+                None
+            },
+            window: self.cfg.rcv_buf,
+            ece: self.ece,
+        })
     }
+
     /// When `on_timeout` is due (the delayed-ACK timer).
     pub fn poll_timeout(&self) -> Option<Time> {
-        todo!("receiver")
+        self.delack_deadline
     }
-    pub fn on_timeout(&mut self, _now: Time) {
-        todo!("receiver")
+
+    /// The delayed-ACK timer expired (call at or after `poll_timeout`; early calls do
+    /// nothing): an ACK becomes due.
+    pub fn on_timeout(&mut self, now: Time) {
+        if self.delack_deadline.is_some_and(|d| d <= now) {
+            self.delack_deadline = None;
+            self.ack_due = true;
+        }
     }
+
     /// Next in-order bytes for the application, `(first byte, length)`, each byte once.
     pub fn read(&mut self) -> Option<(Seq, u64)> {
-        todo!("receiver")
+        if self.read_nxt >= self.rcv_nxt {
+            return None;
+        }
+        let first = self.read_nxt;
+        self.read_nxt = self.rcv_nxt;
+        Some((first, self.rcv_nxt - first))
     }
+
     /// Next byte expected (the cumulative ACK point).
     pub fn rcv_nxt(&self) -> Seq {
-        todo!("receiver")
+        self.rcv_nxt
     }
+
     pub fn counters(&self) -> &ReceiverCounters {
-        todo!("receiver")
+        &self.counters
+    }
+
+    /// An acknowledgment is due: `poll_transmit` will return it.
+    pub fn ack_pending(&self) -> bool {
+        self.ack_due
+    }
+
+    /// RFC 7323 TS.Recent: the timestamp the next ACK echoes.
+    pub fn ts_recent(&self) -> Option<Time> {
+        self.ts_recent
+    }
+
+    /// RFC 7323 Last.ACK.sent: the cumulative ACK of the latest ACK sent.
+    pub fn last_ack_sent(&self) -> Seq {
+        self.last_ack_sent
+    }
+
+    /// ECN-Echo is set on ACKs (a CE mark not yet answered by CWR).
+    pub fn ece(&self) -> bool {
+        self.ece
+    }
+
+    /// The advertised window in bytes (constant: the application reads at once).
+    pub fn window(&self) -> u64 {
+        self.cfg.rcv_buf
+    }
+
+    /// Data held above `rcv_nxt`, in sequence order.
+    pub fn held_blocks(&self) -> impl Iterator<Item = SackBlock> + '_ {
+        self.ooo.iter().map(|(&s, h)| SackBlock {
+            start: Seq(s),
+            end: Seq(h.end),
+        })
     }
 }

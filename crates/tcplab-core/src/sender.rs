@@ -6,7 +6,10 @@
 //! from a [`LossRecovery`]; the sender owns the [`Scoreboard`], the RTT estimator, the
 //! retransmission timer, the counters and the event log.
 
-use crate::cc::{self, AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind};
+use crate::cc::{
+    self, AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind,
+    CrossLayerReport,
+};
 use crate::log::{Event, LogRecord, SenderCounters, WindowReason};
 use crate::recovery::{self, AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
@@ -205,7 +208,12 @@ impl Sender {
             Default::default()
         };
         let mut sacked = 0;
-        for b in &ack.sack {
+        let sack_blocks = if self.rec.uses_sack() {
+            ack.sack.as_slice()
+        } else {
+            &[]
+        };
+        for b in sack_blocks {
             if b.end > ack.ack {
                 sacked += self.sb.sack(b.start.max(ack.ack), b.end);
             }
@@ -339,6 +347,12 @@ impl Sender {
             latest_rtt: self.rtt.latest(),
             min_rtt: self.rtt.min_rtt(),
         }
+    }
+
+    /// A cross-layer report from a lossy hop (see [`CrossLayerReport`]): handed to the
+    /// controller as is. Controllers that do not use such reports ignore it.
+    pub fn on_cross_layer(&mut self, report: &CrossLayerReport) {
+        self.cc.on_cross_layer(report);
     }
 
     /// When `on_timeout` is due.

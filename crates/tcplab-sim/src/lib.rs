@@ -1,8 +1,31 @@
 //! tcplab-sim: a packet-level discrete-event simulator for tcplab-core endpoints.
+//!
+//! One concept per module: [`engine`] (event queue, lazy timers), [`rng`] (seeded streams),
+//! [`packet`] (packets, header model, pool), [`queue`] (disciplines), [`loss`] (random loss
+//! models), [`link`] (one link direction), [`node`] (nodes, routing), [`topology`] (preset
+//! expansion), [`network`] (packets hop by hop), [`flow`] (TCP transfers), [`app`] (UDP CBR),
+//! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
+//! rows), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver).
 
+pub mod app;
+pub mod builder;
+pub mod conservation;
+pub mod engine;
+pub mod flow;
+pub mod link;
+pub mod loss;
+pub mod network;
+pub mod node;
+pub mod packet;
+pub mod queue;
 pub mod results;
+pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod summary;
+pub mod topology;
+pub mod trace;
+pub mod validate;
 
 pub use results::Results;
 pub use scenario::Scenario;

@@ -1,8 +1,30 @@
-//! The simulation driver. (Being written: see the simulator task.)
+//! The simulation driver: builds the network and the flows from a validated scenario, runs
+//! the event loop, and lets endpoints react to what arrives.
+//!
+//! After every interaction with an endpoint (a segment delivered, a timer, start or stop)
+//! the driver drains `poll_transmit` until None, hands each segment to the network, and
+//! re-arms the endpoint's lazy timer (see [`TimerSlot`]): one event per endpoint is
+//! outstanding in the usual case, and a timer event that fires before the endpoint's
+//! (since moved) deadline just re-arms it.
+//!
+//! The run ends at the scenario's duration (events at exactly that time still run), or
+//! earlier, right after the event that leaves nothing to wait for: every TCP flow with a
+//! byte count or a stop time has finished (all its data acknowledged), no TCP flow is
+//! unlimited, and every UDP source has reached its stop time. Packets still in the network
+//! then are counted as in flight.
 
+use crate::app::UdpFlow;
+use crate::engine::{EventQueue, TimerSlot};
+use crate::flow::{FlowPackets, TcpFlow};
+use crate::network::{Delivery, NetEvent, Network};
+use crate::packet::{ack_wire_size, data_wire_size, Packet, Payload};
+use crate::results::RunStats;
+use crate::scenario::SeriesMode;
+use crate::trace::{FlowSample, Recorder};
+use crate::{conservation, summary, topology, validate};
 use crate::{Results, Scenario};
 use std::fmt;
-use tcplab_core::Time;
+use tcplab_core::{Dur, LogRecord, Receiver, Sender, Time};
 
 /// Why a scenario cannot run; the message names the field, the value and what is allowed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,38 +37,381 @@ impl fmt::Display for SimError {
 }
 impl std::error::Error for SimError {}
 
-pub struct Simulation {}
+/// Everything the driver schedules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Net(NetEvent),
+    /// Lazy timer of TCP flow `i`'s sender / receiver.
+    SenderTimer(u32),
+    ReceiverTimer(u32),
+    TcpStart(u32),
+    TcpStop(u32),
+    /// UDP flow `i` sends its next packet.
+    UdpSend(u32),
+    UdpStop(u32),
+    /// Interval sampling of series.
+    Sample,
+}
+
+impl From<NetEvent> for Event {
+    fn from(e: NetEvent) -> Self {
+        Event::Net(e)
+    }
+}
+
+pub struct Simulation {
+    now: Time,
+    end: Time,
+    done: bool,
+    events: EventQueue<Event>,
+    net: Network,
+    tcp: Vec<TcpFlow>,
+    udp: Vec<UdpFlow>,
+    rec: Recorder,
+    /// Flows that keep the run going: bounded TCP flows not finished, UDP sources with a stop
+    /// time not yet stopped, and every unbounded flow.
+    running: usize,
+    interval: Dur,
+    log_buf: Vec<LogRecord>,
+}
 
 impl Simulation {
     /// Validates the scenario and builds the network, flows and random streams.
-    pub fn new(_scenario: &Scenario) -> Result<Self, SimError> {
-        todo!("simulator")
+    pub fn new(s: &Scenario) -> Result<Self, SimError> {
+        s.validate()?;
+        let mut errs = Vec::new();
+        let layout = topology::expand(&s.topology, &mut errs);
+        debug_assert!(errs.is_empty(), "validated: {errs:?}");
+        let mut net = Network::new(&layout, s.seed, s.flows.len(), s.udp.len());
+        net.set_every_departure(s.trace.series == SeriesMode::Change);
+        let node = |name: &str| layout.node(name).expect("validated node name");
+        let start = |d: Dur| Time::ZERO + d;
+        let mut events = EventQueue::new();
+
+        let mut tcp = Vec::with_capacity(s.flows.len());
+        for (i, f) in s.flows.iter().enumerate() {
+            let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
+            let mut sender = Sender::build(cfg, &f.controller, &f.recovery, f.bytes)
+                .map_err(|e| SimError(validate::flow_config_error(&format!("flows[{i}]"), e)))?;
+            sender.set_logging(s.trace.events);
+            events.push(start(f.start), Event::TcpStart(i as u32));
+            if let Some(stop) = f.stop {
+                events.push(start(stop), Event::TcpStop(i as u32));
+            }
+            tcp.push(TcpFlow {
+                name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+                src: node(&f.src),
+                dst: node(&f.dst),
+                controller: f.controller.name.clone(),
+                recovery: f.recovery.name.clone(),
+                start: start(f.start),
+                stop: f.stop.map(start),
+                bytes: f.bytes,
+                sender,
+                receiver: Receiver::new(cfg),
+                sender_timer: TimerSlot::default(),
+                receiver_timer: TimerSlot::default(),
+                finished_at: None,
+                delivered: 0,
+                read_total: 0,
+                packets: FlowPackets::default(),
+                read_violations: Vec::new(),
+            });
+        }
+        let mut udp = Vec::with_capacity(s.udp.len());
+        for (i, u) in s.udp.iter().enumerate() {
+            events.push(start(u.start), Event::UdpSend(i as u32));
+            if let Some(stop) = u.stop {
+                events.push(start(stop), Event::UdpStop(i as u32));
+            }
+            udp.push(UdpFlow {
+                name: u.name.clone().unwrap_or_else(|| format!("udp{i}")),
+                src: node(&u.src),
+                dst: node(&u.dst),
+                rate: u.rate,
+                packet_size: u.packet_size,
+                start: start(u.start),
+                stop: u.stop.map(start),
+                next: 0,
+                stopped: false,
+                received: 0,
+                received_bytes: 0,
+            });
+        }
+        if s.trace.series == SeriesMode::Interval {
+            events.push(Time::ZERO, Event::Sample);
+        }
+        let running = tcp.len() + udp.len();
+        Ok(Simulation {
+            now: Time::ZERO,
+            end: start(s.duration),
+            done: running == 0,
+            events,
+            rec: Recorder::new(&s.trace, tcp.len()),
+            net,
+            tcp,
+            udp,
+            running,
+            interval: s.trace.interval,
+            log_buf: Vec::new(),
+        })
     }
+
     /// Processes every event up to and including `t` (capped at the end of the run).
-    pub fn run_until(&mut self, _t: Time) {
-        todo!("simulator")
+    pub fn run_until(&mut self, t: Time) {
+        let limit = t.min(self.end);
+        while !self.done {
+            let Some((at, ev)) = self.events.pop_until(limit) else {
+                break;
+            };
+            self.now = at;
+            self.dispatch(ev);
+            if self.running == 0 {
+                self.done = true;
+            }
+        }
+        if !self.done {
+            self.now = self.now.max(limit);
+            if self.now >= self.end {
+                self.done = true;
+            }
+        }
     }
+
     /// Simulated time reached so far.
     pub fn now(&self) -> Time {
-        todo!("simulator")
+        self.now
     }
     /// When the run ends (the scenario's duration).
     pub fn end_time(&self) -> Time {
-        todo!("simulator")
+        self.end
     }
     /// The run is over: end time reached, or every flow finished and nothing is pending.
     pub fn is_done(&self) -> bool {
-        todo!("simulator")
+        self.done
     }
+
     /// Ends the run: summaries, conservation check, columns.
     pub fn finish(self) -> Results {
-        todo!("simulator")
+        let end = self.now;
+        let net = &self.net;
+        let flows = self
+            .tcp
+            .iter()
+            .enumerate()
+            .map(|(i, f)| summary::tcp_flow(net, i, f, end))
+            .collect();
+        let udp = self
+            .udp
+            .iter()
+            .enumerate()
+            .map(|(i, u)| summary::udp_flow(net, i, u, end))
+            .collect();
+        let conservation = conservation::check(net, &self.tcp, &self.udp);
+        let stats = RunStats {
+            sim_time_ns: end.as_nanos(),
+            events: self.events.processed(),
+            transmissions: net.links.iter().map(|l| l.stats_at(end).packets_sent).sum(),
+            peak_pending_events: self.events.peak_len() as u64,
+        };
+        let links = summary::links(net, end);
+        let rec = self.rec;
+        Results {
+            flows,
+            udp,
+            links,
+            series: rec.series,
+            queues: rec.queues,
+            drops: rec.drops,
+            events: rec.events,
+            segments: rec.segments,
+            conservation,
+            stats,
+        }
     }
+
     /// Runs a scenario to the end.
     pub fn run(scenario: &Scenario) -> Result<Results, SimError> {
         let mut s = Simulation::new(scenario)?;
         let end = s.end_time();
         s.run_until(end);
         Ok(s.finish())
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        let now = self.now;
+        match ev {
+            Event::Net(e) => {
+                if let Some(d) = self.net.handle(now, e, &mut self.events, &mut self.rec) {
+                    self.deliver(d);
+                }
+            }
+            Event::SenderTimer(i) => {
+                let f = &mut self.tcp[i as usize];
+                if f.sender_timer.fire(now) {
+                    if f.sender.poll_timeout().is_some_and(|d| d <= now) {
+                        f.sender.on_timeout(now);
+                    }
+                    self.after_sender(i);
+                }
+            }
+            Event::ReceiverTimer(i) => {
+                let f = &mut self.tcp[i as usize];
+                if f.receiver_timer.fire(now) {
+                    if f.receiver.poll_timeout().is_some_and(|d| d <= now) {
+                        f.receiver.on_timeout(now);
+                    }
+                    self.after_receiver(i);
+                }
+            }
+            Event::TcpStart(i) => self.after_sender(i),
+            Event::TcpStop(i) => {
+                self.tcp[i as usize].sender.close();
+                self.after_sender(i);
+            }
+            Event::UdpSend(i) => self.udp_send(i),
+            Event::UdpStop(i) => {
+                let u = &mut self.udp[i as usize];
+                if !u.stopped {
+                    u.stopped = true;
+                    self.running -= 1;
+                }
+            }
+            Event::Sample => self.sample(),
+        }
+    }
+
+    fn deliver(&mut self, d: Delivery) {
+        let now = self.now;
+        let i = d.packet.flow;
+        match &d.packet.payload {
+            Payload::Data(seg) => {
+                let f = &mut self.tcp[i as usize];
+                f.packets.data_delivered += 1;
+                f.receiver.on_segment(now, seg);
+                self.after_receiver(i);
+            }
+            Payload::Ack(ack) => {
+                let f = &mut self.tcp[i as usize];
+                f.packets.acks_delivered += 1;
+                f.sender.on_segment(now, ack);
+                self.after_sender(i);
+            }
+            Payload::Udp(_) => {
+                let u = &mut self.udp[i as usize];
+                u.received += 1;
+                u.received_bytes += d.packet.size as u64;
+            }
+        }
+    }
+
+    /// After any interaction with flow `i`'s sender.
+    fn after_sender(&mut self, i: u32) {
+        let now = self.now;
+        let f = &mut self.tcp[i as usize];
+        while let Some(seg) = f.sender.poll_transmit(now) {
+            self.rec.segment(now, i, &seg);
+            f.packets.data_sent += 1;
+            let p = Packet {
+                flow: i,
+                dst: f.dst,
+                size: data_wire_size(&seg),
+                sent_at: now,
+                payload: Payload::Data(seg),
+            };
+            self.net
+                .send(now, f.src, p, &mut self.events, &mut self.rec);
+        }
+        let deadline = f.sender.poll_timeout().map(|d| d.max(now));
+        if let Some(t) = f.sender_timer.arm(deadline) {
+            self.events.push(t, Event::SenderTimer(i));
+        }
+        if self.rec.events_on {
+            f.sender.drain_log(&mut self.log_buf);
+            self.rec.sender_log(i, &self.log_buf);
+            self.log_buf.clear();
+        }
+        if f.finished_at.is_none() && f.bounded() && f.sender.is_finished() {
+            f.finished_at = Some(now);
+            self.running -= 1;
+        }
+        if self.rec.on_change() {
+            let s = FlowSample::new(&f.sender.snapshot(), f.delivered);
+            self.rec.flow_changed(now, i, s);
+        }
+    }
+
+    /// After any interaction with flow `i`'s receiver.
+    fn after_receiver(&mut self, i: u32) {
+        let now = self.now;
+        let f = &mut self.tcp[i as usize];
+        f.read_all();
+        while let Some(ack) = f.receiver.poll_transmit(now) {
+            f.packets.acks_sent += 1;
+            let p = Packet {
+                flow: i,
+                dst: f.src,
+                size: ack_wire_size(&ack),
+                sent_at: now,
+                payload: Payload::Ack(ack),
+            };
+            self.net
+                .send(now, f.dst, p, &mut self.events, &mut self.rec);
+        }
+        let deadline = f.receiver.poll_timeout().map(|d| d.max(now));
+        if let Some(t) = f.receiver_timer.arm(deadline) {
+            self.events.push(t, Event::ReceiverTimer(i));
+        }
+        if self.rec.on_change() {
+            let s = FlowSample::new(&f.sender.snapshot(), f.delivered);
+            self.rec.flow_changed(now, i, s);
+        }
+    }
+
+    fn udp_send(&mut self, i: u32) {
+        let now = self.now;
+        let u = &mut self.udp[i as usize];
+        if !u.sends_at(now, self.end) {
+            return;
+        }
+        let p = Packet {
+            flow: i,
+            dst: u.dst,
+            size: u.packet_size,
+            sent_at: now,
+            payload: Payload::Udp(u.next),
+        };
+        u.next += 1;
+        let next = u.send_time(u.next);
+        let src = u.src;
+        if u.sends_at(next, self.end) {
+            self.events.push(next, Event::UdpSend(i));
+        }
+        self.net.send(now, src, p, &mut self.events, &mut self.rec);
+    }
+
+    fn sample(&mut self) {
+        let now = self.now;
+        for (i, f) in self.tcp.iter().enumerate() {
+            if f.start <= now {
+                let s = FlowSample::new(&f.sender.snapshot(), f.delivered);
+                self.rec.flow_row(now, i as u32, s);
+            }
+        }
+        for (l, link) in self.net.links.iter().enumerate() {
+            self.rec.queue_row(now, l as u32, link.held_at(now));
+        }
+        let next = now + self.interval;
+        if next <= self.end {
+            self.events.push(next, Event::Sample);
+        }
+    }
+}
+
+#[cfg(test)]
+impl Simulation {
+    /// For tests that check the checks: tamper with the state.
+    pub(crate) fn parts_mut(&mut self) -> (&mut Network, &mut [TcpFlow]) {
+        (&mut self.net, &mut self.tcp)
     }
 }

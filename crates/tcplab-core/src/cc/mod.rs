@@ -7,7 +7,19 @@
 //! start, additive increase, per-ACK vs byte-counting growth) lives in [`window::Window`],
 //! as Linux keeps it in tcp_cong.c.
 
+pub mod areno;
+pub mod bandwidth;
+pub mod cubic;
+pub mod filter;
+pub mod highspeed;
 pub mod reno;
+#[cfg(test)]
+#[allow(dead_code)] // a toolbox: not every test uses every helper
+pub(crate) mod testutil;
+pub mod vegas;
+pub mod veno;
+pub mod venoplus;
+pub mod westwood;
 pub mod window;
 
 use crate::{ConfigError, Dur, Params, Seq, Time};
@@ -77,6 +89,22 @@ pub struct Verdict {
     pub value: f64,
 }
 
+/// A report from a lossy hop over an explicit cross-layer channel (Venoplus): how many of this
+/// connection's frames the hop's MAC dropped, since its previous report, because the received
+/// signal strength fell below the receive threshold (random losses, not buffer overflow).
+///
+/// What the channel assumes: the hop knows which connection a frame belongs to; reports reach
+/// the sender immediately and are never lost (the paper's single-chip cross-layer design, or
+/// the simulator's ground truth); a report counts only losses the hop attributes to the
+/// channel. The network side decides when to report (e.g. at every drop); the sender passes
+/// each report to its controller unchanged (`Sender::on_cross_layer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrossLayerReport {
+    pub now: Time,
+    /// Frames of this connection dropped for low signal strength since the last report.
+    pub random_losses: u32,
+}
+
 /// Window rules of one congestion-control algorithm.
 pub trait CongestionControl: Send {
     /// Registry name, e.g. "reno".
@@ -93,6 +121,9 @@ pub trait CongestionControl: Send {
     fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict;
     /// Loss recovery ended; `cwnd` is what the recovery strategy proposes (usually ssthresh).
     fn on_recovery_exit(&mut self, now: Time, cwnd: u64);
+    /// A cross-layer report from a lossy hop. Only controllers that use such information
+    /// (Venoplus) override this; for the others it is a no-op.
+    fn on_cross_layer(&mut self, _report: &CrossLayerReport) {}
 }
 
 /// What every controller is built from, besides its own parameters.
@@ -122,7 +153,16 @@ impl ControllerSpec {
 }
 
 /// Names `build` accepts.
-pub const CONTROLLERS: &[&str] = &["reno"];
+pub const CONTROLLERS: &[&str] = &[
+    "reno",
+    "veno",
+    "vegas",
+    "westwood",
+    "areno",
+    "highspeed",
+    "cubic",
+    "venoplus",
+];
 
 /// Builds a controller from its registry name.
 pub fn build(
@@ -131,8 +171,45 @@ pub fn build(
 ) -> Result<Box<dyn CongestionControl>, ConfigError> {
     match spec.name.as_str() {
         "reno" => Ok(Box::new(reno::Reno::from_params(ctx, &spec.params)?)),
+        "veno" => Ok(Box::new(veno::Veno::from_params(ctx, &spec.params)?)),
+        "vegas" => Ok(Box::new(vegas::Vegas::from_params(ctx, &spec.params)?)),
+        "westwood" => Ok(Box::new(westwood::Westwood::from_params(
+            ctx,
+            &spec.params,
+        )?)),
+        "areno" => Ok(Box::new(areno::AReno::from_params(ctx, &spec.params)?)),
+        "highspeed" => Ok(Box::new(highspeed::HighSpeed::from_params(
+            ctx,
+            &spec.params,
+        )?)),
+        "cubic" => Ok(Box::new(cubic::Cubic::from_params(ctx, &spec.params)?)),
+        "venoplus" => Ok(Box::new(venoplus::Venoplus::from_params(
+            ctx,
+            &spec.params,
+        )?)),
         other => Err(ConfigError::new(format!(
             "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_controller_builds_and_reports_its_name() {
+        let ctx = CcContext {
+            mss: 1000,
+            initial_cwnd: 2000,
+            initial_ssthresh: u64::MAX,
+            growth: Growth::default(),
+        };
+        for name in CONTROLLERS {
+            let c = build(&ControllerSpec::named(name), &ctx).unwrap();
+            assert_eq!(c.name(), *name);
+        }
+        let e = build(&ControllerSpec::named("nosuch"), &ctx).err().unwrap();
+        assert!(e.0.contains("venoplus") && e.0.contains("cubic"), "{e}");
     }
 }

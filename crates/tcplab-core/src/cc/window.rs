@@ -34,6 +34,8 @@ pub struct Window {
     pub growth: Growth,
     /// Bytes acknowledged since the last whole-MSS increase in congestion avoidance.
     ca_acked: u64,
+    /// Sub-byte remainder of fractional changes made with `add_segments`.
+    frac: f64,
 }
 
 impl Window {
@@ -44,6 +46,7 @@ impl Window {
             mss,
             growth,
             ca_acked: 0,
+            frac: 0.0,
         }
     }
 
@@ -112,6 +115,44 @@ impl Window {
     pub fn set_cwnd(&mut self, cwnd: u64) {
         self.cwnd = cwnd.max(self.mss());
         self.ca_acked = 0;
+        self.frac = 0.0;
+    }
+
+    /// cwnd in segments, fractional.
+    pub fn cwnd_segments(&self) -> f64 {
+        (self.cwnd as f64 + self.frac) / self.mss as f64
+    }
+
+    /// How many "ACKs' worth" of growth one ACK gives: 1 per ACK (BSD), or the number of
+    /// segments it acknowledged (byte counting, RFC 3465, without the slow-start limit).
+    /// Controllers whose increase is written "per ACK" in segments (w += a/w) multiply by it.
+    pub fn ack_weight(&self, acked_bytes: u64) -> f64 {
+        match self.growth {
+            Growth::PerAck => 1.0,
+            Growth::ByteCounting { .. } => acked_bytes as f64 / self.mss as f64,
+        }
+    }
+
+    /// Adds `segs` segments to cwnd (fractional, possibly negative), carrying the sub-byte
+    /// remainder so that many small steps add up exactly. cwnd never drops below one MSS.
+    pub fn add_segments(&mut self, segs: f64) {
+        if !segs.is_finite() {
+            return;
+        }
+        let target = self.cwnd as f64 + self.frac + segs * self.mss as f64;
+        let target = target.max(self.mss as f64);
+        let whole = target.floor();
+        self.cwnd = whole as u64;
+        self.frac = target - whole;
+    }
+
+    /// Sets cwnd to `segs` segments (fractional; at least one MSS).
+    pub fn set_cwnd_segments(&mut self, segs: f64) {
+        let bytes = if segs.is_finite() { segs } else { 1.0 } * self.mss as f64;
+        self.set_cwnd(bytes.max(0.0).floor() as u64);
+        if self.cwnd as f64 <= bytes {
+            self.frac = bytes - self.cwnd as f64;
+        }
     }
 }
 
@@ -178,6 +219,24 @@ mod tests {
         assert_eq!(w.cwnd, 10_000);
         w.grow(&ack(2000));
         assert_eq!(w.cwnd, 11_000);
+    }
+
+    #[test]
+    fn fractional_segments_add_up_exactly() {
+        let mut w = Window::new(1000, 10_000, 5000, Growth::PerAck);
+        for _ in 0..1000 {
+            w.add_segments(0.0001);
+        }
+        assert_eq!(w.cwnd, 10_100);
+        w.add_segments(-0.05);
+        assert_eq!(w.cwnd, 10_050);
+        w.add_segments(-100.0);
+        assert_eq!(w.cwnd, 1000, "never below one MSS");
+        w.set_cwnd_segments(2.5);
+        assert_eq!((w.cwnd, w.cwnd_segments()), (2500, 2.5));
+        assert_eq!(w.ack_weight(3000), 1.0);
+        w.growth = Growth::ByteCounting { limit: 2 };
+        assert_eq!(w.ack_weight(3000), 3.0);
     }
 
     #[test]

@@ -57,6 +57,12 @@ pub trait LossRecovery: Send {
     /// Recovery begins; the controller has just reduced its window to `cwnd`/`ssthresh`.
     /// Marks what is lost and forces the first retransmission.
     fn enter(&mut self, now: Time, cwnd: u64, ssthresh: u64, snd_max: Seq, sb: &mut Scoreboard);
+    /// The strategy reads SACK information: the sender records SACK blocks in the
+    /// scoreboard only for strategies that do (a Reno sender ignores them, so its inflated
+    /// window is compared with FlightSize, as RFC 5681 intends).
+    fn uses_sack(&self) -> bool {
+        false
+    }
     /// The send window during recovery, in bytes.
     fn window(&self) -> u64;
     /// Bytes in the network as this strategy counts them (RFC 6675 pipe by default).

@@ -90,6 +90,9 @@ impl LossRecovery for SackRecovery {
         self.mark_lost(sb);
         sb.force_retransmit(sb.una());
     }
+    fn uses_sack(&self) -> bool {
+        true
+    }
     fn window(&self) -> u64 {
         self.window
     }

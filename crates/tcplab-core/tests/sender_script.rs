@@ -1,0 +1,376 @@
+//! Scripted exchanges with the sender: the test plays the receiver, segment by segment, and
+//! checks what the sender transmits, for each loss-recovery strategy.
+//! Sequence numbers are written in segments (MSS = 1000 bytes) to keep the scripts readable.
+
+use tcplab_core::cc::Growth;
+use tcplab_core::{
+    AckSegment, ControllerSpec, DataSegment, Dur, RecoverySpec, SackBlock, SackList, Sender, Seq,
+    TcpConfig, Time,
+};
+
+const MSS: u64 = 1000;
+
+struct Script {
+    s: Sender,
+    now: Time,
+}
+
+impl Script {
+    fn new(recovery: &str, iw: u32) -> Self {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            initial_cwnd: iw,
+            growth: Growth::PerAck,
+            timestamps: false,
+            rto_min: Dur::from_millis(200),
+            rto_initial: Dur::from_secs(1),
+            ..TcpConfig::default()
+        };
+        let s = Sender::build(
+            &cfg,
+            &ControllerSpec::named("reno"),
+            &RecoverySpec::named(recovery),
+            None,
+        )
+        .unwrap();
+        Script { s, now: Time::ZERO }
+    }
+
+    fn advance(&mut self, ms: u64) {
+        self.now += Dur::from_millis(ms);
+    }
+
+    /// Everything the sender transmits now, as (segment index, retransmission count).
+    fn sent(&mut self) -> Vec<(u64, u8)> {
+        let mut out = Vec::new();
+        while let Some(d) = self.s.poll_transmit(self.now) {
+            assert_eq!(d.len as u64, MSS);
+            out.push(seg(&d));
+        }
+        out
+    }
+
+    /// An ACK for everything below segment `ack`, with SACK blocks in segments.
+    fn ack(&mut self, ack: u64, sack: &[(u64, u64)]) {
+        let sack: SackList = sack
+            .iter()
+            .map(|&(a, b)| SackBlock {
+                start: Seq(a * MSS),
+                end: Seq(b * MSS),
+            })
+            .collect();
+        let a = AckSegment {
+            ack: Seq(ack * MSS),
+            sack,
+            ts_ecr: None,
+            window: 1 << 30,
+            ece: false,
+        };
+        self.s.on_segment(self.now, &a);
+    }
+
+    fn cwnd_segments(&self) -> f64 {
+        self.s.snapshot().cwnd as f64 / MSS as f64
+    }
+    fn ssthresh_segments(&self) -> f64 {
+        self.s.snapshot().ssthresh as f64 / MSS as f64
+    }
+}
+
+fn seg(d: &DataSegment) -> (u64, u8) {
+    (d.seq.0 / MSS, d.retransmission)
+}
+
+fn new(range: std::ops::Range<u64>) -> Vec<(u64, u8)> {
+    range.map(|i| (i, 0)).collect()
+}
+
+/// Sends segments 0..10 with an initial window of 10.
+fn ten_in_flight(recovery: &str) -> Script {
+    let mut t = Script::new(recovery, 10);
+    assert_eq!(t.sent(), new(0..10));
+    t.advance(100);
+    t
+}
+
+#[test]
+fn slow_start_opens_one_segment_per_ack() {
+    let mut t = Script::new("newreno", 2);
+    assert_eq!(t.sent(), new(0..2));
+    t.advance(100);
+    t.ack(1, &[]);
+    assert_eq!(
+        t.sent(),
+        new(2..4),
+        "ACK of one segment releases two (cwnd 2 -> 3)"
+    );
+    t.ack(2, &[]);
+    assert_eq!(t.sent(), new(4..6));
+    assert_eq!(t.cwnd_segments(), 4.0);
+}
+
+#[test]
+fn two_duplicate_acks_do_not_retransmit_the_third_does() {
+    for rec in ["reno", "newreno"] {
+        let mut t = ten_in_flight(rec);
+        t.ack(1, &[]); // segments 0 and 1 arrived; 2 lost
+        t.ack(2, &[]);
+        assert_eq!(t.sent(), new(10..14), "{rec}: cwnd 12 after two ACKs");
+        t.ack(2, &[]);
+        t.ack(2, &[]);
+        assert_eq!(t.sent(), vec![], "{rec}: two dup ACKs are not enough");
+        t.ack(2, &[]);
+        assert_eq!(t.sent(), vec![(2, 1)], "{rec}: fast retransmit of the hole");
+        assert_eq!(t.ssthresh_segments(), 6.0, "{rec}: ssthresh = cwnd/2");
+        assert_eq!(
+            t.cwnd_segments(),
+            9.0,
+            "{rec}: window ssthresh + 3 during recovery"
+        );
+        assert_eq!(t.s.counters().recoveries, 1);
+        assert_eq!(t.s.counters().retransmits_fast, 1);
+    }
+}
+
+#[test]
+fn reno_inflates_per_dup_ack_and_deflates_on_new_ack() {
+    let mut t = ten_in_flight("reno");
+    t.ack(1, &[]);
+    t.ack(2, &[]);
+    assert_eq!(t.sent(), new(10..14)); // 12 outstanding: 2..14
+    for _ in 0..3 {
+        t.ack(2, &[]);
+    }
+    assert_eq!(t.sent(), vec![(2, 1)]);
+    // Window 9 against 12 outstanding: four more dup ACKs bring it to 13 -> one new segment.
+    for _ in 0..3 {
+        t.ack(2, &[]);
+    }
+    assert_eq!(t.sent(), vec![]);
+    t.ack(2, &[]);
+    assert_eq!(t.sent(), new(14..15));
+    assert_eq!(t.cwnd_segments(), 13.0);
+    // The retransmission fills the hole: everything up to 14 is acknowledged.
+    t.advance(100);
+    t.ack(14, &[]);
+    assert_eq!(t.cwnd_segments(), 6.0, "deflated to ssthresh");
+    assert!(!t.s.snapshot().in_recovery);
+    assert_eq!(t.sent(), new(15..20), "6 - 1 outstanding = 5 new segments");
+}
+
+#[test]
+fn reno_leaves_recovery_on_a_partial_ack_newreno_retransmits_the_next_hole() {
+    // Segments 2 and 5 are lost.
+    for (rec, expect) in [("reno", vec![]), ("newreno", vec![(5, 1)])] {
+        let mut t = ten_in_flight(rec);
+        t.ack(1, &[]);
+        t.ack(2, &[]);
+        assert_eq!(t.sent(), new(10..14));
+        for _ in 0..3 {
+            t.ack(2, &[]);
+        }
+        assert_eq!(t.sent(), vec![(2, 1)], "{rec}");
+        t.advance(100);
+        t.ack(5, &[]); // partial ACK: 2,3,4 acknowledged, 5 still missing
+        let sent = t.sent();
+        assert_eq!(
+            sent.iter().filter(|s| s.1 > 0).copied().collect::<Vec<_>>(),
+            expect,
+            "{rec}: retransmissions on the partial ACK"
+        );
+        assert_eq!(t.s.snapshot().in_recovery, rec == "newreno", "{rec}");
+    }
+}
+
+#[test]
+fn newreno_stays_in_recovery_until_recover_point_then_deflates() {
+    let mut t = ten_in_flight("newreno");
+    t.ack(1, &[]);
+    t.ack(2, &[]);
+    assert_eq!(t.sent(), new(10..14));
+    for _ in 0..3 {
+        t.ack(2, &[]);
+    }
+    assert_eq!(t.sent(), vec![(2, 1)]);
+    t.ack(5, &[]);
+    assert!(t.sent().contains(&(5, 1)));
+    // Recovery point is 14 (snd.max at entry). An ACK of 13 is still partial.
+    t.ack(13, &[]);
+    assert!(t.s.snapshot().in_recovery);
+    assert!(
+        t.sent().contains(&(13, 1)),
+        "each partial ACK retransmits the next hole"
+    );
+    t.ack(14, &[]);
+    assert!(!t.s.snapshot().in_recovery);
+    assert_eq!(t.cwnd_segments(), 6.0);
+    assert_eq!(
+        t.s.counters().recoveries,
+        1,
+        "one reduction for three holes"
+    );
+    assert_eq!(t.s.counters().retransmits_recovery, 2);
+}
+
+#[test]
+fn sack_recovery_counts_pipe_and_retransmits_every_hole_in_one_rtt() {
+    // Segments 2 and 5 lost out of 0..10; the receiver SACKs what it holds.
+    let mut t = ten_in_flight("sack");
+    t.ack(1, &[]);
+    t.ack(2, &[]);
+    assert_eq!(t.sent(), new(10..14)); // cwnd 12, 2..14 outstanding
+                                       // SACKed segments leave the pipe, so the first two duplicate ACKs each release a new
+                                       // segment (the effect of RFC 3042 limited transmit, as in Linux).
+    t.ack(2, &[(3, 4)]);
+    t.ack(2, &[(3, 5)]);
+    assert_eq!(t.sent(), new(14..16));
+    t.ack(2, &[(6, 7), (3, 5)]);
+    // Third duplicate ACK: ssthresh = 6, IsLost(2) (3 SACKed above), forced retransmission.
+    // pipe = 14 outstanding - 3 SACKed - 1 lost + 1 retransmitted = 11.
+    assert_eq!(t.sent(), vec![(2, 1)]);
+    assert_eq!(t.s.snapshot().in_flight, 11 * MSS);
+    assert_eq!(t.s.snapshot().cwnd, 6 * MSS);
+    // Segment 5 is lost once 3 segments above it are SACKed, but is sent only when the
+    // pipe falls below cwnd: pipe = 14 - sacked - 2 lost + 1.
+    for end in 8..=11 {
+        t.ack(2, &[(6, end), (3, 5)]);
+        assert_eq!(t.sent(), vec![], "SACK up to {end}");
+    }
+    assert_eq!(t.s.snapshot().in_flight, 6 * MSS);
+    t.ack(2, &[(6, 12), (3, 5)]);
+    assert_eq!(t.sent(), vec![(5, 1)], "lost segments go before new data");
+    assert_eq!(t.s.snapshot().in_flight, 6 * MSS);
+    t.ack(2, &[(6, 13), (3, 5)]);
+    assert_eq!(
+        t.sent(),
+        new(16..17),
+        "then new data, one per segment that left"
+    );
+    t.advance(100);
+    t.ack(13, &[]);
+    assert!(t.s.snapshot().in_recovery, "recovery point is 16");
+    t.ack(16, &[]);
+    assert!(!t.s.snapshot().in_recovery);
+    assert_eq!(t.cwnd_segments(), 6.0);
+    assert_eq!(t.s.counters().recoveries, 1);
+    assert_eq!(t.s.counters().retransmits_recovery, 1);
+    assert_eq!(t.s.counters().timeouts, 0);
+}
+
+#[test]
+fn sack_enters_recovery_when_first_segment_is_lost_even_without_three_dup_acks() {
+    // One ACK reports three SACKed segments above the hole (RFC 6675 IsLost).
+    let mut t = ten_in_flight("sack");
+    t.ack(0, &[(1, 4)]);
+    assert_eq!(t.sent(), vec![(0, 1)]);
+    assert_eq!(t.s.counters().recoveries, 1);
+}
+
+#[test]
+fn rto_backs_off_exponentially_and_resets_on_new_ack() {
+    let mut t = Script::new("newreno", 2);
+    assert_eq!(t.sent(), new(0..2));
+    let d1 = t.s.poll_timeout().unwrap();
+    assert_eq!(d1, Time::from_secs(1), "initial RTO 1 s");
+    t.now = d1;
+    t.s.on_timeout(t.now);
+    assert_eq!(t.cwnd_segments(), 1.0);
+    assert_eq!(t.ssthresh_segments(), 2.0, "max(cwnd/2, 2)");
+    assert_eq!(
+        t.sent(),
+        vec![(0, 1)],
+        "go back: one segment, the first unacknowledged"
+    );
+    let d2 = t.s.poll_timeout().unwrap();
+    assert_eq!(d2 - d1, Dur::from_secs(2), "backed off to 2 s");
+    t.now = d2;
+    t.s.on_timeout(t.now);
+    assert_eq!(t.sent(), vec![(0, 2)]);
+    let d3 = t.s.poll_timeout().unwrap();
+    assert_eq!(d3 - d2, Dur::from_secs(4));
+    // An early call does nothing.
+    t.s.on_timeout(d3 - Dur::from_millis(1));
+    assert_eq!(t.s.counters().timeouts, 2);
+    // The ACK of the retransmission: Karn's rule gives no sample, but the timer restarts
+    // from the backed-off value; the next segment is sent in slow start.
+    t.advance(50);
+    t.ack(1, &[]);
+    assert_eq!(
+        t.sent(),
+        vec![(1, 1), (2, 0)],
+        "segment 1 was declared lost too"
+    );
+    assert_eq!(t.s.rtt().backoff(), 2, "no valid RTT sample yet (Karn)");
+    assert_eq!(t.s.counters().retransmits_timeout, 3);
+}
+
+#[test]
+fn dup_acks_after_a_timeout_do_not_start_a_second_reduction() {
+    // RFC 6582 step 2: duplicate ACKs for data sent before the timeout don't retrigger.
+    for rec in ["newreno", "sack"] {
+        let mut t = ten_in_flight(rec);
+        let d = t.s.poll_timeout().unwrap();
+        t.now = d;
+        t.s.on_timeout(t.now);
+        assert_eq!(t.sent(), vec![(0, 1)]);
+        for _ in 0..4 {
+            t.ack(0, &[]);
+        }
+        assert_eq!(t.s.counters().recoveries, 0, "{rec}");
+    }
+}
+
+#[test]
+fn receive_window_limits_new_data() {
+    let mut t = Script::new("newreno", 10);
+    let a = AckSegment {
+        ack: Seq(0),
+        sack: SackList::new(),
+        ts_ecr: None,
+        window: 3 * MSS,
+        ece: false,
+    };
+    t.s.on_segment(t.now, &a);
+    assert_eq!(t.sent(), new(0..3));
+}
+
+#[test]
+fn finite_transfer_ends_with_a_short_segment() {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        initial_cwnd: 10,
+        ..TcpConfig::default()
+    };
+    let mut s = Sender::build(
+        &cfg,
+        &ControllerSpec::named("reno"),
+        &RecoverySpec::named("newreno"),
+        Some(2500),
+    )
+    .unwrap();
+    let segs: Vec<DataSegment> = std::iter::from_fn(|| s.poll_transmit(Time::ZERO)).collect();
+    assert_eq!(
+        segs.iter().map(|d| d.len).collect::<Vec<_>>(),
+        [1000, 1000, 500]
+    );
+    assert!(!s.is_finished());
+    let a = AckSegment {
+        ack: Seq(2500),
+        sack: SackList::new(),
+        ts_ecr: Some(Time::ZERO),
+        window: 1 << 20,
+        ece: false,
+    };
+    s.on_segment(Time::from_millis(10), &a);
+    assert!(s.is_finished());
+    assert_eq!(
+        s.poll_timeout(),
+        None,
+        "timer stopped when all is acknowledged"
+    );
+    assert_eq!(
+        s.rtt().srtt(),
+        Some(Dur::from_millis(10)),
+        "timestamp RTT sample"
+    );
+}

@@ -1,0 +1,229 @@
+//! Shorthands for building scenarios in Rust (tests, benchmarks) without JSON.
+//!
+//! ```
+//! use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
+//! use tcplab_sim::scenario::{Buffer, Duplex, LinkDir, TcpFlowSpec};
+//! use tcplab_core::Dur;
+//!
+//! let bottleneck = Duplex::symmetric(LinkDir::new(10_000_000, Dur::from_millis(20), Buffer::Packets(50)));
+//! let access = Duplex::symmetric(LinkDir::new(100_000_000, Dur::from_millis(1), Buffer::Packets(1000)));
+//! let scenario = ScenarioBuilder::new("example", dumbbell(2, bottleneck, access))
+//!     .duration(Dur::from_secs(10))
+//!     .flow(TcpFlowSpec::bulk("s0", "r0"))
+//!     .flow(TcpFlowSpec::bulk("s1", "r1").recovery("sack"))
+//!     .build();
+//! assert_eq!(scenario.flows.len(), 2);
+//! ```
+
+use crate::scenario::{
+    Buffer, Dumbbell, Duplex, Explicit, LinkDir, LinkSpec, LossSpec, NodeKind, NodeSpec, QueueSpec,
+    Scenario, SeriesMode, TcpFlowSpec, Topology, TraceSpec, UdpFlowSpec,
+};
+use tcplab_core::{ControllerSpec, Dur, RecoverySpec, TcpConfig};
+
+impl LinkDir {
+    /// A drop-tail, loss-free direction.
+    pub fn new(rate_bps: u64, delay: Dur, buffer: Buffer) -> Self {
+        LinkDir {
+            rate: rate_bps,
+            delay,
+            buffer,
+            queue: QueueSpec::DropTail,
+            loss: LossSpec::None,
+        }
+    }
+    /// Bernoulli loss with probability `p` per packet.
+    pub fn bernoulli(mut self, p: f64) -> Self {
+        self.loss = LossSpec::Bernoulli { p };
+        self
+    }
+    pub fn loss(mut self, loss: LossSpec) -> Self {
+        self.loss = loss;
+        self
+    }
+}
+
+impl Duplex {
+    pub fn new(forward: LinkDir, reverse: LinkDir) -> Self {
+        Duplex { forward, reverse }
+    }
+    /// Both directions alike.
+    pub fn symmetric(dir: LinkDir) -> Self {
+        Duplex {
+            forward: dir.clone(),
+            reverse: dir,
+        }
+    }
+}
+
+/// A dumbbell of `pairs` sender/receiver pairs whose access links are all `access`.
+pub fn dumbbell(pairs: u32, bottleneck: Duplex, access: Duplex) -> Topology {
+    Topology::Dumbbell(Dumbbell {
+        pairs,
+        bottleneck,
+        sender_access: vec![access.clone()],
+        receiver_access: vec![access],
+    })
+}
+
+/// An explicit topology from `(name, kind)` nodes and `(from, to, duplex)` links.
+pub fn explicit(nodes: &[(&str, NodeKind)], links: Vec<(&str, &str, Duplex)>) -> Topology {
+    Topology::Explicit(Explicit {
+        nodes: nodes
+            .iter()
+            .map(|&(name, kind)| NodeSpec {
+                name: name.into(),
+                kind,
+            })
+            .collect(),
+        links: links
+            .into_iter()
+            .map(|(from, to, d)| LinkSpec {
+                from: from.into(),
+                to: to.into(),
+                forward: d.forward,
+                reverse: d.reverse,
+            })
+            .collect(),
+    })
+}
+
+impl TraceSpec {
+    /// Record nothing but summaries (what benchmarks and long tests want).
+    pub fn off() -> Self {
+        TraceSpec {
+            series: SeriesMode::Off,
+            interval: Dur::from_millis(10),
+            events: false,
+            segments: false,
+            drops: false,
+        }
+    }
+    /// Record everything, series on change.
+    pub fn all() -> Self {
+        TraceSpec::default()
+    }
+}
+
+impl TcpFlowSpec {
+    /// An unlimited bulk transfer from `src` to `dst` with Reno window rules and NewReno
+    /// recovery, starting at 0.
+    pub fn bulk(src: &str, dst: &str) -> Self {
+        TcpFlowSpec {
+            name: None,
+            src: src.into(),
+            dst: dst.into(),
+            controller: ControllerSpec::named("reno"),
+            recovery: RecoverySpec::named("newreno"),
+            start: Dur::ZERO,
+            bytes: None,
+            stop: None,
+            tcp: None,
+        }
+    }
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    pub fn controller(mut self, name: &str) -> Self {
+        self.controller = ControllerSpec::named(name);
+        self
+    }
+    pub fn recovery(mut self, name: &str) -> Self {
+        self.recovery = RecoverySpec::named(name);
+        self
+    }
+    pub fn bytes(mut self, n: u64) -> Self {
+        self.bytes = Some(n);
+        self
+    }
+    pub fn start(mut self, t: Dur) -> Self {
+        self.start = t;
+        self
+    }
+    pub fn stop(mut self, t: Dur) -> Self {
+        self.stop = Some(t);
+        self
+    }
+    pub fn tcp(mut self, cfg: TcpConfig) -> Self {
+        self.tcp = Some(cfg);
+        self
+    }
+}
+
+impl UdpFlowSpec {
+    /// A CBR source of `rate_bps` (wire bits) in packets of `packet_size` wire bytes.
+    pub fn cbr(src: &str, dst: &str, rate_bps: u64, packet_size: u32) -> Self {
+        UdpFlowSpec {
+            name: None,
+            src: src.into(),
+            dst: dst.into(),
+            rate: rate_bps,
+            packet_size,
+            start: Dur::ZERO,
+            stop: None,
+        }
+    }
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    pub fn start(mut self, t: Dur) -> Self {
+        self.start = t;
+        self
+    }
+    pub fn stop(mut self, t: Dur) -> Self {
+        self.stop = Some(t);
+        self
+    }
+}
+
+/// Builds a [`Scenario`]: seed 1, 10 s, default TCP settings, full tracing unless changed.
+pub struct ScenarioBuilder {
+    s: Scenario,
+}
+
+impl ScenarioBuilder {
+    pub fn new(name: &str, topology: Topology) -> Self {
+        ScenarioBuilder {
+            s: Scenario {
+                name: name.into(),
+                description: String::new(),
+                seed: 1,
+                duration: Dur::from_secs(10),
+                topology,
+                tcp: TcpConfig::default(),
+                flows: Vec::new(),
+                udp: Vec::new(),
+                trace: TraceSpec::default(),
+            },
+        }
+    }
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.s.seed = seed;
+        self
+    }
+    pub fn duration(mut self, d: Dur) -> Self {
+        self.s.duration = d;
+        self
+    }
+    pub fn tcp(mut self, cfg: TcpConfig) -> Self {
+        self.s.tcp = cfg;
+        self
+    }
+    pub fn flow(mut self, f: TcpFlowSpec) -> Self {
+        self.s.flows.push(f);
+        self
+    }
+    pub fn udp(mut self, f: UdpFlowSpec) -> Self {
+        self.s.udp.push(f);
+        self
+    }
+    pub fn trace(mut self, t: TraceSpec) -> Self {
+        self.s.trace = t;
+        self
+    }
+    pub fn build(self) -> Scenario {
+        self.s
+    }
+}

@@ -1,0 +1,167 @@
+//! The event queue: a binary heap ordered by `(time, sequence number)`, so events due at the
+//! same instant run in the order they were scheduled (FIFO ties). Every simulation owns its
+//! queue; nothing here is global, so many simulations can run in one process or in parallel
+//! threads.
+//!
+//! Also the lazy-timer bookkeeping ([`TimerSlot`]) the driver uses for endpoint timers: one
+//! outstanding event per endpoint in the common case, stale events recognised on arrival.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use tcplab_core::Time;
+
+/// One scheduled event. Ordered so that the *earliest* `(time, seq)` is the heap's maximum.
+struct Entry<E> {
+    time: Time,
+    seq: u64,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap and we want the smallest (time, seq) on top.
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// Pending events of one simulation.
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    next_seq: u64,
+    peak: usize,
+    popped: u64,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> EventQueue<E> {
+    pub fn new() -> Self {
+        EventQueue {
+            heap: BinaryHeap::new(),
+            next_seq: 0,
+            peak: 0,
+            popped: 0,
+        }
+    }
+
+    /// Schedules `event` at `time`; among events at one time, earlier calls run first.
+    pub fn push(&mut self, time: Time, event: E) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry { time, seq, event });
+        self.peak = self.peak.max(self.heap.len());
+    }
+
+    /// Time of the next event, if any.
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.time)
+    }
+
+    /// Removes and returns the next event.
+    pub fn pop(&mut self) -> Option<(Time, E)> {
+        let e = self.heap.pop()?;
+        self.popped += 1;
+        Some((e.time, e.event))
+    }
+
+    /// Removes and returns the next event if it is due at or before `limit`.
+    pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
+        if self.peek_time()? <= limit {
+            self.pop()
+        } else {
+            None
+        }
+    }
+
+    /// Events waiting.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+    /// Most events waiting at once so far.
+    pub fn peak_len(&self) -> usize {
+        self.peak
+    }
+    /// Events popped so far.
+    pub fn processed(&self) -> u64 {
+        self.popped
+    }
+}
+
+/// Lazy timer of one endpoint: remembers the earliest time for which a timer event is
+/// outstanding in the queue.
+///
+/// - When the endpoint's deadline is earlier than that (or nothing is outstanding), a new event
+///   is pushed; the later one stays in the queue and is recognised as stale when it fires.
+/// - When the deadline moved later, nothing is pushed: the outstanding event fires early and
+///   the driver re-arms for the new deadline.
+///
+/// So moving a deadline later (an RTO restarted on every ACK) costs no queue operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimerSlot {
+    armed: Option<Time>,
+}
+
+impl TimerSlot {
+    /// Returns the time at which an event must be pushed for `deadline`, if one is needed.
+    pub fn arm(&mut self, deadline: Option<Time>) -> Option<Time> {
+        let d = deadline?;
+        if self.armed.is_none_or(|a| d < a) {
+            self.armed = Some(d);
+            Some(d)
+        } else {
+            None
+        }
+    }
+
+    /// A timer event scheduled for `at` fired. True when it is the live one (the caller then
+    /// checks the endpoint's deadline and re-arms); false for a stale event, to be ignored.
+    pub fn fire(&mut self, at: Time) -> bool {
+        if self.armed == Some(at) {
+            self.armed = None;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timer_slot_pushes_only_when_deadline_moves_earlier() {
+        let mut s = TimerSlot::default();
+        assert_eq!(s.arm(None), None);
+        assert_eq!(
+            s.arm(Some(Time::from_nanos(10))),
+            Some(Time::from_nanos(10))
+        );
+        assert_eq!(s.arm(Some(Time::from_nanos(20))), None);
+        assert_eq!(s.arm(Some(Time::from_nanos(5))), Some(Time::from_nanos(5)));
+        assert!(!s.fire(Time::from_nanos(10)), "superseded event is stale");
+        assert!(s.fire(Time::from_nanos(5)));
+        assert!(
+            !s.fire(Time::from_nanos(5)),
+            "a duplicate at the same time is stale"
+        );
+    }
+}

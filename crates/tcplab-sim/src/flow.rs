@@ -1,0 +1,62 @@
+//! A bulk TCP transfer: the sender and receiver endpoints of one flow, their lazy timers,
+//! and the application's view (bytes written, bytes read in order at the receiver).
+
+use crate::engine::TimerSlot;
+use tcplab_core::{Receiver, Sender, Seq, Time};
+
+pub struct TcpFlow {
+    pub name: String,
+    pub src: u32,
+    pub dst: u32,
+    pub controller: String,
+    pub recovery: String,
+    pub start: Time,
+    pub stop: Option<Time>,
+    /// Bytes to transfer; None = until `stop` or the end of the run.
+    pub bytes: Option<u64>,
+    pub sender: Sender,
+    pub receiver: Receiver,
+    pub sender_timer: TimerSlot,
+    pub receiver_timer: TimerSlot,
+    pub finished_at: Option<Time>,
+    /// Bytes the receiving application has read, in order.
+    pub delivered: u64,
+    /// Sum of the lengths of all reads (equals `delivered` when no byte was read twice).
+    pub read_total: u64,
+    /// Packets of this flow handed to and taken from the network, for conservation.
+    pub packets: FlowPackets,
+    /// Reads that did not start where the previous one ended (exactly-once, in-order check).
+    pub read_violations: Vec<String>,
+}
+
+impl TcpFlow {
+    /// The flow ends by itself (a byte count or a stop time), so it does not keep the run
+    /// going forever.
+    pub fn bounded(&self) -> bool {
+        self.bytes.is_some() || self.stop.is_some()
+    }
+
+    /// Hands every in-order byte the receiver has to the application, checking that each
+    /// chunk starts exactly where the previous one ended.
+    pub fn read_all(&mut self) {
+        while let Some((seq, len)) = self.receiver.read() {
+            if seq != Seq(self.delivered) && self.read_violations.len() < 10 {
+                self.read_violations.push(format!(
+                    "flow {:?}: read of {len} bytes at {} after {} bytes delivered",
+                    self.name, seq.0, self.delivered
+                ));
+            }
+            self.read_total += len;
+            self.delivered = self.delivered.max(seq.0 + len);
+        }
+    }
+}
+
+/// Packets of one TCP flow counted at the network's edges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowPackets {
+    pub data_sent: u64,
+    pub data_delivered: u64,
+    pub acks_sent: u64,
+    pub acks_delivered: u64,
+}

@@ -1,0 +1,287 @@
+//! One direction of a link: a queue feeding a serializer at the link rate, then a fixed
+//! propagation delay (a Dummynet pipe).
+//!
+//! - A packet offered to the link goes through the queue discipline, which admits or drops
+//!   it. The buffer counts the packet being serialized (Dummynet semantics).
+//! - The serializer takes one packet at a time, in the order the discipline gives; `size`
+//!   bytes take `ceil(size * 8 / rate)` ns.
+//! - When serialization ends, the link's loss model decides whether the packet is lost on
+//!   the wire (cause `link_error`): a lost packet has used the link (it counts in packets and
+//!   bytes sent and in utilization, and delayed the packets behind it) but never arrives.
+//! - Surviving packets propagate for `delay` and arrive at the far node in order.
+//!
+//! # Events
+//!
+//! Arrival times never decrease, so propagating packets sit in a FIFO and the driver keeps
+//! one `Arrive` event per link for the head of it, not one per packet.
+//!
+//! Departures are lazy. When a packet starts service its end time is known, so it is put on
+//! the wire at once (with its arrival time) and the loss draw is made then, for the
+//! serialization's end (draws happen in departure order either way). An event at the end
+//! of service (`ServiceDone`) is needed only when something must happen then: a packet waits
+//! behind it, or it is lost (its drop is recorded at that time), or the caller asked for
+//! every departure (queue series). Otherwise the finished packet is retired by the next
+//! `offer`. Results are the same either way; only the event count differs.
+
+use crate::loss::LossModel;
+use crate::packet::{PacketId, PacketPool, Payload};
+use crate::queue::{Admission, Occupancy, Queue, Queued};
+use crate::results::DropCause;
+use std::collections::VecDeque;
+use tcplab_core::{Dur, Time};
+
+/// Counts over the run, whatever is traced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Serializations completed (including packets then lost on the wire).
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    /// Drops by cause, indexed by `DropCause as usize`.
+    pub drops: [u64; 5],
+    /// Time the serializer was busy.
+    pub busy: Dur,
+}
+
+/// Events the caller must schedule after a link operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wakeups {
+    /// Call `finish_service` at this time.
+    pub service_done: Option<Time>,
+    /// The propagation FIFO was empty: call `arrive` at this time.
+    pub arrival: Option<Time>,
+}
+
+/// What happened to an offered packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    Queued,
+    /// Not queued; the caller frees the packet and records the cause.
+    Dropped(DropCause),
+}
+
+/// The packet being serialized.
+#[derive(Clone, Copy, Debug)]
+struct Service {
+    q: Queued,
+    start: Time,
+    done: Time,
+    /// Lost on the wire when serialization ends (then it is not on the wire FIFO).
+    lost: bool,
+}
+
+pub struct Link {
+    pub from: u32,
+    pub to: u32,
+    pub rate: u64,
+    pub delay: Dur,
+    queue: Box<dyn Queue>,
+    loss: Option<Box<dyn LossModel>>,
+    in_service: Option<Service>,
+    /// A `ServiceDone` event is scheduled for the packet in service.
+    service_event: bool,
+    /// Schedule `ServiceDone` for every packet (exact departure times for queue series).
+    every_departure: bool,
+    /// Waiting + in service (until retired).
+    held: Occupancy,
+    /// Propagating packets with their arrival times, oldest first.
+    wire: VecDeque<(Time, PacketId)>,
+    stats: LinkStats,
+}
+
+impl Link {
+    pub fn new(
+        from: u32,
+        to: u32,
+        rate: u64,
+        delay: Dur,
+        queue: Box<dyn Queue>,
+        loss: Option<Box<dyn LossModel>>,
+    ) -> Self {
+        Link {
+            from,
+            to,
+            rate,
+            delay,
+            queue,
+            loss,
+            in_service: None,
+            service_event: false,
+            every_departure: false,
+            held: Occupancy::default(),
+            wire: VecDeque::new(),
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// Asks for a `ServiceDone` event at every departure, so that `held` changes exactly
+    /// when packets leave (for queue series recorded on change).
+    pub fn set_every_departure(&mut self, on: bool) {
+        self.every_departure = on;
+    }
+
+    /// Time to serialize `size` bytes.
+    pub fn transmission_time(&self, size: u32) -> Dur {
+        Dur::transmission(size as u64, self.rate)
+    }
+
+    /// What the buffer holds at `now`: waiting + the packet being serialized.
+    pub fn held_at(&self, now: Time) -> Occupancy {
+        let mut h = self.held;
+        if let Some(s) = self.in_service {
+            if s.done <= now {
+                h.remove(s.q.size);
+            }
+        }
+        h
+    }
+
+    /// Counts at `now`, including a serialization that ended but was not yet retired and
+    /// the elapsed part of one in progress.
+    pub fn stats_at(&self, now: Time) -> LinkStats {
+        let mut st = self.stats.clone();
+        if let Some(s) = self.in_service {
+            if s.done <= now {
+                st.packets_sent += 1;
+                st.bytes_sent += s.q.size as u64;
+                st.busy += s.done - s.start;
+            } else {
+                st.busy += now.saturating_since(s.start);
+            }
+        }
+        st
+    }
+
+    /// A packet arrives from the node at the link's input.
+    pub fn offer(
+        &mut self,
+        now: Time,
+        id: PacketId,
+        pool: &mut PacketPool,
+        wake: &mut Wakeups,
+    ) -> Offer {
+        self.retire_finished(now);
+        if self.in_service.is_none() {
+            // The packet in service ended just now with packets waiting behind it (its event
+            // at `now` has not run yet): the next one starts now.
+            self.start_next(now, wake);
+        }
+        let pkt = pool.get_mut(id);
+        let ect = matches!(&pkt.payload, Payload::Data(d) if d.ect);
+        let q = Queued {
+            id,
+            size: pkt.size,
+            ect,
+        };
+        match self.queue.enqueue(now, q, self.held) {
+            Admission::Drop(cause) => {
+                self.stats.drops[cause as usize] += 1;
+                return Offer::Dropped(cause);
+            }
+            Admission::Mark => {
+                if let Payload::Data(d) = &mut pkt.payload {
+                    d.ce = true;
+                }
+            }
+            Admission::Accept => {}
+        }
+        self.held.add(q.size);
+        match self.in_service {
+            None => self.start_next(now, wake),
+            Some(s) if !self.service_event => {
+                self.service_event = true;
+                wake.service_done = Some(s.done);
+            }
+            Some(_) => {}
+        }
+        Offer::Queued
+    }
+
+    /// Retires the packet in service if its serialization ended by `now` (lost packets are
+    /// retired by their own event, which records the drop).
+    fn retire_finished(&mut self, now: Time) {
+        if let Some(s) = self.in_service {
+            if !s.lost && s.done <= now {
+                self.retire(s);
+            }
+        }
+    }
+
+    fn retire(&mut self, s: Service) {
+        self.in_service = None;
+        self.service_event = false;
+        self.held.remove(s.q.size);
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += s.q.size as u64;
+        self.stats.busy += s.done - s.start;
+    }
+
+    /// Starts serializing the next waiting packet, if any, at `now`.
+    fn start_next(&mut self, now: Time, wake: &mut Wakeups) {
+        let Some(q) = self.queue.dequeue(now) else {
+            return;
+        };
+        let done = now + self.transmission_time(q.size);
+        let lost = match &mut self.loss {
+            Some(m) => m.lose(done, q.size),
+            None => false,
+        };
+        if !lost {
+            let at = done + self.delay;
+            if self.wire.is_empty() {
+                wake.arrival = Some(at);
+            }
+            self.wire.push_back((at, q.id));
+        }
+        self.in_service = Some(Service {
+            q,
+            start: now,
+            done,
+            lost,
+        });
+        self.service_event = lost || self.every_departure || self.queue.waiting().packets > 0;
+        if self.service_event {
+            wake.service_done = Some(done);
+        }
+    }
+
+    /// A `ServiceDone` event fired. Returns the packet lost on the wire, if the one whose
+    /// serialization ended was (the caller frees it and records the drop).
+    pub fn finish_service(&mut self, now: Time, wake: &mut Wakeups) -> Option<PacketId> {
+        let s = self.in_service?;
+        if s.done != now {
+            return None; // retired early by an offer at this instant; this one is newer
+        }
+        self.retire(s);
+        let lost = s.lost.then(|| {
+            self.stats.drops[DropCause::LinkError as usize] += 1;
+            s.q.id
+        });
+        self.start_next(now, wake);
+        lost
+    }
+
+    /// The packet at the head of the propagation FIFO reaches the far node. Returns it and,
+    /// when another packet follows, the time it arrives (call `arrive` again then).
+    pub fn arrive(&mut self, now: Time) -> (PacketId, Option<Time>) {
+        let (at, id) = self
+            .wire
+            .pop_front()
+            .expect("a propagating packet when one is due");
+        debug_assert_eq!(at, now, "arrival event at the head packet's time");
+        (id, self.wire.front().map(|&(t, _)| t))
+    }
+
+    /// Every packet the link holds: waiting, being serialized (if lost: the others are
+    /// already on the wire), propagating.
+    pub fn for_each_packet(&self, mut f: impl FnMut(PacketId)) {
+        self.queue.for_each(&mut |q| f(q.id));
+        if let Some(s) = self.in_service {
+            if s.lost {
+                f(s.q.id);
+            }
+        }
+        for &(_, id) in &self.wire {
+            f(id);
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! The network: nodes, link directions, routes and the packets crossing them. It moves
+//! packets hop by hop and hands those that reach their destination host back to the caller;
+//! endpoints are not its business.
+//!
+//! Events it needs are [`NetEvent`]s, pushed into the caller's queue (any event type that
+//! wraps them), so the same network runs under the simulation driver or alone in tests.
+//! Per link direction there is at most one `ServiceDone` and one `Arrive` event pending.
+
+use crate::engine::EventQueue;
+use crate::link::{Link, Offer, Wakeups};
+use crate::loss;
+use crate::node::{Node, Routes};
+use crate::packet::{Packet, PacketId, PacketKind, PacketPool};
+use crate::queue;
+use crate::results::DropCause;
+use crate::rng::Rng;
+use crate::topology::Layout;
+use crate::trace::Recorder;
+use tcplab_core::Time;
+
+/// What the network schedules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetEvent {
+    /// Link direction `i` finished serializing its packet in service.
+    ServiceDone(u32),
+    /// The head packet propagating on link direction `i` reaches the far node.
+    Arrive(u32),
+}
+
+/// A packet that reached its destination host.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Delivery {
+    pub node: u32,
+    pub packet: Packet,
+}
+
+/// Name and direction of a link direction, for results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkInfo {
+    /// `"{from}-{to}"` of the duplex link.
+    pub name: String,
+    pub direction: &'static str,
+}
+
+/// Packet counts by kind (`PacketKind as usize`): ground truth for conservation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PacketCounts {
+    pub sent: [u64; 3],
+    pub delivered: [u64; 3],
+    pub dropped: [u64; 3],
+}
+
+pub struct Network {
+    pub nodes: Vec<Node>,
+    pub links: Vec<Link>,
+    pub info: Vec<LinkInfo>,
+    pub routes: Routes,
+    pub pool: PacketPool,
+    pub counts: PacketCounts,
+    /// Per TCP flow: `[data drops, ACK drops]`.
+    pub tcp_drops: Vec<[u64; 2]>,
+    /// Per UDP flow.
+    pub udp_drops: Vec<u64>,
+}
+
+impl Network {
+    /// Builds the link directions of `layout`; every random source gets its own stream from
+    /// `seed` and its label (`"loss/{link}/{direction}"`, `"queue/{link}/{direction}"`).
+    pub fn new(layout: &Layout, seed: u64, tcp_flows: usize, udp_flows: usize) -> Self {
+        let mut links = Vec::with_capacity(2 * layout.links.len());
+        let mut info = Vec::with_capacity(2 * layout.links.len());
+        for l in &layout.links {
+            for (direction, spec, from, to) in [
+                ("forward", l.forward, l.from, l.to),
+                ("reverse", l.reverse, l.to, l.from),
+            ] {
+                let label = format!("{}/{direction}", l.name);
+                let q = queue::build(
+                    &spec.queue,
+                    spec.buffer,
+                    Rng::stream(seed, &format!("queue/{label}")),
+                );
+                let m = loss::build(&spec.loss, Rng::stream(seed, &format!("loss/{label}")));
+                links.push(Link::new(from, to, spec.rate, spec.delay, q, m));
+                info.push(LinkInfo {
+                    name: l.name.clone(),
+                    direction,
+                });
+            }
+        }
+        Network {
+            nodes: layout.nodes.clone(),
+            routes: Routes::compute(&layout.nodes, &layout.directions()),
+            links,
+            info,
+            pool: PacketPool::new(),
+            counts: PacketCounts::default(),
+            tcp_drops: vec![[0; 2]; tcp_flows],
+            udp_drops: vec![0; udp_flows],
+        }
+    }
+
+    /// A source at node `at` hands `p` to the network.
+    pub fn send<E: From<NetEvent>>(
+        &mut self,
+        now: Time,
+        at: u32,
+        p: Packet,
+        q: &mut EventQueue<E>,
+        rec: &mut Recorder,
+    ) {
+        self.counts.sent[p.kind() as usize] += 1;
+        let id = self.pool.insert(p);
+        self.forward(now, at, id, q, rec);
+    }
+
+    /// Processes one network event; returns a packet that reached its destination.
+    pub fn handle<E: From<NetEvent>>(
+        &mut self,
+        now: Time,
+        ev: NetEvent,
+        q: &mut EventQueue<E>,
+        rec: &mut Recorder,
+    ) -> Option<Delivery> {
+        match ev {
+            NetEvent::ServiceDone(l) => {
+                let link = &mut self.links[l as usize];
+                let mut wake = Wakeups::default();
+                let lost = link.finish_service(now, &mut wake);
+                if rec.on_change() {
+                    rec.queue_row(now, l, link.held_at(now));
+                }
+                schedule(q, l, wake);
+                if let Some(id) = lost {
+                    self.drop_packet(now, l, id, DropCause::LinkError, rec);
+                }
+                None
+            }
+            NetEvent::Arrive(l) => {
+                let link = &mut self.links[l as usize];
+                let (id, next) = link.arrive(now);
+                let node = link.to;
+                if let Some(t) = next {
+                    q.push(t, NetEvent::Arrive(l).into());
+                }
+                if self.pool.get(id).dst == node {
+                    let packet = self.pool.remove(id);
+                    self.counts.delivered[packet.kind() as usize] += 1;
+                    Some(Delivery { node, packet })
+                } else {
+                    self.forward(now, node, id, q, rec);
+                    None
+                }
+            }
+        }
+    }
+
+    fn forward<E: From<NetEvent>>(
+        &mut self,
+        now: Time,
+        at: u32,
+        id: PacketId,
+        q: &mut EventQueue<E>,
+        rec: &mut Recorder,
+    ) {
+        let dst = self.pool.get(id).dst;
+        let l = self
+            .routes
+            .next_link(at, dst)
+            .expect("validated scenarios have a route for every packet");
+        let link = &mut self.links[l as usize];
+        let mut wake = Wakeups::default();
+        let offer = link.offer(now, id, &mut self.pool, &mut wake);
+        schedule(q, l, wake);
+        match offer {
+            Offer::Queued => {
+                if rec.on_change() {
+                    rec.queue_row(now, l, link.held_at(now));
+                }
+            }
+            Offer::Dropped(cause) => self.drop_packet(now, l, id, cause, rec),
+        }
+    }
+
+    fn drop_packet(
+        &mut self,
+        now: Time,
+        link: u32,
+        id: PacketId,
+        cause: DropCause,
+        rec: &mut Recorder,
+    ) {
+        let p = self.pool.remove(id);
+        let kind = p.kind();
+        self.counts.dropped[kind as usize] += 1;
+        match kind {
+            PacketKind::Data => self.tcp_drops[p.flow as usize][0] += 1,
+            PacketKind::Ack => self.tcp_drops[p.flow as usize][1] += 1,
+            PacketKind::Udp => self.udp_drops[p.flow as usize] += 1,
+        }
+        rec.drop(now, link, &p, cause);
+    }
+
+    /// Asks every link direction for an event at each departure, so queue series recorded
+    /// on change have exact departure times (results do not depend on it).
+    pub fn set_every_departure(&mut self, on: bool) {
+        for l in &mut self.links {
+            l.set_every_departure(on);
+        }
+    }
+
+    /// Packets held by links (waiting, in service, propagating), by kind.
+    pub fn in_flight_by_kind(&self) -> [u64; 3] {
+        let mut n = [0u64; 3];
+        for l in &self.links {
+            l.for_each_packet(|id| n[self.pool.get(id).kind() as usize] += 1);
+        }
+        n
+    }
+}
+
+fn schedule<E: From<NetEvent>>(q: &mut EventQueue<E>, l: u32, wake: Wakeups) {
+    if let Some(t) = wake.service_done {
+        q.push(t, NetEvent::ServiceDone(l).into());
+    }
+    if let Some(t) = wake.arrival {
+        q.push(t, NetEvent::Arrive(l).into());
+    }
+}

@@ -1,0 +1,248 @@
+//! Packets on the wire, their sizes, and the pool that stores them while they cross the
+//! network.
+//!
+//! # Header model
+//!
+//! Wire sizes count the IP and TCP headers and options, not link-layer framing:
+//! - data segment: payload + 40 (20 IPv4 + 20 TCP) + 12 when it carries a timestamp option
+//!   (10 bytes of RFC 7323 option padded with two NOPs);
+//! - pure ACK: 40 + 12 with a timestamp echo + SACK option bytes: 2 + 8 per block, padded to
+//!   a multiple of 4 (1 block: 12, 2: 20, 3: 28, 4: 36). The 40-byte option limit of real TCP
+//!   is not enforced: the receiver's `sack_blocks` setting decides how many blocks travel.
+//! - UDP: the scenario gives the wire size of each packet directly.
+//!
+//! # Pool
+//!
+//! Packets live in a [`PacketPool`] (a Vec with a free list) from injection to delivery or
+//! drop; links and events carry only a [`PacketId`]. Memory is proportional to the packets in
+//! flight and slots are reused, so the hot path does not allocate.
+
+use tcplab_core::{AckSegment, DataSegment, Time};
+
+/// IPv4 (20) + TCP (20) header bytes without options.
+pub const IP_TCP_HEADER: u32 = 40;
+/// RFC 7323 timestamp option with its two NOPs of padding.
+pub const TIMESTAMP_OPTION: u32 = 12;
+
+/// Bytes of a SACK option carrying `blocks` blocks, padded to 32-bit words.
+pub fn sack_option_bytes(blocks: usize) -> u32 {
+    if blocks == 0 {
+        0
+    } else {
+        (2 + 8 * blocks as u32).div_ceil(4) * 4
+    }
+}
+
+/// Wire size of a data segment.
+pub fn data_wire_size(seg: &DataSegment) -> u32 {
+    let ts = if seg.ts_val.is_some() {
+        TIMESTAMP_OPTION
+    } else {
+        0
+    };
+    seg.len + IP_TCP_HEADER + ts
+}
+
+/// Wire size of a pure ACK.
+pub fn ack_wire_size(ack: &AckSegment) -> u32 {
+    let ts = if ack.ts_ecr.is_some() {
+        TIMESTAMP_OPTION
+    } else {
+        0
+    };
+    IP_TCP_HEADER + ts + sack_option_bytes(ack.sack.len())
+}
+
+/// Which endpoint a packet belongs to and what it carries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Payload {
+    /// A TCP data segment of flow `Packet::flow`.
+    Data(DataSegment),
+    /// A TCP acknowledgment of flow `Packet::flow`.
+    Ack(AckSegment),
+    /// UDP packet number `n` of UDP flow `Packet::flow`.
+    Udp(u64),
+}
+
+/// The three kinds of packet, for accounting and logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PacketKind {
+    Data = 0,
+    Ack = 1,
+    Udp = 2,
+}
+
+impl PacketKind {
+    pub const ALL: [PacketKind; 3] = [PacketKind::Data, PacketKind::Ack, PacketKind::Udp];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PacketKind::Data => "data",
+            PacketKind::Ack => "ack",
+            PacketKind::Udp => "udp",
+        }
+    }
+    /// "tcp" or "udp": which table of results `Packet::flow` indexes.
+    pub fn flow_kind(self) -> &'static str {
+        match self {
+            PacketKind::Data | PacketKind::Ack => "tcp",
+            PacketKind::Udp => "udp",
+        }
+    }
+}
+
+/// One packet in the network.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Packet {
+    /// Index of the TCP flow (data, ACK) or the UDP flow (UDP).
+    pub flow: u32,
+    /// Destination node.
+    pub dst: u32,
+    /// Bytes on the wire (see the header model above).
+    pub size: u32,
+    /// When the source handed it to the network.
+    pub sent_at: Time,
+    pub payload: Payload,
+}
+
+impl Packet {
+    pub fn kind(&self) -> PacketKind {
+        match self.payload {
+            Payload::Data(_) => PacketKind::Data,
+            Payload::Ack(_) => PacketKind::Ack,
+            Payload::Udp(_) => PacketKind::Udp,
+        }
+    }
+    /// Data: first byte; ACK: cumulative ACK; UDP: packet number.
+    pub fn seq(&self) -> u64 {
+        match &self.payload {
+            Payload::Data(d) => d.seq.0,
+            Payload::Ack(a) => a.ack.0,
+            Payload::Udp(n) => *n,
+        }
+    }
+}
+
+/// Handle of a packet in a [`PacketPool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PacketId(u32);
+
+/// Storage for packets in flight, reusing the slots of delivered and dropped packets.
+#[derive(Default)]
+pub struct PacketPool {
+    slots: Vec<Option<Packet>>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl PacketPool {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn insert(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(p);
+                PacketId(i)
+            }
+            None => {
+                self.slots.push(Some(p));
+                PacketId((self.slots.len() - 1) as u32)
+            }
+        }
+    }
+
+    /// The packet, which must be live.
+    pub fn get(&self, id: PacketId) -> &Packet {
+        self.slots[id.0 as usize]
+            .as_ref()
+            .expect("packet id of a live packet")
+    }
+
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        self.slots[id.0 as usize]
+            .as_mut()
+            .expect("packet id of a live packet")
+    }
+
+    /// Removes the packet (delivered or dropped) and frees its slot.
+    pub fn remove(&mut self, id: PacketId) -> Packet {
+        let p = self.slots[id.0 as usize]
+            .take()
+            .expect("packet id of a live packet");
+        self.free.push(id.0);
+        self.live -= 1;
+        p
+    }
+
+    /// Packets currently stored.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Every live packet (for end-of-run accounting).
+    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
+        self.slots.iter().flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcplab_core::{SackBlock, SackList, Seq};
+
+    #[test]
+    fn header_model() {
+        assert_eq!(sack_option_bytes(0), 0);
+        assert_eq!(sack_option_bytes(1), 12);
+        assert_eq!(sack_option_bytes(3), 28);
+        assert_eq!(sack_option_bytes(4), 36);
+        let mut d = DataSegment {
+            seq: Seq(0),
+            len: 1460,
+            ts_val: Some(Time::ZERO),
+            retransmission: 0,
+            ect: false,
+            ce: false,
+            cwr: false,
+        };
+        assert_eq!(data_wire_size(&d), 1512);
+        d.ts_val = None;
+        assert_eq!(data_wire_size(&d), 1500);
+        let sack: SackList = [SackBlock {
+            start: Seq(10),
+            end: Seq(20),
+        }]
+        .into_iter()
+        .collect();
+        let a = AckSegment {
+            ack: Seq(0),
+            sack,
+            ts_ecr: Some(Time::ZERO),
+            window: 1,
+            ece: false,
+        };
+        assert_eq!(ack_wire_size(&a), 40 + 12 + 12);
+    }
+
+    #[test]
+    fn pool_reuses_slots() {
+        let mut pool = PacketPool::new();
+        let p = Packet {
+            flow: 0,
+            dst: 1,
+            size: 100,
+            sent_at: Time::ZERO,
+            payload: Payload::Udp(0),
+        };
+        let a = pool.insert(p);
+        let b = pool.insert(p);
+        assert_eq!(pool.live(), 2);
+        pool.remove(a);
+        let c = pool.insert(p);
+        assert_eq!(c, a);
+        assert_ne!(b, c);
+        assert_eq!(pool.iter().count(), 2);
+    }
+}

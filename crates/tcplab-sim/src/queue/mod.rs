@@ -1,0 +1,81 @@
+//! Queue disciplines of a link direction. The link asks its [`Queue`] whether to admit each
+//! arriving packet and takes packets from it when the serializer is free; the discipline
+//! decides, the link counts. Capacity follows Dummynet: the packet being serialized still
+//! occupies the buffer, so the link passes what it holds (waiting + in service) to
+//! `enqueue`. An active queue manager (RED) fits behind the same trait: it keeps its own
+//! average, draws from its own seeded stream, and answers with a drop cause or a CE mark.
+
+pub mod drop_tail;
+
+use crate::packet::PacketId;
+use crate::results::DropCause;
+use crate::rng::Rng;
+use crate::scenario::{Buffer, QueueSpec};
+use tcplab_core::Time;
+
+/// Packets and bytes held.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Occupancy {
+    pub packets: u32,
+    pub bytes: u64,
+}
+
+impl Occupancy {
+    pub fn add(&mut self, size: u32) {
+        self.packets += 1;
+        self.bytes += size as u64;
+    }
+    pub fn remove(&mut self, size: u32) {
+        self.packets -= 1;
+        self.bytes -= size as u64;
+    }
+    /// Would `size` more bytes still fit in `buffer`?
+    pub fn fits(&self, size: u32, buffer: Buffer) -> bool {
+        match buffer {
+            Buffer::Packets(n) => self.packets < n,
+            Buffer::Bytes(b) => self.bytes + size as u64 <= b,
+        }
+    }
+}
+
+/// A packet as a queue sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Queued {
+    pub id: PacketId,
+    /// Wire bytes.
+    pub size: u32,
+    /// ECN-capable: may be marked instead of dropped.
+    pub ect: bool,
+}
+
+/// A discipline's answer to an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Queued.
+    Accept,
+    /// Queued with Congestion Experienced set (only for ECN-capable packets).
+    Mark,
+    /// Not queued; the link frees the packet and records the cause.
+    Drop(DropCause),
+}
+
+pub trait Queue: Send {
+    /// Offers a packet. `held` is what the link direction holds before it: packets waiting
+    /// here plus the one being serialized.
+    fn enqueue(&mut self, now: Time, pkt: Queued, held: Occupancy) -> Admission;
+    /// The next packet to serialize.
+    fn dequeue(&mut self, now: Time) -> Option<Queued>;
+    /// Packets waiting (not counting the one being serialized).
+    fn waiting(&self) -> Occupancy;
+    /// Every packet waiting, front first (for end-of-run accounting).
+    fn for_each(&self, f: &mut dyn FnMut(Queued));
+}
+
+/// Builds the discipline `spec` with capacity `buffer`; `rng` is its own random stream
+/// (unused by drop-tail).
+pub fn build(spec: &QueueSpec, buffer: Buffer, rng: Rng) -> Box<dyn Queue> {
+    let _ = rng;
+    match spec {
+        QueueSpec::DropTail => Box::new(drop_tail::DropTail::new(buffer)),
+    }
+}

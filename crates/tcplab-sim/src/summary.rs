@@ -1,0 +1,98 @@
+//! Per-flow and per-link summary rows at the end of a run.
+
+use crate::app::UdpFlow;
+use crate::flow::TcpFlow;
+use crate::network::Network;
+use crate::results::{FlowSummary, LinkSummary, UdpSummary};
+use tcplab_core::Time;
+
+fn rate_bps(bytes: u64, from: Time, to: Time) -> f64 {
+    let secs = to.saturating_since(from).as_secs_f64();
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs
+    } else {
+        0.0
+    }
+}
+
+/// The row of TCP flow `i`; `end` is when the run ended.
+pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary {
+    let sc = f.sender.counters();
+    let rc = f.receiver.counters();
+    let end_t = f.finished_at.unwrap_or(end).max(f.start);
+    let [data_drops, ack_drops] = net.tcp_drops[i];
+    let node = |n: u32| net.nodes[n as usize].name.clone();
+    FlowSummary {
+        name: f.name.clone(),
+        src: node(f.src),
+        dst: node(f.dst),
+        controller: f.controller.clone(),
+        recovery: f.recovery.clone(),
+        start_ns: f.start.as_nanos(),
+        end_ns: end_t.as_nanos(),
+        completed: f.finished_at.is_some(),
+        bytes_delivered: f.delivered,
+        throughput_bps: rate_bps(f.delivered, f.start, end_t),
+        goodput: if sc.bytes_sent > 0 {
+            f.delivered as f64 / sc.bytes_sent as f64
+        } else {
+            0.0
+        },
+        segments_sent: sc.segments_sent,
+        bytes_sent: sc.bytes_sent,
+        retransmits: sc.retransmits,
+        retransmits_fast: sc.retransmits_fast,
+        retransmits_recovery: sc.retransmits_recovery,
+        retransmits_timeout: sc.retransmits_timeout,
+        fast_retransmits: sc.recoveries,
+        timeouts: sc.timeouts,
+        loss_events: sc.recoveries + sc.timeouts + sc.ecn_reductions,
+        dup_acks: sc.dup_acks,
+        acks_sent: rc.acks_sent,
+        spurious_retransmits: rc.duplicate_segments,
+        data_drops,
+        ack_drops,
+        min_rtt_ns: sc.rtt_min_ns,
+        mean_rtt_ns: (sc.rtt_samples > 0).then(|| (sc.rtt_sum_ns / sc.rtt_samples as u128) as u64),
+    }
+}
+
+/// The row of UDP flow `i`. Throughput is what the sink received over the time the source
+/// was sending (start to stop or the end of the run).
+pub fn udp_flow(net: &Network, i: usize, u: &UdpFlow, end: Time) -> UdpSummary {
+    let until = u.stop.map_or(end, |s| s.min(end));
+    UdpSummary {
+        name: u.name.clone(),
+        src: net.nodes[u.src as usize].name.clone(),
+        dst: net.nodes[u.dst as usize].name.clone(),
+        packets_sent: u.sent(),
+        packets_received: u.received,
+        packets_dropped: net.udp_drops[i],
+        throughput_bps: rate_bps(u.received_bytes, u.start, until),
+    }
+}
+
+/// One row per link direction, in `Results::links` order.
+pub fn links(net: &Network, end: Time) -> Vec<LinkSummary> {
+    net.links
+        .iter()
+        .zip(&net.info)
+        .map(|(l, info)| {
+            let st = l.stats_at(end);
+            let busy = st.busy.as_nanos() as f64;
+            let span = end.as_nanos() as f64;
+            LinkSummary {
+                link: info.name.clone(),
+                direction: info.direction,
+                from: net.nodes[l.from as usize].name.clone(),
+                to: net.nodes[l.to as usize].name.clone(),
+                rate_bps: l.rate,
+                delay_ns: l.delay.as_nanos(),
+                packets_sent: st.packets_sent,
+                bytes_sent: st.bytes_sent,
+                drops: st.drops,
+                utilization: if span > 0.0 { busy / span } else { 0.0 },
+            }
+        })
+        .collect()
+}

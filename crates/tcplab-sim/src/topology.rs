@@ -1,0 +1,217 @@
+//! Expansion of a scenario's [`Topology`] into nodes and duplex links.
+//!
+//! Dumbbell with `n` pairs: hosts `s0..s{n-1}`, routers `left` and `right`, hosts
+//! `r0..r{n-1}` (in that order); links `s{i}-left` (all i), `left-right`, `right-r{i}` (all i),
+//! each forward from the sender side towards the receiver side. An access list of one entry
+//! applies to every pair, otherwise it has one entry per pair.
+//!
+//! Each duplex link `i` becomes link directions `2i` (forward, `from` to `to`) and `2i + 1`
+//! (reverse); that is also the order of `Results::links`.
+
+use crate::node::Node;
+use crate::scenario::{Dumbbell, Explicit, LinkDir, NodeKind, Topology};
+use std::collections::HashMap;
+
+/// One duplex link of the expanded topology.
+#[derive(Clone, Debug)]
+pub struct DuplexLink<'a> {
+    /// `"{from}-{to}"`.
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+    pub forward: &'a LinkDir,
+    pub reverse: &'a LinkDir,
+    /// Where the link's settings are in the scenario, for error messages
+    /// (e.g. `topology.sender_access[0]`).
+    pub spec_path: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Layout<'a> {
+    pub nodes: Vec<Node>,
+    pub links: Vec<DuplexLink<'a>>,
+    pub by_name: HashMap<String, u32>,
+}
+
+impl Layout<'_> {
+    pub fn node(&self, name: &str) -> Option<u32> {
+        self.by_name.get(name).copied()
+    }
+    /// `(from, to)` of every link direction, in index order.
+    pub fn directions(&self) -> Vec<(u32, u32)> {
+        self.links
+            .iter()
+            .flat_map(|l| [(l.from, l.to), (l.to, l.from)])
+            .collect()
+    }
+}
+
+/// Expands `t`; structural problems (names, list lengths) are appended to `errs` and the
+/// offending parts left out.
+pub fn expand<'a>(t: &'a Topology, errs: &mut Vec<String>) -> Layout<'a> {
+    match t {
+        Topology::Dumbbell(d) => dumbbell(d, errs),
+        Topology::Explicit(e) => explicit(e, errs),
+    }
+}
+
+fn dumbbell<'a>(d: &'a Dumbbell, errs: &mut Vec<String>) -> Layout<'a> {
+    let n = d.pairs as usize;
+    if n == 0 {
+        errs.push("topology.pairs = 0: expected at least 1 sender/receiver pair".into());
+    }
+    for (field, list) in [
+        ("sender_access", &d.sender_access),
+        ("receiver_access", &d.receiver_access),
+    ] {
+        if list.len() != 1 && list.len() != n {
+            errs.push(format!(
+                "topology.{field} has {} entries: expected 1 (for all pairs) or {n} (one per pair)",
+                list.len()
+            ));
+        }
+    }
+    let mut nodes = Vec::with_capacity(2 * n + 2);
+    for i in 0..n {
+        nodes.push(host(format!("s{i}")));
+    }
+    let left = nodes.len() as u32;
+    nodes.push(router("left"));
+    let right = nodes.len() as u32;
+    nodes.push(router("right"));
+    for i in 0..n {
+        nodes.push(host(format!("r{i}")));
+    }
+    let mut links = Vec::with_capacity(2 * n + 1);
+    let pick = |field: &str, list: &'a [crate::scenario::Duplex], i: usize| {
+        let j = if list.len() == 1 { 0 } else { i };
+        list.get(j).map(|dx| (dx, format!("topology.{field}[{j}]")))
+    };
+    for i in 0..n {
+        if let Some((dx, path)) = pick("sender_access", &d.sender_access, i) {
+            links.push(DuplexLink {
+                name: format!("s{i}-left"),
+                from: i as u32,
+                to: left,
+                forward: &dx.forward,
+                reverse: &dx.reverse,
+                spec_path: path,
+            });
+        }
+    }
+    links.push(DuplexLink {
+        name: "left-right".into(),
+        from: left,
+        to: right,
+        forward: &d.bottleneck.forward,
+        reverse: &d.bottleneck.reverse,
+        spec_path: "topology.bottleneck".into(),
+    });
+    for i in 0..n {
+        if let Some((dx, path)) = pick("receiver_access", &d.receiver_access, i) {
+            links.push(DuplexLink {
+                name: format!("right-r{i}"),
+                from: right,
+                to: right + 1 + i as u32,
+                forward: &dx.forward,
+                reverse: &dx.reverse,
+                spec_path: path,
+            });
+        }
+    }
+    finish(nodes, links)
+}
+
+fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
+    let mut by_name: HashMap<String, u32> = HashMap::new();
+    let mut nodes = Vec::with_capacity(e.nodes.len());
+    for (i, n) in e.nodes.iter().enumerate() {
+        if n.name.is_empty() {
+            errs.push(format!(
+                "topology.nodes[{i}].name = \"\": expected a non-empty name"
+            ));
+        }
+        if by_name.contains_key(&n.name) {
+            errs.push(format!(
+                "topology.nodes[{i}].name = {:?}: duplicate node name",
+                n.name
+            ));
+            continue;
+        }
+        by_name.insert(n.name.clone(), nodes.len() as u32);
+        nodes.push(Node {
+            name: n.name.clone(),
+            kind: n.kind,
+        });
+    }
+    let known = || {
+        let v: Vec<&str> = e.nodes.iter().map(|n| n.name.as_str()).collect();
+        format!("{v:?}")
+    };
+    let mut links = Vec::with_capacity(e.links.len());
+    let mut names: HashMap<String, usize> = HashMap::new();
+    for (i, l) in e.links.iter().enumerate() {
+        let mut end = |field: &str, name: &str| match by_name.get(name) {
+            Some(&id) => Some(id),
+            None => {
+                errs.push(format!(
+                    "topology.links[{i}].{field} = {name:?}: unknown node; known: {}",
+                    known()
+                ));
+                None
+            }
+        };
+        let (Some(from), Some(to)) = (end("from", &l.from), end("to", &l.to)) else {
+            continue;
+        };
+        if from == to {
+            errs.push(format!(
+                "topology.links[{i}]: from and to are the same node {:?}; a link joins two nodes",
+                l.from
+            ));
+            continue;
+        }
+        let name = format!("{}-{}", l.from, l.to);
+        if let Some(j) = names.insert(name.clone(), i) {
+            errs.push(format!(
+                "topology.links[{i}] = {name:?}: duplicate of topology.links[{j}]; link names must be unique"
+            ));
+            continue;
+        }
+        links.push(DuplexLink {
+            name,
+            from,
+            to,
+            forward: &l.forward,
+            reverse: &l.reverse,
+            spec_path: format!("topology.links[{i}]"),
+        });
+    }
+    finish(nodes, links)
+}
+
+fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout<'a> {
+    let by_name = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.clone(), i as u32))
+        .collect();
+    Layout {
+        nodes,
+        links,
+        by_name,
+    }
+}
+
+fn host(name: String) -> Node {
+    Node {
+        name,
+        kind: NodeKind::Host,
+    }
+}
+fn router(name: &str) -> Node {
+    Node {
+        name: name.into(),
+        kind: NodeKind::Router,
+    }
+}

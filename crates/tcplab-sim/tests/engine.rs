@@ -1,0 +1,68 @@
+//! The event queue pops events by time, and events due at the same time in the order they
+//! were scheduled, including events scheduled while others at that time are being handled.
+
+use tcplab_core::Time;
+use tcplab_sim::engine::EventQueue;
+use tcplab_sim::rng::Rng;
+
+fn t(ns: u64) -> Time {
+    Time::from_nanos(ns)
+}
+
+#[test]
+fn orders_by_time_then_fifo() {
+    let mut q = EventQueue::new();
+    for (time, label) in [(5, "a"), (3, "b"), (5, "c"), (1, "d"), (3, "e"), (5, "f")] {
+        q.push(t(time), label);
+    }
+    let order: Vec<(u64, &str)> = std::iter::from_fn(|| q.pop())
+        .map(|(time, l)| (time.as_nanos(), l))
+        .collect();
+    assert_eq!(
+        order,
+        [(1, "d"), (3, "b"), (3, "e"), (5, "a"), (5, "c"), (5, "f")]
+    );
+    assert!(q.is_empty());
+    assert_eq!(q.peak_len(), 6);
+    assert_eq!(q.processed(), 6);
+}
+
+#[test]
+fn events_scheduled_for_now_run_after_those_already_due_now() {
+    let mut q = EventQueue::new();
+    q.push(t(10), 1);
+    q.push(t(10), 2);
+    let (now, first) = q.pop().unwrap();
+    assert_eq!(first, 1);
+    q.push(now, 3); // scheduled while handling an event at 10
+    q.push(t(9_999), 4);
+    let rest: Vec<i32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+    assert_eq!(rest, [2, 3, 4]);
+}
+
+#[test]
+fn pop_until_stops_at_the_limit() {
+    let mut q = EventQueue::new();
+    q.push(t(5), 'a');
+    q.push(t(6), 'b');
+    assert_eq!(q.pop_until(t(5)), Some((t(5), 'a')));
+    assert_eq!(q.pop_until(t(5)), None);
+    assert_eq!(q.len(), 1);
+}
+
+#[test]
+fn many_random_events_come_out_sorted_by_time_and_insertion() {
+    let mut rng = Rng::stream(42, "engine-test");
+    let mut q = EventQueue::new();
+    let mut expected = Vec::new();
+    for i in 0..20_000u64 {
+        let time = rng.next_u64() % 300; // many ties
+        q.push(t(time), i);
+        expected.push((time, i));
+    }
+    expected.sort();
+    let got: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop())
+        .map(|(time, i)| (time.as_nanos(), i))
+        .collect();
+    assert_eq!(got, expected);
+}

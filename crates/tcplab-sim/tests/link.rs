@@ -1,0 +1,198 @@
+//! One link direction in isolation: exact arrival times (queueing + serialization +
+//! propagation), Dummynet buffer limits in packets and bytes counting the packet being
+//! serialized, and random loss applied after serialization.
+
+use tcplab_core::{Dur, Time};
+use tcplab_sim::builder::explicit;
+use tcplab_sim::engine::EventQueue;
+use tcplab_sim::network::{NetEvent, Network};
+use tcplab_sim::packet::{Packet, Payload};
+use tcplab_sim::scenario::{Buffer, Duplex, LinkDir, NodeKind, TraceSpec};
+use tcplab_sim::topology;
+use tcplab_sim::trace::Recorder;
+
+#[derive(Clone, Copy)]
+enum Ev {
+    Net(NetEvent),
+    Send(usize),
+}
+impl From<NetEvent> for Ev {
+    fn from(e: NetEvent) -> Self {
+        Ev::Net(e)
+    }
+}
+
+struct Outcome {
+    /// (packet number, arrival time) in arrival order.
+    arrivals: Vec<(u64, Time)>,
+    net: Network,
+    rec: Recorder,
+}
+
+/// Host `a` joined to host `b` by one link whose forward direction is `fwd`; sends UDP
+/// packets `(time, wire size)` from `a` to `b` and runs until nothing is left. Runs twice,
+/// with lazy departures and with an event at every departure, and checks that both agree.
+fn run(fwd: LinkDir, sends: &[(Time, u32)]) -> Outcome {
+    let lazy = run_mode(fwd.clone(), sends, false);
+    let every = run_mode(fwd, sends, true);
+    assert_eq!(lazy.arrivals, every.arrivals);
+    assert_eq!(lazy.rec.drops, every.rec.drops);
+    assert_eq!(
+        lazy.net.links[0].stats_at(Time::MAX),
+        every.net.links[0].stats_at(Time::MAX)
+    );
+    every
+}
+
+fn run_mode(fwd: LinkDir, sends: &[(Time, u32)], every_departure: bool) -> Outcome {
+    let rev = LinkDir::new(1_000_000, Dur::ZERO, Buffer::Packets(10));
+    let topo = explicit(
+        &[("a", NodeKind::Host), ("b", NodeKind::Host)],
+        vec![("a", "b", Duplex::new(fwd, rev))],
+    );
+    let mut errs = vec![];
+    let layout = topology::expand(&topo, &mut errs);
+    assert!(errs.is_empty(), "{errs:?}");
+    let (a, b) = (layout.node("a").unwrap(), layout.node("b").unwrap());
+    let mut net = Network::new(&layout, 1, 0, 1);
+    net.set_every_departure(every_departure);
+    let mut rec = Recorder::new(&TraceSpec::all(), 0);
+    let mut q = EventQueue::new();
+    for (i, &(at, _)) in sends.iter().enumerate() {
+        q.push(at, Ev::Send(i));
+    }
+    let mut arrivals = vec![];
+    while let Some((now, ev)) = q.pop() {
+        match ev {
+            Ev::Send(i) => {
+                let p = Packet {
+                    flow: 0,
+                    dst: b,
+                    size: sends[i].1,
+                    sent_at: now,
+                    payload: Payload::Udp(i as u64),
+                };
+                net.send(now, a, p, &mut q, &mut rec);
+            }
+            Ev::Net(e) => {
+                if let Some(d) = net.handle(now, e, &mut q, &mut rec) {
+                    assert_eq!(d.node, b);
+                    arrivals.push((d.packet.seq(), now));
+                }
+            }
+        }
+    }
+    Outcome { arrivals, net, rec }
+}
+
+fn ms(x: u64) -> Time {
+    Time::from_millis(x)
+}
+
+/// 1 Mb/s: 1000 bytes take 8 ms, 500 bytes 4 ms; 10 ms propagation.
+fn link(buffer: Buffer) -> LinkDir {
+    LinkDir::new(1_000_000, Dur::from_millis(10), buffer)
+}
+
+#[test]
+fn single_packet_arrives_after_serialization_and_propagation() {
+    let o = run(link(Buffer::Packets(10)), &[(ms(1), 1000)]);
+    assert_eq!(o.arrivals, [(0, ms(1 + 8 + 10))]);
+    let l = o.net.links[0].stats_at(Time::MAX);
+    assert_eq!(
+        (l.packets_sent, l.bytes_sent, l.busy),
+        (1, 1000, Dur::from_millis(8))
+    );
+}
+
+#[test]
+fn serialization_time_rounds_up_to_whole_nanoseconds() {
+    // 1 byte at 3 b/s: 8/3 s = 2_666_666_666.67 ns -> 2_666_666_667 ns.
+    let o = run(
+        LinkDir::new(3, Dur::from_nanos(5), Buffer::Packets(10)),
+        &[(Time::ZERO, 1)],
+    );
+    assert_eq!(o.arrivals, [(0, Time::from_nanos(2_666_666_667 + 5))]);
+}
+
+#[test]
+fn queued_packet_waits_for_the_one_in_service() {
+    // Packet 0 (1000 B) in service 0..8 ms; packet 1 (500 B) arrives at 2 ms, waits 6 ms,
+    // serializes 8..12 ms, arrives at 22 ms.
+    let o = run(link(Buffer::Packets(10)), &[(ms(0), 1000), (ms(2), 500)]);
+    assert_eq!(o.arrivals, [(0, ms(18)), (1, ms(22))]);
+    // Queue series: 1, 2 on arrivals, 1, 0 on departures.
+    assert_eq!(o.rec.queues.packets, [1, 2, 1, 0]);
+    assert_eq!(o.rec.queues.time_ns, [0, 2_000_000, 8_000_000, 12_000_000]);
+}
+
+#[test]
+fn packet_buffer_counts_the_packet_in_service_and_drops_overflow() {
+    // Five packets at once into a 3-packet buffer: one in service + two waiting, two dropped.
+    let o = run(link(Buffer::Packets(3)), &[(ms(0), 1000); 5]);
+    assert_eq!(o.arrivals, [(0, ms(18)), (1, ms(26)), (2, ms(34))]);
+    let l = o.net.links[0].stats_at(Time::MAX);
+    assert_eq!(l.drops, [2, 0, 0, 0, 0], "two buffer_overflow drops");
+    let d = &o.rec.drops;
+    assert_eq!(d.cause, ["buffer_overflow", "buffer_overflow"]);
+    assert_eq!(d.seq, [3, 4]);
+    assert_eq!(d.time_ns, [0, 0]);
+    assert_eq!(d.link, [0, 0]);
+    assert_eq!(d.packet, ["udp", "udp"]);
+    assert_eq!(d.flow_kind, ["udp", "udp"]);
+    assert_eq!(d.size, [1000, 1000]);
+    assert_eq!(o.net.udp_drops, [2]);
+    // Once the first has left (its serialization ends at 8 ms) there is room again.
+    let later = Time::from_nanos(8_000_001);
+    let o = run(
+        link(Buffer::Packets(3)),
+        &[(ms(0), 1000), (ms(0), 1000), (ms(0), 1000), (later, 1000)],
+    );
+    assert_eq!(o.arrivals.len(), 4);
+}
+
+#[test]
+fn byte_buffer_counts_the_packet_in_service() {
+    // 2500 bytes: 1000 (in service) + 1000 fit, a third 1000 does not, then 500 fits exactly.
+    let o = run(
+        link(Buffer::Bytes(2500)),
+        &[
+            (ms(0), 1000),
+            (ms(0), 1000),
+            (ms(0), 1000),
+            (ms(0), 500),
+            (ms(0), 1),
+        ],
+    );
+    let got: Vec<u64> = o.arrivals.iter().map(|a| a.0).collect();
+    assert_eq!(got, [0, 1, 3]);
+    assert_eq!(o.rec.drops.seq, [2, 4]);
+    assert_eq!(o.net.links[0].stats_at(Time::MAX).drops[0], 2);
+}
+
+#[test]
+fn link_loss_happens_after_serialization() {
+    // p = 1: every packet occupies the link, then is lost on the wire when serialization ends.
+    let o = run(
+        link(Buffer::Packets(10)).bernoulli(1.0),
+        &[(ms(0), 1000), (ms(0), 1000)],
+    );
+    assert!(o.arrivals.is_empty());
+    let l = o.net.links[0].stats_at(Time::MAX);
+    assert_eq!((l.packets_sent, l.bytes_sent), (2, 2000));
+    assert_eq!(l.busy, Dur::from_millis(16));
+    assert_eq!(l.drops, [0, 0, 0, 2, 0]);
+    assert_eq!(o.rec.drops.cause, ["link_error", "link_error"]);
+    assert_eq!(o.rec.drops.time_ns, [8_000_000, 16_000_000]);
+    assert_eq!(o.net.pool.live(), 0);
+}
+
+#[test]
+fn zero_delay_and_back_to_back_packets_keep_order() {
+    let o = run(
+        LinkDir::new(8_000_000, Dur::ZERO, Buffer::Packets(100)),
+        &[(ms(0), 1000); 20],
+    );
+    let expected: Vec<(u64, Time)> = (0..20).map(|i| (i, ms(i + 1))).collect();
+    assert_eq!(o.arrivals, expected);
+}

@@ -1,0 +1,259 @@
+//! Invalid scenarios are refused with messages naming the field, the value and what is
+//! allowed; `Simulation::new` never panics on them.
+
+mod common;
+
+use tcplab_core::{ControllerSpec, Dur, TcpConfig};
+use tcplab_sim::builder::{dumbbell, explicit, ScenarioBuilder};
+use tcplab_sim::scenario::{
+    Buffer, Duplex, LossSpec, NodeKind, Scenario, SeriesMode, TcpFlowSpec, Topology, TraceSpec,
+    UdpFlowSpec,
+};
+use tcplab_sim::Simulation;
+
+fn base() -> Scenario {
+    ScenarioBuilder::new("v", common::simple_dumbbell(2, 1_000_000, 10, 10))
+        .flow(TcpFlowSpec::bulk("s0", "r0"))
+        .flow(TcpFlowSpec::bulk("s1", "r1"))
+        .build()
+}
+
+fn error(s: &Scenario) -> String {
+    match Simulation::new(s) {
+        Ok(_) => panic!("accepted an invalid scenario: {s:#?}"),
+        Err(e) => {
+            assert_eq!(s.validate().unwrap_err(), e);
+            e.0
+        }
+    }
+}
+
+fn expect(s: &Scenario, parts: &[&str]) {
+    let e = error(s);
+    for p in parts {
+        assert!(e.contains(p), "message {e:?} lacks {p:?}");
+    }
+}
+
+fn bottleneck(s: &mut Scenario) -> &mut Duplex {
+    match &mut s.topology {
+        Topology::Dumbbell(d) => &mut d.bottleneck,
+        Topology::Explicit(_) => unreachable!(),
+    }
+}
+
+#[test]
+fn the_base_scenario_is_valid() {
+    base().validate().unwrap();
+    Simulation::new(&base()).unwrap();
+}
+
+#[test]
+fn unknown_controller_names_the_flow_and_the_known_ones() {
+    let mut s = base();
+    s.flows[1].controller = ControllerSpec::named("renoo");
+    let e = error(&s);
+    assert!(
+        e.starts_with(
+            r#"flows[1].controller = "renoo": unknown congestion controller; known: ["reno", "#
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_recovery_and_sack_without_blocks() {
+    let mut s = base();
+    s.flows[0] = TcpFlowSpec::bulk("s0", "r0").recovery("fack");
+    expect(
+        &s,
+        &[
+            "flows[0].recovery = \"fack\"",
+            "known: [\"reno\", \"newreno\", \"sack\"]",
+        ],
+    );
+    let mut s = base();
+    s.flows[0] = TcpFlowSpec::bulk("s0", "r0")
+        .recovery("sack")
+        .tcp(TcpConfig {
+            sack_blocks: 0,
+            ..TcpConfig::default()
+        });
+    expect(&s, &["flows[0].recovery = \"sack\"", "sack_blocks"]);
+}
+
+#[test]
+fn zero_rate_and_zero_buffer() {
+    let mut s = base();
+    bottleneck(&mut s).forward.rate = 0;
+    assert_eq!(
+        error(&s),
+        "topology.bottleneck.forward.rate = 0: expected a positive rate in bit/s"
+    );
+    let mut s = base();
+    bottleneck(&mut s).reverse.buffer = Buffer::Packets(0);
+    expect(
+        &s,
+        &[
+            "topology.bottleneck.reverse.buffer",
+            "packets: 0",
+            "at least 1 packet",
+        ],
+    );
+    let mut s = base();
+    bottleneck(&mut s).reverse.buffer = Buffer::Bytes(0);
+    expect(&s, &["topology.bottleneck.reverse.buffer", "bytes: 0"]);
+}
+
+#[test]
+fn negative_rate_is_refused_when_reading_json() {
+    let mut v = serde_json::to_value(base()).unwrap();
+    v["topology"]["bottleneck"]["forward"]["rate"] = serde_json::json!(-5);
+    let e = serde_json::from_value::<Scenario>(v)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("-5") && e.contains("u64"), "{e}");
+}
+
+#[test]
+fn loss_probability_outside_0_1_or_nan() {
+    for (p, shown) in [(1.5, "1.5"), (-0.1, "-0.1"), (f64::NAN, "NaN")] {
+        let mut s = base();
+        bottleneck(&mut s).forward.loss = LossSpec::Bernoulli { p };
+        assert_eq!(
+            error(&s),
+            format!(
+                "topology.bottleneck.forward.loss.p = {shown}: expected a probability in [0, 1]"
+            )
+        );
+    }
+}
+
+#[test]
+fn unknown_node_in_a_flow_and_a_link() {
+    let mut s = base();
+    s.flows[0].dst = "r9".into();
+    expect(
+        &s,
+        &["flows[0].dst = \"r9\": unknown node", "\"r0\", \"r1\""],
+    );
+
+    let d = Duplex::symmetric(common::dir(1_000_000, 1, 10));
+    let mut s = base();
+    s.topology = explicit(
+        &[("a", NodeKind::Host), ("b", NodeKind::Host)],
+        vec![("a", "x", d)],
+    );
+    s.flows = vec![TcpFlowSpec::bulk("a", "b")];
+    expect(
+        &s,
+        &[
+            "topology.links[0].to = \"x\": unknown node",
+            "[\"a\", \"b\"]",
+        ],
+    );
+}
+
+#[test]
+fn duplicate_nodes_missing_routes_and_routers_as_endpoints() {
+    let d = Duplex::symmetric(common::dir(1_000_000, 1, 10));
+    let mut s = base();
+    s.topology = explicit(
+        &[
+            ("a", NodeKind::Host),
+            ("a", NodeKind::Router),
+            ("b", NodeKind::Host),
+            ("c", NodeKind::Host),
+            ("r", NodeKind::Router),
+        ],
+        vec![("a", "r", d.clone()), ("r", "b", d.clone()), ("c", "a", d)],
+    );
+    s.flows = vec![
+        TcpFlowSpec::bulk("a", "b"),
+        TcpFlowSpec::bulk("c", "b"),
+        TcpFlowSpec::bulk("a", "r"),
+    ];
+    let e = error(&s);
+    assert!(
+        e.contains("topology.nodes[1].name = \"a\": duplicate node name"),
+        "{e}"
+    );
+    assert!(e.contains("flows[1]: no route from \"c\" to \"b\""), "{e}");
+    assert!(e.contains("flows[2].dst = \"r\": a router"), "{e}");
+    assert!(!e.contains("flows[0]"), "flow 0 is fine: {e}");
+}
+
+#[test]
+fn dumbbell_shape() {
+    let d = Duplex::symmetric(common::dir(1_000_000, 1, 10));
+    let mut s = base();
+    s.topology = dumbbell(0, d.clone(), d.clone());
+    s.flows.clear();
+    expect(&s, &["topology.pairs = 0"]);
+    let mut s = base();
+    if let Topology::Dumbbell(db) = &mut s.topology {
+        db.sender_access = vec![d.clone(), d.clone(), d];
+    }
+    expect(
+        &s,
+        &["topology.sender_access has 3 entries: expected 1 (for all pairs) or 2"],
+    );
+}
+
+#[test]
+fn tcp_settings_times_and_sizes() {
+    let mut s = base();
+    s.tcp.mss = 10;
+    assert_eq!(error(&s), "tcp.mss = 10: expected 64..=65000 bytes");
+    let mut s = base();
+    s.flows[1].tcp = Some(TcpConfig {
+        initial_cwnd: 0,
+        ..TcpConfig::default()
+    });
+    expect(&s, &["flows[1].tcp.initial_cwnd = 0"]);
+    let mut s = base();
+    s.flows[0].start = Dur::from_secs(11);
+    expect(
+        &s,
+        &["flows[0].start = 11000000000: expected at most the duration"],
+    );
+    let mut s = base();
+    s.flows[0].start = Dur::from_secs(2);
+    s.flows[0].stop = Some(Dur::from_secs(1));
+    expect(
+        &s,
+        &["flows[0].stop = 1000000000: expected later than start"],
+    );
+    let mut s = base();
+    s.flows[0].bytes = Some(0);
+    expect(&s, &["flows[0].bytes = 0"]);
+    let mut s = base();
+    s.duration = Dur::ZERO;
+    expect(&s, &["duration = 0"]);
+    let mut s = base();
+    s.udp.push(UdpFlowSpec::cbr("s0", "r0", 0, 0));
+    expect(&s, &["udp[0].rate = 0", "udp[0].packet_size = 0"]);
+    let mut s = base();
+    s.trace = TraceSpec {
+        series: SeriesMode::Interval,
+        interval: Dur::ZERO,
+        ..TraceSpec::off()
+    };
+    expect(&s, &["trace.interval = 0"]);
+    let mut s = base();
+    s.flows[1].name = Some("flow0".into());
+    expect(
+        &s,
+        &["flows[1].name = \"flow0\": also the name of flows[0]"],
+    );
+}
+
+#[test]
+fn several_problems_are_reported_together() {
+    let mut s = base();
+    bottleneck(&mut s).forward.rate = 0;
+    s.flows[0].controller = ControllerSpec::named("cubik");
+    let e = error(&s);
+    assert!(e.contains("topology.bottleneck.forward.rate = 0"), "{e}");
+    assert!(e.contains("flows[0].controller = \"cubik\""), "{e}");
+}
