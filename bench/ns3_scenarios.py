@@ -96,7 +96,16 @@ def params(name: str) -> dict:
             loss=s["loss"],
         ),
         access=dict(rate=s["rate"] * ACCESS_FACTOR, delay=ACCESS_DELAY, buffer=ACCESS_BUFFER),
-        tcp=dict(mss=MSS, initial_cwnd=2, ack_every=2, sack=True, timestamps=True),
+        tcp=dict(
+            mss=MSS,
+            initial_cwnd=2,
+            ack_every=2,
+            sack=True,
+            timestamps=True,
+            growth="per_ack",
+            controller="reno",
+            recovery="sack",
+        ),
     )
 
 
@@ -138,6 +147,11 @@ def from_canonical(scn: dict) -> dict:
     if any(f.get("start", 0) or f.get("bytes") or f.get("stop") for f in flows):
         raise ValueError("flows must start at 0 and send until the end")
     tcp = tcps[0]
+    ctl = {f["controller"]["name"] for f in flows}
+    rec = {f["recovery"]["name"] for f in flows}
+    if len(ctl) != 1 or len(rec) != 1 or any(f["controller"].get("params") for f in flows):
+        raise ValueError("every flow must use the same controller and recovery, default params")
+    growth = tcp.get("growth", {"mode": "byte_counting"})
     return dict(
         name=scn["name"],
         pairs=topo["pairs"],
@@ -151,6 +165,9 @@ def from_canonical(scn: dict) -> dict:
             ack_every=tcp.get("ack_every", 2) if tcp.get("delayed_ack", True) else 1,
             sack=tcp.get("sack_blocks", 3) > 0,
             timestamps=tcp.get("timestamps", True),
+            growth=growth["mode"] if isinstance(growth, dict) else growth,
+            controller=ctl.pop(),
+            recovery=rec.pop(),
         ),
     )
 
@@ -165,6 +182,9 @@ def run_ns3(p: dict, span: float, progress: float | None = None) -> dict:
     from ns import ns  # noqa: PLC0415 (slow import, only in the child)
 
     b, a, tcp, n = p["bottleneck"], p["access"], p["tcp"], p["pairs"]
+    want = dict(controller="reno", recovery="sack", growth="per_ack", sack=True)
+    if any(tcp.get(k, v) != v for k, v in want.items()):
+        raise ValueError(f"the ns-3 side models only {want}, got {tcp}")
     pipe_bytes = b["rate"] * 2 * (b["delay"] + 2 * a["delay"]) / 8 + b["buffer"] * (tcp["mss"] + 52)
     sockbuf = max(1 << 20, int(2 * pipe_bytes))
 
