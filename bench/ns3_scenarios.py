@@ -19,7 +19,10 @@ Topology (a dumbbell, the same one bench/scenarios/B*.toml describe to tcplab):
 
 * access links: 10x the bottleneck rate, 1 ms one way, a large DropTail queue (never the
   bottleneck); the bottleneck's one-way delay is RTT/2 - 2 ms, so the propagation RTT is
-  the scenario's RTT.
+  the scenario's RTT. Every device's MTU is 1600: a full segment is 1512 bytes of IPv4
+  (1460 + TCP 20 + timestamps 12 + IP 20; 1514 on the wire with PPP), and with ns-3's
+  default 1500-byte MTU IPv4 would fragment every data segment in two (tcplab's
+  packets are 1512 bytes).
 * bottleneck queue: the PointToPointNetDevice's own DropTailQueue, MaxSize = buffer - 1
   packets in each direction. ns-3 dequeues the packet it is serializing, so buffer - 1
   waiting + 1 on the wire = `buffer` packets, which is tcplab's (Dummynet's) definition of
@@ -72,6 +75,7 @@ SCENARIOS = {
 SPANS = {"B1": None, "B2": None, "B3": 2.0, "B4": None}
 
 ACCESS_FACTOR = 10
+MTU = 1600
 ACCESS_DELAY = 0.001
 ACCESS_BUFFER = 100_000
 SEED = 1
@@ -217,6 +221,9 @@ def run_ns3(p: dict, span: float, progress: float | None = None) -> dict:
     def p2p(rate: float, delay: float, qpackets: int):
         h = ns.PointToPointHelper()
         h.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(int(rate))))
+        # A full segment is 1460 + 20 TCP + 12 timestamp option + 20 IP = 1512 bytes: above
+        # the default 1500-byte MTU, IPv4 would fragment every data segment in two.
+        h.SetDeviceAttribute("Mtu", ns.UintegerValue(MTU))
         h.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(round(delay * 1e9))))
         h.SetQueue("ns3::DropTailQueue", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{qpackets}p")))
         return h
@@ -294,7 +301,13 @@ def run_ns3(p: dict, span: float, progress: float | None = None) -> dict:
             q = d.Get(j).GetObject[ns.PointToPointNetDevice]().GetQueue()
             tx += q.GetTotalReceivedPackets() - q.GetTotalDroppedPackets() - q.GetNPackets()
             drops += q.GetTotalDroppedPackets()
+    def dequeued(dev) -> int:
+        q = dev.GetObject[ns.PointToPointNetDevice]().GetQueue()
+        return int(q.GetTotalReceivedPackets() - q.GetTotalDroppedPackets() - q.GetNPackets())
+
     bq = neck_dev.Get(0).GetObject[ns.PointToPointNetDevice]().GetQueue()
+    neck_fwd, neck_rev = dequeued(neck_dev.Get(0)), dequeued(neck_dev.Get(1))
+    neck_fwd_bytes = int(bq.GetTotalReceivedBytes() - bq.GetTotalDroppedBytes() - bq.GetNBytes())
     delivered = [int(s.GetTotalRx()) for s in sinks]
     ns.Simulator.Destroy()
     return dict(
@@ -310,6 +323,9 @@ def run_ns3(p: dict, span: float, progress: float | None = None) -> dict:
         transmissions_per_s=tx / wall if wall > 0 else None,
         queue_drops=int(drops),
         bottleneck_drops=int(bq.GetTotalDroppedPackets()),
+        bottleneck_forward_tx=neck_fwd,
+        bottleneck_reverse_tx=neck_rev,
+        bottleneck_forward_bytes=neck_fwd_bytes,
         bytes_delivered=sum(delivered),
         goodput_bps=sum(delivered) * 8 / span,
         peak_rss_mib=rss_peak,

@@ -84,6 +84,9 @@ def _child_tcplab(path: str) -> None:
     c0, w0 = time.process_time(), time.perf_counter()
     sim.run_until(end)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    # Before finish(): building the result arrays imports numpy (~13 MiB), which would
+    # hide the simulator's own footprint.
+    peak_run = _proc_status_kib("VmHWM")
     w1 = time.perf_counter()
     raw = sim.finish()
     finish_s = time.perf_counter() - w1
@@ -91,6 +94,12 @@ def _child_tcplab(path: str) -> None:
     flows = raw["flows"]
     delivered = int(sum(int(x) for x in flows["bytes_delivered"]))
     cons = raw.get("conservation", {})
+    links = raw["links"]
+    neck, neck_bytes = {}, {}
+    for i in range(len(links["link"])):
+        if links["link"][i] == "left-right":
+            neck[links["direction"][i]] = int(links["packets_sent"][i])
+            neck_bytes[links["direction"][i]] = int(links["bytes_sent"][i])
     out = dict(
         simulator="tcplab",
         version=native.version() if hasattr(native, "version") else None,
@@ -107,7 +116,11 @@ def _child_tcplab(path: str) -> None:
         bytes_delivered=delivered,
         goodput_bps=delivered * 8 / (end / 1e9),
         conservation_ok=bool(cons.get("ok", True)),
-        peak_rss_mib=_proc_status_kib("VmHWM") / 1024,
+        bottleneck_forward_tx=neck.get("forward"),
+        bottleneck_reverse_tx=neck.get("reverse"),
+        bottleneck_forward_bytes=neck_bytes.get("forward"),
+        peak_rss_mib=peak_run / 1024,
+        peak_rss_with_results_mib=_proc_status_kib("VmHWM") / 1024,
         rss_baseline_mib=rss_baseline / 1024,
         rss_built_mib=rss_built / 1024,
     )
@@ -216,7 +229,8 @@ def row(label: str, r: dict) -> str:
         f"  {label:<14} wall {r['wall_s']:9.3f} s  cpu {r['cpu_s']:9.3f} s  "
         f"events {fmt_n(r.get('events')):>8} ({fmt_n(r.get('events_per_s')):>7}/s)  "
         f"tx {fmt_n(r['transmissions']):>8} ({fmt_n(r['transmissions_per_s']):>7}/s)  "
-        f"goodput {r['goodput_bps'] / 1e6:8.3f} Mb/s  peak RSS {r['peak_rss_mib']:6.1f} MiB"
+        f"goodput {r['goodput_bps'] / 1e6:8.3f} Mb/s  peak RSS {r['peak_rss_mib']:6.1f} MiB  "
+        f"bottleneck tx {fmt_n(r.get('bottleneck_forward_tx'))}/{fmt_n(r.get('bottleneck_reverse_tx'))}"
     )
 
 
