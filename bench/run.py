@@ -95,11 +95,13 @@ def _child_tcplab(path: str) -> None:
     delivered = int(sum(int(x) for x in flows["bytes_delivered"]))
     cons = raw.get("conservation", {})
     links = raw["links"]
-    neck, neck_bytes = {}, {}
+    neck, neck_bytes, neck_drops = {}, {}, None
     for i in range(len(links["link"])):
         if links["link"][i] == "left-right":
             neck[links["direction"][i]] = int(links["packets_sent"][i])
             neck_bytes[links["direction"][i]] = int(links["bytes_sent"][i])
+            if links["direction"][i] == "forward":
+                neck_drops = int(links["drops_buffer_overflow"][i])
     out = dict(
         simulator="tcplab",
         version=native.version() if hasattr(native, "version") else None,
@@ -119,6 +121,7 @@ def _child_tcplab(path: str) -> None:
         bottleneck_forward_tx=neck.get("forward"),
         bottleneck_reverse_tx=neck.get("reverse"),
         bottleneck_forward_bytes=neck_bytes.get("forward"),
+        bottleneck_drops=neck_drops,
         peak_rss_mib=peak_run / 1024,
         peak_rss_with_results_mib=_proc_status_kib("VmHWM") / 1024,
         rss_baseline_mib=rss_baseline / 1024,
@@ -230,7 +233,8 @@ def row(label: str, r: dict) -> str:
         f"events {fmt_n(r.get('events')):>8} ({fmt_n(r.get('events_per_s')):>7}/s)  "
         f"tx {fmt_n(r['transmissions']):>8} ({fmt_n(r['transmissions_per_s']):>7}/s)  "
         f"goodput {r['goodput_bps'] / 1e6:8.3f} Mb/s  peak RSS {r['peak_rss_mib']:6.1f} MiB  "
-        f"bottleneck tx {fmt_n(r.get('bottleneck_forward_tx'))}/{fmt_n(r.get('bottleneck_reverse_tx'))}"
+        f"bottleneck tx {fmt_n(r.get('bottleneck_forward_tx'))}/{fmt_n(r.get('bottleneck_reverse_tx'))} "
+        f"drops {fmt_n(r.get('bottleneck_drops'))}"
     )
 
 
