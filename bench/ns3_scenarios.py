@@ -322,6 +322,7 @@ def run_ns3(p: dict, span: float, progress: float | None = None) -> dict:
             q = d.Get(j).GetObject[ns.PointToPointNetDevice]().GetQueue()
             tx += q.GetTotalReceivedPackets() - q.GetTotalDroppedPackets() - q.GetNPackets()
             drops += q.GetTotalDroppedPackets()
+
     def dequeued(dev) -> int:
         q = dev.GetObject[ns.PointToPointNetDevice]().GetQueue()
         return int(q.GetTotalReceivedPackets() - q.GetTotalDroppedPackets() - q.GetNPackets())
@@ -380,12 +381,10 @@ def run_in_subprocess(
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     for line in out.stdout.splitlines():
         if line.startswith("NS3RESULT "):
-            r = json.loads(line[len("NS3RESULT "):])
+            r = json.loads(line[len("NS3RESULT ") :])
             r["process_wall_s"] = time.perf_counter() - t0
             return r
-    err = "\n".join(
-        l for l in out.stderr.splitlines() if "Failed to materialize symbols" not in l
-    )
+    err = "\n".join(l for l in out.stderr.splitlines() if "Failed to materialize symbols" not in l)
     raise RuntimeError(f"ns-3 run of {name} failed (exit {out.returncode}):\n{err[-3000:]}")
 
 

@@ -156,7 +156,7 @@ def run_tcplab(scn: dict, timeout: float | None = None) -> dict:
         os.unlink(path)
     for line in out.stdout.splitlines():
         if line.startswith("TCPLABRESULT "):
-            return json.loads(line[len("TCPLABRESULT "):])
+            return json.loads(line[len("TCPLABRESULT ") :])
     raise RuntimeError(f"tcplab run failed (exit {out.returncode}):\n{out.stderr[-3000:]}")
 
 
