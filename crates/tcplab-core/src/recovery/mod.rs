@@ -15,8 +15,8 @@ pub mod newreno;
 pub mod reno;
 pub mod sack;
 
-use crate::scoreboard::{Scoreboard, SegIdx};
-use crate::{ConfigError, Params, Seq, Time};
+use crate::scoreboard::{Delivery, Scoreboard, SegIdx};
+use crate::{ConfigError, Dur, Params, Seq, Time};
 use serde::{Deserialize, Serialize};
 
 /// Facts about one ACK, after the scoreboard was updated with it.
@@ -32,6 +32,14 @@ pub struct AckInfo {
     pub snd_max: Seq,
     pub acked_bytes: u64,
     pub sacked_bytes: u64,
+    /// Bytes this ACK newly delivered: cumulatively acknowledged and not SACKed before, plus
+    /// newly SACKed (RFC 6937 DeliveredData).
+    pub delivered_bytes: u64,
+    /// Which segments this ACK newly delivered (RACK, Rate-Halving).
+    pub delivery: Delivery,
+    /// RTT estimates after this ACK (RFC 6298 SRTT; smallest sample so far).
+    pub srtt: Option<Dur>,
+    pub min_rtt: Option<Dur>,
     /// RFC 5681 duplicate ACK: no advance while data is outstanding.
     pub is_duplicate: bool,
 }
@@ -46,6 +54,18 @@ pub enum RecoveryAction {
     Exit {
         cwnd: Option<u64>,
     },
+    /// A further congestion signal during recovery (LRD's lost retransmission): the current
+    /// episode ends as with `Exit { cwnd }` and a new one starts at once as with `Enter` (the
+    /// controller reduces again, `enter` is called again). Counted in
+    /// `SenderCounters::recovery_restarts`, not in `recoveries`; no fast retransmission is
+    /// owed.
+    Restart {
+        cwnd: Option<u64>,
+    },
+    /// Send one segment now, past the window (a tail loss probe, RFC 8985 §7.3): new data if
+    /// there is any and the receive window allows, otherwise the highest segment sent again.
+    /// The retransmission timer restarts.
+    Probe,
 }
 
 pub trait LossRecovery: Send {
@@ -72,8 +92,9 @@ pub trait LossRecovery: Send {
     /// The retransmission timer expired (the sender has marked everything lost): abandon
     /// recovery; `snd_max` is the highest byte sent.
     fn on_timeout(&mut self, now: Time, snd_max: Seq);
-    /// A segment left (for strategies that pace or count transmissions).
-    fn on_transmit(&mut self, _idx: SegIdx, _retransmission: bool) {}
+    /// Segment `idx` left at `now` (for strategies that count transmissions or time them);
+    /// `sb` already records it.
+    fn on_transmit(&mut self, _now: Time, _idx: SegIdx, _retransmission: bool, _sb: &Scoreboard) {}
     /// A timer of the strategy's own.
     fn poll_timeout(&self) -> Option<Time> {
         None
