@@ -5,6 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use tcplab_core::cc::{CrossLayerReport, Growth, CONTROLLERS};
+use tcplab_core::recovery::RECOVERIES;
 use tcplab_core::{
     AckSegment, ControllerSpec, DataSegment, Dur, ParamValue, Receiver, RecoverySpec, Sender,
     TcpConfig, Time,
@@ -140,7 +141,11 @@ fn transfer_with(
             break;
         }
         let Some(Reverse((t, _, i))) = q.pop() else {
-            panic!("deadlock: nothing scheduled and the transfer is unfinished");
+            panic!(
+                "deadlock: nothing scheduled and the transfer is unfinished ({recovery} p={loss}): {:?} {:?}",
+                s.snapshot(),
+                s.counters()
+            );
         };
         assert!(t >= now);
         now = t;
@@ -170,7 +175,7 @@ fn transfer_with(
 #[test]
 fn every_strategy_delivers_every_byte_once_under_loss() {
     let bytes = 3_000_000;
-    for recovery in ["reno", "newreno", "sack"] {
+    for &recovery in RECOVERIES {
         for growth in [Growth::PerAck, Growth::ByteCounting { limit: 2 }] {
             for (i, loss) in [0.0, 0.01, 0.05, 0.1].into_iter().enumerate() {
                 let o = transfer(recovery, growth, loss, bytes, 7 + i as u64);
@@ -183,7 +188,10 @@ fn every_strategy_delivers_every_byte_once_under_loss() {
                 }
                 assert_eq!(
                     c.retransmits,
-                    c.retransmits_fast + c.retransmits_recovery + c.retransmits_timeout
+                    c.retransmits_fast
+                        + c.retransmits_recovery
+                        + c.retransmits_timeout
+                        + c.retransmits_probe
                 );
                 assert!(o.duplicates <= c.retransmits);
             }

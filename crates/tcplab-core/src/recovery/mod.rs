@@ -11,7 +11,10 @@
 //! (lowest first) before new data. Strategies with timers of their own (RACK, TLP) use
 //! `poll_timeout`/`on_timer`.
 
+mod detect;
+pub mod fack;
 pub mod newreno;
+pub mod prr;
 pub mod reno;
 pub mod sack;
 
@@ -131,7 +134,7 @@ impl RecoverySpec {
 }
 
 /// Names `build` accepts.
-pub const RECOVERIES: &[&str] = &["reno", "newreno", "sack"];
+pub const RECOVERIES: &[&str] = &["reno", "newreno", "sack", "fack", "prr"];
 
 pub fn build(
     spec: &RecoverySpec,
@@ -147,6 +150,8 @@ pub fn build(
             ctx,
             &spec.params,
         )?)),
+        "fack" => Ok(Box::new(fack::Fack::from_params(ctx, &spec.params)?)),
+        "prr" => Ok(Box::new(prr::Prr::from_params(ctx, &spec.params)?)),
         other => Err(ConfigError::new(format!(
             "recovery = {other:?}: unknown loss-recovery strategy; known: {RECOVERIES:?}"
         ))),
