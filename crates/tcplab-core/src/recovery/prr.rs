@@ -184,7 +184,7 @@ mod tests {
     #[test]
     fn proportional_share_rounds_up_to_whole_segments() {
         // RFC 6937's example: RecoverFS 20 segments, ssthresh 10, one segment per ACK.
-        let s = |d| proportional_share(d * 100, 1000, 2000, 100) / 100;
+        let s = |d: u64| proportional_share(d * 100, 1000, 2000, 100) / 100;
         assert_eq!([s(0), s(1), s(2), s(3), s(4)], [0, 1, 1, 2, 2]);
     }
 
