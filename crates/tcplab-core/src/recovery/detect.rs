@@ -135,7 +135,8 @@ pub(crate) fn fack_distance(sb: &Scoreboard) -> u64 {
 /// segment has left the network except retransmissions. Segments above snd.fack are never
 /// marked lost except by a timeout, after which strategies count [`flight`] instead.
 pub(crate) fn awnd(sb: &Scoreboard) -> u64 {
-    let above = sb.snd_nxt() - sb.seq_of(fack(sb));
+    // seq_of(end) overshoots snd.nxt when the last segment is short.
+    let above = sb.snd_nxt().0.saturating_sub(sb.seq_of(fack(sb)).0);
     above + sb.retransmissions_in_flight()
 }
 
@@ -236,6 +237,8 @@ mod tests {
         sb.on_send_new(Time::ZERO, 40);
         sack(&mut sb, 1, 2);
         assert_eq!(awnd(&sb), 140, "a short last segment counts its length");
+        sack(&mut sb, 3, 4);
+        assert_eq!(awnd(&sb), 0, "SACKed up to a short last segment");
     }
 
     #[test]

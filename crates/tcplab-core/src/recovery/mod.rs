@@ -13,9 +13,11 @@
 
 mod detect;
 pub mod fack;
+pub mod lrd;
 pub mod newreno;
 pub mod prr;
 pub mod reno;
+pub mod rh;
 pub mod sack;
 
 use crate::scoreboard::{Delivery, Scoreboard, SegIdx};
@@ -134,7 +136,7 @@ impl RecoverySpec {
 }
 
 /// Names `build` accepts.
-pub const RECOVERIES: &[&str] = &["reno", "newreno", "sack", "fack", "prr"];
+pub const RECOVERIES: &[&str] = &["reno", "newreno", "sack", "fack", "rh", "lrd", "prr"];
 
 pub fn build(
     spec: &RecoverySpec,
@@ -151,6 +153,8 @@ pub fn build(
             &spec.params,
         )?)),
         "fack" => Ok(Box::new(fack::Fack::from_params(ctx, &spec.params)?)),
+        "rh" => Ok(Box::new(rh::RateHalving::from_params(ctx, &spec.params)?)),
+        "lrd" => Ok(Box::new(lrd::from_params(ctx, &spec.params)?)),
         "prr" => Ok(Box::new(prr::Prr::from_params(ctx, &spec.params)?)),
         other => Err(ConfigError::new(format!(
             "recovery = {other:?}: unknown loss-recovery strategy; known: {RECOVERIES:?}"
