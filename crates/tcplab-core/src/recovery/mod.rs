@@ -16,6 +16,7 @@ pub mod fack;
 pub mod lrd;
 pub mod newreno;
 pub mod prr;
+pub mod rack;
 pub mod reno;
 pub mod rh;
 pub mod sack;
@@ -136,7 +137,9 @@ impl RecoverySpec {
 }
 
 /// Names `build` accepts.
-pub const RECOVERIES: &[&str] = &["reno", "newreno", "sack", "fack", "rh", "lrd", "prr"];
+pub const RECOVERIES: &[&str] = &[
+    "reno", "newreno", "sack", "fack", "rh", "lrd", "prr", "rack",
+];
 
 pub fn build(
     spec: &RecoverySpec,
@@ -156,6 +159,7 @@ pub fn build(
         "rh" => Ok(Box::new(rh::RateHalving::from_params(ctx, &spec.params)?)),
         "lrd" => Ok(Box::new(lrd::from_params(ctx, &spec.params)?)),
         "prr" => Ok(Box::new(prr::Prr::from_params(ctx, &spec.params)?)),
+        "rack" => Ok(Box::new(rack::Rack::from_params(ctx, &spec.params)?)),
         other => Err(ConfigError::new(format!(
             "recovery = {other:?}: unknown loss-recovery strategy; known: {RECOVERIES:?}"
         ))),
