@@ -8,8 +8,11 @@
 //! strategy's proposed window back to the controller. During recovery sending is limited by
 //! `window()` against `in_flight()`. A strategy marks segments lost in the scoreboard and may
 //! force one retransmission past the window; the sender sends pending retransmissions
-//! (lowest first) before new data. Strategies with timers of their own (RACK, TLP) use
-//! `poll_timeout`/`on_timer`.
+//! (lowest first) before new data. `Restart` answers a further congestion signal within
+//! recovery (exit, reduce, enter again), `Probe` asks for one segment past the window.
+//! `AckInfo::delivery` says which segments an ACK newly delivered; `on_transmit` reports
+//! every segment sent. Strategies with timers of their own (RACK, TLP) use
+//! `poll_timeout`/`on_timer`. Detection code shared between strategies lives in `detect`.
 
 mod detect;
 pub mod fack;
