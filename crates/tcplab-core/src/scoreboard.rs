@@ -343,6 +343,11 @@ impl Scoreboard {
         self.seq_of(self.una) + self.outstanding_bytes
     }
 
+    /// The cumulative ACK point in bytes (snd.una).
+    pub fn snd_una(&self) -> Seq {
+        self.seq_of(self.una).min(self.snd_nxt())
+    }
+
     pub fn is_sacked(&self, idx: SegIdx) -> bool {
         self.seg(idx).is_some_and(|s| s.sacked())
     }

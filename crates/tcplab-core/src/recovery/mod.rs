@@ -168,3 +168,57 @@ pub fn build(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ParamValue;
+
+    fn ctx(sack: bool) -> RecoveryContext {
+        RecoveryContext {
+            mss: 1000,
+            dupthresh: 3,
+            sack,
+        }
+    }
+
+    #[test]
+    fn every_listed_strategy_builds_and_names_itself() {
+        for &name in RECOVERIES {
+            let r = build(&RecoverySpec::named(name), &ctx(true)).unwrap();
+            assert_eq!(r.name(), name);
+            assert!(!r.in_recovery());
+        }
+    }
+
+    #[test]
+    fn sack_based_strategies_refuse_to_run_without_sack() {
+        for name in ["sack", "fack", "rh", "lrd", "prr", "rack"] {
+            let e = build(&RecoverySpec::named(name), &ctx(false))
+                .err()
+                .unwrap();
+            assert!(e.0.contains("sack_blocks"), "{name}: {e}");
+        }
+        assert!(build(&RecoverySpec::named("newreno"), &ctx(false)).is_ok());
+    }
+
+    #[test]
+    fn parameters_are_checked() {
+        let with = |name: &str, k: &str, v: ParamValue| {
+            let mut s = RecoverySpec::named(name);
+            s.params.insert(k.into(), v);
+            build(&s, &ctx(true)).map(|_| ())
+        };
+        assert!(with("fack", "rampdown", ParamValue::Bool(true)).is_ok());
+        assert!(with("fack", "lost", ParamValue::Str("dupthresh".into())).is_ok());
+        assert!(with("fack", "ramp_down", ParamValue::Bool(true)).is_err());
+        assert!(with("prr", "bound", ParamValue::Str("crb".into())).is_ok());
+        assert!(with("prr", "bound", ParamValue::Str("prr".into())).is_err());
+        assert!(with("rack", "window", ParamValue::Str("prr".into())).is_ok());
+        assert!(with("rack", "tlp", ParamValue::Bool(false)).is_ok());
+        assert!(
+            with("rh", "lrd", ParamValue::Bool(true)).is_err(),
+            "lrd is its own name"
+        );
+    }
+}

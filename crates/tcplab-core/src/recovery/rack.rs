@@ -298,7 +298,7 @@ impl LossRecovery for Rack {
         }
     }
     fn on_timer(&mut self, now: Time, sb: &mut Scoreboard) -> RecoveryAction {
-        let una = sb.seq_of(sb.una()).min(sb.snd_nxt());
+        let una = sb.snd_una();
         if self.reo_timer.is_some_and(|t| t <= now) {
             let lost = self.detect_loss(now, una, sb);
             let action = self.maybe_enter(lost, una, 0);
