@@ -226,8 +226,9 @@ impl LossRecovery for Rack {
     fn on_ack(&mut self, ack: &AckInfo, sb: &mut Scoreboard) -> RecoveryAction {
         self.update(ack, sb);
         if self.in_recovery() && self.episode.ends(ack.snd_una) {
+            // Losses above the recovery point are a new episode: the next ACK (or the
+            // reordering timer, still armed) declares them.
             self.tlp_end = None;
-            self.detect_loss(ack.now, ack.snd_una, sb);
             self.arm_pto(ack.now, sb);
             return RecoveryAction::Exit { cwnd: None };
         }
