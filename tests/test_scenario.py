@@ -216,8 +216,8 @@ INVALID = {
         "tcp.window_scale: is not a known field (allowed: mss, initial_cwnd,",
     ),
     "unknown_recovery": (
-        _mutate('recovery = "sack"', 'recovery = "fack"'),
-        f"flows[1].recovery: 'fack' is not a known recovery (known: {', '.join(_native.recoveries())})",
+        _mutate('recovery = "sack"', 'recovery = "fackk"'),
+        f"flows[1].recovery: 'fackk' is not a known recovery (known: {', '.join(_native.recoveries())})",
     ),
     "bad_unit": (
         _mutate('duration = "2s"', 'duration = "2 fortnights"'),
