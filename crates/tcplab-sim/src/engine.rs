@@ -10,16 +10,22 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use tcplab_core::Time;
 
-/// One scheduled event. Ordered so that the *earliest* `(time, seq)` is the heap's maximum.
+/// One scheduled event. `key` packs `(time, seq)` into one integer so that a single
+/// comparison orders two entries; ordered so that the *earliest* key is the heap's maximum.
 struct Entry<E> {
-    time: Time,
-    seq: u64,
+    key: u128,
     event: E,
+}
+
+impl<E> Entry<E> {
+    fn time(&self) -> Time {
+        Time::from_nanos((self.key >> 64) as u64)
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -31,7 +37,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap and we want the smallest (time, seq) on top.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -63,20 +69,21 @@ impl<E> EventQueue<E> {
     pub fn push(&mut self, time: Time, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        let key = (time.as_nanos() as u128) << 64 | seq as u128;
+        self.heap.push(Entry { key, event });
         self.peak = self.peak.max(self.heap.len());
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(Entry::time)
     }
 
     /// Removes and returns the next event.
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let e = self.heap.pop()?;
         self.popped += 1;
-        Some((e.time, e.event))
+        Some((e.time(), e.event))
     }
 
     /// Removes and returns the next event if it is due at or before `limit`.
