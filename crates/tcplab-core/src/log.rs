@@ -136,6 +136,10 @@ pub struct LossResponse {
     pub value: f64,
     /// snd.una when the signal arrived: the first byte of the segment whose loss triggered it.
     pub seq: Seq,
+    /// Transmissions of that segment so far (1 = only the original); 0 when nothing was
+    /// outstanding. The latest transmission carries `DataSegment::retransmission` =
+    /// `transmissions - 1`.
+    pub transmissions: u8,
     /// The controller's cwnd just before it answered.
     pub cwnd_before: u64,
     /// ssthresh right after it answered.

@@ -497,6 +497,7 @@ impl Sender {
             label: verdict.label,
             value: verdict.value,
             seq: self.snd_una(),
+            transmissions: self.sb.seg(self.sb.una()).map_or(0, |s| s.tx_count),
             cwnd_before,
             ssthresh_after: self.cc.ssthresh(),
         });

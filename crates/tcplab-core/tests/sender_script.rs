@@ -392,13 +392,21 @@ fn loss_responses_are_recorded_with_the_log_off() {
     t.s.drain_loss_responses(&mut out);
     let seen: Vec<_> = out
         .iter()
-        .map(|r| (r.kind, r.label, r.seq.0 / MSS, r.cwnd_before / MSS))
+        .map(|r| {
+            (
+                r.kind,
+                r.label,
+                r.seq.0 / MSS,
+                r.transmissions,
+                r.cwnd_before / MSS,
+            )
+        })
         .collect();
     assert_eq!(
         seen,
         vec![
-            (CongestionKind::FastRetransmit, "1/2", 2, 11),
-            (CongestionKind::Timeout, "1/2", 2, 11)
+            (CongestionKind::FastRetransmit, "1/2", 2, 1, 11),
+            (CongestionKind::Timeout, "1/2", 2, 2, 11)
         ],
         "{out:?}"
     );
