@@ -17,8 +17,15 @@ pub struct SenderCounters {
     pub retransmits_recovery: u64,
     /// Retransmissions of data the retransmission timer declared lost.
     pub retransmits_timeout: u64,
+    /// Tail loss probes that resent the highest segment (RACK-TLP).
+    pub retransmits_probe: u64,
     /// Recovery entries triggered by ACKs (fast retransmits).
     pub recoveries: u64,
+    /// Further reductions inside a recovery (a strategy's `Restart`, e.g. LRD's lost
+    /// retransmission); not counted in `recoveries`.
+    pub recovery_restarts: u64,
+    /// Tail loss probes sent (new data or a retransmission).
+    pub probes: u64,
     /// Retransmission-timer expiries.
     pub timeouts: u64,
     /// Window reductions in answer to ECN echoes.

@@ -49,6 +49,36 @@ impl SegState {
     }
 }
 
+/// What the ACK being processed newly delivered: segments newly SACKed, or cumulatively
+/// acknowledged without having been SACKed before. Gathered by `sack` and `ack_to` until
+/// `take_delivery`; the sender hands it to the recovery strategy in `AckInfo`. RACK (RFC 8985)
+/// needs the most recently sent delivered segment and whether delivery was out of order;
+/// Rate-Halving needs the highest segment an ACK newly SACKs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// Highest segment newly SACKed.
+    pub highest_sacked: Option<SegIdx>,
+    /// Lowest newly delivered segment that was never retransmitted.
+    pub lowest_original: Option<SegIdx>,
+    /// The most recently sent newly delivered segment that was never retransmitted:
+    /// `(sent_at, index)`, later index first among equal times.
+    pub newest_original: Option<(Time, SegIdx)>,
+    /// The same among retransmitted segments (the ACK may be for an earlier copy).
+    pub newest_retransmitted: Option<(Time, SegIdx)>,
+}
+
+impl Delivery {
+    fn record(&mut self, idx: SegIdx, s: &SegState) {
+        let key = Some((s.sent_at, idx));
+        if s.retransmitted() {
+            self.newest_retransmitted = self.newest_retransmitted.max(key);
+        } else {
+            self.newest_original = self.newest_original.max(key);
+            self.lowest_original = Some(self.lowest_original.map_or(idx, |l| l.min(idx)));
+        }
+    }
+}
+
 /// What a cumulative ACK removed from the scoreboard.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Acked {
@@ -78,6 +108,7 @@ pub struct Scoreboard {
     /// Segments below this index have been considered by `mark_lost_below`.
     lost_scan: SegIdx,
     forced: Option<SegIdx>,
+    delivery: Delivery,
 }
 
 impl Scoreboard {
@@ -94,6 +125,7 @@ impl Scoreboard {
             pending: BTreeSet::new(),
             lost_scan: 0,
             forced: None,
+            delivery: Delivery::default(),
         }
     }
 
@@ -192,6 +224,7 @@ impl Scoreboard {
                 self.sacked_bytes -= len;
                 out.previously_sacked_bytes += len;
             } else {
+                self.delivery.record(self.una, &s);
                 if s.lost() {
                     self.lost_bytes -= len;
                 }
@@ -280,6 +313,9 @@ impl Scoreboard {
             let len = s.len as u64;
             let flags = s.flags;
             s.flags = SACKED;
+            let st = *s;
+            self.delivery.record(i, &st);
+            self.delivery.highest_sacked = self.delivery.highest_sacked.max(Some(i));
             newly += len;
             if flags & LOST != 0 {
                 self.lost_bytes -= len;
@@ -296,6 +332,22 @@ impl Scoreboard {
         newly
     }
 
+    /// What was newly delivered since the previous call (see [`Delivery`]); starts afresh.
+    pub fn take_delivery(&mut self) -> Delivery {
+        std::mem::take(&mut self.delivery)
+    }
+
+    /// One past the highest byte sent (snd.nxt): every outstanding byte lies in
+    /// `[seq_of(una), snd_nxt)`.
+    pub fn snd_nxt(&self) -> Seq {
+        self.seq_of(self.una) + self.outstanding_bytes
+    }
+
+    /// The cumulative ACK point in bytes (snd.una).
+    pub fn snd_una(&self) -> Seq {
+        self.seq_of(self.una).min(self.snd_nxt())
+    }
+
     pub fn is_sacked(&self, idx: SegIdx) -> bool {
         self.seg(idx).is_some_and(|s| s.sacked())
     }
@@ -303,6 +355,15 @@ impl Scoreboard {
     /// One past the highest SACKed segment (FACK's snd.fack, in segments).
     pub fn highest_sacked_end(&self) -> Option<SegIdx> {
         self.sacked.last_key_value().map(|(_, &e)| e)
+    }
+
+    /// The highest outstanding segment not SACKed (what a tail loss probe resends).
+    pub fn highest_unsacked(&self) -> Option<SegIdx> {
+        let top = match self.sacked.last_key_value() {
+            Some((&s, &e)) if e == self.end() => s,
+            _ => self.end(),
+        };
+        top.checked_sub(1).filter(|&i| i >= self.una)
     }
 
     /// The `n`-th highest SACKed segment (n = 1 is the highest). Segments below it have at
@@ -484,6 +545,9 @@ mod tests {
         assert_eq!(sb.nth_highest_sacked(3), Some(9));
         assert_eq!(sb.nth_highest_sacked(8), None);
         assert_eq!(sb.sacked_at_or_above(9), 3);
+        assert_eq!(sb.highest_unsacked(), Some(19));
+        sack(&mut sb, 14, 20);
+        assert_eq!(sb.highest_unsacked(), Some(13));
     }
 
     #[test]
@@ -536,6 +600,31 @@ mod tests {
         sb.check_invariants();
         assert_eq!(sb.pipe(), 0);
         assert_eq!(sb.pending_count(), 6);
+    }
+
+    #[test]
+    fn delivery_reports_what_an_ack_newly_delivered() {
+        let mut sb = Scoreboard::new(MSS);
+        for i in 0..6 {
+            sb.on_send_new(Time::from_millis(i), MSS);
+        }
+        sb.force_retransmit(0);
+        sb.on_retransmit(0, Time::from_millis(10));
+        sack(&mut sb, 2, 4);
+        let d = sb.take_delivery();
+        assert_eq!(d.highest_sacked, Some(3));
+        assert_eq!(d.lowest_original, Some(2));
+        assert_eq!(d.newest_original, Some((Time::from_millis(3), 3)));
+        assert_eq!(d.newest_retransmitted, None);
+        assert_eq!(sb.take_delivery(), Delivery::default(), "taken");
+        // 0 (retransmitted), 1 and 4 are newly delivered; 2 and 3 were SACKed before.
+        sb.ack_to(5);
+        let d = sb.take_delivery();
+        assert_eq!(d.highest_sacked, None);
+        assert_eq!(d.lowest_original, Some(1));
+        assert_eq!(d.newest_original, Some((Time::from_millis(4), 4)));
+        assert_eq!(d.newest_retransmitted, Some((Time::from_millis(10), 0)));
+        assert_eq!(sb.snd_nxt(), Seq(600));
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub struct Sender {
     rto_recover: Option<Seq>,
     /// The next retransmission is the fast retransmission of a new recovery.
     fast_pending: bool,
+    /// The strategy asked for a probe (`RecoveryAction::Probe`): the next transmission.
+    probe_pending: bool,
     /// ECN: no further reduction until snd.una passes this point; CWR owed on next segment.
     ecn_recover: Option<Seq>,
     cwr_pending: bool,
@@ -91,6 +93,7 @@ impl Sender {
             delivered: 0,
             rto_recover: None,
             fast_pending: false,
+            probe_pending: false,
             ecn_recover: None,
             cwr_pending: false,
             counters: SenderCounters::default(),
@@ -210,6 +213,7 @@ impl Sender {
         }
         let prev_una = self.snd_una();
         self.rwnd = ack.window;
+        self.sb.take_delivery(); // what follows is this ACK's
         let acked = if ack.ack > prev_una {
             let to = self.sb.idx_covered_below(ack.ack);
             self.sb.ack_to(to)
@@ -227,6 +231,7 @@ impl Sender {
                 sacked += self.sb.sack(b.start.max(ack.ack), b.end);
             }
         }
+        let delivery = self.sb.take_delivery();
         let is_duplicate = acked.bytes == 0 && !self.sb.is_empty() && ack.ack == prev_una;
         if is_duplicate {
             self.counters.dup_acks += 1;
@@ -248,7 +253,8 @@ impl Sender {
             c.rtt_sum_ns += r.as_nanos() as u128;
             c.rtt_min_ns = Some(c.rtt_min_ns.map_or(r.as_nanos(), |m| m.min(r.as_nanos())));
         }
-        self.delivered += acked.bytes - acked.previously_sacked_bytes + sacked;
+        let delivered_bytes = acked.bytes - acked.previously_sacked_bytes + sacked;
+        self.delivered += delivered_bytes;
 
         let sample = AckSample {
             now,
@@ -276,22 +282,18 @@ impl Sender {
             snd_max: self.snd_nxt,
             acked_bytes: acked.bytes,
             sacked_bytes: sacked,
+            delivered_bytes,
+            delivery,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
             is_duplicate,
         };
         let was_in_recovery = self.rec.in_recovery();
-        let reason = match self.rec.on_ack(&info, &mut self.sb) {
-            RecoveryAction::Enter => {
-                self.enter_recovery(now);
-                WindowReason::FastRetransmit
-            }
-            RecoveryAction::Exit { cwnd } => {
-                let c = cwnd.unwrap_or(self.cc.ssthresh());
-                self.cc.on_recovery_exit(now, c);
-                self.record(now, Event::RecoveryExit, "", 0.0);
-                WindowReason::RecoveryExit
-            }
-            RecoveryAction::None if was_in_recovery => WindowReason::Recovery,
-            RecoveryAction::None => {
+        let action = self.rec.on_ack(&info, &mut self.sb);
+        let reason = match self.apply(now, action) {
+            Some(reason) => reason,
+            None if was_in_recovery => WindowReason::Recovery,
+            None => {
                 let reason = if self.cc.cwnd() < self.cc.ssthresh() {
                     WindowReason::SlowStart
                 } else {
@@ -319,8 +321,39 @@ impl Sender {
         self.log_window(now, reason);
     }
 
-    fn enter_recovery(&mut self, now: Time) {
-        self.counters.recoveries += 1;
+    /// Carries out what the recovery strategy asked for; the window reason when it acted.
+    fn apply(&mut self, now: Time, action: RecoveryAction) -> Option<WindowReason> {
+        match action {
+            RecoveryAction::None => None,
+            RecoveryAction::Enter => {
+                self.enter_recovery(now, false);
+                Some(WindowReason::FastRetransmit)
+            }
+            RecoveryAction::Exit { cwnd } => {
+                self.exit_recovery(now, cwnd);
+                Some(WindowReason::RecoveryExit)
+            }
+            RecoveryAction::Restart { cwnd } => {
+                self.exit_recovery(now, cwnd);
+                self.enter_recovery(now, true);
+                Some(WindowReason::FastRetransmit)
+            }
+            RecoveryAction::Probe => {
+                self.counters.probes += 1;
+                self.probe_pending = true;
+                // RFC 8985 §7.3: the probe rearms the retransmission timer.
+                self.rto_deadline = Some(now + self.rtt.rto());
+                None
+            }
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Time, restart: bool) {
+        if restart {
+            self.counters.recovery_restarts += 1;
+        } else {
+            self.counters.recoveries += 1;
+        }
         let ev = self.congestion_event(now, CongestionKind::FastRetransmit);
         let cwnd_before = self.cc.cwnd();
         let verdict = self.cc.on_congestion(&ev);
@@ -332,8 +365,15 @@ impl Sender {
             self.snd_nxt,
             &mut self.sb,
         );
-        self.fast_pending = true;
+        self.fast_pending = !restart;
         self.record(now, Event::RecoveryEnter, verdict.label, verdict.value);
+    }
+
+    fn exit_recovery(&mut self, now: Time, cwnd: Option<u64>) {
+        let c = cwnd.unwrap_or(self.cc.ssthresh());
+        self.cc.on_recovery_exit(now, c);
+        self.fast_pending = false;
+        self.record(now, Event::RecoveryExit, "", 0.0);
     }
 
     fn on_ecn_echo(&mut self, now: Time) {
@@ -377,18 +417,9 @@ impl Sender {
     /// A timer expired (call at or after `poll_timeout`; early calls do nothing).
     pub fn on_timeout(&mut self, now: Time) {
         if self.rec.poll_timeout().is_some_and(|t| t <= now) {
-            match self.rec.on_timer(now, &mut self.sb) {
-                RecoveryAction::Enter => {
-                    self.enter_recovery(now);
-                    self.log_window(now, WindowReason::FastRetransmit);
-                }
-                RecoveryAction::Exit { cwnd } => {
-                    let c = cwnd.unwrap_or(self.cc.ssthresh());
-                    self.cc.on_recovery_exit(now, c);
-                    self.record(now, Event::RecoveryExit, "", 0.0);
-                    self.log_window(now, WindowReason::RecoveryExit);
-                }
-                RecoveryAction::None => {}
+            let action = self.rec.on_timer(now, &mut self.sb);
+            if let Some(reason) = self.apply(now, action) {
+                self.log_window(now, reason);
             }
         }
         if self.rto_deadline.is_none_or(|d| now < d) {
@@ -404,6 +435,7 @@ impl Sender {
         self.rec.on_timeout(now, self.snd_nxt);
         self.rto_recover = Some(self.snd_nxt);
         self.fast_pending = false;
+        self.probe_pending = false;
         self.rto_deadline = None; // restarted by the retransmission (RFC 6298 §5.5-5.6)
         self.record(
             now,
@@ -417,14 +449,19 @@ impl Sender {
     /// The next segment to put on the wire, if the windows allow one.
     pub fn poll_transmit(&mut self, now: Time) -> Option<DataSegment> {
         if let Some(idx) = self.sb.forced() {
-            return Some(self.retransmit(now, idx));
+            return Some(self.retransmit(now, idx, false));
+        }
+        if std::mem::take(&mut self.probe_pending) {
+            if let Some(d) = self.probe(now) {
+                return Some(d);
+            }
         }
         let window = self.send_window().min(self.rwnd.max(self.cfg.mss as u64));
         let in_flight = self.rec.in_flight(&self.sb);
         if let Some(idx) = self.sb.next_pending() {
             let len = self.sb.seg(idx).map_or(0, |s| s.len as u64);
             if in_flight + len <= window {
-                return Some(self.retransmit(now, idx));
+                return Some(self.retransmit(now, idx, false));
             }
             return None;
         }
@@ -436,20 +473,37 @@ impl Sender {
         {
             return None;
         }
+        Some(self.send_new(now, len))
+    }
+
+    fn send_new(&mut self, now: Time, len: u64) -> DataSegment {
         let seg = self.segment(now, self.snd_nxt, len as u32, 0);
         self.sb.on_send_new(now, len as u32);
         self.snd_nxt += len;
         self.after_send(now, self.sb.end() - 1, false);
-        Some(seg)
+        seg
     }
 
-    fn retransmit(&mut self, now: Time, idx: SegIdx) -> DataSegment {
+    /// A probe past the window: new data if the application and the receive window allow,
+    /// else the highest segment sent (not SACKed).
+    fn probe(&mut self, now: Time) -> Option<DataSegment> {
+        let len = self.app_remaining().min(self.cfg.mss as u64);
+        if len > 0 && (self.snd_nxt + len).0 <= self.snd_una().0.saturating_add(self.rwnd) {
+            return Some(self.send_new(now, len));
+        }
+        let last = self.sb.highest_unsacked()?;
+        Some(self.retransmit(now, last, true))
+    }
+
+    fn retransmit(&mut self, now: Time, idx: SegIdx, probe: bool) -> DataSegment {
         let st = *self.sb.seg(idx).expect("retransmission inside the window");
         let seg = self.segment(now, self.sb.seq_of(idx), st.len, st.tx_count);
         self.sb.on_retransmit(idx, now);
         let c = &mut self.counters;
         c.retransmits += 1;
-        if self.fast_pending {
+        if probe {
+            c.retransmits_probe += 1;
+        } else if self.fast_pending {
             self.fast_pending = false;
             c.retransmits_fast += 1;
         } else if self.rec.in_recovery() {
@@ -478,7 +532,7 @@ impl Sender {
         let len = self.sb.seg(idx).map_or(0, |s| s.len as u64);
         self.counters.segments_sent += 1;
         self.counters.bytes_sent += len;
-        self.rec.on_transmit(idx, retransmission);
+        self.rec.on_transmit(now, idx, retransmission, &self.sb);
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }

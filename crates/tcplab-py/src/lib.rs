@@ -1,1 +1,548 @@
 //! Python bindings (module `tcplab._native`).
+//!
+//! One class, [`PySimulation`] (`tcplab._native.Simulation`), drives a `tcplab_sim::Simulation`
+//! from a canonical-unit scenario JSON. Every call into Rust runs with the GIL released and
+//! inside `catch_unwind`: a Rust panic becomes `RuntimeError("internal error: ...")` and
+//! never crosses into Python. Results come back as one dict per table, numeric columns as
+//! numpy arrays that take over the Rust `Vec`s (no copy, no per-row Python objects), string
+//! columns as lists.
+
+use numpy::{Element, PyArray1};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Mutex, Once};
+use tcplab_core::{TcpConfig, Time};
+use tcplab_sim::results::{
+    Conservation, DropCause, DropLog, EventLog, FlowSeries, FlowSummary, LinkSummary, QueueSeries,
+    RunStats, SegmentLog, UdpSummary,
+};
+use tcplab_sim::{Results, Scenario, Simulation};
+
+// The binding runs simulations on threads other than the one that built them (the GIL is
+// released while they run): the simulator must stay `Send`.
+const _: fn() = || {
+    fn assert_send<T: Send>() {}
+    assert_send::<Simulation>();
+};
+
+thread_local! {
+    /// Where the last panic on this thread happened (set by the hook `install_panic_hook`).
+    static PANIC_LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Records each panic's location for the error message, then runs the previous hook (which
+/// prints the panic to stderr as usual).
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let location = info.location().map(|l| l.to_string());
+            PANIC_LOCATION.with(|p| *p.borrow_mut() = location);
+            previous(info);
+        }));
+    });
+}
+
+/// The text of a panic payload, with where it happened when known.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    let text = if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    };
+    match PANIC_LOCATION.with(|p| p.borrow_mut().take()) {
+        Some(location) => format!("{text} (at {location})"),
+        None => text,
+    }
+}
+
+fn internal_error(msg: &str) -> PyErr {
+    PyRuntimeError::new_err(format!("internal error: {msg}"))
+}
+
+const FINISHED: &str = "Simulation.finish() was already called";
+
+/// A call that could not run: a misuse (RuntimeError as is) or a panic (internal error).
+fn call_error(msg: String) -> PyErr {
+    if msg == FINISHED {
+        PyRuntimeError::new_err(msg)
+    } else {
+        internal_error(&msg)
+    }
+}
+
+/// Runs `f`, turning a panic into `Err(message)`.
+fn no_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(&*p))
+}
+
+enum State {
+    Running(Box<Simulation>),
+    /// `finish` was called; the simulated time the run ended at.
+    Finished {
+        now_ns: u64,
+    },
+    /// A call panicked: the simulation's state cannot be trusted any more.
+    Failed(String),
+}
+
+/// A simulation of one scenario, advanced with `run_until` and ended with `finish`.
+///
+/// `Simulation(scenario_json)` takes the canonical-unit scenario JSON (what
+/// `tcplab.Scenario.canonical_json()` emits); JSON and validation errors raise ValueError.
+#[pyclass(name = "Simulation", module = "tcplab._native", frozen)]
+struct PySimulation {
+    state: Mutex<State>,
+    end_ns: u64,
+}
+
+impl PySimulation {
+    /// Runs `f` on the live simulation with the GIL released.
+    fn with_sim<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Simulation) -> T + Send,
+    ) -> PyResult<T> {
+        self.with_sim_or(py, f, |_| None)
+    }
+
+    /// Like `with_sim`, but after `finish` answers `finished(now_ns)` when that is Some.
+    fn with_sim_or<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Simulation) -> T + Send,
+        finished: impl FnOnce(u64) -> Option<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            match &mut *state {
+                State::Running(sim) => match no_panic(|| f(sim)) {
+                    Ok(v) => Ok(v),
+                    Err(msg) => {
+                        *state = State::Failed(msg.clone());
+                        Err(msg)
+                    }
+                },
+                State::Finished { now_ns } => finished(*now_ns).ok_or_else(|| FINISHED.to_string()),
+                State::Failed(msg) => Err(format!(
+                    "the simulation cannot continue after an earlier internal error ({msg})"
+                )),
+            }
+        })
+        .map_err(call_error)
+    }
+}
+
+#[pymethods]
+impl PySimulation {
+    #[new]
+    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+        let json = scenario_json.to_owned();
+        let built = py.detach(move || {
+            no_panic(move || -> Result<(Box<Simulation>, u64), String> {
+                let scenario: Scenario =
+                    serde_json::from_str(&json).map_err(|e| format!("scenario JSON: {e}"))?;
+                let sim = Simulation::new(&scenario).map_err(|e| e.to_string())?;
+                let end_ns = sim.end_time().as_nanos();
+                Ok((Box::new(sim), end_ns))
+            })
+        });
+        match built {
+            Err(panic) => Err(internal_error(&panic)),
+            Ok(Err(invalid)) => Err(PyValueError::new_err(invalid)),
+            Ok(Ok((sim, end_ns))) => Ok(PySimulation {
+                state: Mutex::new(State::Running(sim)),
+                end_ns,
+            }),
+        }
+    }
+
+    /// Processes every event up to and including `t_ns` (capped at the end of the run),
+    /// with the GIL released.
+    fn run_until(&self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
+        self.with_sim(py, |sim| sim.run_until(Time::from_nanos(t_ns)))
+    }
+
+    /// Simulated time reached so far, in ns.
+    #[getter]
+    fn now_ns(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_sim_or(py, |sim| sim.now().as_nanos(), Some)
+    }
+
+    /// When the run ends (the scenario's duration), in ns.
+    #[getter]
+    fn end_ns(&self) -> u64 {
+        self.end_ns
+    }
+
+    /// The run is over (end time reached, or every flow finished and nothing is pending).
+    #[getter]
+    fn done(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with_sim_or(py, |sim| sim.is_done(), |_| Some(true))
+    }
+
+    /// Ends the run and returns its results: one dict per table (`flows`, `udp`, `links`,
+    /// `series`, `queues`, `drops`, `events`, `segments`) mapping column names to numpy
+    /// arrays (numbers) or lists (strings), plus the `conservation` and `stats` dicts.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let results = py
+            .detach(|| {
+                let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                match std::mem::replace(&mut *state, State::Finished { now_ns: 0 }) {
+                    State::Running(sim) => {
+                        let now_ns = no_panic(|| sim.now().as_nanos());
+                        match now_ns.and_then(|now_ns| no_panic(move || (now_ns, (*sim).finish())))
+                        {
+                            Ok((now_ns, results)) => {
+                                *state = State::Finished { now_ns };
+                                Ok(results)
+                            }
+                            Err(msg) => {
+                                *state = State::Failed(msg.clone());
+                                Err(msg)
+                            }
+                        }
+                    }
+                    State::Finished { now_ns } => {
+                        *state = State::Finished { now_ns };
+                        Err(FINISHED.to_string())
+                    }
+                    State::Failed(msg) => {
+                        let err = format!(
+                            "the simulation cannot continue after an earlier internal error ({msg})"
+                        );
+                        *state = State::Failed(msg);
+                        Err(err)
+                    }
+                }
+            })
+            .map_err(call_error)?;
+        results_to_py(py, results)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let what = match &*state {
+            State::Running(_) => "running",
+            State::Finished { .. } => "finished",
+            State::Failed(_) => "failed",
+        };
+        format!("<tcplab._native.Simulation {what}, end_ns={}>", self.end_ns)
+    }
+}
+
+/// Builds the dict of one table, column by column.
+struct Table<'py> {
+    py: Python<'py>,
+    dict: Bound<'py, PyDict>,
+    /// One Python string per distinct `&'static str` (enum-like columns repeat a few values).
+    interned: HashMap<&'static str, Bound<'py, PyString>>,
+}
+
+impl<'py> Table<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Table {
+            py,
+            dict: PyDict::new(py),
+            interned: HashMap::new(),
+        }
+    }
+
+    /// A numeric column: the Vec becomes the numpy array's buffer.
+    fn num<T: Element>(&mut self, name: &str, v: Vec<T>) -> PyResult<&mut Self> {
+        self.dict.set_item(name, PyArray1::from_vec(self.py, v))?;
+        Ok(self)
+    }
+
+    /// An optional numeric column: float64 with NaN for "none" (exact below 2^53).
+    fn opt(&mut self, name: &str, v: Vec<Option<u64>>) -> PyResult<&mut Self> {
+        let v: Vec<f64> = v
+            .into_iter()
+            .map(|x| x.map_or(f64::NAN, |x| x as f64))
+            .collect();
+        self.num(name, v)
+    }
+
+    fn strings(&mut self, name: &str, v: Vec<String>) -> PyResult<&mut Self> {
+        self.dict.set_item(name, PyList::new(self.py, v)?)?;
+        Ok(self)
+    }
+
+    fn labels(&mut self, name: &str, v: Vec<&'static str>) -> PyResult<&mut Self> {
+        let py = self.py;
+        let items: Vec<Bound<'py, PyString>> = v
+            .into_iter()
+            .map(|s| {
+                self.interned
+                    .entry(s)
+                    .or_insert_with(|| PyString::new(py, s))
+                    .clone()
+            })
+            .collect();
+        self.dict.set_item(name, PyList::new(py, items)?)?;
+        Ok(self)
+    }
+
+    fn done(self) -> Bound<'py, PyDict> {
+        self.dict
+    }
+}
+
+macro_rules! column {
+    ($rows:expr, $field:ident) => {
+        $rows.iter().map(|r| r.$field).collect::<Vec<_>>()
+    };
+    ($rows:expr, $field:ident, clone) => {
+        $rows.iter().map(|r| r.$field.clone()).collect::<Vec<_>>()
+    };
+}
+
+fn flows_table(py: Python<'_>, rows: Vec<FlowSummary>) -> PyResult<Bound<'_, PyDict>> {
+    let mut t = Table::new(py);
+    t.strings("name", column!(rows, name, clone))?
+        .strings("src", column!(rows, src, clone))?
+        .strings("dst", column!(rows, dst, clone))?
+        .strings("controller", column!(rows, controller, clone))?
+        .strings("recovery", column!(rows, recovery, clone))?
+        .num("start_ns", column!(rows, start_ns))?
+        .num("end_ns", column!(rows, end_ns))?
+        .num("completed", column!(rows, completed))?
+        .num("bytes_delivered", column!(rows, bytes_delivered))?
+        .num("throughput_bps", column!(rows, throughput_bps))?
+        .num("goodput", column!(rows, goodput))?
+        .num("segments_sent", column!(rows, segments_sent))?
+        .num("bytes_sent", column!(rows, bytes_sent))?
+        .num("retransmits", column!(rows, retransmits))?
+        .num("retransmits_fast", column!(rows, retransmits_fast))?
+        .num("retransmits_recovery", column!(rows, retransmits_recovery))?
+        .num("retransmits_timeout", column!(rows, retransmits_timeout))?
+        .num("fast_retransmits", column!(rows, fast_retransmits))?
+        .num("timeouts", column!(rows, timeouts))?
+        .num("loss_events", column!(rows, loss_events))?
+        .num("dup_acks", column!(rows, dup_acks))?
+        .num("acks_sent", column!(rows, acks_sent))?
+        .num("spurious_retransmits", column!(rows, spurious_retransmits))?
+        .num("data_drops", column!(rows, data_drops))?
+        .num("ack_drops", column!(rows, ack_drops))?
+        .opt("min_rtt_ns", column!(rows, min_rtt_ns))?
+        .opt("mean_rtt_ns", column!(rows, mean_rtt_ns))?;
+    Ok(t.done())
+}
+
+fn udp_table(py: Python<'_>, rows: Vec<UdpSummary>) -> PyResult<Bound<'_, PyDict>> {
+    let mut t = Table::new(py);
+    t.strings("name", column!(rows, name, clone))?
+        .strings("src", column!(rows, src, clone))?
+        .strings("dst", column!(rows, dst, clone))?
+        .num("packets_sent", column!(rows, packets_sent))?
+        .num("packets_received", column!(rows, packets_received))?
+        .num("packets_dropped", column!(rows, packets_dropped))?
+        .num("throughput_bps", column!(rows, throughput_bps))?;
+    Ok(t.done())
+}
+
+fn links_table(py: Python<'_>, rows: Vec<LinkSummary>) -> PyResult<Bound<'_, PyDict>> {
+    let mut t = Table::new(py);
+    t.strings("link", column!(rows, link, clone))?
+        .labels("direction", column!(rows, direction))?
+        .strings("from", column!(rows, from, clone))?
+        .strings("to", column!(rows, to, clone))?
+        .num("rate_bps", column!(rows, rate_bps))?
+        .num("delay_ns", column!(rows, delay_ns))?
+        .num("packets_sent", column!(rows, packets_sent))?
+        .num("bytes_sent", column!(rows, bytes_sent))?;
+    for cause in DropCause::ALL {
+        let v: Vec<u64> = rows.iter().map(|r| r.drops[cause as usize]).collect();
+        t.num(&format!("drops_{}", cause.as_str()), v)?;
+    }
+    t.num("utilization", column!(rows, utilization))?;
+    Ok(t.done())
+}
+
+fn series_table(py: Python<'_>, s: FlowSeries) -> PyResult<Bound<'_, PyDict>> {
+    let mut t = Table::new(py);
+    t.num("flow", s.flow)?
+        .num("time_ns", s.time_ns)?
+        .num("cwnd", s.cwnd)?
+        .num("ssthresh", s.ssthresh)?
+        .num("srtt_ns", s.srtt_ns)?
+        .num("rto_ns", s.rto_ns)?
+        .num("in_flight", s.in_flight)?
+        .num("delivered", s.delivered)?;
+    Ok(t.done())
+}
+
+fn queues_table(py: Python<'_>, q: QueueSeries) -> PyResult<Bound<'_, PyDict>> {
+    let mut t = Table::new(py);
+    t.num("link", q.link)?
+        .num("time_ns", q.time_ns)?
+        .num("packets", q.packets)?
+        .num("bytes", q.bytes)?;
+    Ok(t.done())
+}
+
+fn drops_table(py: Python<'_>, d: DropLog) -> PyResult<Bound<'_, PyDict>> {
+    let mut t = Table::new(py);
+    t.num("time_ns", d.time_ns)?
+        .num("link", d.link)?
+        .labels("flow_kind", d.flow_kind)?
+        .num("flow", d.flow)?
+        .labels("packet", d.packet)?
+        .num("seq", d.seq)?
+        .num("size", d.size)?
+        .labels("cause", d.cause)?;
+    Ok(t.done())
+}
+
+fn events_table(py: Python<'_>, e: EventLog) -> PyResult<Bound<'_, PyDict>> {
+    let mut t = Table::new(py);
+    t.num("time_ns", e.time_ns)?
+        .num("flow", e.flow)?
+        .labels("event", e.event)?
+        .labels("reason", e.reason)?
+        .num("cwnd", e.cwnd)?
+        .num("ssthresh", e.ssthresh)?
+        .num("seq", e.seq)?
+        .labels("label", e.label)?
+        .num("value", e.value)?;
+    Ok(t.done())
+}
+
+fn segments_table(py: Python<'_>, s: SegmentLog) -> PyResult<Bound<'_, PyDict>> {
+    let mut t = Table::new(py);
+    t.num("time_ns", s.time_ns)?
+        .num("flow", s.flow)?
+        .num("seq", s.seq)?
+        .num("len", s.len)?
+        .num("retransmission", s.retransmission)?;
+    Ok(t.done())
+}
+
+fn conservation_dict(py: Python<'_>, c: Conservation) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ok", c.ok)?;
+    d.set_item("violations", PyList::new(py, c.violations)?)?;
+    d.set_item("packets_sent", c.packets_sent)?;
+    d.set_item("packets_delivered", c.packets_delivered)?;
+    d.set_item("packets_dropped", c.packets_dropped)?;
+    d.set_item("packets_in_flight", c.packets_in_flight)?;
+    Ok(d)
+}
+
+fn stats_dict(py: Python<'_>, s: RunStats) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("sim_time_ns", s.sim_time_ns)?;
+    d.set_item("events", s.events)?;
+    d.set_item("transmissions", s.transmissions)?;
+    d.set_item("peak_pending_events", s.peak_pending_events)?;
+    Ok(d)
+}
+
+fn results_to_py(py: Python<'_>, r: Results) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("flows", flows_table(py, r.flows)?)?;
+    d.set_item("udp", udp_table(py, r.udp)?)?;
+    d.set_item("links", links_table(py, r.links)?)?;
+    d.set_item("series", series_table(py, r.series)?)?;
+    d.set_item("queues", queues_table(py, r.queues)?)?;
+    d.set_item("drops", drops_table(py, r.drops)?)?;
+    d.set_item("events", events_table(py, r.events)?)?;
+    d.set_item("segments", segments_table(py, r.segments)?)?;
+    d.set_item("conservation", conservation_dict(py, r.conservation)?)?;
+    d.set_item("stats", stats_dict(py, r.stats)?)?;
+    Ok(d)
+}
+
+/// Names of the congestion controllers the simulator can build.
+#[pyfunction]
+fn controllers() -> Vec<&'static str> {
+    tcplab_core::cc::CONTROLLERS.to_vec()
+}
+
+/// Names of the loss-recovery strategies the simulator can build.
+#[pyfunction]
+fn recoveries() -> Vec<&'static str> {
+    tcplab_core::recovery::RECOVERIES.to_vec()
+}
+
+/// Version of the Rust crates this module was built from.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// The default per-connection TCP settings (`TcpConfig::default()`) as canonical JSON.
+#[pyfunction]
+fn default_tcp_config_json() -> PyResult<String> {
+    no_panic(|| serde_json::to_string(&TcpConfig::default()))
+        .map_err(|m| internal_error(&m))?
+        .map_err(|e| internal_error(&e.to_string()))
+}
+
+/// Checks a TCP configuration given as canonical JSON with `TcpConfig::validate`;
+/// raises ValueError with the reason when it is not acceptable.
+#[pyfunction]
+fn check_tcp_config_json(py: Python<'_>, json: &str) -> PyResult<()> {
+    let json = json.to_owned();
+    let r = py.detach(move || {
+        no_panic(move || -> Result<(), String> {
+            let c: TcpConfig = serde_json::from_str(&json).map_err(|e| format!("tcp: {e}"))?;
+            c.validate().map_err(|e| e.to_string())
+        })
+    });
+    match r {
+        Err(panic) => Err(internal_error(&panic)),
+        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
+        Ok(Ok(())) => Ok(()),
+    }
+}
+
+/// Parses a canonical scenario JSON into the simulator's `Scenario` and serializes it back:
+/// the simulator's reading of the scenario, every default filled in. Raises ValueError when
+/// the JSON does not have the schema (it does not run the simulator's validation).
+#[pyfunction]
+fn scenario_json_roundtrip(py: Python<'_>, json: &str) -> PyResult<String> {
+    let json = json.to_owned();
+    let r = py.detach(move || {
+        no_panic(move || -> Result<String, String> {
+            let scenario: Scenario =
+                serde_json::from_str(&json).map_err(|e| format!("scenario JSON: {e}"))?;
+            serde_json::to_string(&scenario).map_err(|e| format!("scenario JSON: {e}"))
+        })
+    });
+    match r {
+        Err(panic) => Err(internal_error(&panic)),
+        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
+        Ok(Ok(s)) => Ok(s),
+    }
+}
+
+/// Panics inside Rust, to test that panics reach Python as RuntimeError (tests only).
+#[pyfunction]
+fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
+    let message = message.to_owned();
+    py.detach(move || no_panic(move || -> () { panic!("{message}") }))
+        .map_err(|m| internal_error(&m))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    install_panic_hook();
+    m.add_class::<PySimulation>()?;
+    m.add_function(wrap_pyfunction!(controllers, m)?)?;
+    m.add_function(wrap_pyfunction!(recoveries, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(default_tcp_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check_tcp_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    Ok(())
+}

@@ -64,12 +64,12 @@ fn unknown_controller_names_the_flow_and_the_known_ones() {
 #[test]
 fn unknown_recovery_and_sack_without_blocks() {
     let mut s = base();
-    s.flows[0] = TcpFlowSpec::bulk("s0", "r0").recovery("fack");
+    s.flows[0] = TcpFlowSpec::bulk("s0", "r0").recovery("fackk");
     expect(
         &s,
         &[
-            "flows[0].recovery = \"fack\"",
-            "known: [\"reno\", \"newreno\", \"sack\"]",
+            "flows[0].recovery = \"fackk\"",
+            "known: [\"reno\", \"newreno\", \"sack\", ",
         ],
     );
     let mut s = base();

@@ -69,44 +69,18 @@ impl CongestionControl for Reno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Seq;
+    use crate::cc::testutil::{self, AckBuilder};
 
     fn ctx() -> CcContext {
-        CcContext {
-            mss: 1000,
-            initial_cwnd: 2000,
-            initial_ssthresh: u64::MAX,
-            growth: Growth::PerAck,
-        }
+        testutil::ctx(Growth::PerAck)
     }
 
     fn ev(kind: CongestionKind) -> CongestionEvent {
-        CongestionEvent {
-            now: Time::ZERO,
-            kind,
-            mss: 1000,
-            flight_size: 10_000,
-            latest_rtt: None,
-            min_rtt: None,
-        }
+        testutil::event(kind, Time::ZERO)
     }
 
     fn ack() -> AckSample {
-        AckSample {
-            now: Time::ZERO,
-            mss: 1000,
-            acked_bytes: 1000,
-            sacked_bytes: 0,
-            is_duplicate: false,
-            rtt: None,
-            min_rtt: None,
-            srtt: None,
-            snd_una: Seq(0),
-            snd_nxt: Seq(0),
-            in_flight: 0,
-            delivered: 0,
-            in_recovery: false,
-        }
+        AckBuilder::at(Time::ZERO).build()
     }
 
     #[test]

@@ -159,24 +159,11 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Seq, Time};
+    use crate::cc::testutil::AckBuilder;
+    use crate::Time;
 
     fn ack(bytes: u64) -> AckSample {
-        AckSample {
-            now: Time::ZERO,
-            mss: 1000,
-            acked_bytes: bytes,
-            sacked_bytes: 0,
-            is_duplicate: false,
-            rtt: None,
-            min_rtt: None,
-            srtt: None,
-            snd_una: Seq(0),
-            snd_nxt: Seq(0),
-            in_flight: 0,
-            delivered: 0,
-            in_recovery: false,
-        }
+        AckBuilder::at(Time::ZERO).acked(bytes).build()
     }
 
     #[test]

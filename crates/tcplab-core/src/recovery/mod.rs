@@ -8,15 +8,24 @@
 //! strategy's proposed window back to the controller. During recovery sending is limited by
 //! `window()` against `in_flight()`. A strategy marks segments lost in the scoreboard and may
 //! force one retransmission past the window; the sender sends pending retransmissions
-//! (lowest first) before new data. Strategies with timers of their own (RACK, TLP) use
-//! `poll_timeout`/`on_timer`.
+//! (lowest first) before new data. `Restart` answers a further congestion signal within
+//! recovery (exit, reduce, enter again), `Probe` asks for one segment past the window.
+//! `AckInfo::delivery` says which segments an ACK newly delivered; `on_transmit` reports
+//! every segment sent. Strategies with timers of their own (RACK, TLP) use
+//! `poll_timeout`/`on_timer`. Detection code shared between strategies lives in `detect`.
 
+mod detect;
+pub mod fack;
+pub mod lrd;
 pub mod newreno;
+pub mod prr;
+pub mod rack;
 pub mod reno;
+pub mod rh;
 pub mod sack;
 
-use crate::scoreboard::{Scoreboard, SegIdx};
-use crate::{ConfigError, Params, Seq, Time};
+use crate::scoreboard::{Delivery, Scoreboard, SegIdx};
+use crate::{ConfigError, Dur, Params, Seq, Time};
 use serde::{Deserialize, Serialize};
 
 /// Facts about one ACK, after the scoreboard was updated with it.
@@ -32,6 +41,14 @@ pub struct AckInfo {
     pub snd_max: Seq,
     pub acked_bytes: u64,
     pub sacked_bytes: u64,
+    /// Bytes this ACK newly delivered: cumulatively acknowledged and not SACKed before, plus
+    /// newly SACKed (RFC 6937 DeliveredData).
+    pub delivered_bytes: u64,
+    /// Which segments this ACK newly delivered (RACK, Rate-Halving).
+    pub delivery: Delivery,
+    /// RTT estimates after this ACK (RFC 6298 SRTT; smallest sample so far).
+    pub srtt: Option<Dur>,
+    pub min_rtt: Option<Dur>,
     /// RFC 5681 duplicate ACK: no advance while data is outstanding.
     pub is_duplicate: bool,
 }
@@ -46,6 +63,18 @@ pub enum RecoveryAction {
     Exit {
         cwnd: Option<u64>,
     },
+    /// A further congestion signal during recovery (LRD's lost retransmission): the current
+    /// episode ends as with `Exit { cwnd }` and a new one starts at once as with `Enter` (the
+    /// controller reduces again, `enter` is called again). Counted in
+    /// `SenderCounters::recovery_restarts`, not in `recoveries`; no fast retransmission is
+    /// owed.
+    Restart {
+        cwnd: Option<u64>,
+    },
+    /// Send one segment now, past the window (a tail loss probe, RFC 8985 §7.3): new data if
+    /// there is any and the receive window allows, otherwise the highest segment sent again.
+    /// The retransmission timer restarts.
+    Probe,
 }
 
 pub trait LossRecovery: Send {
@@ -72,8 +101,9 @@ pub trait LossRecovery: Send {
     /// The retransmission timer expired (the sender has marked everything lost): abandon
     /// recovery; `snd_max` is the highest byte sent.
     fn on_timeout(&mut self, now: Time, snd_max: Seq);
-    /// A segment left (for strategies that pace or count transmissions).
-    fn on_transmit(&mut self, _idx: SegIdx, _retransmission: bool) {}
+    /// Segment `idx` left at `now` (for strategies that count transmissions or time them);
+    /// `sb` already records it.
+    fn on_transmit(&mut self, _now: Time, _idx: SegIdx, _retransmission: bool, _sb: &Scoreboard) {}
     /// A timer of the strategy's own.
     fn poll_timeout(&self) -> Option<Time> {
         None
@@ -110,7 +140,9 @@ impl RecoverySpec {
 }
 
 /// Names `build` accepts.
-pub const RECOVERIES: &[&str] = &["reno", "newreno", "sack"];
+pub const RECOVERIES: &[&str] = &[
+    "reno", "newreno", "sack", "fack", "rh", "lrd", "prr", "rack",
+];
 
 pub fn build(
     spec: &RecoverySpec,
@@ -126,8 +158,67 @@ pub fn build(
             ctx,
             &spec.params,
         )?)),
+        "fack" => Ok(Box::new(fack::Fack::from_params(ctx, &spec.params)?)),
+        "rh" => Ok(Box::new(rh::RateHalving::from_params(ctx, &spec.params)?)),
+        "lrd" => Ok(Box::new(lrd::from_params(ctx, &spec.params)?)),
+        "prr" => Ok(Box::new(prr::Prr::from_params(ctx, &spec.params)?)),
+        "rack" => Ok(Box::new(rack::Rack::from_params(ctx, &spec.params)?)),
         other => Err(ConfigError::new(format!(
             "recovery = {other:?}: unknown loss-recovery strategy; known: {RECOVERIES:?}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ParamValue;
+
+    fn ctx(sack: bool) -> RecoveryContext {
+        RecoveryContext {
+            mss: 1000,
+            dupthresh: 3,
+            sack,
+        }
+    }
+
+    #[test]
+    fn every_listed_strategy_builds_and_names_itself() {
+        for &name in RECOVERIES {
+            let r = build(&RecoverySpec::named(name), &ctx(true)).unwrap();
+            assert_eq!(r.name(), name);
+            assert!(!r.in_recovery());
+        }
+    }
+
+    #[test]
+    fn sack_based_strategies_refuse_to_run_without_sack() {
+        for name in ["sack", "fack", "rh", "lrd", "prr", "rack"] {
+            let e = build(&RecoverySpec::named(name), &ctx(false))
+                .err()
+                .unwrap();
+            assert!(e.0.contains("sack_blocks"), "{name}: {e}");
+        }
+        assert!(build(&RecoverySpec::named("newreno"), &ctx(false)).is_ok());
+    }
+
+    #[test]
+    fn parameters_are_checked() {
+        let with = |name: &str, k: &str, v: ParamValue| {
+            let mut s = RecoverySpec::named(name);
+            s.params.insert(k.into(), v);
+            build(&s, &ctx(true)).map(|_| ())
+        };
+        assert!(with("fack", "rampdown", ParamValue::Bool(true)).is_ok());
+        assert!(with("fack", "lost", ParamValue::Str("dupthresh".into())).is_ok());
+        assert!(with("fack", "ramp_down", ParamValue::Bool(true)).is_err());
+        assert!(with("prr", "bound", ParamValue::Str("crb".into())).is_ok());
+        assert!(with("prr", "bound", ParamValue::Str("prr".into())).is_err());
+        assert!(with("rack", "window", ParamValue::Str("prr".into())).is_ok());
+        assert!(with("rack", "tlp", ParamValue::Bool(false)).is_ok());
+        assert!(
+            with("rh", "lrd", ParamValue::Bool(true)).is_err(),
+            "lrd is its own name"
+        );
     }
 }

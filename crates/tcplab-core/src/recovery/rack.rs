@@ -1,0 +1,326 @@
+//! RACK-TLP (RFC 8985): time-based loss detection with tail loss probes.
+//!
+//! RACK remembers the most recently sent segment that has been delivered (RACK.xmit_ts,
+//! RACK.end_seq) and RACK.rtt = now - its send time; retransmissions count only when their
+//! ACK came at least min_RTT after them (it may be for the original). A segment sent before
+//! it is lost once `xmit_ts + RACK.rtt + reo_wnd <= now`; segments not yet expired arm the
+//! reordering timer for the latest of them (§6.2 step 5). reo_wnd = min(min_RTT/4, SRTT),
+//! or 0 while no reordering has been seen and the sender is in recovery or `dupthresh`
+//! segments are SACKed; reordering is seen when an original segment is delivered below the
+//! highest delivered one (§6.2 step 3). Lost retransmissions are found the same way. DSACK
+//! adaptation of reo_wnd is not implemented (the receiver sends no DSACK).
+//!
+//! Any segment marked lost outside recovery starts recovery (the controller reduces; the
+//! first lost segment is retransmitted at once). During recovery the sender keeps
+//! pipe <= window, with `window = "rfc6675"` (default: cwnd = ssthresh, as `sack`) or
+//! `"prr"` (RFC 6937, `bound` as in `prr`); recovery ends at the RFC 6675 recovery point.
+//!
+//! Tail loss probe (`tlp`, on by default): outside recovery, after new data is sent or an ACK
+//! advances snd.una, the PTO is armed at 2*SRTT (+ `wc_delack_ms`, 200 ms, when one segment
+//! is in flight; 1 s without SRTT), unless the reordering timer runs or a probe is
+//! outstanding. When it fires the sender sends one segment past the window (new data if any,
+//! else the highest un-SACKed segment again) and restarts the RTO. The probe's ACK lets RACK
+//! detect the tail losses. If the probe was a retransmission and its episode ends without
+//! a recovery having started, the probe repaired a loss (no DSACK can tell otherwise):
+//! recovery is entered with nothing to retransmit, which reduces the window once (§7.4).
+//! Not done: capping the PTO at the RTO expiry (the sender's earlier timer wins).
+
+use super::detect::{require_sack, Episode};
+use super::prr::{PrrBound, PrrWindow};
+use super::{AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
+use crate::scoreboard::{Scoreboard, SegIdx};
+use crate::{ConfigError, Dur, ParamReader, Params, Seq, Time};
+use std::collections::BTreeSet;
+
+#[derive(Clone, Debug)]
+pub struct Rack {
+    mss: u64,
+    dupthresh: u32,
+    episode: Episode,
+    ssthresh: u64,
+    prr: Option<PrrWindow>,
+    entry_delivered: u64,
+    /// RACK.xmit_ts and RACK.end_seq (as a segment index) of the newest delivered segment.
+    xmit: Option<(Time, SegIdx)>,
+    rtt: Dur,
+    rack_min_rtt: Option<Dur>,
+    min_rtt: Option<Dur>,
+    srtt: Option<Dur>,
+    /// RACK.fack: one past the highest delivered segment.
+    fack: SegIdx,
+    reordering_seen: bool,
+    /// Transmissions by (send time, segment): the time order RACK scans. Stale entries
+    /// (delivered, declared lost and not resent, or resent later) are dropped when met.
+    sent: BTreeSet<(Time, SegIdx)>,
+    reo_timer: Option<Time>,
+    tlp: bool,
+    wc_delack: Dur,
+    pto: Option<Time>,
+    probe_requested: bool,
+    /// TLP.end_seq (segment index) and TLP.is_retrans of the outstanding probe.
+    tlp_end: Option<SegIdx>,
+    tlp_retrans: bool,
+}
+
+impl Rack {
+    pub fn new(ctx: &RecoveryContext, prr: Option<PrrBound>, tlp: bool, wc_delack: Dur) -> Self {
+        Rack {
+            mss: ctx.mss as u64,
+            dupthresh: ctx.dupthresh,
+            episode: Episode::default(),
+            ssthresh: 0,
+            prr: prr.map(|b| PrrWindow::new(b, ctx.mss as u64)),
+            entry_delivered: 0,
+            xmit: None,
+            rtt: Dur::ZERO,
+            rack_min_rtt: None,
+            min_rtt: None,
+            srtt: None,
+            fack: 0,
+            reordering_seen: false,
+            sent: BTreeSet::new(),
+            reo_timer: None,
+            tlp,
+            wc_delack,
+            pto: None,
+            probe_requested: false,
+            tlp_end: None,
+            tlp_retrans: false,
+        }
+    }
+
+    pub fn from_params(ctx: &RecoveryContext, params: &Params) -> Result<Self, ConfigError> {
+        let mut r = ParamReader::new("recovery rack", params);
+        let prr = r.choice("window", "rfc6675", &["rfc6675", "prr"])? == "prr";
+        let bound = PrrBound::parse(&mut r)?;
+        let tlp = r.flag("tlp", true)?;
+        let delack = r.num("wc_delack_ms", 200.0, 0.0, 10_000.0)?;
+        r.finish()?;
+        require_sack(ctx, "rack")?;
+        let wc = Dur::from_secs_f64(delack / 1000.0);
+        Ok(Self::new(ctx, prr.then_some(bound), tlp, wc))
+    }
+
+    /// RFC 8985 §6.2 step 4 (without DSACK adaptation).
+    fn reo_wnd(&self, sb: &Scoreboard, snd_una: Seq) -> Dur {
+        let rto_recovery = !self.in_recovery() && !self.episode.may_start(snd_una);
+        if !self.reordering_seen
+            && (self.in_recovery()
+                || rto_recovery
+                || sb.sacked_bytes() >= self.dupthresh as u64 * self.mss)
+        {
+            return Dur::ZERO;
+        }
+        let w = self.min_rtt.map_or(Dur::ZERO, |m| m / 4);
+        self.srtt.map_or(w, |s| w.min(s))
+    }
+
+    /// Steps 1-3: RACK.rtt, RACK.xmit_ts/end_seq, reordering, from what the ACK delivered.
+    fn update(&mut self, ack: &AckInfo, sb: &Scoreboard) {
+        let d = &ack.delivery;
+        let spurious_ok = |&(t, _): &(Time, SegIdx)| {
+            self.min_rtt
+                .is_none_or(|m| ack.now.saturating_since(t) >= m)
+        };
+        let newest = d
+            .newest_original
+            .max(d.newest_retransmitted.filter(spurious_ok));
+        if let Some(key) = newest {
+            if self.xmit.is_none_or(|x| key > x) {
+                self.xmit = Some(key);
+                self.rtt = ack.now.saturating_since(key.0);
+                self.rack_min_rtt = Some(self.rack_min_rtt.map_or(self.rtt, |m| m.min(self.rtt)));
+            }
+        }
+        self.min_rtt = match (ack.min_rtt, self.rack_min_rtt) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.srtt = ack.srtt;
+        if d.lowest_original.is_some_and(|l| l < self.fack) {
+            self.reordering_seen = true;
+        }
+        let top = d.highest_sacked.map_or(0, |h| h + 1).max(sb.una());
+        self.fack = self.fack.max(top);
+    }
+
+    /// Step 5: marks lost what expired; arms the reordering timer for the rest. True when
+    /// something was newly declared lost.
+    fn detect_loss(&mut self, now: Time, snd_una: Seq, sb: &mut Scoreboard) -> bool {
+        self.reo_timer = None;
+        let Some(rack) = self.xmit else {
+            return false;
+        };
+        let reo = self.reo_wnd(sb, snd_una);
+        let live = |sb: &Scoreboard, (t, i): (Time, SegIdx)| {
+            sb.seg(i).is_some_and(|s| {
+                s.sent_at == t && !s.sacked() && (!s.lost() || s.retransmission_in_flight())
+            })
+        };
+        let mut lost = false;
+        while let Some(&e) = self.sent.first() {
+            if e >= rack {
+                break; // not sent before the newest delivered segment
+            }
+            if !live(sb, e) {
+                self.sent.pop_first();
+                continue;
+            }
+            if e.0 + self.rtt + reo > now {
+                break; // later entries were sent later still
+            }
+            self.sent.pop_first();
+            if sb.seg(e.1).is_some_and(|s| s.retransmission_in_flight()) {
+                sb.mark_retransmission_lost(e.1);
+            } else {
+                sb.mark_lost(e.1);
+            }
+            lost = true;
+        }
+        while let Some(&e) = self.sent.range(..rack).next_back() {
+            if live(sb, e) {
+                self.reo_timer = Some(e.0 + self.rtt + reo);
+                break;
+            }
+            self.sent.remove(&e);
+        }
+        lost
+    }
+
+    fn arm_pto(&mut self, now: Time, sb: &Scoreboard) {
+        let allowed = self.tlp
+            && !self.in_recovery()
+            && self
+                .episode
+                .may_start(sb.snd_nxt().min(sb.seq_of(sb.una())))
+            && self.reo_timer.is_none()
+            && self.tlp_end.is_none()
+            && !sb.is_empty();
+        self.pto = allowed.then(|| {
+            let pto = match self.srtt {
+                Some(s) if sb.outstanding() <= self.mss => s * 2 + self.wc_delack,
+                Some(s) => s * 2,
+                None => Dur::from_secs(1),
+            };
+            now + pto
+        });
+    }
+
+    /// Steps after the ACK or timer: start recovery when something was declared lost.
+    fn maybe_enter(&mut self, lost: bool, snd_una: Seq, delivered: u64) -> RecoveryAction {
+        if lost && !self.in_recovery() && self.episode.may_start(snd_una) {
+            self.entry_delivered = delivered;
+            return RecoveryAction::Enter;
+        }
+        RecoveryAction::None
+    }
+}
+
+impl LossRecovery for Rack {
+    fn name(&self) -> &'static str {
+        "rack"
+    }
+    fn in_recovery(&self) -> bool {
+        self.episode.active()
+    }
+    fn on_ack(&mut self, ack: &AckInfo, sb: &mut Scoreboard) -> RecoveryAction {
+        self.update(ack, sb);
+        if self.in_recovery() && self.episode.ends(ack.snd_una) {
+            // Losses above the recovery point are a new episode: the next ACK (or the
+            // reordering timer, still armed) declares them.
+            self.tlp_end = None;
+            self.arm_pto(ack.now, sb);
+            return RecoveryAction::Exit { cwnd: None };
+        }
+        let lost = self.detect_loss(ack.now, ack.snd_una, sb);
+        if self.in_recovery() {
+            if let Some(p) = self.prr.as_mut() {
+                p.on_ack(ack.delivered_bytes, sb.pipe());
+            }
+            return RecoveryAction::None;
+        }
+        // §7.4: the probe's episode ends; a retransmitted probe that repaired a loss with
+        // no recovery started means one reduction.
+        if self.tlp_end.is_some_and(|e| sb.una() >= e) {
+            self.tlp_end = None;
+            if self.tlp_retrans && !lost && self.episode.may_start(ack.snd_una) {
+                self.entry_delivered = ack.delivered_bytes;
+                return RecoveryAction::Enter;
+            }
+        }
+        let action = self.maybe_enter(lost, ack.snd_una, ack.delivered_bytes);
+        if action == RecoveryAction::None && ack.acked_bytes > 0 {
+            self.arm_pto(ack.now, sb);
+        }
+        if sb.is_empty() {
+            self.pto = None;
+        }
+        action
+    }
+    fn enter(&mut self, _now: Time, _cwnd: u64, ssthresh: u64, snd_max: Seq, sb: &mut Scoreboard) {
+        self.episode.start(snd_max);
+        self.ssthresh = ssthresh;
+        self.pto = None;
+        if let Some(p) = self.prr.as_mut() {
+            p.start(ssthresh, sb.outstanding());
+        }
+        if let Some(i) = sb.next_pending() {
+            sb.force_retransmit(i);
+        }
+        let delivered = std::mem::take(&mut self.entry_delivered);
+        if let Some(p) = self.prr.as_mut() {
+            p.on_ack(delivered, sb.pipe());
+        }
+    }
+    fn uses_sack(&self) -> bool {
+        true
+    }
+    fn window(&self) -> u64 {
+        self.prr.as_ref().map_or(self.ssthresh, |p| p.window())
+    }
+    fn on_transmit(&mut self, now: Time, idx: SegIdx, retransmission: bool, sb: &Scoreboard) {
+        self.sent.insert((now, idx));
+        if self.in_recovery() {
+            if let Some(p) = self.prr.as_mut() {
+                p.on_transmit(sb.seg(idx).map_or(0, |s| s.len as u64));
+            }
+        }
+        if std::mem::take(&mut self.probe_requested) {
+            self.tlp_end = Some(sb.end());
+            self.tlp_retrans = retransmission;
+        } else if !retransmission {
+            self.arm_pto(now, sb);
+        }
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        match (self.reo_timer, self.pto) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn on_timer(&mut self, now: Time, sb: &mut Scoreboard) -> RecoveryAction {
+        let una = sb.snd_una();
+        if self.reo_timer.is_some_and(|t| t <= now) {
+            let lost = self.detect_loss(now, una, sb);
+            let action = self.maybe_enter(lost, una, 0);
+            if action != RecoveryAction::None {
+                return action;
+            }
+        }
+        if self.pto.is_some_and(|t| t <= now) {
+            self.pto = None;
+            if !self.in_recovery() && !sb.is_empty() && self.tlp_end.is_none() {
+                self.probe_requested = true;
+                return RecoveryAction::Probe;
+            }
+        }
+        RecoveryAction::None
+    }
+    fn on_timeout(&mut self, _now: Time, snd_max: Seq) {
+        self.episode.timeout(snd_max);
+        self.reo_timer = None;
+        self.pto = None;
+        self.probe_requested = false;
+        self.tlp_end = None;
+    }
+}

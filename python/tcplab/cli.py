@@ -1,0 +1,193 @@
+"""The ``tcplab`` command line: run, validate, list.
+
+Exit codes: 0 success; 1 the simulator failed (internal error) or the results could not be
+written; 2 invalid scenario or usage (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tcplab import _native
+from tcplab.scenario import Scenario, ScenarioError, load_scenario
+
+app = typer.Typer(
+    name="tcplab",
+    help="tcplab: a TCP congestion-control laboratory (packet-level simulation).",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_INTERNAL = 1
+EXIT_INVALID = 2
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    # One line, on stderr, nothing else.
+    sys.stderr.write(f"error: {' '.join(message.splitlines())}\n")
+    raise typer.Exit(code)
+
+
+def _load(path: Path, seed: int | None = None) -> Scenario:
+    try:
+        sc = load_scenario(path)
+        return sc.with_seed(seed) if seed is not None else sc
+    except ScenarioError as e:
+        _fail(str(e), EXIT_INVALID)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"tcplab {_native.version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """tcplab: simulate TCP congestion control and loss recovery on configurable networks."""
+
+
+@app.command()
+def run(
+    scenario: Annotated[
+        Path,
+        typer.Argument(
+            help="Scenario file (TOML; see docs/scenario.md).", show_default=False, metavar="SCENARIO.toml"
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Results directory (default: results/<name>-<timestamp>). Must not exist or be empty.",
+        ),
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Override the scenario's seed.")] = None,
+    no_report: Annotated[bool, typer.Option("--no-report", help="Do not write report.html.")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="No progress bar or summary table; print only the results path."),
+    ] = False,
+) -> None:
+    """Run a scenario and write its results directory (Parquet tables, summary.json, report.html)."""
+    from tcplab.results import OutDirError, check_out_dir, default_out_dir, write_results
+    from tcplab.run import run as run_scenario
+
+    sc = _load(scenario, seed)
+    target = out if out is not None else default_out_dir(sc.name)
+    try:
+        check_out_dir(target)
+    except OutDirError as e:
+        _fail(str(e), EXIT_INVALID)
+    err = Console(stderr=True)
+    try:
+        if quiet:
+            result = run_scenario(sc)
+        else:
+            from tcplab.run import _RichProgress
+
+            with _RichProgress(sc.name, console=err) as bar:
+                result = run_scenario(sc, progress=bar)
+    except ScenarioError as e:  # what only the simulator checks
+        _fail(f"{scenario}: {e}", EXIT_INVALID)
+    except RuntimeError as e:
+        _fail(str(e), EXIT_INTERNAL)
+    try:
+        path = write_results(result, target, report=not no_report)
+    except OutDirError as e:
+        _fail(str(e), EXIT_INVALID)
+    except OSError as e:
+        _fail(f"cannot write results to {target}: {e}", EXIT_INTERNAL)
+    if not quiet:
+        # Not a terminal (a pipe, a log): no wrapping of the summary table.
+        console = Console() if sys.stdout.isatty() else Console(width=200)
+        console.print(_summary_table(result))
+        c = result.conservation
+        if not c.get("ok", True):
+            err.print(f"[bold red]packet conservation violated:[/] {'; '.join(c.get('violations', []))}")
+        console.print(f"results: {path}")
+    else:
+        typer.echo(str(path))
+
+
+def _summary_table(result) -> Table:
+    t = Table(
+        title=f"{result.name} (seed {result.seed}, {result.summary['sim_time_s']:g} s simulated, {result.wall_time_s:.2f} s wall)"
+    )
+    for col, justify in (
+        ("flow", "left"),
+        ("controller", "left"),
+        ("recovery", "left"),
+        ("throughput Mb/s", "right"),
+        ("goodput", "right"),
+        ("retransmits", "right"),
+        ("fast rtx", "right"),
+        ("timeouts", "right"),
+        ("drops", "right"),
+        ("mean RTT ms", "right"),
+    ):
+        t.add_column(col, justify=justify)
+    for r in result.flow_summary():
+        t.add_row(
+            r["name"],
+            r["controller"],
+            r["recovery"],
+            f"{r['throughput_mbps']:.3f}",
+            f"{r['goodput']:.3f}" if r["goodput"] is not None else "–",
+            str(r["retransmits"]),
+            str(r["fast_retransmits"]),
+            str(r["timeouts"]),
+            str(r["data_drops"]),
+            f"{r['mean_rtt_ns'] / 1e6:.1f}" if r["mean_rtt_ns"] is not None else "–",
+        )
+    return t
+
+
+@app.command()
+def validate(
+    scenario: Annotated[
+        Path, typer.Argument(help="Scenario file (TOML).", show_default=False, metavar="SCENARIO.toml")
+    ],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the canonical JSON the simulator would run.")
+    ] = False,
+) -> None:
+    """Check a scenario file (schema, then the simulator's own checks) without running it."""
+    sc = _load(scenario)
+    text = sc.canonical_json(indent=2)
+    try:
+        _native.Simulation(text)
+    except ValueError as e:
+        _fail(f"{scenario}: {e}", EXIT_INVALID)
+    except RuntimeError as e:
+        _fail(str(e), EXIT_INTERNAL)
+    if json_out:
+        typer.echo(text)
+    else:
+        typer.echo(f"ok: {sc.describe()}")
+
+
+@app.command("list")
+def list_components() -> None:
+    """List the congestion controllers and loss-recovery strategies."""
+    typer.echo("controllers: " + ", ".join(_native.controllers()))
+    typer.echo("recoveries:  " + ", ".join(_native.recoveries()))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,184 @@
+"""The results directory of a run, written atomically.
+
+Layout (docs/results.md documents every column)::
+
+    <out>/
+      flows.parquet udp.parquet links.parquet series.parquet
+      queues.parquet drops.parquet events.parquet segments.parquet
+      summary.json        scenario (as given and canonical), seed, version, git revision,
+                          wall times, run stats, conservation, per-flow summary
+      scenario.toml       the scenario file as given (when it came from TOML)
+      report.html         self-contained plots and tables (unless report=False)
+
+Everything is built in a hidden temporary sibling directory that is renamed to ``<out>``
+only when complete; on any error the temporary directory is removed, so a directory named
+``<out>`` is always a complete result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import secrets
+import shutil
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tcplab.run import TABLES, RunResult
+
+__all__ = [
+    "write_results",
+    "default_out_dir",
+    "check_out_dir",
+    "git_revision",
+    "OutDirError",
+    "SUMMARY_SCHEMA",
+]
+
+#: Version of the summary.json layout; bump when keys change meaning.
+SUMMARY_SCHEMA = 1
+
+
+class OutDirError(ValueError):
+    """The output directory cannot be used."""
+
+
+def default_out_dir(name: str, when: datetime | None = None, base: str | Path = "results") -> Path:
+    """``results/<scenario name>-<YYYYmmdd-HHMMSS>`` (with a ``-N`` suffix if taken)."""
+    stamp = (when or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "run"
+    out = Path(base) / f"{safe}-{stamp}"
+    n = 2
+    while out.exists():
+        out = Path(base) / f"{safe}-{stamp}-{n}"
+        n += 1
+    return out
+
+
+def check_out_dir(out: str | Path) -> Path:
+    """Fails unless ``out`` is absent or an empty directory."""
+    p = Path(out)
+    if p.exists():
+        if not p.is_dir():
+            raise OutDirError(f"{p}: exists and is not a directory")
+        if any(p.iterdir()):
+            raise OutDirError(f"{p}: exists and is not empty (choose another --out)")
+    return p
+
+
+def git_revision(path: str | Path | None = None) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the git work tree holding ``path`` (default: this package's source),
+    or (None, None) when it is not in one or git is missing."""
+    where = Path(path) if path is not None else Path(__file__).resolve().parent
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5
+        )
+        if rev.returncode != 0:
+            return None, None
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+        dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
+        return rev.stdout.strip() or None, dirty
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, datetime):
+        return o.isoformat()
+    if hasattr(o, "isoformat"):
+        return o.isoformat()
+    if hasattr(o, "item"):  # numpy scalars
+        return o.item()
+    return str(o)
+
+
+def _clean(o: Any) -> Any:
+    """NaN/inf -> None, recursively (JSON has neither)."""
+    if isinstance(o, float) and (o != o or o in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    return o
+
+
+def summary_document(result: RunResult, *, report: str | None) -> dict[str, Any]:
+    """The content of summary.json."""
+    rev, dirty = git_revision()
+    source = result.scenario.source
+    s = result.summary
+    return _clean(
+        {
+            "schema": SUMMARY_SCHEMA,
+            "tcplab_version": result.version,
+            "git_revision": rev,
+            "git_dirty": dirty,
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "scenario": {
+                "name": result.name,
+                "path": source.get("path"),
+                "given": source.get("given"),
+                "canonical": result.canonical,
+            },
+            "seed": result.seed,
+            "started_at": result.started_at.isoformat(),
+            "finished_at": result.finished_at.isoformat(),
+            "wall_time_s": result.wall_time_s,
+            "duration_s": s["duration_s"],
+            "sim_time_s": s["sim_time_s"],
+            "stats": s["stats"],
+            "conservation": s["conservation"],
+            "flows": s["flows"],
+            "udp": s["udp"],
+            "links": s["links"],
+            "tables": {t: {"file": f"{t}.parquet", "rows": result.tables[t].height} for t in TABLES},
+            "report": report,
+        }
+    )
+
+
+def write_results(result: RunResult, out: str | Path | None = None, *, report: bool = True) -> Path:
+    """Writes the results directory of ``result`` to ``out`` (default
+    ``results/<name>-<timestamp>``) atomically and returns its path."""
+    out = Path(out) if out is not None else default_out_dir(result.name)
+    check_out_dir(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    try:
+        for t in TABLES:
+            result.tables[t].write_parquet(tmp / f"{t}.parquet")
+        source = result.scenario.source
+        if source.get("toml"):
+            (tmp / "scenario.toml").write_text(source["toml"], encoding="utf-8")
+        report_name = None
+        if report:
+            from tcplab.report import write_report
+
+            write_report(result, tmp / "report.html")
+            report_name = "report.html"
+        doc = summary_document(result, report=report_name)
+        (tmp / "summary.json").write_text(
+            json.dumps(doc, indent=2, default=_json_default) + "\n", encoding="utf-8"
+        )
+        check_out_dir(out)
+        if out.exists():
+            out.rmdir()  # empty (checked): rename needs the name free
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

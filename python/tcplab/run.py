@@ -1,0 +1,276 @@
+"""Running a scenario: ``tcplab.run(scenario) -> RunResult`` with polars DataFrames."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, UTC
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tcplab import _native
+from tcplab.scenario import Scenario, ScenarioError, as_scenario
+
+__all__ = ["RunResult", "run", "TABLES", "Progress"]
+
+#: The tables of a run, in the order they are written.
+TABLES = ("flows", "udp", "links", "series", "queues", "drops", "events", "segments")
+
+#: Columns holding an optional value: float64 with NaN in the native dict, nullable UInt64 here.
+_OPTIONAL_INT = {"flows": ("min_rtt_ns", "mean_rtt_ns")}
+
+#: A progress callback: called with (simulated ns reached, end of the run in ns).
+Progress = Callable[[int, int], None]
+
+
+def _table(name: str, columns: dict[str, Any]) -> pl.DataFrame:
+    series = []
+    for col, values in columns.items():
+        if isinstance(values, np.ndarray):
+            s = pl.Series(col, values)
+            if col in _OPTIONAL_INT.get(name, ()):
+                s = s.fill_nan(None).cast(pl.UInt64)
+        else:
+            s = pl.Series(col, values, dtype=pl.String)
+        series.append(s)
+    df = pl.DataFrame(series)
+    if name in ("flows", "udp", "links"):
+        # Row index: what `flow` (series, events, segments, drops) and `link` (queues, drops)
+        # refer to.
+        df = df.with_row_index("id").with_columns(pl.col("id").cast(pl.UInt32))
+    return df
+
+
+def _python_scalars(row: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in row.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            v = None
+        out[k] = v
+    return out
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run: a DataFrame per table, the conservation check, run stats.
+
+    Tables (docs/results.md lists every column and its unit): ``flows`` (one row per TCP
+    flow), ``udp``, ``links`` (one row per link direction), ``series`` (per-flow cwnd,
+    ssthresh, RTT, delivered... over time), ``queues``, ``drops``, ``events``, ``segments``.
+    """
+
+    scenario: Scenario
+    canonical: dict[str, Any]
+    tables: dict[str, pl.DataFrame]
+    conservation: dict[str, Any]
+    stats: dict[str, Any]
+    started_at: datetime
+    finished_at: datetime
+    wall_time_s: float
+    version: str = field(default_factory=_native.version)
+
+    @classmethod
+    def from_native(
+        cls,
+        scenario: Scenario,
+        raw: dict[str, Any],
+        *,
+        canonical: dict[str, Any] | None = None,
+        started_at: datetime | None = None,
+        finished_at: datetime | None = None,
+        wall_time_s: float = 0.0,
+    ) -> RunResult:
+        """Builds a result from the dict ``_native.Simulation.finish()`` returns."""
+        now = datetime.now(UTC)
+        return cls(
+            scenario=scenario,
+            canonical=canonical if canonical is not None else scenario.canonical(),
+            tables={name: _table(name, raw[name]) for name in TABLES},
+            conservation=dict(raw["conservation"]),
+            stats=dict(raw["stats"]),
+            started_at=started_at or now,
+            finished_at=finished_at or now,
+            wall_time_s=wall_time_s,
+        )
+
+    # ---- tables ----------------------------------------------------------------------------
+
+    @property
+    def flows(self) -> pl.DataFrame:
+        return self.tables["flows"]
+
+    @property
+    def udp(self) -> pl.DataFrame:
+        return self.tables["udp"]
+
+    @property
+    def links(self) -> pl.DataFrame:
+        return self.tables["links"]
+
+    @property
+    def series(self) -> pl.DataFrame:
+        return self.tables["series"]
+
+    @property
+    def queues(self) -> pl.DataFrame:
+        return self.tables["queues"]
+
+    @property
+    def drops(self) -> pl.DataFrame:
+        return self.tables["drops"]
+
+    @property
+    def events(self) -> pl.DataFrame:
+        return self.tables["events"]
+
+    @property
+    def segments(self) -> pl.DataFrame:
+        return self.tables["segments"]
+
+    # ---- summaries ---------------------------------------------------------------------------
+
+    @property
+    def seed(self) -> int:
+        return int(self.canonical["seed"])
+
+    @property
+    def name(self) -> str:
+        return str(self.canonical["name"])
+
+    def flow_summary(self) -> list[dict[str, Any]]:
+        """One dict per TCP flow: every column of ``flows`` plus throughput in Mb/s."""
+        rows = []
+        for row in self.flows.iter_rows(named=True):
+            row = _python_scalars(row)
+            row["throughput_mbps"] = (row["throughput_bps"] or 0.0) / 1e6
+            rows.append(row)
+        return rows
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The run in one JSON-ready dict: scenario name, seed, durations, per-flow and
+        per-UDP-flow summaries, link summaries, run stats and the conservation check."""
+        return {
+            "scenario": self.name,
+            "seed": self.seed,
+            "duration_s": self.canonical["duration"] / 1e9,
+            "sim_time_s": self.stats.get("sim_time_ns", 0) / 1e9,
+            "wall_time_s": self.wall_time_s,
+            "tcplab_version": self.version,
+            "flows": self.flow_summary(),
+            "udp": [_python_scalars(r) for r in self.udp.iter_rows(named=True)],
+            "links": [_python_scalars(r) for r in self.links.iter_rows(named=True)],
+            "stats": dict(self.stats),
+            "conservation": dict(self.conservation),
+        }
+
+    def write(self, out: str | Path | None = None, *, report: bool = True) -> Path:
+        """Writes the results directory (see :func:`tcplab.results.write_results`)."""
+        from tcplab.results import write_results
+
+        return write_results(self, out, report=report)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{t}={self.tables[t].height}" for t in TABLES)
+        return f"<RunResult {self.name!r} seed={self.seed} rows: {counts}>"
+
+
+class _RichProgress:
+    """A rich progress bar in simulated seconds."""
+
+    def __init__(self, label: str, console: Any = None):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[sim]} simulated"),
+            TimeElapsedColumn(),
+            transient=False,
+            console=console,
+        )
+        self.label = label
+        self.task = None
+
+    def __enter__(self) -> _RichProgress:
+        self.progress.__enter__()
+        self.task = self.progress.add_task(self.label, total=1.0, sim="0 s")
+        return self
+
+    def __call__(self, now_ns: int, end_ns: int) -> None:
+        frac = 1.0 if end_ns == 0 else min(1.0, now_ns / end_ns)
+        self.progress.update(self.task, completed=frac, sim=f"{now_ns / 1e9:.3g} s / {end_ns / 1e9:g} s")
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(*exc)
+
+
+def run(
+    scenario: str | Path | dict | Scenario,
+    progress: Progress | bool | None = None,
+    *,
+    seed: int | None = None,
+    steps: int = 100,
+) -> RunResult:
+    """Runs a scenario to its end and returns its results.
+
+    ``scenario`` is a TOML file path, a TOML-shaped dict or a :class:`Scenario`. The
+    simulation advances in ``steps`` chunks (1% of the end time each); after each chunk
+    ``progress(now_ns, end_ns)`` is called (``progress=True`` shows a rich progress bar).
+    The simulator runs with the GIL released, so runs in several threads proceed in parallel.
+
+    Raises :class:`ScenarioError` (a ValueError) for an invalid scenario, including what only
+    the simulator checks, and ``RuntimeError("internal error: ...")`` if the simulator fails.
+    """
+    sc = as_scenario(scenario)
+    if seed is not None:
+        sc = sc.with_seed(seed)
+    canonical = sc.canonical()
+    started_at = datetime.now(UTC)
+    t0 = time.perf_counter()
+    try:
+        sim = _native.Simulation(_canonical_json(canonical))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+
+    if progress is True:
+        with _RichProgress(sc.name) as bar:
+            raw = _drive(sim, bar, steps)
+    else:
+        raw = _drive(sim, progress or None, steps)
+    wall = time.perf_counter() - t0
+    return RunResult.from_native(
+        sc,
+        raw,
+        canonical=canonical,
+        started_at=started_at,
+        finished_at=datetime.now(UTC),
+        wall_time_s=wall,
+    )
+
+
+def _canonical_json(canonical: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(canonical)
+
+
+def _drive(sim: Any, progress: Progress | None, steps: int) -> dict[str, Any]:
+    end = sim.end_ns
+    step = max(1, end // max(1, steps))
+    target = 0
+    if progress:
+        progress(0, end)
+    while not sim.done and target < end:
+        target = min(end, target + step)
+        sim.run_until(target)
+        if progress:
+            progress(min(target, end), end)
+    if progress:
+        progress(end, end)
+    return sim.finish()

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Creates (or refreshes) the Python environment of tcplab at the repository root:
+#   .venv/  with pip, maturin, the package's dependencies and pytest, and the package itself
+#   built from crates/tcplab-py (release profile) and installed in development mode.
+# Idempotent: run it again after pulling; it reuses .venv and rebuilds incrementally.
+# Usage: bash scripts/setup.sh        (PYTHON=/path/to/python3 to pick another interpreter)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+python="${PYTHON:-python3}"
+venv="$root/.venv"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+command -v "$python" >/dev/null || { log "$python not found"; exit 1; }
+command -v cargo >/dev/null || { log "cargo not found: install a Rust toolchain (rustup)"; exit 1; }
+
+# A venv whose interpreter is gone (python upgraded, copied tree) is rebuilt.
+if [[ -d "$venv" ]] && ! "$venv/bin/python" -c 'import sys' >/dev/null 2>&1; then
+    log "removing broken $venv"
+    rm -rf "$venv"
+fi
+
+if [[ ! -x "$venv/bin/python" ]]; then
+    log "creating $venv with $("$python" --version 2>&1)"
+    if ! "$python" -m venv "$venv" 2>/dev/null; then
+        # Bare Debian/Ubuntu ship python3 without venv/ensurepip.
+        rm -rf "$venv"
+        if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+            log "python3 -m venv failed; installing python3-venv"
+            apt-get update -qq
+            pyver="$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+            apt-get install -y -qq python3-venv || true
+            apt-get install -y -qq "python${pyver}-venv" || true
+            "$python" -m venv "$venv"
+        else
+            log "python3 -m venv failed: install python3-venv (as root: apt-get install -y python3-venv)"
+            exit 1
+        fi
+    fi
+fi
+
+pip() { "$venv/bin/python" -m pip --disable-pip-version-check "$@"; }
+
+log "upgrading pip and installing maturin"
+pip install -q --upgrade pip
+pip install -q "maturin>=1.9,<2"
+
+# maturin develop installs [project.dependencies] and the extras it is given, then builds the
+# extension into python/tcplab/ and links the package into the venv (editable).
+log "building the extension (release) and installing tcplab[test]"
+VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
+    "$venv/bin/maturin" develop --release --extras test --manifest-path crates/tcplab-py/Cargo.toml
+
+"$venv/bin/python" -c 'import tcplab, tcplab._native as n; print("setup: tcplab", tcplab.__version__, "controllers:", n.controllers(), "recoveries:", n.recoveries())'
+log "done: activate with 'source .venv/bin/activate', test with '.venv/bin/pytest -q'"

@@ -1,0 +1,111 @@
+"""The PyO3 module: listing, errors as ValueError, panics as RuntimeError."""
+
+import json
+import threading
+
+import pytest
+
+from tcplab import _native
+
+from conftest import SMALL_TOML, canonical_of
+
+
+def test_lists_and_version():
+    assert "reno" in _native.controllers()
+    assert set(_native.recoveries()) >= {"reno", "newreno", "sack"}
+    assert _native.version().count(".") == 2
+
+
+def test_default_tcp_config_is_json():
+    c = json.loads(_native.default_tcp_config_json())
+    assert c["mss"] == 1460 and "growth" in c
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("{", "scenario JSON"),
+        ("[]", "scenario JSON"),
+        (json.dumps({"name": "x"}), "missing field"),
+    ],
+)
+def test_bad_json_is_value_error(text, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        _native.Simulation(text)
+
+
+def test_unknown_field_in_json_is_value_error():
+    c = canonical_of(SMALL_TOML)
+    c["topology"]["bottleneck"]["forward"]["colour"] = "red"
+    with pytest.raises(ValueError, match="colour"):
+        _native.Simulation(json.dumps(c))
+
+
+def test_panic_becomes_runtime_error_not_panic_exception():
+    with pytest.raises(RuntimeError, match=r"^internal error: boom \(at .*lib\.rs"):
+        _native._panic_for_tests("boom")
+    # and the module still works afterwards
+    assert _native.controllers()
+
+
+def test_tcp_config_check():
+    _native.check_tcp_config_json(_native.default_tcp_config_json())
+    with pytest.raises(ValueError, match="mss"):
+        _native.check_tcp_config_json(json.dumps({"mss": 10}))
+
+
+def test_json_that_passes_pydantic_but_fails_rust_validation_is_value_error():
+    # pydantic does not know each controller's parameters; the Rust ParamReader does.
+    c = canonical_of(SMALL_TOML)
+    c["flows"][0]["controller"]["params"] = {"no_such_parameter": 1.0}
+    with pytest.raises(ValueError, match="no_such_parameter"):
+        _native.Simulation(json.dumps(c))
+
+
+def test_simulation_lifecycle():
+    sim = _native.Simulation(json.dumps(canonical_of(SMALL_TOML)))
+    assert sim.end_ns == 2_000_000_000
+    assert not sim.done
+    sim.run_until(sim.end_ns // 2)
+    assert 0 < sim.now_ns <= sim.end_ns // 2
+    sim.run_until(sim.end_ns)
+    assert sim.done
+    out = sim.finish()
+    assert set(out) == {
+        "flows",
+        "udp",
+        "links",
+        "series",
+        "queues",
+        "drops",
+        "events",
+        "segments",
+        "conservation",
+        "stats",
+    }
+    import numpy as np
+
+    assert isinstance(out["series"]["time_ns"], np.ndarray) and out["series"]["time_ns"].dtype == np.uint64
+    assert isinstance(out["flows"]["name"], list)
+    assert sim.done
+    with pytest.raises(RuntimeError, match="already called"):
+        sim.finish()
+
+
+def test_simulations_run_in_parallel_threads():
+    text = json.dumps(canonical_of(SMALL_TOML))
+    results = [None] * 4
+
+    def work(i):
+        sim = _native.Simulation(text)
+        sim.run_until(sim.end_ns)
+        results[i] = sim.finish()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    first = results[0]
+    for r in results[1:]:
+        assert (r["series"]["cwnd"] == first["series"]["cwnd"]).all()

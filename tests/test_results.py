@@ -1,0 +1,123 @@
+"""Results directory and report, from synthetic frames (no simulator needed)."""
+
+import json
+import os
+
+import polars as pl
+import pytest
+
+from tcplab.results import OutDirError, write_results
+from tcplab.run import TABLES, RunResult
+from tcplab.scenario import Scenario
+
+from conftest import SMALL_TOML
+from synthetic import fake_finish
+
+
+@pytest.fixture
+def result(small_file):
+    from tcplab.scenario import load_scenario
+
+    sc = load_scenario(small_file)
+    return RunResult.from_native(sc, fake_finish(sc.canonical()), wall_time_s=0.25)
+
+
+def test_tables_are_polars_frames_with_ids_and_nullable_rtts(result):
+    for t in TABLES:
+        assert isinstance(result.tables[t], pl.DataFrame)
+    assert result.flows["id"].to_list() == [0, 1]
+    assert result.flows["min_rtt_ns"].dtype == pl.UInt64
+    assert result.flows["min_rtt_ns"].to_list() == [60_000_000, None]
+    assert result.udp.height == 0 and result.udp["name"].dtype == pl.String
+    assert result.series["time_ns"].dtype == pl.UInt64
+    assert result.events["event"].dtype == pl.String
+
+
+def test_summary(result):
+    s = result.summary
+    assert s["seed"] == 7 and s["scenario"] == "small"
+    assert [f["name"] for f in s["flows"]] == ["newreno", "sack"]
+    assert s["flows"][1]["min_rtt_ns"] is None
+    assert s["conservation"]["ok"] is True
+
+
+def test_results_directory(result, tmp_path):
+    base = tmp_path / "res"
+    base.mkdir()
+    out = write_results(result, base / "run")
+    names = sorted(os.listdir(out))
+    assert names == sorted(
+        [f"{t}.parquet" for t in TABLES] + ["summary.json", "report.html", "scenario.toml"]
+    )
+    for t in TABLES:
+        assert pl.read_parquet(out / f"{t}.parquet").equals(result.tables[t])
+    doc = json.loads((out / "summary.json").read_text())
+    for key in (
+        "tcplab_version",
+        "git_revision",
+        "scenario",
+        "seed",
+        "started_at",
+        "finished_at",
+        "wall_time_s",
+        "stats",
+        "conservation",
+        "flows",
+        "tables",
+    ):
+        assert key in doc, key
+    assert doc["seed"] == 7
+    assert doc["tcplab_version"] == result.version
+    assert doc["scenario"]["canonical"] == result.canonical
+    assert doc["scenario"]["given"]["topology"]["bottleneck"]["rate"] == "2Mbps"
+    assert doc["git_revision"] is None or len(doc["git_revision"]) == 40
+    assert (out / "scenario.toml").read_text() == SMALL_TOML
+    html = (out / "report.html").read_text()
+    assert html.count("<img") >= 4
+    assert html.count('src="data:image/png;base64,') == html.count("<img")
+    assert "newreno" in html and "throughput (Mb/s)" in html
+    # nothing else left beside it
+    assert os.listdir(base) == ["run"]
+
+
+def test_no_report(result, tmp_path):
+    out = write_results(result, tmp_path / "run", report=False)
+    assert not (out / "report.html").exists()
+    assert json.loads((out / "summary.json").read_text())["report"] is None
+
+
+def test_failure_while_writing_leaves_nothing(result, tmp_path, monkeypatch):
+    import tcplab.report
+
+    def boom(*a, **k):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(tcplab.report, "write_report", boom)
+    base = tmp_path / "res"
+    base.mkdir()
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        write_results(result, base / "run")
+    assert os.listdir(base) == []
+
+
+def test_existing_non_empty_out_dir_is_refused(result, tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "x").write_text("keep me")
+    with pytest.raises(OutDirError, match="not empty"):
+        write_results(result, tmp_path / "run")
+    assert os.listdir(tmp_path / "run") == ["x"]
+    (tmp_path / "empty").mkdir()
+    write_results(result, tmp_path / "empty", report=False)
+    assert (tmp_path / "empty" / "summary.json").exists()
+
+
+def test_report_without_traces(tmp_path):
+    sc = Scenario.from_toml(SMALL_TOML)
+    raw = fake_finish(sc.canonical())
+    for t in ("series", "queues", "segments", "events", "drops"):
+        raw[t] = {k: v[:0] for k, v in raw[t].items()}
+    r = RunResult.from_native(sc, raw)
+    from tcplab.report import render_report
+
+    html = render_report(r)
+    assert "<img" not in html and "No window plot" in html
