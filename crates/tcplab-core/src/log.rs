@@ -138,6 +138,9 @@ pub struct LossResponse {
     pub time: Time,
     /// `FastRetransmit` or `Timeout` (ECN responses are not loss responses).
     pub kind: CongestionKind,
+    /// A further reduction inside a recovery (the strategy's `Restart`, e.g. LRD's lost
+    /// retransmission), not a recovery entry; kind `FastRetransmit`.
+    pub restart: bool,
     /// The controller's verdict (`Verdict::label`, `Verdict::value`).
     pub label: &'static str,
     pub value: f64,

@@ -357,7 +357,7 @@ impl Sender {
         let ev = self.congestion_event(now, CongestionKind::FastRetransmit);
         let cwnd_before = self.cc.cwnd();
         let verdict = self.cc.on_congestion(&ev);
-        self.note_loss_response(now, ev.kind, verdict, cwnd_before);
+        self.note_loss_response(now, ev.kind, restart, verdict, cwnd_before);
         self.rec.enter(
             now,
             self.cc.cwnd(),
@@ -431,7 +431,7 @@ impl Sender {
         let ev = self.congestion_event(now, CongestionKind::Timeout);
         let cwnd_before = self.cc.cwnd();
         let verdict = self.cc.on_congestion(&ev);
-        self.note_loss_response(now, ev.kind, verdict, cwnd_before);
+        self.note_loss_response(now, ev.kind, false, verdict, cwnd_before);
         self.rec.on_timeout(now, self.snd_nxt);
         self.rto_recover = Some(self.snd_nxt);
         self.fast_pending = false;
@@ -542,12 +542,14 @@ impl Sender {
         &mut self,
         now: Time,
         kind: CongestionKind,
+        restart: bool,
         verdict: cc::Verdict,
         cwnd_before: u64,
     ) {
         self.loss_responses.push(LossResponse {
             time: now,
             kind,
+            restart,
             label: verdict.label,
             value: verdict.value,
             seq: self.snd_una(),

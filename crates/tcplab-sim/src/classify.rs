@@ -30,6 +30,8 @@ impl Classification {
     pub fn record(&mut self, r: &LossResponse, cause: Option<DropCause>) {
         let c = LossCause::of(cause) as usize;
         match r.kind {
+            // Further reductions inside a recovery: rows of the verdicts table only.
+            CongestionKind::FastRetransmit if r.restart => {}
             CongestionKind::FastRetransmit => {
                 match r.label {
                     "4/5" => self.ff45[c] += 1,
@@ -73,6 +75,7 @@ impl VerdictLog {
         self.time_ns.push(r.time.as_nanos());
         self.flow.push(flow);
         self.trigger.push(match r.kind {
+            CongestionKind::FastRetransmit if r.restart => "recovery_restart",
             CongestionKind::FastRetransmit => "fast_retransmit",
             CongestionKind::Timeout => "timeout",
             CongestionKind::Ecn => "ecn",
@@ -102,6 +105,7 @@ mod tests {
         LossResponse {
             time: Time::from_millis(5),
             kind,
+            restart: false,
             label,
             value,
             seq: Seq(1460),
@@ -155,9 +159,20 @@ mod tests {
             &response(CongestionKind::FastRetransmit, "4/5", 0.8),
             None,
         );
-        assert_eq!(v.len(), 2);
-        assert_eq!(v.trigger, ["timeout", "fast_retransmit"]);
-        assert_eq!(v.cause, ["link_error", "none"]);
+        let restart = LossResponse {
+            restart: true,
+            ..response(CongestionKind::FastRetransmit, "1/2", 0.5)
+        };
+        v.push(3, &restart, Some(DropCause::BufferOverflow));
+        assert_eq!(v.len(), 3);
+        assert_eq!(
+            v.trigger,
+            ["timeout", "fast_retransmit", "recovery_restart"]
+        );
+        assert_eq!(v.cause, ["link_error", "none", "buffer_overflow"]);
+        let mut c = Classification::default();
+        c.record(&restart, Some(DropCause::BufferOverflow));
+        assert_eq!(c, Classification::default(), "restarts are not in Table I");
         assert_eq!((v.seq[0], v.cwnd[0], v.ssthresh[0]), (1460, 14600, 7300));
     }
 }

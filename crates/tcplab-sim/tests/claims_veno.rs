@@ -98,7 +98,7 @@ fn mean(x: &[f64]) -> f64 {
 /// Fig. 5: one flow, 1.6 Mb/s, buffer 12, RTT 120 ms; mean throughput over the seeds.
 fn fig5_point(cc: &ControllerSpec, p: f64) -> f64 {
     let x: Vec<f64> = (1..=SEEDS)
-        .map(|seed| kbs(&transfers(fig3a(1, 1_600_000, 12, p), &[cc.clone()], seed)[0]))
+        .map(|seed| kbs(&transfers(fig3a(1, 1_600_000, 12, p), std::slice::from_ref(cc), seed)[0]))
         .collect();
     mean(&x)
 }

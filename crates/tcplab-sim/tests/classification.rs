@@ -207,3 +207,18 @@ fn report_delay_needs_report_losses() {
         "{e}"
     );
 }
+
+#[test]
+fn recovery_restarts_are_rows_but_not_table_one_counts() {
+    // LRD restarts a recovery when a retransmission is lost: a further loss response.
+    let mut s = wireless("veno", 0.03, None, TraceSpec::off());
+    s.flows[0].recovery = tcplab_core::RecoverySpec::named("lrd");
+    let r = run(&s);
+    let f = &r.flows[0];
+    let v = &r.verdicts;
+    let rows = |t: &str| v.trigger.iter().filter(|&&x| x == t).count() as u64;
+    assert_eq!(rows("fast_retransmit"), f.fast_retransmits);
+    assert_eq!(rows("timeout"), f.timeouts);
+    assert!(rows("recovery_restart") > 0, "{:?}", v.trigger);
+    assert_eq!(sum(f.ff45) + sum(f.ff12) + sum(f.ff_other), f.fast_retransmits);
+}
