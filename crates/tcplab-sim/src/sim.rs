@@ -13,7 +13,7 @@
 //! unlimited, and every UDP source has reached its stop time. Packets still in the network
 //! then are counted as in flight.
 //!
-//! Loss responses of every sender (fast-retransmit entries, timeouts) are paired with the
+//! Loss responses of every sender (recovery entries and restarts, timeouts) are paired with the
 //! ground-truth cause of the loss right after the sender reacted, before it transmits again
 //! (see [`crate::classify`]). Random drops on link directions with `report_losses` become
 //! `CrossLayer` events, delivered to the flow's sender `report_delay` after the drop.

@@ -220,5 +220,8 @@ fn recovery_restarts_are_rows_but_not_table_one_counts() {
     assert_eq!(rows("fast_retransmit"), f.fast_retransmits);
     assert_eq!(rows("timeout"), f.timeouts);
     assert!(rows("recovery_restart") > 0, "{:?}", v.trigger);
-    assert_eq!(sum(f.ff45) + sum(f.ff12) + sum(f.ff_other), f.fast_retransmits);
+    assert_eq!(
+        sum(f.ff45) + sum(f.ff12) + sum(f.ff_other),
+        f.fast_retransmits
+    );
 }
