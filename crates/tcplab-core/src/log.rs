@@ -1,5 +1,6 @@
 //! Counters and the event log of a connection: everything the papers count, with times.
 
+use crate::cc::CongestionKind;
 use crate::{Seq, Time};
 
 /// Sender-side counts over the whole connection.
@@ -126,4 +127,31 @@ pub struct LogRecord {
     pub seq: Seq,
     pub label: &'static str,
     pub value: f64,
+}
+
+/// How the sender answered one loss signal (a fast-retransmit entry or a timeout): recorded
+/// whether or not the event log is on, so that loss-classification accounting (the
+/// controller's verdict against the ground-truth cause of the loss) never depends on
+/// tracing. Drain with `Sender::drain_loss_responses`; one small record per loss signal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossResponse {
+    pub time: Time,
+    /// `FastRetransmit` or `Timeout` (ECN responses are not loss responses).
+    pub kind: CongestionKind,
+    /// A further reduction inside a recovery (the strategy's `Restart`, e.g. LRD's lost
+    /// retransmission), not a recovery entry; kind `FastRetransmit`.
+    pub restart: bool,
+    /// The controller's verdict (`Verdict::label`, `Verdict::value`).
+    pub label: &'static str,
+    pub value: f64,
+    /// snd.una when the signal arrived: the first byte of the segment whose loss triggered it.
+    pub seq: Seq,
+    /// Transmissions of that segment so far (1 = only the original); 0 when nothing was
+    /// outstanding. The latest transmission carries `DataSegment::retransmission` =
+    /// `transmissions - 1`.
+    pub transmissions: u8,
+    /// The controller's cwnd just before it answered.
+    pub cwnd_before: u64,
+    /// ssthresh right after it answered.
+    pub ssthresh_after: u64,
 }

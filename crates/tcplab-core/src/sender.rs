@@ -10,7 +10,7 @@ use crate::cc::{
     self, AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind,
     CrossLayerReport,
 };
-use crate::log::{Event, LogRecord, SenderCounters, WindowReason};
+use crate::log::{Event, LogRecord, LossResponse, SenderCounters, WindowReason};
 use crate::recovery::{self, AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::{
@@ -60,6 +60,8 @@ pub struct Sender {
     logging: bool,
     log: Vec<LogRecord>,
     logged_window: (u64, u64),
+    /// Always recorded, drained by the caller (loss-classification accounting).
+    loss_responses: Vec<LossResponse>,
 }
 
 impl Sender {
@@ -98,6 +100,7 @@ impl Sender {
             logging: false,
             log: Vec::new(),
             logged_window,
+            loss_responses: Vec::new(),
         }
     }
 
@@ -133,6 +136,12 @@ impl Sender {
     /// Moves the log records gathered so far into `out`.
     pub fn drain_log(&mut self, out: &mut Vec<LogRecord>) {
         out.append(&mut self.log);
+    }
+    /// Moves the loss responses (fast-retransmit entries and timeouts with the controller's
+    /// verdict) recorded so far into `out`. They are recorded whether or not logging is on;
+    /// a caller that never drains them keeps one small record per loss signal.
+    pub fn drain_loss_responses(&mut self, out: &mut Vec<LossResponse>) {
+        out.append(&mut self.loss_responses);
     }
 
     pub fn controller(&self) -> &dyn CongestionControl {
@@ -346,7 +355,9 @@ impl Sender {
             self.counters.recoveries += 1;
         }
         let ev = self.congestion_event(now, CongestionKind::FastRetransmit);
+        let cwnd_before = self.cc.cwnd();
         let verdict = self.cc.on_congestion(&ev);
+        self.note_loss_response(now, ev.kind, restart, verdict, cwnd_before);
         self.rec.enter(
             now,
             self.cc.cwnd(),
@@ -418,7 +429,9 @@ impl Sender {
         self.rtt.back_off();
         self.sb.mark_all_lost();
         let ev = self.congestion_event(now, CongestionKind::Timeout);
+        let cwnd_before = self.cc.cwnd();
         let verdict = self.cc.on_congestion(&ev);
+        self.note_loss_response(now, ev.kind, false, verdict, cwnd_before);
         self.rec.on_timeout(now, self.snd_nxt);
         self.rto_recover = Some(self.snd_nxt);
         self.fast_pending = false;
@@ -523,6 +536,27 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+    }
+
+    fn note_loss_response(
+        &mut self,
+        now: Time,
+        kind: CongestionKind,
+        restart: bool,
+        verdict: cc::Verdict,
+        cwnd_before: u64,
+    ) {
+        self.loss_responses.push(LossResponse {
+            time: now,
+            kind,
+            restart,
+            label: verdict.label,
+            value: verdict.value,
+            seq: self.snd_una(),
+            transmissions: self.sb.seg(self.sb.una()).map_or(0, |s| s.tx_count),
+            cwnd_before,
+            ssthresh_after: self.cc.ssthresh(),
+        });
     }
 
     fn record(&mut self, now: Time, event: Event, label: &'static str, value: f64) {

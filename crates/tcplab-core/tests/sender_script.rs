@@ -374,3 +374,47 @@ fn finite_transfer_ends_with_a_short_segment() {
         "timestamp RTT sample"
     );
 }
+
+#[test]
+fn loss_responses_are_recorded_with_the_log_off() {
+    use tcplab_core::cc::CongestionKind;
+    let mut t = ten_in_flight("newreno");
+    t.ack(2, &[]); // segments 0 and 1 arrived (cwnd 11); 2 lost
+    for _ in 0..3 {
+        t.ack(2, &[]);
+    }
+    assert_eq!(t.sent(), vec![(2, 1)]);
+    // Nothing is acknowledged any more: the retransmission timer expires.
+    let rto = t.s.poll_timeout().unwrap();
+    t.now = rto;
+    t.s.on_timeout(t.now);
+    let mut out = Vec::new();
+    t.s.drain_loss_responses(&mut out);
+    let seen: Vec<_> = out
+        .iter()
+        .map(|r| {
+            (
+                r.kind,
+                r.label,
+                r.seq.0 / MSS,
+                r.transmissions,
+                r.cwnd_before / MSS,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (CongestionKind::FastRetransmit, "1/2", 2, 1, 11),
+            (CongestionKind::Timeout, "1/2", 2, 2, 11)
+        ],
+        "{out:?}"
+    );
+    assert_eq!(out[0].ssthresh_after, 5500);
+    assert_eq!(out[0].value, 0.5);
+    let mut log = Vec::new();
+    t.s.drain_log(&mut log);
+    assert!(log.is_empty(), "the event log stays off");
+    t.s.drain_loss_responses(&mut out);
+    assert_eq!(out.len(), 2, "drained once");
+}

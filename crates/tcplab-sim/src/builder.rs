@@ -30,6 +30,8 @@ impl LinkDir {
             buffer,
             queue: QueueSpec::DropTail,
             loss: LossSpec::None,
+            report_losses: false,
+            report_delay: Dur::ZERO,
         }
     }
     /// Bernoulli loss with probability `p` per packet.
@@ -39,6 +41,13 @@ impl LinkDir {
     }
     pub fn loss(mut self, loss: LossSpec) -> Self {
         self.loss = loss;
+        self
+    }
+    /// Reports this direction's random drops to the flows' senders after `delay`
+    /// (the cross-layer channel).
+    pub fn report_losses(mut self, delay: Dur) -> Self {
+        self.report_losses = true;
+        self.report_delay = delay;
         self
     }
 }

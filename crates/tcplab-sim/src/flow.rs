@@ -1,6 +1,7 @@
 //! A bulk TCP transfer: the sender and receiver endpoints of one flow, their lazy timers,
 //! and the application's view (bytes written, bytes read in order at the receiver).
 
+use crate::classify::Classification;
 use crate::engine::TimerSlot;
 use tcplab_core::{Receiver, Sender, Seq, Time};
 
@@ -27,6 +28,8 @@ pub struct TcpFlow {
     pub packets: FlowPackets,
     /// Reads that did not start where the previous one ended (exactly-once, in-order check).
     pub read_violations: Vec<String>,
+    /// The sender's loss responses against the ground truth, and cross-layer reports.
+    pub classification: Classification,
 }
 
 impl TcpFlow {

@@ -5,10 +5,11 @@
 //! models), [`link`] (one link direction), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
-//! rows), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver).
+//! rows), [`classify`] (loss-classification accounting), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver).
 
 pub mod app;
 pub mod builder;
+pub mod classify;
 pub mod conservation;
 pub mod engine;
 pub mod flow;

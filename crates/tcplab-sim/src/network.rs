@@ -10,13 +10,14 @@ use crate::engine::EventQueue;
 use crate::link::{Link, Offer, Wakeups};
 use crate::loss;
 use crate::node::{Node, Routes};
-use crate::packet::{Packet, PacketId, PacketKind, PacketPool};
+use crate::packet::{Packet, PacketId, PacketKind, PacketPool, Payload};
 use crate::queue;
 use crate::results::DropCause;
 use crate::rng::Rng;
 use crate::topology::Layout;
 use crate::trace::Recorder;
-use tcplab_core::Time;
+use std::collections::BTreeMap;
+use tcplab_core::{Dur, Time};
 
 /// What the network schedules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +43,14 @@ pub struct LinkInfo {
     pub direction: &'static str,
 }
 
+/// A random drop to report over the cross-layer channel: TCP flow `flow`'s sender learns
+/// of it at `at` (see [`crate::scenario::LinkDir::report_losses`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LossReport {
+    pub flow: u32,
+    pub at: Time,
+}
+
 /// Packet counts by kind (`PacketKind as usize`): ground truth for conservation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PacketCounts {
@@ -61,6 +70,15 @@ pub struct Network {
     pub tcp_drops: Vec<[u64; 2]>,
     /// Per UDP flow.
     pub udp_drops: Vec<u64>,
+    /// Per TCP flow: for each data segment (by first byte) that was dropped, the latest
+    /// transmission of it that was dropped (`DataSegment::retransmission`) and why. The
+    /// driver prunes entries below snd.una. Ground truth for the loss-classification
+    /// accounting: O(log n) per drop, nothing per packet sent.
+    pub latest_drops: Vec<BTreeMap<u64, (u8, DropCause)>>,
+    /// Per link direction: report random drops over the cross-layer channel after this delay.
+    pub report_delay: Vec<Option<Dur>>,
+    /// Reports due, for the driver to schedule (drained by it after every network call).
+    pub reports: Vec<LossReport>,
 }
 
 impl Network {
@@ -69,6 +87,7 @@ impl Network {
     pub fn new(layout: &Layout, seed: u64, tcp_flows: usize, udp_flows: usize) -> Self {
         let mut links = Vec::with_capacity(2 * layout.links.len());
         let mut info = Vec::with_capacity(2 * layout.links.len());
+        let mut report_delay = Vec::with_capacity(2 * layout.links.len());
         for l in &layout.links {
             for (direction, spec, from, to) in [
                 ("forward", l.forward, l.from, l.to),
@@ -82,6 +101,7 @@ impl Network {
                 );
                 let m = loss::build(&spec.loss, Rng::stream(seed, &format!("loss/{label}")));
                 links.push(Link::new(from, to, spec.rate, spec.delay, q, m));
+                report_delay.push(spec.report_losses.then_some(spec.report_delay));
                 info.push(LinkInfo {
                     name: l.name.clone(),
                     direction,
@@ -97,6 +117,9 @@ impl Network {
             counts: PacketCounts::default(),
             tcp_drops: vec![[0; 2]; tcp_flows],
             udp_drops: vec![0; udp_flows],
+            latest_drops: vec![BTreeMap::new(); tcp_flows],
+            report_delay,
+            reports: Vec::new(),
         }
     }
 
@@ -194,11 +217,48 @@ impl Network {
         let kind = p.kind();
         self.counts.dropped[kind as usize] += 1;
         match kind {
-            PacketKind::Data => self.tcp_drops[p.flow as usize][0] += 1,
+            PacketKind::Data => {
+                self.tcp_drops[p.flow as usize][0] += 1;
+                if let Payload::Data(d) = &p.payload {
+                    let e = self.latest_drops[p.flow as usize]
+                        .entry(d.seq.0)
+                        .or_insert((d.retransmission, cause));
+                    // An older transmission dropped after a newer one does not count.
+                    if d.retransmission >= e.0 {
+                        *e = (d.retransmission, cause);
+                    }
+                }
+            }
             PacketKind::Ack => self.tcp_drops[p.flow as usize][1] += 1,
             PacketKind::Udp => self.udp_drops[p.flow as usize] += 1,
         }
+        if let Some(delay) = self.report_delay[link as usize] {
+            if kind != PacketKind::Udp && cause.is_random() {
+                self.reports.push(LossReport {
+                    flow: p.flow,
+                    at: now + delay,
+                });
+            }
+        }
         rec.drop(now, link, &p, cause);
+    }
+
+    /// The cause of the drop of the most recent transmission of TCP flow `flow`'s data
+    /// segment starting at `seq`, which has been transmitted `transmissions` times so far;
+    /// None when that transmission was not dropped (yet).
+    pub fn latest_drop(&self, flow: u32, seq: u64, transmissions: u8) -> Option<DropCause> {
+        match self.latest_drops[flow as usize].get(&seq) {
+            Some(&(tx, cause)) if transmissions > 0 && tx == transmissions - 1 => Some(cause),
+            _ => None,
+        }
+    }
+
+    /// Forgets TCP flow `flow`'s drops of segments below `una` (acknowledged data).
+    pub fn prune_drops(&mut self, flow: u32, una: u64) {
+        let latest = &mut self.latest_drops[flow as usize];
+        while latest.first_key_value().is_some_and(|(&k, _)| k < una) {
+            latest.pop_first();
+        }
     }
 
     /// Asks every link direction for an event at each departure, so queue series recorded

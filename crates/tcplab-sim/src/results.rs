@@ -25,6 +25,11 @@ impl DropCause {
         DropCause::LinkError,
         DropCause::Mac,
     ];
+    /// Random (the channel's fault: link errors, MAC give-ups) rather than congestion
+    /// (buffer overflow, AQM).
+    pub fn is_random(self) -> bool {
+        matches!(self, DropCause::LinkError | DropCause::Mac)
+    }
     pub fn as_str(self) -> &'static str {
         match self {
             DropCause::BufferOverflow => "buffer_overflow",
@@ -32,6 +37,35 @@ impl DropCause {
             DropCause::AqmForced => "aqm_forced",
             DropCause::LinkError => "link_error",
             DropCause::Mac => "mac",
+        }
+    }
+}
+
+/// The actual cause of the loss behind a loss response, in the two classes of Veno's
+/// Table I: congestion (buffer overflow, AQM), random (link error, MAC), or none (the
+/// segment's latest transmission was not dropped: a spurious trigger).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum LossCause {
+    Congestion = 0,
+    Random = 1,
+    None = 2,
+}
+
+impl LossCause {
+    pub const ALL: [LossCause; 3] = [LossCause::Congestion, LossCause::Random, LossCause::None];
+    pub fn of(cause: Option<DropCause>) -> Self {
+        match cause {
+            None => LossCause::None,
+            Some(c) if c.is_random() => LossCause::Random,
+            Some(_) => LossCause::Congestion,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LossCause::Congestion => "congestion",
+            LossCause::Random => "random",
+            LossCause::None => "none",
         }
     }
 }
@@ -73,6 +107,27 @@ pub struct FlowSummary {
     pub ack_drops: u64,
     pub min_rtt_ns: Option<u64>,
     pub mean_rtt_ns: Option<u64>,
+    /// Loss-classification accounting (Veno's Table I; docs/loss-classification.md). Each
+    /// array is indexed by `LossCause as usize`: [congestion, random, none].
+    /// Fast retransmits whose verdict label was "4/5" (#FF4/5).
+    pub ff45: [u64; 3],
+    /// Fast retransmits whose verdict label was "1/2" (#FF1/2).
+    pub ff12: [u64; 3],
+    /// Fast retransmits with any other label ("keep", "areno", "bwe", ...).
+    pub ff_other: [u64; 3],
+    /// Timeouts by cause.
+    pub timeouts_by_cause: [u64; 3],
+    /// Share of "4/5" decisions that answered a random loss: ff45[random] / sum(ff45).
+    pub ff45_accuracy: Option<f64>,
+    /// Share of congestion losses answered with "4/5" among those answered with "4/5" or
+    /// "1/2": ff45[congestion] / (ff45[congestion] + ff12[congestion]).
+    pub congestion_misdiagnosis: Option<f64>,
+    /// Mean verdict value (reduction factor, or a congestion level such as Adaptive Reno's
+    /// c) over fast retransmits caused by congestion / by random loss.
+    pub ff_value_mean_congestion: Option<f64>,
+    pub ff_value_mean_random: Option<f64>,
+    /// Cross-layer reports (random drops of this flow's packets) delivered to the sender.
+    pub cross_layer_reports: u64,
 }
 
 /// One row per UDP flow.
@@ -162,6 +217,29 @@ pub struct EventLog {
     pub value: Vec<f64>,
 }
 
+/// Every loss response of every TCP flow (table "verdicts"), recorded whatever is traced:
+/// the controller's verdict next to the ground-truth cause of the loss that triggered it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VerdictLog {
+    pub time_ns: Vec<u64>,
+    pub flow: Vec<u32>,
+    /// "fast_retransmit" or "timeout".
+    pub trigger: Vec<&'static str>,
+    /// The controller's verdict, e.g. "1/2", "4/5", "keep", "areno".
+    pub label: Vec<&'static str>,
+    pub value: Vec<f64>,
+    /// snd.una: the first byte of the segment whose loss triggered the response.
+    pub seq: Vec<u64>,
+    /// The controller's cwnd just before the response, bytes.
+    pub cwnd: Vec<u64>,
+    /// ssthresh right after it, bytes.
+    pub ssthresh: Vec<u64>,
+    /// Drop cause of the most recent transmission of the segment at `seq`
+    /// (`buffer_overflow`, `aqm_early`, `aqm_forced`, `link_error`, `mac`), or "none" when
+    /// that transmission was not dropped.
+    pub cause: Vec<&'static str>,
+}
+
 /// Every data segment sent (table "segments").
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SegmentLog {
@@ -207,6 +285,7 @@ pub struct Results {
     pub drops: DropLog,
     pub events: EventLog,
     pub segments: SegmentLog,
+    pub verdicts: VerdictLog,
     pub conservation: Conservation,
     pub stats: RunStats,
 }

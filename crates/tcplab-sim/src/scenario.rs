@@ -101,6 +101,23 @@ pub struct LinkDir {
     pub queue: QueueSpec,
     #[serde(default)]
     pub loss: LossSpec,
+    /// Cross-layer channel: this direction reports each random drop it makes (cause
+    /// `link_error`, later `mac`) of a TCP packet to the sender of that packet's flow, as a
+    /// `CrossLayerReport` of one loss (an oracle from the lossy hop's MAC to the sender; see
+    /// docs/loss-classification.md). Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub report_losses: bool,
+    /// Delay between such a drop and the report reaching the sender (default 0: at once).
+    /// Only with `report_losses`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub report_delay: Dur,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_zero(d: &Dur) -> bool {
+    *d == Dur::ZERO
 }
 
 /// Queue capacity, counting the packet being serialized (Dummynet semantics).

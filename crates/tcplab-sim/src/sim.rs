@@ -12,19 +12,26 @@
 //! byte count or a stop time has finished (all its data acknowledged), no TCP flow is
 //! unlimited, and every UDP source has reached its stop time. Packets still in the network
 //! then are counted as in flight.
+//!
+//! Loss responses of every sender (recovery entries and restarts, timeouts) are paired with the
+//! ground-truth cause of the loss right after the sender reacted, before it transmits again
+//! (see [`crate::classify`]). Random drops on link directions with `report_losses` become
+//! `CrossLayer` events, delivered to the flow's sender `report_delay` after the drop.
 
 use crate::app::UdpFlow;
+use crate::classify::Classification;
 use crate::engine::{EventQueue, TimerSlot};
 use crate::flow::{FlowPackets, TcpFlow};
 use crate::network::{Delivery, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, Payload};
-use crate::results::RunStats;
+use crate::results::{RunStats, VerdictLog};
 use crate::scenario::SeriesMode;
 use crate::trace::{FlowSample, Recorder};
 use crate::{conservation, summary, topology, validate};
 use crate::{Results, Scenario};
 use std::fmt;
-use tcplab_core::{Dur, LogRecord, Receiver, Sender, Time};
+use tcplab_core::cc::CrossLayerReport;
+use tcplab_core::{Dur, LogRecord, LossResponse, Receiver, Sender, Time};
 
 /// Why a scenario cannot run; the message names the field, the value and what is allowed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,6 +58,8 @@ pub enum Event {
     UdpStop(u32),
     /// Interval sampling of series.
     Sample,
+    /// A cross-layer report of one random drop reaches TCP flow `i`'s sender.
+    CrossLayer(u32),
 }
 
 impl From<NetEvent> for Event {
@@ -73,6 +82,8 @@ pub struct Simulation {
     running: usize,
     interval: Dur,
     log_buf: Vec<LogRecord>,
+    loss_buf: Vec<LossResponse>,
+    verdicts: VerdictLog,
 }
 
 impl Simulation {
@@ -116,6 +127,7 @@ impl Simulation {
                 read_total: 0,
                 packets: FlowPackets::default(),
                 read_violations: Vec::new(),
+                classification: Classification::default(),
             });
         }
         let mut udp = Vec::with_capacity(s.udp.len());
@@ -154,6 +166,8 @@ impl Simulation {
             running,
             interval: s.trace.interval,
             log_buf: Vec::new(),
+            loss_buf: Vec::new(),
+            verdicts: VerdictLog::default(),
         })
     }
 
@@ -166,6 +180,9 @@ impl Simulation {
             };
             self.now = at;
             self.dispatch(ev);
+            for r in self.net.reports.drain(..) {
+                self.events.push(r.at, Event::CrossLayer(r.flow));
+            }
             if self.running == 0 {
                 self.done = true;
             }
@@ -225,6 +242,7 @@ impl Simulation {
             drops: rec.drops,
             events: rec.events,
             segments: rec.segments,
+            verdicts: self.verdicts,
             conservation,
             stats,
         }
@@ -278,6 +296,15 @@ impl Simulation {
                 }
             }
             Event::Sample => self.sample(),
+            Event::CrossLayer(i) => {
+                let f = &mut self.tcp[i as usize];
+                f.classification.reports += 1;
+                f.sender.on_cross_layer(&CrossLayerReport {
+                    now,
+                    random_losses: 1,
+                });
+                self.after_sender(i);
+            }
         }
     }
 
@@ -309,6 +336,14 @@ impl Simulation {
     fn after_sender(&mut self, i: u32) {
         let now = self.now;
         let f = &mut self.tcp[i as usize];
+        // Before anything is retransmitted: what was lost that triggered each response.
+        f.sender.drain_loss_responses(&mut self.loss_buf);
+        for r in self.loss_buf.drain(..) {
+            let cause = self.net.latest_drop(i, r.seq.0, r.transmissions);
+            f.classification.record(&r, cause);
+            self.verdicts.push(i, &r, cause);
+        }
+        self.net.prune_drops(i, f.sender.snd_una().0);
         while let Some(seg) = f.sender.poll_transmit(now) {
             self.rec.segment(now, i, &seg);
             f.packets.data_sent += 1;

@@ -22,7 +22,7 @@ pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary 
     let end_t = f.finished_at.unwrap_or(end).max(f.start);
     let [data_drops, ack_drops] = net.tcp_drops[i];
     let node = |n: u32| net.nodes[n as usize].name.clone();
-    FlowSummary {
+    let mut row = FlowSummary {
         name: f.name.clone(),
         src: node(f.src),
         dst: node(f.dst),
@@ -54,7 +54,10 @@ pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary 
         ack_drops,
         min_rtt_ns: sc.rtt_min_ns,
         mean_rtt_ns: (sc.rtt_samples > 0).then(|| (sc.rtt_sum_ns / sc.rtt_samples as u128) as u64),
-    }
+        ..FlowSummary::default()
+    };
+    f.classification.fill(&mut row);
+    row
 }
 
 /// The row of UDP flow `i`. Throughput is what the sink received over the time the source

@@ -121,6 +121,12 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<String>) {
     if d.rate == 0 {
         errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s"));
     }
+    if !d.report_losses && d.report_delay != Dur::ZERO {
+        errs.push(format!(
+            "{p}.report_delay = {}: only meaningful with report_losses = true",
+            d.report_delay.as_nanos()
+        ));
+    }
     match d.buffer {
         Buffer::Packets(0) => errs.push(format!(
             "{p}.buffer = {{packets: 0}}: expected at least 1 packet (the buffer counts the packet being serialized)"
