@@ -93,10 +93,16 @@ pub struct FlowSummary {
     pub retransmits_fast: u64,
     pub retransmits_recovery: u64,
     pub retransmits_timeout: u64,
+    /// Tail-loss probes that resent the highest segment (RACK-TLP).
+    pub retransmits_probe: u64,
     /// Recovery entries (fast retransmits).
     pub fast_retransmits: u64,
+    /// New reductions within one recovery (LRD's lost-retransmission detection).
+    pub recovery_restarts: u64,
+    /// Tail-loss probes sent (new data or a retransmission).
+    pub probes: u64,
     pub timeouts: u64,
-    /// Window reductions: fast retransmits + timeouts + ECN responses.
+    /// Window reductions: fast retransmits + recovery restarts + timeouts + ECN responses.
     pub loss_events: u64,
     pub dup_acks: u64,
     pub acks_sent: u64,
