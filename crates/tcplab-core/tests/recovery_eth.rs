@@ -14,11 +14,14 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use tcplab_core::cc::Growth;
 use tcplab_core::{
-    AckSegment, ControllerSpec, DataSegment, Dur, ParamValue, Receiver, RecoverySpec, SackBlock,
-    SackList, Sender, SenderCounters, Seq, TcpConfig, Time,
+    AckSegment, ControllerSpec, DataSegment, Dur, ParamValue, Receiver, RecoverySpec, Sender,
+    SenderCounters, TcpConfig, Time,
 };
 
-const MSS: u64 = 1000;
+mod common;
+
+use common::{new, Script, MSS};
+
 const OWD: Dur = Dur::from_millis(50);
 const GAP: Dur = Dur::from_millis(1);
 /// Round-trip time of the path, serialization of one segment included.
@@ -226,56 +229,8 @@ fn lost_fast_retransmission() {
 // ---------------------------------------------------------------------------------------
 // Script: the test plays the receiver.
 
-struct Script {
-    s: Sender,
-    now: Time,
-}
-
-impl Script {
-    fn new(rec: RecoverySpec, iw: u32, app_segments: Option<u64>) -> Self {
-        Script {
-            s: sender(&rec, iw, app_segments.map(|n| n * MSS), false),
-            now: Time::ZERO,
-        }
-    }
-    fn advance(&mut self, ms: u64) {
-        self.now += Dur::from_millis(ms);
-    }
-    fn sent(&mut self) -> Vec<(u64, u8)> {
-        std::iter::from_fn(|| self.s.poll_transmit(self.now))
-            .map(|d| (d.seq.0 / MSS, d.retransmission))
-            .collect()
-    }
-    fn ack(&mut self, ack: u64, sack: &[(u64, u64)]) {
-        let sack: SackList = sack
-            .iter()
-            .map(|&(a, b)| SackBlock {
-                start: Seq(a * MSS),
-                end: Seq(b * MSS),
-            })
-            .collect();
-        let a = AckSegment {
-            ack: Seq(ack * MSS),
-            sack,
-            ts_ecr: None,
-            window: 1 << 30,
-            ece: false,
-        };
-        self.s.on_segment(self.now, &a);
-    }
-    /// Fires the sender's timer if it is due by `self.now`.
-    fn timer(&mut self) {
-        if self.s.poll_timeout().is_some_and(|t| t <= self.now) {
-            self.s.on_timeout(self.now);
-        }
-    }
-    fn segs(&self, bytes: u64) -> f64 {
-        bytes as f64 / MSS as f64
-    }
-}
-
-fn new(range: std::ops::Range<u64>) -> Vec<(u64, u8)> {
-    range.map(|i| (i, 0)).collect()
+fn script(rec: RecoverySpec, iw: u32, app_segments: Option<u64>) -> Script {
+    Script::with(sender(&rec, iw, app_segments.map(|n| n * MSS), false))
 }
 
 #[test]
@@ -283,13 +238,13 @@ fn fack_triggers_on_the_forward_distance_alone() {
     // Segments 0-2 are lost; one ACK reports 3 and 4. snd.fack - snd.una = 5 > 3: FACK
     // enters recovery on this single duplicate ACK, where RFC 6675 (2 SACKed above the
     // first hole) does not.
-    let mut f = Script::new(RecoverySpec::named("fack"), 10, None);
+    let mut f = script(RecoverySpec::named("fack"), 10, None);
     assert_eq!(f.sent(), new(0..10));
     f.advance(100);
     f.ack(0, &[(3, 5)]);
     assert_eq!(f.sent(), vec![(0, 1)], "fast retransmission, window halved");
     assert_eq!(f.s.counters().recoveries, 1);
-    let mut s = Script::new(RecoverySpec::named("sack"), 10, None);
+    let mut s = script(RecoverySpec::named("sack"), 10, None);
     s.sent();
     s.ack(0, &[(3, 5)]);
     assert_eq!(s.s.counters().recoveries, 0);
@@ -306,7 +261,7 @@ fn fack_waits_half_an_rtt_unless_rampdown() {
         (true, [1, 0, 1, 0, 1, 0]), // the first with the fast retransmission
     ] {
         let rec = spec("fack", &[("rampdown", ParamValue::Bool(rampdown))]);
-        let mut t = Script::new(rec, 10, None);
+        let mut t = script(rec, 10, None);
         t.sent();
         t.ack(0, &[(1, 2)]);
         t.ack(0, &[(1, 3)]);
@@ -327,7 +282,7 @@ fn fack_waits_half_an_rtt_unless_rampdown() {
 fn rate_halving_sends_on_every_other_ack_and_retransmits_after_three_sacks() {
     // ETH §10.5: "The first duplicate acknowledgment triggers the transmission of a new data
     // packet. The third duplicate acknowledgment results in the fast retransmission."
-    let mut t = Script::new(RecoverySpec::named("rh"), 10, None);
+    let mut t = script(RecoverySpec::named("rh"), 10, None);
     assert_eq!(t.sent(), new(0..10));
     t.advance(100);
     t.ack(0, &[(1, 2)]);
@@ -385,7 +340,7 @@ impl PrrModel {
 /// never); checks the transmissions in answer to every ACK in recovery against the model and
 /// returns them.
 fn prr_recovery(bound: &str, lost: &[u64]) -> (Script, Vec<usize>) {
-    let mut t = Script::new(
+    let mut t = script(
         spec("prr", &[("bound", ParamValue::Str(bound.into()))]),
         20,
         None,
@@ -468,7 +423,7 @@ fn prr_sends_what_rfc6937_allows_on_every_ack() {
 
 /// An RTT sample of 100 ms, then segments 4..9 in flight (cwnd 5) at t = 100 ms.
 fn rack_after_one_rtt(app: Option<u64>) -> Script {
-    let mut t = Script::new(RecoverySpec::named("rack"), 4, app);
+    let mut t = script(RecoverySpec::named("rack"), 4, app);
     assert_eq!(t.sent(), new(0..4));
     t.advance(100);
     t.ack(4, &[]);

@@ -4,90 +4,38 @@
 
 use tcplab_core::cc::Growth;
 use tcplab_core::{
-    AckSegment, ControllerSpec, DataSegment, Dur, RecoverySpec, SackBlock, SackList, Sender, Seq,
-    TcpConfig, Time,
+    AckSegment, ControllerSpec, DataSegment, Dur, RecoverySpec, SackList, Sender, Seq, TcpConfig,
+    Time,
 };
 
-const MSS: u64 = 1000;
+mod common;
 
-struct Script {
-    s: Sender,
-    now: Time,
-}
+use common::{new, Script, MSS};
 
-impl Script {
-    fn new(recovery: &str, iw: u32) -> Self {
-        let cfg = TcpConfig {
-            mss: MSS as u32,
-            initial_cwnd: iw,
-            growth: Growth::PerAck,
-            timestamps: false,
-            rto_min: Dur::from_millis(200),
-            rto_initial: Dur::from_secs(1),
-            ..TcpConfig::default()
-        };
-        let s = Sender::build(
+fn script(recovery: &str, iw: u32) -> Script {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        initial_cwnd: iw,
+        growth: Growth::PerAck,
+        timestamps: false,
+        rto_min: Dur::from_millis(200),
+        rto_initial: Dur::from_secs(1),
+        ..TcpConfig::default()
+    };
+    Script::with(
+        Sender::build(
             &cfg,
             &ControllerSpec::named("reno"),
             &RecoverySpec::named(recovery),
             None,
         )
-        .unwrap();
-        Script { s, now: Time::ZERO }
-    }
-
-    fn advance(&mut self, ms: u64) {
-        self.now += Dur::from_millis(ms);
-    }
-
-    /// Everything the sender transmits now, as (segment index, retransmission count).
-    fn sent(&mut self) -> Vec<(u64, u8)> {
-        let mut out = Vec::new();
-        while let Some(d) = self.s.poll_transmit(self.now) {
-            assert_eq!(d.len as u64, MSS);
-            out.push(seg(&d));
-        }
-        out
-    }
-
-    /// An ACK for everything below segment `ack`, with SACK blocks in segments.
-    fn ack(&mut self, ack: u64, sack: &[(u64, u64)]) {
-        let sack: SackList = sack
-            .iter()
-            .map(|&(a, b)| SackBlock {
-                start: Seq(a * MSS),
-                end: Seq(b * MSS),
-            })
-            .collect();
-        let a = AckSegment {
-            ack: Seq(ack * MSS),
-            sack,
-            ts_ecr: None,
-            window: 1 << 30,
-            ece: false,
-        };
-        self.s.on_segment(self.now, &a);
-    }
-
-    fn cwnd_segments(&self) -> f64 {
-        self.s.snapshot().cwnd as f64 / MSS as f64
-    }
-    fn ssthresh_segments(&self) -> f64 {
-        self.s.snapshot().ssthresh as f64 / MSS as f64
-    }
-}
-
-fn seg(d: &DataSegment) -> (u64, u8) {
-    (d.seq.0 / MSS, d.retransmission)
-}
-
-fn new(range: std::ops::Range<u64>) -> Vec<(u64, u8)> {
-    range.map(|i| (i, 0)).collect()
+        .unwrap(),
+    )
 }
 
 /// Sends segments 0..10 with an initial window of 10.
 fn ten_in_flight(recovery: &str) -> Script {
-    let mut t = Script::new(recovery, 10);
+    let mut t = script(recovery, 10);
     assert_eq!(t.sent(), new(0..10));
     t.advance(100);
     t
@@ -95,7 +43,7 @@ fn ten_in_flight(recovery: &str) -> Script {
 
 #[test]
 fn slow_start_opens_one_segment_per_ack() {
-    let mut t = Script::new("newreno", 2);
+    let mut t = script("newreno", 2);
     assert_eq!(t.sent(), new(0..2));
     t.advance(100);
     t.ack(1, &[]);
@@ -268,7 +216,7 @@ fn sack_enters_recovery_when_first_segment_is_lost_even_without_three_dup_acks()
 
 #[test]
 fn rto_backs_off_exponentially_and_resets_on_new_ack() {
-    let mut t = Script::new("newreno", 2);
+    let mut t = script("newreno", 2);
     assert_eq!(t.sent(), new(0..2));
     let d1 = t.s.poll_timeout().unwrap();
     assert_eq!(d1, Time::from_secs(1), "initial RTO 1 s");
@@ -322,7 +270,7 @@ fn dup_acks_after_a_timeout_do_not_start_a_second_reduction() {
 
 #[test]
 fn receive_window_limits_new_data() {
-    let mut t = Script::new("newreno", 10);
+    let mut t = script("newreno", 10);
     let a = AckSegment {
         ack: Seq(0),
         sack: SackList::new(),
