@@ -97,3 +97,89 @@ def test_disconnected_explicit_network_is_rejected_by_the_simulator():
     sc = tcplab.Scenario.from_dict(data)
     with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\]: no route"):
         tcplab.run(sc)
+
+
+#: One Veno flow over a dumbbell whose wireless hop (receiver access, forward) loses 2% of
+#: packets at random and reports each loss to the sender; the 10-packet bottleneck buffer
+#: adds congestion losses.
+VENO_LOSSY = """
+name = "veno-lossy"
+seed = 3
+duration = "5s"
+
+[topology]
+bottleneck = { rate = "2Mbps", delay = "15ms", buffer = 10 }
+sender_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100 }
+receiver_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100, forward = { loss = 2e-2, report_losses = true } }
+
+[[flows]]
+controller = "veno"
+recovery = "reno"
+tcp = { sack_blocks = 0 }
+"""
+
+CAUSES = ("congestion", "random", "none")
+
+
+def test_loss_classification_columns_and_verdicts(tmp_path):
+    r = tcplab.run(tcplab.Scenario.from_toml(VENO_LOSSY))
+    f = r.flows.row(0, named=True)
+    for col in ("retransmits_probe", "recovery_restarts", "probes", "cross_layer_reports"):
+        assert r.flows[col].dtype == pl.UInt64, col
+    for field in ("ff45", "ff12", "ff_other", "timeouts_by_cause"):
+        for c in CAUSES:
+            assert r.flows[f"{field}_{c}"].dtype == pl.UInt64
+    ratios = ("ff45_accuracy", "congestion_misdiagnosis", "ff_value_mean_congestion", "ff_value_mean_random")
+    for col in ratios:
+        assert r.flows[col].dtype == pl.Float64, col
+
+    ff = {field: {c: f[f"{field}_{c}"] for c in CAUSES} for field in ("ff45", "ff12", "ff_other")}
+    assert f["fast_retransmits"] > 0 and f["timeouts"] > 0
+    assert sum(sum(v.values()) for v in ff.values()) == f["fast_retransmits"]
+    assert sum(f[f"timeouts_by_cause_{c}"] for c in CAUSES) == f["timeouts"]
+    assert f["loss_events"] == f["fast_retransmits"] + f["recovery_restarts"] + f["timeouts"]
+    assert f["cross_layer_reports"] > 0  # the lossy hop reports its random drops
+    assert ff["ff45"]["random"] > 0  # Veno answered some random losses with 4/5
+    n45 = sum(ff["ff45"].values())
+    assert f["ff45_accuracy"] == pytest.approx(ff["ff45"]["random"] / n45)
+    cong = ff["ff45"]["congestion"] + ff["ff12"]["congestion"]
+    if cong:
+        assert f["congestion_misdiagnosis"] == pytest.approx(ff["ff45"]["congestion"] / cong)
+    else:
+        assert f["congestion_misdiagnosis"] is None
+
+    v = r.verdicts
+    assert v.columns == ["time_ns", "flow", "trigger", "label", "value", "seq", "cwnd", "ssthresh", "cause"]
+    assert v.height == f["fast_retransmits"] + f["recovery_restarts"] + f["timeouts"]
+    assert v.filter(pl.col("trigger") == "timeout").height == f["timeouts"]
+    assert v["time_ns"].is_sorted()
+    # the verdicts table and the flow's Table I counts agree
+    fr = v.filter(pl.col("trigger") == "fast_retransmit")
+    random = fr.filter(pl.col("cause").is_in(["link_error", "mac"]))
+    assert random.filter(pl.col("label") == "4/5").height == ff["ff45"]["random"]
+    assert fr.filter(pl.col("cause") == "none").height == sum(
+        ff[k]["none"] for k in ("ff45", "ff12", "ff_other")
+    )
+
+    out = write_results(r, tmp_path / "run")
+    assert pl.read_parquet(out / "verdicts.parquet").equals(v)
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["tables"]["verdicts"]["rows"] == v.height
+    (flow,) = doc["flows"]
+    assert flow["table_one"]["ff45"] == ff["ff45"] and flow["table_one"]["ff12"] == ff["ff12"]
+    assert flow["ff45_accuracy"] == pytest.approx(f["ff45_accuracy"])
+    html = (out / "report.html").read_text()
+    assert "Loss classification (Veno Table I form)" in html and "#FF4/5" in html
+    assert "reports random drops to the sender" in html
+
+
+def test_no_loss_no_classification_table(tmp_path):
+    text = VENO_LOSSY.replace(", forward = { loss = 2e-2, report_losses = true }", "").replace(
+        'buffer = 10 }', "buffer = 1000 }"
+    ).replace('duration = "5s"', 'duration = "1s"')
+    r = tcplab.run(tcplab.Scenario.from_toml(text))
+    f = r.flows.row(0, named=True)
+    assert f["fast_retransmits"] == f["timeouts"] == 0 and r.verdicts.height == 0
+    assert f["ff45_accuracy"] is None and f["ff_value_mean_random"] is None
+    out = write_results(r, tmp_path / "run")
+    assert "Loss classification" not in (out / "report.html").read_text()

@@ -80,6 +80,7 @@ def test_simulation_lifecycle():
         "drops",
         "events",
         "segments",
+        "verdicts",
         "conservation",
         "stats",
     }

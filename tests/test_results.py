@@ -121,3 +121,22 @@ def test_report_without_traces(tmp_path):
 
     html = render_report(r)
     assert "<img" not in html and "No window plot" in html
+
+
+def test_loss_classification_columns_summary_and_report(result):
+    f = result.flows
+    assert f["congestion_misdiagnosis"].dtype == pl.Float64
+    assert f["congestion_misdiagnosis"].to_list()[1] is None  # NaN in the native dict -> null
+    assert result.verdicts.height == result.events.filter(
+        pl.col("event").is_in(["recovery_enter", "timeout"])
+    ).height
+    t = result.summary["flows"][0]["table_one"]
+    assert t["ff45"] == {"congestion": 1, "random": 3, "none": 0}
+    assert t["timeouts"] == {"congestion": 1, "random": 0, "none": 0}
+    assert t["ff45_accuracy"] == 0.75
+    assert result.summary["flows"][1]["table_one"]["congestion_misdiagnosis"] is None
+    from tcplab.report import render_report
+
+    html = render_report(result)
+    assert "Loss classification (Veno Table I form)" in html
+    assert html.count("#FF1/2") == 2  # one table per flow

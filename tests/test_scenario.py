@@ -151,6 +151,83 @@ def test_shipped_scenarios_validate_and_rust_reads_them_identically(path):
     # Rust parses the canonical JSON into its Scenario and serializes it back unchanged:
     # no field Python emits is misread or dropped, and Rust adds no default Python lacks.
     assert json.loads(_native.scenario_json_roundtrip(json.dumps(c))) == c
+    # ... and the simulator's own validation accepts it (building the simulation runs it).
+    _native.Simulation(json.dumps(c))
+
+
+def test_every_scenario_file_is_covered():
+    # The test above globs scenarios/*.toml: the files added with the loss-classification
+    # work are among them.
+    names = {p.name for p in SCENARIOS.glob("*.toml")}
+    assert {"venoplus.toml", "veno-table1.toml", "veno-flavor-linux.toml"} <= names
+
+
+def test_venoplus_scenario_reports_losses_on_the_wireless_hops():
+    c = load_scenario(SCENARIOS / "venoplus.toml").canonical()
+    (access,) = c["topology"]["receiver_access"]
+    assert access["forward"]["report_losses"] is True and "report_delay" not in access["forward"]
+    assert "report_losses" not in access["reverse"]
+    assert "report_losses" not in c["topology"]["bottleneck"]["forward"]
+
+
+REPORTING = (
+    'bottleneck = { rate = "2Mbps", delay = "15ms", buffer = 10, forward = { loss = 1e-2 } }'
+)
+
+
+def test_report_losses_round_trip_and_omitted_at_defaults():
+    c = canonical_of(SMALL_TOML)
+    for d in ("forward", "reverse"):
+        assert "report_losses" not in c["topology"]["bottleneck"][d]
+        assert "report_delay" not in c["topology"]["bottleneck"][d]
+    text = SMALL_TOML.replace(
+        REPORTING,
+        'bottleneck = { rate = "2Mbps", delay = "15ms", buffer = 10, report_losses = false, '
+        'forward = { loss = 1e-2, report_losses = true, report_delay = "5ms" } }',
+    )
+    c = canonical_of(text)
+    fwd, rev = c["topology"]["bottleneck"]["forward"], c["topology"]["bottleneck"]["reverse"]
+    assert fwd["report_losses"] is True and fwd["report_delay"] == 5_000_000
+    assert "report_losses" not in rev and "report_delay" not in rev
+    assert json.loads(_native.scenario_json_roundtrip(json.dumps(c))) == c
+    # the symmetric shorthand sets both directions; a delay of 0 is the default (omitted)
+    text = SMALL_TOML.replace(
+        REPORTING,
+        'bottleneck = { rate = "2Mbps", delay = "15ms", buffer = 10, report_losses = true, '
+        "report_delay = 0 }",
+    )
+    c = canonical_of(text)
+    for d in ("forward", "reverse"):
+        assert c["topology"]["bottleneck"][d]["report_losses"] is True
+        assert "report_delay" not in c["topology"]["bottleneck"][d]
+    assert json.loads(_native.scenario_json_roundtrip(json.dumps(c))) == c
+    tcplab.run(Scenario.from_toml(text))  # the simulator accepts it
+
+
+def test_report_delay_without_report_losses_is_an_error():
+    text = SMALL_TOML.replace(
+        REPORTING,
+        'bottleneck = { rate = "2Mbps", delay = "15ms", buffer = 10, forward = { report_delay = "5ms" } }',
+    )
+    with pytest.raises(
+        ScenarioError,
+        match=r"^topology\.bottleneck\.forward\.report_delay: 5 ms is only allowed with report_losses = true$",
+    ):
+        Scenario.from_toml(text)
+    # given on the link (both directions), with report_losses off in one direction
+    text = SMALL_TOML.replace(
+        REPORTING,
+        'bottleneck = { rate = "2Mbps", delay = "15ms", buffer = 10, report_delay = "1ms", '
+        "forward = { report_losses = true } }",
+    )
+    with pytest.raises(
+        ScenarioError,
+        match=r"^topology\.bottleneck\.report_delay: 1 ms is only allowed with report_losses = true$",
+    ):
+        Scenario.from_toml(text)
+    with pytest.raises(ScenarioError, match=r"report_losses: 'yes' is not a boolean"):
+        bad = REPORTING.replace("loss = 1e-2", 'report_losses = "yes"')
+        Scenario.from_toml(SMALL_TOML.replace(REPORTING, bad))
 
 
 def test_demo_dumbbell_is_the_main_job():

@@ -7,6 +7,9 @@ Plots (matplotlib, Agg canvas; no pyplot global state):
 * throughput vs time per flow, binned from the ``delivered`` series;
 * queue length vs time for the (at most 4) busiest link directions where packets queued;
 * time-sequence plot per flow (segments table): originals, retransmissions, drops.
+
+Tables: per-flow summary, UDP flows, the loss classification in Veno's Table I form (when
+any flow had loss responses), scenario parameters, links.
 """
 
 from __future__ import annotations
@@ -439,7 +442,11 @@ def _linkdir(d: dict[str, Any]) -> str:
     buf = d["buffer"]
     b = f"{buf['packets']} packets" if "packets" in buf else f"{buf['bytes']} B"
     loss = "no random loss" if d["loss"]["model"] == "none" else f"loss p={d['loss']['p']:g}"
-    return f"{format_rate(d['rate'])}, delay {format_duration(d['delay'])}, buffer {b}, {d['queue']['discipline']}, {loss}"
+    out = f"{format_rate(d['rate'])}, delay {format_duration(d['delay'])}, buffer {b}, {d['queue']['discipline']}, {loss}"
+    if d.get("report_losses"):
+        delay = d.get("report_delay") or 0
+        out += ", reports random drops to the sender" + (f" after {format_duration(delay)}" if delay else "")
+    return out
 
 
 def _summary_html(result: RunResult) -> str:
@@ -505,6 +512,41 @@ def _summary_html(result: RunResult) -> str:
     return out
 
 
+def _classification_html(result: RunResult) -> str:
+    """Per flow with loss responses: Veno's Table I (verdict by actual cause of the loss).
+    Empty when no flow had any."""
+    parts = []
+    for r in result.flow_summary():
+        t = r["table_one"]
+        if not any(sum(t[k].values()) for k in ("ff45", "ff12", "ff_other", "timeouts")):
+            continue
+        rows = []
+        for key, label in (
+            ("ff45", "#FF4/5"),
+            ("ff12", "#FF1/2"),
+            ("ff_other", "#FF other"),
+            ("timeouts", "timeouts"),
+        ):
+            by = t[key]
+            rows.append([label, by["congestion"], by["random"], by["none"], sum(by.values())])
+        parts.append(f"<h3>{_e(r['name'])} ({_e(r['controller'])})</h3>")
+        parts.append(_table(["response", "congestion", "random", "none", "total"], rows))
+        parts.append(
+            f"<p class='muted'>4/5 accuracy (share of 4/5 decisions that answered a random loss): "
+            f"{_fmt(t['ff45_accuracy'])}; congestion misdiagnosis (congestion losses answered with "
+            f"4/5 among those answered with 4/5 or 1/2): {_fmt(t['congestion_misdiagnosis'])}.</p>"
+        )
+    if not parts:
+        return ""
+    return (
+        "<h2>Loss classification (Veno Table I form)</h2>"
+        "<p class='muted'>Loss responses by the controller's verdict (rows) and the actual cause of the "
+        "loss that triggered them (columns): congestion = buffer overflow or AQM, random = link error "
+        "or MAC, none = the segment was not lost (spurious trigger). #FF = fast retransmits.</p>"
+        + "\n".join(parts)
+    )
+
+
 def _links_html(result: RunResult) -> str:
     causes = [c for c in result.links.columns if c.startswith("drops_")]
     rows = []
@@ -564,6 +606,7 @@ def render_report(result: RunResult) -> str:
         "<h2>Per-flow summary</h2>",
         _summary_html(result),
         _conservation_html(result),
+        _classification_html(result),
         "<h2>Plots</h2>",
     ]
     fig = plot_windows(result)

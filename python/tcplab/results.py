@@ -4,9 +4,10 @@ Layout (docs/results.md documents every column)::
 
     <out>/
       flows.parquet udp.parquet links.parquet series.parquet
-      queues.parquet drops.parquet events.parquet segments.parquet
+      queues.parquet drops.parquet events.parquet segments.parquet verdicts.parquet
       summary.json        scenario (as given and canonical), seed, version, git revision,
-                          wall times, run stats, conservation, per-flow summary
+                          wall times, run stats, conservation, per-flow summary (with the
+                          loss classification in Veno's Table I form, ``table_one``)
       scenario.toml       the scenario file as given (when it came from TOML)
       report.html         self-contained plots and tables (unless report=False)
 

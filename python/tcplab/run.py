@@ -19,10 +19,20 @@ from tcplab.scenario import Scenario, ScenarioError, as_scenario
 __all__ = ["RunResult", "run", "TABLES", "Progress"]
 
 #: The tables of a run, in the order they are written.
-TABLES = ("flows", "udp", "links", "series", "queues", "drops", "events", "segments")
+TABLES = ("flows", "udp", "links", "series", "queues", "drops", "events", "segments", "verdicts")
 
 #: Columns holding an optional value: float64 with NaN in the native dict, nullable UInt64 here.
 _OPTIONAL_INT = {"flows": ("min_rtt_ns", "mean_rtt_ns")}
+
+#: Optional float columns: float64 with NaN in the native dict, nullable Float64 here.
+_OPTIONAL_FLOAT = {
+    "flows": (
+        "ff45_accuracy",
+        "congestion_misdiagnosis",
+        "ff_value_mean_congestion",
+        "ff_value_mean_random",
+    )
+}
 
 #: A progress callback: called with (simulated ns reached, end of the run in ns).
 Progress = Callable[[int, int], None]
@@ -35,6 +45,8 @@ def _table(name: str, columns: dict[str, Any]) -> pl.DataFrame:
             s = pl.Series(col, values)
             if col in _OPTIONAL_INT.get(name, ()):
                 s = s.fill_nan(None).cast(pl.UInt64)
+            elif col in _OPTIONAL_FLOAT.get(name, ()):
+                s = s.fill_nan(None)
         else:
             s = pl.Series(col, values, dtype=pl.String)
         series.append(s)
@@ -61,7 +73,8 @@ class RunResult:
 
     Tables (docs/results.md lists every column and its unit): ``flows`` (one row per TCP
     flow), ``udp``, ``links`` (one row per link direction), ``series`` (per-flow cwnd,
-    ssthresh, RTT, delivered... over time), ``queues``, ``drops``, ``events``, ``segments``.
+    ssthresh, RTT, delivered... over time), ``queues``, ``drops``, ``events``, ``segments``,
+    ``verdicts`` (every loss response: the controller's verdict and the loss's actual cause).
     """
 
     scenario: Scenario
@@ -132,6 +145,10 @@ class RunResult:
     def segments(self) -> pl.DataFrame:
         return self.tables["segments"]
 
+    @property
+    def verdicts(self) -> pl.DataFrame:
+        return self.tables["verdicts"]
+
     # ---- summaries ---------------------------------------------------------------------------
 
     @property
@@ -143,11 +160,13 @@ class RunResult:
         return str(self.canonical["name"])
 
     def flow_summary(self) -> list[dict[str, Any]]:
-        """One dict per TCP flow: every column of ``flows`` plus throughput in Mb/s."""
+        """One dict per TCP flow: every column of ``flows``, throughput in Mb/s, and the
+        loss-classification counts in Veno's Table I form (:func:`table_one`)."""
         rows = []
         for row in self.flows.iter_rows(named=True):
             row = _python_scalars(row)
             row["throughput_mbps"] = (row["throughput_bps"] or 0.0) / 1e6
+            row["table_one"] = table_one(row)
             rows.append(row)
         return rows
 
@@ -178,6 +197,33 @@ class RunResult:
     def __repr__(self) -> str:
         counts = ", ".join(f"{t}={self.tables[t].height}" for t in TABLES)
         return f"<RunResult {self.name!r} seed={self.seed} rows: {counts}>"
+
+
+#: The actual causes of a loss in Veno's Table I, in column-suffix order.
+LOSS_CAUSES = ("congestion", "random", "none")
+
+
+def table_one(row: dict[str, Any]) -> dict[str, Any]:
+    """The loss-classification numbers of one ``flows`` row in Veno's Table I form:
+    ``{"ff45": {"congestion": n, "random": n, "none": n}, "ff12": ..., "ff_other": ...,
+    "timeouts": ..., "ff45_accuracy": x, "congestion_misdiagnosis": x}`` (ratios None when
+    undefined)."""
+
+    def by_cause(field: str) -> dict[str, int]:
+        return {c: int(row.get(f"{field}_{c}") or 0) for c in LOSS_CAUSES}
+
+    def ratio(key: str) -> float | None:
+        v = row.get(key)
+        return None if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
+
+    return {
+        "ff45": by_cause("ff45"),
+        "ff12": by_cause("ff12"),
+        "ff_other": by_cause("ff_other"),
+        "timeouts": by_cause("timeouts_by_cause"),
+        "ff45_accuracy": ratio("ff45_accuracy"),
+        "congestion_misdiagnosis": ratio("congestion_misdiagnosis"),
+    }
 
 
 class _RichProgress:

@@ -426,6 +426,8 @@ class LinkDirection(_Model):
     buffer: Annotated[dict, BeforeValidator(_buffer)] | None = None
     queue: Annotated[dict, BeforeValidator(_queue)] | None = None
     loss: Annotated[dict, BeforeValidator(_loss)] | None = None
+    report_losses: bool | None = None
+    report_delay: Duration | None = None
 
 
 class Duplex(LinkDirection):
@@ -454,13 +456,27 @@ class Duplex(LinkDirection):
                     (d, key),
                     show=False,
                 )
-        return {
+        out = {
             "rate": base["rate"],
             "delay": base["delay"],
             "buffer": base["buffer"],
             "queue": base.get("queue") or {"discipline": "drop_tail"},
             "loss": base.get("loss") or {"model": "none"},
         }
+        # The cross-layer channel: emitted only when set (the simulator omits the defaults).
+        report_delay = base.get("report_delay") or 0
+        if base.get("report_losses"):
+            out["report_losses"] = True
+            if report_delay:
+                out["report_delay"] = report_delay
+        elif report_delay:
+            given_here = over is not None and "report_delay" in over.model_fields_set
+            raise FieldError(
+                "is only allowed with report_losses = true",
+                (d, "report_delay") if given_here else ("report_delay",),
+                _Raw(format_duration(report_delay)),
+            )
+        return out
 
     def canonical(self) -> dict[str, Any]:
         return {"forward": self.direction("forward"), "reverse": self.direction("reverse")}

@@ -18,8 +18,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, Once};
 use tcplab_core::{TcpConfig, Time};
 use tcplab_sim::results::{
-    Conservation, DropCause, DropLog, EventLog, FlowSeries, FlowSummary, LinkSummary, QueueSeries,
-    RunStats, SegmentLog, UdpSummary,
+    Conservation, DropCause, DropLog, EventLog, FlowSeries, FlowSummary, LinkSummary, LossCause,
+    QueueSeries, RunStats, SegmentLog, UdpSummary, VerdictLog,
 };
 use tcplab_sim::{Results, Scenario, Simulation};
 
@@ -190,7 +190,7 @@ impl PySimulation {
     }
 
     /// Ends the run and returns its results: one dict per table (`flows`, `udp`, `links`,
-    /// `series`, `queues`, `drops`, `events`, `segments`) mapping column names to numpy
+    /// `series`, `queues`, `drops`, `events`, `segments`, `verdicts`) mapping column names to numpy
     /// arrays (numbers) or lists (strings), plus the `conservation` and `stats` dicts.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let results = py
@@ -271,6 +271,12 @@ impl<'py> Table<'py> {
         self.num(name, v)
     }
 
+    /// An optional float column: float64 with NaN for "none".
+    fn opt_f64(&mut self, name: &str, v: Vec<Option<f64>>) -> PyResult<&mut Self> {
+        let v: Vec<f64> = v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect();
+        self.num(name, v)
+    }
+
     fn strings(&mut self, name: &str, v: Vec<String>) -> PyResult<&mut Self> {
         self.dict.set_item(name, PyList::new(self.py, v)?)?;
         Ok(self)
@@ -324,7 +330,10 @@ fn flows_table(py: Python<'_>, rows: Vec<FlowSummary>) -> PyResult<Bound<'_, PyD
         .num("retransmits_fast", column!(rows, retransmits_fast))?
         .num("retransmits_recovery", column!(rows, retransmits_recovery))?
         .num("retransmits_timeout", column!(rows, retransmits_timeout))?
+        .num("retransmits_probe", column!(rows, retransmits_probe))?
         .num("fast_retransmits", column!(rows, fast_retransmits))?
+        .num("recovery_restarts", column!(rows, recovery_restarts))?
+        .num("probes", column!(rows, probes))?
         .num("timeouts", column!(rows, timeouts))?
         .num("loss_events", column!(rows, loss_events))?
         .num("dup_acks", column!(rows, dup_acks))?
@@ -334,6 +343,30 @@ fn flows_table(py: Python<'_>, rows: Vec<FlowSummary>) -> PyResult<Bound<'_, PyD
         .num("ack_drops", column!(rows, ack_drops))?
         .opt("min_rtt_ns", column!(rows, min_rtt_ns))?
         .opt("mean_rtt_ns", column!(rows, mean_rtt_ns))?;
+    // Loss classification (Veno's Table I): each array flattened by actual cause.
+    let arrays: [(&str, Vec<[u64; 3]>); 4] = [
+        ("ff45", column!(rows, ff45)),
+        ("ff12", column!(rows, ff12)),
+        ("ff_other", column!(rows, ff_other)),
+        ("timeouts_by_cause", column!(rows, timeouts_by_cause)),
+    ];
+    for (field, by_cause) in arrays {
+        for cause in LossCause::ALL {
+            let v: Vec<u64> = by_cause.iter().map(|a| a[cause as usize]).collect();
+            t.num(&format!("{field}_{}", cause.as_str()), v)?;
+        }
+    }
+    t.opt_f64("ff45_accuracy", column!(rows, ff45_accuracy))?
+        .opt_f64(
+            "congestion_misdiagnosis",
+            column!(rows, congestion_misdiagnosis),
+        )?
+        .opt_f64(
+            "ff_value_mean_congestion",
+            column!(rows, ff_value_mean_congestion),
+        )?
+        .opt_f64("ff_value_mean_random", column!(rows, ff_value_mean_random))?
+        .num("cross_layer_reports", column!(rows, cross_layer_reports))?;
     Ok(t.done())
 }
 
@@ -416,6 +449,20 @@ fn events_table(py: Python<'_>, e: EventLog) -> PyResult<Bound<'_, PyDict>> {
     Ok(t.done())
 }
 
+fn verdicts_table(py: Python<'_>, v: VerdictLog) -> PyResult<Bound<'_, PyDict>> {
+    let mut t = Table::new(py);
+    t.num("time_ns", v.time_ns)?
+        .num("flow", v.flow)?
+        .labels("trigger", v.trigger)?
+        .labels("label", v.label)?
+        .num("value", v.value)?
+        .num("seq", v.seq)?
+        .num("cwnd", v.cwnd)?
+        .num("ssthresh", v.ssthresh)?
+        .labels("cause", v.cause)?;
+    Ok(t.done())
+}
+
 fn segments_table(py: Python<'_>, s: SegmentLog) -> PyResult<Bound<'_, PyDict>> {
     let mut t = Table::new(py);
     t.num("time_ns", s.time_ns)?
@@ -456,6 +503,7 @@ fn results_to_py(py: Python<'_>, r: Results) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("drops", drops_table(py, r.drops)?)?;
     d.set_item("events", events_table(py, r.events)?)?;
     d.set_item("segments", segments_table(py, r.segments)?)?;
+    d.set_item("verdicts", verdicts_table(py, r.verdicts)?)?;
     d.set_item("conservation", conservation_dict(py, r.conservation)?)?;
     d.set_item("stats", stats_dict(py, r.stats)?)?;
     Ok(d)
