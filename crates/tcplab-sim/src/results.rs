@@ -229,7 +229,7 @@ pub struct EventLog {
 pub struct VerdictLog {
     pub time_ns: Vec<u64>,
     pub flow: Vec<u32>,
-    /// "fast_retransmit" or "timeout".
+    /// "fast_retransmit", "recovery_restart" or "timeout".
     pub trigger: Vec<&'static str>,
     /// The controller's verdict, e.g. "1/2", "4/5", "keep", "areno".
     pub label: Vec<&'static str>,
