@@ -88,8 +88,15 @@ impl Dur {
     /// Time to serialize `bytes` at `rate_bps` bits per second, rounded up to whole ns.
     pub fn transmission(bytes: u64, rate_bps: u64) -> Dur {
         debug_assert!(rate_bps > 0);
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        Dur(bits.div_ceil(rate_bps as u128) as u64)
+        // u64 arithmetic for every packet size (a u128 division is a library call); u128
+        // only for sizes above ~2 GB.
+        match bytes.checked_mul(8_000_000_000) {
+            Some(bit_ns) => Dur(bit_ns.div_ceil(rate_bps)),
+            None => {
+                let bit_ns = bytes as u128 * 8_000_000_000;
+                Dur(bit_ns.div_ceil(rate_bps as u128) as u64)
+            }
+        }
     }
 }
 
@@ -175,6 +182,8 @@ mod tests {
         assert_eq!(Dur::transmission(1500, 1_600_000), Dur::from_micros(7500));
         // 1 byte at 3 b/s = 8/3 s, rounded up.
         assert_eq!(Dur::transmission(1, 3).as_nanos(), 2_666_666_667);
+        // Beyond the u64 fast path.
+        assert_eq!(Dur::transmission(4_000_000_000, 8_000_000_000), Dur::from_secs(4));
     }
 
     #[test]
