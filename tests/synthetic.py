@@ -153,6 +153,13 @@ def fake_finish(canonical: dict[str, Any], seed: int = 0) -> dict[str, Any]:
             "ff_value_mean_congestion": np.full(n, 0.6),
             "ff_value_mean_random": np.full(n, 0.75),
             "cross_layer_reports": np.zeros(n, np.uint64),
+            "timeouts_lost_timeout_rtx": np.zeros(n, np.uint64),
+            "timeouts_lost_fast_rtx": np.zeros(n, np.uint64),
+            "timeouts_mpl_lost_rtx": np.zeros(n, np.uint64),
+            "timeouts_mpl_missing_acks": np.full(n, 1, np.uint64),
+            "timeouts_non_trigger": np.zeros(n, np.uint64),
+            "timeouts_other": np.zeros(n, np.uint64),
+            "loss_indication_p": np.full(n, 0.01),
         },
         "udp": {
             "name": [],
@@ -230,6 +237,7 @@ def fake_finish(canonical: dict[str, Any], seed: int = 0) -> dict[str, Any]:
             "cwnd": epick(e_cwnd, np.uint64),
             "ssthresh": epick(e_ss, np.uint64),
             "cause": ["buffer_overflow" if k % 2 else "link_error" for k in range(len(eorder))],
+            "timeout_class": ["mpl_missing_acks" if e_event[i] == "timeout" else "" for i in eorder],
         },
         "conservation": {
             "ok": True,

@@ -149,7 +149,18 @@ def test_loss_classification_columns_and_verdicts(tmp_path):
         assert f["congestion_misdiagnosis"] is None
 
     v = r.verdicts
-    assert v.columns == ["time_ns", "flow", "trigger", "label", "value", "seq", "cwnd", "ssthresh", "cause"]
+    assert v.columns == [
+        "time_ns",
+        "flow",
+        "trigger",
+        "label",
+        "value",
+        "seq",
+        "cwnd",
+        "ssthresh",
+        "cause",
+        "timeout_class",
+    ]
     assert v.height == f["fast_retransmits"] + f["recovery_restarts"] + f["timeouts"]
     assert v.filter(pl.col("trigger") == "timeout").height == f["timeouts"]
     assert v["time_ns"].is_sorted()
@@ -183,3 +194,40 @@ def test_no_loss_no_classification_table(tmp_path):
     assert f["ff45_accuracy"] is None and f["ff_value_mean_random"] is None
     out = write_results(r, tmp_path / "run")
     assert "Loss classification" not in (out / "report.html").read_text()
+
+
+TAXONOMY = """
+name = "taxonomy"
+seed = 1
+duration = "30s"
+
+[topology]
+bottleneck = { rate = "10Mbps", delay = "10ms", buffer = 100, forward = { loss = { model = "trace", packets = [0] } } }
+sender_access = { rate = "100Mbps", delay = "1ms", buffer = 100 }
+receiver_access = { rate = "100Mbps", delay = "1ms", buffer = 100 }
+
+[tcp]
+initial_cwnd = 3
+delayed_ack = false
+
+[[flows]]
+controller = "reno"
+recovery = "reno"
+bytes = 4380
+"""
+
+TIMEOUT_CLASSES = ("lost_timeout_rtx", "lost_fast_rtx", "mpl_lost_rtx", "mpl_missing_acks", "non_trigger", "other")
+
+
+def test_timeout_taxonomy_columns():
+    # One loss in a window of three segments: two duplicate ACKs, a non-trigger timeout.
+    r = tcplab.run(tcplab.Scenario.from_toml(TAXONOMY))
+    f = r.flows.row(0, named=True)
+    assert f["completed"] and f["timeouts"] == 1 and f["fast_retransmits"] == 0
+    for c in TIMEOUT_CLASSES:
+        assert r.flows[f"timeouts_{c}"].dtype == pl.UInt64
+    assert f["timeouts_non_trigger"] == 1
+    assert sum(f[f"timeouts_{c}"] for c in TIMEOUT_CLASSES) == f["timeouts"]
+    assert f["loss_indication_p"] == pytest.approx(1 / f["segments_sent"])
+    v = r.verdicts
+    assert v["timeout_class"].to_list() == ["non_trigger"]

@@ -370,3 +370,19 @@ def test_tcp_cross_field_error_names_where_the_value_was_set():
     text = _mutate("tcp = { sack_blocks = 0 }", 'tcp = { rto_min = "2min" }')
     with pytest.raises(ScenarioError, match=r"^flows\[0\]\.tcp\.rto_min: 120 s must be <= rto_max \(60 s\)$"):
         Scenario.from_toml(text)
+
+
+def test_trace_loss_model():
+    text = SMALL_TOML.replace("forward = { loss = 1e-2 }", 'forward = { loss = { model = "trace", packets = [4, 1] } }')
+    b = canonical_of(text)["topology"]["bottleneck"]
+    assert b["forward"]["loss"] == {"model": "trace", "packets": [4, 1]}
+    assert "forward loss trace of 2 packets" in Scenario.from_toml(text).describe()
+    for bad, expected in (
+        ('{ model = "trace" }', "packets: is required but missing"),
+        ('{ model = "trace", packets = [-1] }', "is not a packet index"),
+        ('{ model = "trace", packets = 3 }', "is not a list of packet indices"),
+        ('{ model = "trace", packets = [1], p = 0.1 }', "is not a known field of loss model 'trace'"),
+    ):
+        with pytest.raises(ScenarioError) as info:
+            Scenario.from_toml(SMALL_TOML.replace("forward = { loss = 1e-2 }", f"forward = {{ loss = {bad} }}"))
+        assert expected in str(info.value), str(info.value)

@@ -253,7 +253,9 @@ def _packets(x: Any, sub: tuple[str, ...]) -> int:
 
 
 def _loss(v: Any) -> dict[str, Any]:
-    """``0.01`` (Bernoulli p), ``{model = "bernoulli", p = 0.01}`` or ``{model = "none"}``."""
+    """``0.01`` (Bernoulli p), ``{model = "bernoulli", p = 0.01}``, ``{model = "none"}`` or
+    ``{model = "trace", packets = [3, 17]}`` (lose the link direction's packets with these
+    0-based indices, in serialization order)."""
     if isinstance(v, dict):
         model = v.get("model", "bernoulli" if "p" in v else None)
         if model == "none":
@@ -272,8 +274,30 @@ def _loss(v: Any) -> dict[str, Any]:
             if "p" not in v:
                 raise FieldError("is required but missing", ("p",), show=False)
             return {"model": "bernoulli", "p": _probability(v["p"], ("p",))}
-        raise FieldError("is not a known loss model (known: none, bernoulli)", ("model",), model)
+        if model == "trace":
+            extra = sorted(set(v) - {"model", "packets"})
+            if extra:
+                raise FieldError(
+                    "is not a known field of loss model 'trace' (allowed: model, packets)",
+                    (extra[0],),
+                    show=False,
+                )
+            if "packets" not in v:
+                raise FieldError("is required but missing", ("packets",), show=False)
+            return {"model": "trace", "packets": _packet_indices(v["packets"], ("packets",))}
+        raise FieldError("is not a known loss model (known: none, bernoulli, trace)", ("model",), model)
     return {"model": "bernoulli", "p": _probability(v, ())} if v != 0 else {"model": "none"}
+
+
+def _packet_indices(x: Any, sub: tuple[str, ...]) -> list[int]:
+    if not isinstance(x, (list, tuple)):
+        raise FieldError("is not a list of packet indices (e.g. [3, 17])", sub, x)
+    out = []
+    for k, i in enumerate(x):
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 2**64:
+            raise FieldError("is not a packet index (a whole number >= 0)", (*sub, str(k)), i)
+        out.append(i)
+    return out
 
 
 def _probability(p: Any, sub: tuple[str, ...]) -> float:
@@ -904,10 +928,11 @@ class Scenario(_Model):
             parts.append(
                 f"bottleneck {format_rate(fwd['rate'])}, {format_duration(fwd['delay'])} one-way, buffer {buf_s}"
             )
-            if fwd["loss"]["model"] == "bernoulli":
-                parts.append(f"forward loss p={fwd['loss']['p']:g}")
-            if rev["loss"]["model"] == "bernoulli":
-                parts.append(f"reverse loss p={rev['loss']['p']:g}")
+            for side, d in (("forward", fwd), ("reverse", rev)):
+                if d["loss"]["model"] == "bernoulli":
+                    parts.append(f"{side} loss p={d['loss']['p']:g}")
+                elif d["loss"]["model"] == "trace":
+                    parts.append(f"{side} loss trace of {len(d['loss']['packets'])} packets")
         else:
             parts.append(f"{len(self.nodes or [])} nodes, {len(self.links or [])} links")
         return "; ".join(parts)

@@ -154,4 +154,7 @@ pub struct LossResponse {
     pub cwnd_before: u64,
     /// ssthresh right after it answered.
     pub ssthresh_after: u64,
+    /// The loss-recovery strategy was in recovery when the signal arrived (for a timeout:
+    /// just before the timeout ended that recovery).
+    pub in_recovery: bool,
 }

@@ -556,6 +556,7 @@ impl Sender {
             transmissions: self.sb.seg(self.sb.una()).map_or(0, |s| s.tx_count),
             cwnd_before,
             ssthresh_after: self.cc.ssthresh(),
+            in_recovery: self.rec.in_recovery(),
         });
     }
 

@@ -21,6 +21,7 @@ use tcplab_sim::results::{
     Conservation, DropCause, DropLog, EventLog, FlowSeries, FlowSummary, LinkSummary, LossCause,
     QueueSeries, RunStats, SegmentLog, UdpSummary, VerdictLog,
 };
+use tcplab_sim::timeouts::TimeoutClass;
 use tcplab_sim::{Results, Scenario, Simulation};
 
 // The binding runs simulations on threads other than the one that built them (the GIL is
@@ -367,6 +368,15 @@ fn flows_table(py: Python<'_>, rows: Vec<FlowSummary>) -> PyResult<Bound<'_, PyD
         )?
         .opt_f64("ff_value_mean_random", column!(rows, ff_value_mean_random))?
         .num("cross_layer_reports", column!(rows, cross_layer_reports))?;
+    // Timeout taxonomy (docs/timeouts.md): one column per class.
+    for class in TimeoutClass::ALL {
+        let v: Vec<u64> = rows
+            .iter()
+            .map(|r| r.timeouts_by_class[class as usize])
+            .collect();
+        t.num(&format!("timeouts_{}", class.as_str()), v)?;
+    }
+    t.num("loss_indication_p", column!(rows, loss_indication_p))?;
     Ok(t.done())
 }
 
@@ -459,7 +469,8 @@ fn verdicts_table(py: Python<'_>, v: VerdictLog) -> PyResult<Bound<'_, PyDict>> 
         .num("seq", v.seq)?
         .num("cwnd", v.cwnd)?
         .num("ssthresh", v.ssthresh)?
-        .labels("cause", v.cause)?;
+        .labels("cause", v.cause)?
+        .labels("timeout_class", v.timeout_class)?;
     Ok(t.done())
 }
 

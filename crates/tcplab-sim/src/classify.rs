@@ -8,6 +8,7 @@
 //! traces. docs/loss-classification.md describes the table and the figures.
 
 use crate::results::{DropCause, FlowSummary, LossCause, VerdictLog};
+use crate::timeouts::TimeoutClass;
 use tcplab_core::cc::CongestionKind;
 use tcplab_core::LossResponse;
 
@@ -71,7 +72,13 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
 }
 
 impl VerdictLog {
-    pub fn push(&mut self, flow: u32, r: &LossResponse, cause: Option<DropCause>) {
+    pub fn push(
+        &mut self,
+        flow: u32,
+        r: &LossResponse,
+        cause: Option<DropCause>,
+        class: Option<TimeoutClass>,
+    ) {
         self.time_ns.push(r.time.as_nanos());
         self.flow.push(flow);
         self.trigger.push(match r.kind {
@@ -86,6 +93,8 @@ impl VerdictLog {
         self.cwnd.push(r.cwnd_before);
         self.ssthresh.push(r.ssthresh_after);
         self.cause.push(cause.map_or("none", DropCause::as_str));
+        self.timeout_class
+            .push(class.map_or("", TimeoutClass::as_str));
     }
 
     pub fn len(&self) -> usize {
@@ -112,6 +121,7 @@ mod tests {
             transmissions: 1,
             cwnd_before: 14600,
             ssthresh_after: 7300,
+            in_recovery: false,
         }
     }
 
@@ -153,17 +163,20 @@ mod tests {
             3,
             &response(CongestionKind::Timeout, "1/2", 0.5),
             Some(DropCause::LinkError),
+            Some(TimeoutClass::NonTrigger),
         );
         v.push(
             3,
             &response(CongestionKind::FastRetransmit, "4/5", 0.8),
+            None,
             None,
         );
         let restart = LossResponse {
             restart: true,
             ..response(CongestionKind::FastRetransmit, "1/2", 0.5)
         };
-        v.push(3, &restart, Some(DropCause::BufferOverflow));
+        v.push(3, &restart, Some(DropCause::BufferOverflow), None);
+        assert_eq!(v.timeout_class, ["non_trigger", "", ""]);
         assert_eq!(v.len(), 3);
         assert_eq!(
             v.trigger,

@@ -3,6 +3,7 @@
 
 use crate::classify::Classification;
 use crate::engine::TimerSlot;
+use crate::timeouts::TimeoutTracker;
 use tcplab_core::{Receiver, Sender, Seq, Time};
 
 pub struct TcpFlow {
@@ -30,6 +31,8 @@ pub struct TcpFlow {
     pub read_violations: Vec<String>,
     /// The sender's loss responses against the ground truth, and cross-layer reports.
     pub classification: Classification,
+    /// Timeout taxonomy bookkeeping (docs/timeouts.md).
+    pub timeouts: TimeoutTracker,
 }
 
 impl TcpFlow {

@@ -24,6 +24,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod summary;
+pub mod timeouts;
 pub mod topology;
 pub mod trace;
 pub mod validate;

@@ -4,8 +4,8 @@
 //! like a frame corrupted on the wire. Each model draws from the link direction's own seeded
 //! stream, so the loss process does not depend on the traffic of other links.
 //!
-//! Bernoulli is here; Gilbert-Elliott (a two-state chain advanced per packet), bit-error
-//! rates (a probability from `size`) and trace replay (a schedule over `now` or packet count)
+//! Bernoulli and trace replay (packet indices) are here; Gilbert-Elliott (a two-state chain
+//! advanced per packet), bit-error rates (a probability from `size`) and time-based traces
 //! fit the same trait.
 
 use crate::rng::Rng;
@@ -35,11 +35,62 @@ impl LossModel for Bernoulli {
     }
 }
 
+/// Loses the packets whose index on the link direction (0-based, in serialization order)
+/// is listed.
+pub struct Trace {
+    /// Sorted, deduplicated.
+    packets: Vec<u64>,
+    next: usize,
+    count: u64,
+}
+
+impl Trace {
+    pub fn new(packets: &[u64]) -> Self {
+        let mut packets = packets.to_vec();
+        packets.sort_unstable();
+        packets.dedup();
+        Trace {
+            packets,
+            next: 0,
+            count: 0,
+        }
+    }
+}
+
+impl LossModel for Trace {
+    fn lose(&mut self, _now: Time, _size: u32) -> bool {
+        let i = self.count;
+        self.count += 1;
+        if self.packets.get(self.next) == Some(&i) {
+            self.next += 1;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 /// The model `spec` drawing from `rng`; None when the link never loses packets (no draws).
 pub fn build(spec: &LossSpec, rng: Rng) -> Option<Box<dyn LossModel>> {
-    match *spec {
+    match spec {
         LossSpec::None => None,
-        LossSpec::Bernoulli { p } if p <= 0.0 => None,
-        LossSpec::Bernoulli { p } => Some(Box::new(Bernoulli::new(p, rng))),
+        LossSpec::Bernoulli { p } if *p <= 0.0 => None,
+        LossSpec::Bernoulli { p } => Some(Box::new(Bernoulli::new(*p, rng))),
+        LossSpec::Trace { packets } if packets.is_empty() => None,
+        LossSpec::Trace { packets } => Some(Box::new(Trace::new(packets))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_loses_the_listed_indices_once() {
+        let mut t = Trace::new(&[4, 1, 4]);
+        let lost: Vec<bool> = (0..7).map(|_| t.lose(Time::ZERO, 100)).collect();
+        assert_eq!(lost, [false, true, false, false, true, false, false]);
+        let spec = LossSpec::Trace { packets: vec![] };
+        assert!(build(&spec, Rng::stream(1, "x")).is_none());
     }
 }

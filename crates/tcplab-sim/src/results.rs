@@ -134,6 +134,12 @@ pub struct FlowSummary {
     pub ff_value_mean_random: Option<f64>,
     /// Cross-layer reports (random drops of this flow's packets) delivered to the sender.
     pub cross_layer_reports: u64,
+    /// Timeouts by cause (docs/timeouts.md), indexed by `TimeoutClass as usize`:
+    /// [lost_timeout_rtx, lost_fast_rtx, mpl_lost_rtx, mpl_missing_acks, non_trigger, other].
+    pub timeouts_by_class: [u64; 6],
+    /// Loss-indication probability: (timeouts + recovery entries) / segments sent (0 when
+    /// nothing was sent).
+    pub loss_indication_p: f64,
 }
 
 /// One row per UDP flow.
@@ -244,6 +250,10 @@ pub struct VerdictLog {
     /// (`buffer_overflow`, `aqm_early`, `aqm_forced`, `link_error`, `mac`), or "none" when
     /// that transmission was not dropped.
     pub cause: Vec<&'static str>,
+    /// Timeouts only (otherwise ""): the timeout's cause in the ETH report's taxonomy,
+    /// `lost_timeout_rtx`, `lost_fast_rtx`, `mpl_lost_rtx`, `mpl_missing_acks`,
+    /// `non_trigger` or `other` (docs/timeouts.md).
+    pub timeout_class: Vec<&'static str>,
 }
 
 /// Every data segment sent (table "segments").

@@ -143,6 +143,10 @@ pub enum LossSpec {
     None,
     /// Each packet is lost independently with probability `p`.
     Bernoulli { p: f64 },
+    /// Trace-driven loss: the packets of this link direction with these indices are lost
+    /// on the wire (0 = the first packet the direction serializes; packets its queue drops
+    /// are not counted). Deterministic, draws nothing; e.g. `{model: trace, packets: [5, 9]}`.
+    Trace { packets: Vec<u64> },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -26,11 +26,12 @@ use crate::network::{Delivery, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, Payload};
 use crate::results::{RunStats, VerdictLog};
 use crate::scenario::SeriesMode;
+use crate::timeouts::TimeoutTracker;
 use crate::trace::{FlowSample, Recorder};
 use crate::{conservation, summary, topology, validate};
 use crate::{Results, Scenario};
 use std::fmt;
-use tcplab_core::cc::CrossLayerReport;
+use tcplab_core::cc::{CongestionKind, CrossLayerReport};
 use tcplab_core::{Dur, LogRecord, LossResponse, Receiver, Sender, Time};
 
 /// Why a scenario cannot run; the message names the field, the value and what is allowed.
@@ -128,6 +129,7 @@ impl Simulation {
                 packets: FlowPackets::default(),
                 read_violations: Vec::new(),
                 classification: Classification::default(),
+                timeouts: TimeoutTracker::default(),
             });
         }
         let mut udp = Vec::with_capacity(s.udp.len());
@@ -341,10 +343,22 @@ impl Simulation {
         for r in self.loss_buf.drain(..) {
             let cause = self.net.latest_drop(i, r.seq.0, r.transmissions);
             f.classification.record(&r, cause);
-            self.verdicts.push(i, &r, cause);
+            let class = match r.kind {
+                CongestionKind::Timeout => Some(f.timeouts.classify(&self.net, i, &r)),
+                CongestionKind::FastRetransmit if !r.restart => {
+                    f.timeouts.on_recovery(f.sender.snd_nxt().0);
+                    None
+                }
+                _ => None,
+            };
+            self.verdicts.push(i, &r, cause, class);
         }
-        self.net.prune_drops(i, f.sender.snd_una().0);
+        let una = f.sender.snd_una().0;
+        self.net.prune_drops(i, una);
+        f.timeouts.prune(una);
         while let Some(seg) = f.sender.poll_transmit(now) {
+            f.timeouts
+                .on_send(seg.seq.0, seg.retransmission, f.sender.counters());
             self.rec.segment(now, i, &seg);
             f.packets.data_sent += 1;
             let p = Packet {

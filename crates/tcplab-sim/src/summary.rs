@@ -60,6 +60,10 @@ pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary 
         ..FlowSummary::default()
     };
     f.classification.fill(&mut row);
+    f.timeouts.fill(&mut row);
+    if sc.segments_sent > 0 {
+        row.loss_indication_p = (sc.timeouts + sc.recoveries) as f64 / sc.segments_sent as f64;
+    }
     row
 }
 

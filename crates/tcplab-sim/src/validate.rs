@@ -136,10 +136,10 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<String>) {
         )),
         _ => {}
     }
-    match d.loss {
-        LossSpec::None => {}
+    match &d.loss {
+        LossSpec::None | LossSpec::Trace { .. } => {}
         LossSpec::Bernoulli { p: prob } => {
-            if !(0.0..=1.0).contains(&prob) {
+            if !(0.0..=1.0).contains(prob) {
                 errs.push(format!(
                     "{p}.loss.p = {prob}: expected a probability in [0, 1]"
                 ));

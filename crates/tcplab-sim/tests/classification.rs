@@ -54,6 +54,7 @@ fn every_verdict_carries_the_cause_the_traces_show() {
         f.fast_retransmits
     );
     assert_eq!(sum(f.timeouts_by_cause), f.timeouts);
+    assert_eq!(f.timeouts_by_class.iter().sum::<u64>(), f.timeouts);
     assert!(f.ff45[LossCause::Random as usize] > 10, "{f:?}");
     assert!(f.ff12[LossCause::Congestion as usize] > 0, "{f:?}");
     // The traces: latest transmission and latest drop of each segment before each verdict
