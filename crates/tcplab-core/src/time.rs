@@ -183,7 +183,10 @@ mod tests {
         // 1 byte at 3 b/s = 8/3 s, rounded up.
         assert_eq!(Dur::transmission(1, 3).as_nanos(), 2_666_666_667);
         // Beyond the u64 fast path.
-        assert_eq!(Dur::transmission(4_000_000_000, 8_000_000_000), Dur::from_secs(4));
+        assert_eq!(
+            Dur::transmission(4_000_000_000, 8_000_000_000),
+            Dur::from_secs(4)
+        );
     }
 
     #[test]
