@@ -513,6 +513,16 @@ impl Scoreboard {
     }
 }
 
+/// A scoreboard with `n` segments of `mss` bytes sent at time zero, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_board(mss: u32, n: u64) -> Scoreboard {
+    let mut sb = Scoreboard::new(mss);
+    for _ in 0..n {
+        sb.on_send_new(Time::ZERO, mss);
+    }
+    sb
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -520,11 +530,7 @@ mod tests {
     const MSS: u32 = 100;
 
     fn board(n: u64) -> Scoreboard {
-        let mut sb = Scoreboard::new(MSS);
-        for _ in 0..n {
-            sb.on_send_new(Time::ZERO, MSS);
-        }
-        sb
+        test_board(MSS, n)
     }
 
     fn sack(sb: &mut Scoreboard, lo: u64, hi: u64) -> u64 {

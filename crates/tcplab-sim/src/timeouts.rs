@@ -85,10 +85,10 @@ impl TimeoutTracker {
     /// A segment starting at `seq` was just sent as its transmission number
     /// `retransmission` (0 = original); `c` are the sender's counters after it.
     pub fn on_send(&mut self, seq: u64, retransmission: u8, c: &SenderCounters) {
-        let now = rtx_counters(c);
         if retransmission == 0 {
             return;
         }
+        let now = rtx_counters(c);
         let kind = match (0..4).find(|&k| now[k] > self.seen[k]) {
             Some(0) => RtxKind::Fast,
             Some(1) => RtxKind::Recovery,

@@ -203,11 +203,7 @@ mod tests {
     const MSS: u32 = 100;
 
     fn board(n: u64) -> Scoreboard {
-        let mut sb = Scoreboard::new(MSS);
-        for _ in 0..n {
-            sb.on_send_new(Time::ZERO, MSS);
-        }
-        sb
+        crate::scoreboard::test_board(MSS, n)
     }
 
     fn sack(sb: &mut Scoreboard, lo: u64, hi: u64) {
