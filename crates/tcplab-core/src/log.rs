@@ -200,8 +200,10 @@ pub struct LossResponse {
     /// The loss-recovery strategy was in recovery when the signal arrived (for a timeout:
     /// just before the timeout ended that recovery).
     pub in_recovery: bool,
-    /// Duplicate ACKs in a row (since the cumulative ACK last advanced) when the signal
-    /// arrived, the triggering ACK included: the dup ACKs that triggered a recovery (3 for
-    /// Reno with the default `dupthresh`, 1 for Rate-Halving).
+    /// Duplicate ACKs in a row when the signal arrived, the triggering ACK included: the dup
+    /// ACKs that triggered a recovery (3 for Reno with the default `dupthresh`, 1 for
+    /// Rate-Halving). Counted since the cumulative ACK last advanced; a duplicate is an
+    /// RFC 5681 duplicate for strategies that ignore SACK, an ACK that newly SACKs data
+    /// (RFC 6675 §2, also when it advances the cumulative ACK) for those that read it.
     pub dupacks: u32,
 }

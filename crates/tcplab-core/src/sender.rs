@@ -57,7 +57,7 @@ pub struct Sender {
     ecn_recover: Option<Seq>,
     cwr_pending: bool,
     counters: SenderCounters,
-    /// Duplicate ACKs since the cumulative ACK last advanced.
+    /// Duplicate ACKs since the cumulative ACK last advanced (see `on_segment`).
     dupacks_in_row: u32,
     logging: bool,
     log: Vec<LogRecord>,
@@ -244,9 +244,16 @@ impl Sender {
         let is_duplicate = acked.bytes == 0 && !self.sb.is_empty() && ack.ack == prev_una;
         if is_duplicate {
             self.counters.dup_acks += 1;
-            self.dupacks_in_row += 1;
-        } else if acked.bytes > 0 {
+        }
+        // Duplicate ACKs in a row as the strategy sees them: RFC 5681 duplicates, or, for
+        // strategies that read SACK, ACKs that newly SACK data (RFC 6675 §2), the one that
+        // also advances the cumulative ACK included.
+        let dup = if uses_sack { sacked > 0 } else { is_duplicate };
+        if acked.bytes > 0 {
             self.dupacks_in_row = 0;
+        }
+        if dup {
+            self.dupacks_in_row += 1;
         }
 
         // RTT: timestamps on every ACK that advances; otherwise Karn's rule.
