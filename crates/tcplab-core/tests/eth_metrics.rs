@@ -98,6 +98,30 @@ fn rate_halving_recovery_is_triggered_by_one_dup_ack() {
 }
 
 #[test]
+fn for_sack_strategies_an_advancing_ack_with_new_sack_data_is_a_dup_ack() {
+    // RFC 6675 §2: the ACK that acknowledges segment 0 and SACKs 2 (segment 1 lost, as a
+    // delayed ACK would report it) counts; two more SACKs make three.
+    let mut t = script("sack", 10);
+    assert_eq!(t.sent(), new(0..10));
+    t.advance(100);
+    t.ack(1, &[(2, 3)]);
+    t.ack(1, &[(2, 4)]);
+    assert!(responses(&mut t).is_empty());
+    t.ack(1, &[(2, 5)]);
+    let r = responses(&mut t);
+    assert_eq!(r.iter().map(|r| r.dupacks).collect::<Vec<_>>(), vec![3]);
+    // RH enters on that first ACK, with one dup ACK.
+    let mut t = script("rh", 10);
+    assert_eq!(t.sent(), new(0..10));
+    t.advance(100);
+    t.ack(1, &[(2, 3)]);
+    let r = responses(&mut t);
+    assert_eq!(r.iter().map(|r| r.dupacks).collect::<Vec<_>>(), vec![1]);
+    // The sender's dup_acks counter stays RFC 5681's: none of these ACKs was one for RH.
+    assert_eq!(t.s.counters().dup_acks, 0);
+}
+
+#[test]
 fn dup_acks_restart_counting_when_the_cumulative_ack_advances() {
     // Two dup ACKs, then an advance, then three more: the recovery counts three.
     let mut t = script("newreno", 10);

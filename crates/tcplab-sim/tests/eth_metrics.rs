@@ -14,6 +14,21 @@ const MSS: u64 = 1460;
 /// s -> r, 10 Mb/s, 10 ms, large buffer; the forward direction loses the data packets with
 /// indices `drop` (0 = the first data packet sent), the reverse one the ACKs `ack_drop`.
 fn path(recovery: &str, cwnd: u32, segments: u64, drop: &[u64], ack_drop: &[u64]) -> Scenario {
+    let tcp = TcpConfig {
+        initial_cwnd: cwnd,
+        delayed_ack: false,
+        ..TcpConfig::default()
+    };
+    path_with(recovery, tcp, segments, drop, ack_drop)
+}
+
+fn path_with(
+    recovery: &str,
+    tcp: TcpConfig,
+    segments: u64,
+    drop: &[u64],
+    ack_drop: &[u64],
+) -> Scenario {
     let fwd = common::dir(10_000_000, 10, 1000).loss(LossSpec::Trace {
         packets: drop.to_vec(),
     });
@@ -24,11 +39,6 @@ fn path(recovery: &str, cwnd: u32, segments: u64, drop: &[u64], ack_drop: &[u64]
         &[("s", NodeKind::Host), ("r", NodeKind::Host)],
         vec![("s", "r", Duplex::new(fwd, rev))],
     );
-    let tcp = TcpConfig {
-        initial_cwnd: cwnd,
-        delayed_ack: false,
-        ..TcpConfig::default()
-    };
     ScenarioBuilder::new("eth", topo)
         .seed(1)
         .duration(Dur::from_secs(60))
@@ -181,4 +191,30 @@ fn a_lost_ack_makes_the_second_sack_block_useful() {
     assert_eq!(f.sack_block_used[1], 1, "{:?}", f.sack_block_used);
     assert!(f.sack_block_carried[1] >= f.sack_block_used[1]);
     assert_eq!(f.sack_block_used[2..], [0, 0, 0, 0]);
+}
+
+#[test]
+fn a_spurious_timeout_retransmission_is_reported_in_a_dsack_block() {
+    // Every ACK of the first window is lost: the timeout resends segment 0, which had
+    // arrived; with tcp.dsack the receiver reports the duplicate, and the sender does not
+    // count the DSACK block as a used SACK block.
+    for dsack in [false, true] {
+        let tcp = TcpConfig {
+            initial_cwnd: 4,
+            delayed_ack: false,
+            dsack,
+            ..TcpConfig::default()
+        };
+        let r = run(&path_with("sack", tcp, 20, &[], &[0, 1, 2, 3]));
+        let f = &r.flows[0];
+        assert!(f.timeouts >= 1 && f.spurious_retransmits >= 1, "{f:?}");
+        assert_eq!(f.dsacks_sent > 0, dsack, "{f:?}");
+        assert_eq!(
+            f.loss_events_single + f.loss_events_multiple,
+            0,
+            "no data was lost"
+        );
+        assert_eq!(f.sack_block_used, [0; 6]);
+        assert_eq!(f.sack_block_carried[0] > 0, dsack);
+    }
 }
