@@ -160,6 +160,8 @@ def test_loss_classification_columns_and_verdicts(tmp_path):
         "ssthresh",
         "cause",
         "timeout_class",
+        "dupacks",
+        "lost_segments",
     ]
     assert v.height == f["fast_retransmits"] + f["recovery_restarts"] + f["timeouts"]
     assert v.filter(pl.col("trigger") == "timeout").height == f["timeouts"]
@@ -231,3 +233,42 @@ def test_timeout_taxonomy_columns():
     assert f["loss_indication_p"] == pytest.approx(1 / f["segments_sent"])
     v = r.verdicts
     assert v["timeout_class"].to_list() == ["non_trigger"]
+
+
+ETH = """
+name = "eth"
+seed = 1
+duration = "30s"
+
+[topology]
+bottleneck = { rate = "10Mbps", delay = "10ms", buffer = 100, forward = { loss = { model = "trace", packets = [3, 5, 7] } } }
+sender_access = { rate = "100Mbps", delay = "1ms", buffer = 100 }
+receiver_access = { rate = "100Mbps", delay = "1ms", buffer = 100 }
+
+[tcp]
+initial_cwnd = 10
+delayed_ack = false
+dsack = true
+
+[[flows]]
+controller = "reno"
+recovery = "sack"
+bytes = 43800
+"""
+
+
+def test_eth_metrics_columns(tmp_path):
+    # Three drops in one window: one multiple loss event, one recovery after three dup ACKs.
+    r = tcplab.run(tcplab.Scenario.from_toml(ETH))
+    f = r.flows.row(0, named=True)
+    assert f["completed"] and f["timeouts"] == 0 and f["fast_retransmits"] == 1
+    assert (f["loss_events_single"], f["loss_events_multiple"], f["loss_event_max"]) == (0, 1, 3)
+    assert f["recoveries_dupacks_3"] == 1 and f["dupacks_per_recovery"] == 3.0
+    assert f["sack_block_1_used"] > 0 and f["sack_block_1_carried"] >= f["sack_block_1_used"]
+    assert r.verdicts["lost_segments"].to_list() == [3]
+    assert r.verdicts["dupacks"].to_list() == [3]
+    assert r.scenario.canonical()["flows"][0]["tcp"]["dsack"] is True
+    out = write_results(r, tmp_path / "run")
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["flows"][0]["eth"]["loss_events"]["multiple"] == 1
+    assert "<h2>ETH metrics</h2>" in (out / "report.html").read_text()

@@ -120,7 +120,9 @@ def test_report_without_traces(tmp_path):
     from tcplab.report import render_report
 
     html = render_report(r)
-    assert "<img" not in html and "No window plot" in html
+    # The only image is the ETH section's timeout bars, drawn from the flows table.
+    assert html.count("<img") == html.count('alt="timeouts by cause"') == 1
+    assert "No window plot" in html
 
 
 def test_loss_classification_columns_summary_and_report(result):
@@ -140,3 +142,44 @@ def test_loss_classification_columns_summary_and_report(result):
     html = render_report(result)
     assert "Loss classification (Veno Table I form)" in html
     assert html.count("#FF1/2") == 2  # one table per flow
+
+
+def test_eth_metrics_summary_and_report(result):
+    f = result.flows
+    assert f["dupacks_per_recovery"].dtype == pl.Float64
+    assert f["dupacks_per_recovery"].to_list()[1] is None  # NaN in the native dict -> null
+    assert result.verdicts["lost_segments"].dtype == pl.UInt32
+    eth = result.summary["flows"][0]["eth"]
+    assert eth["timeouts_by_class"]["mpl_missing_acks"] == 1
+    assert sum(eth["timeouts_by_class"].values()) == result.summary["flows"][0]["timeouts"]
+    assert eth["loss_events"] == {"single": 7, "multiple": 1, "drops": 12, "max": 5}
+    assert eth["recoveries_by_dupacks"] == {"0": 0, "1": 0, "2": 2, "3": 6, "4plus": 0}
+    assert eth["dupacks_per_recovery"] == 2.75
+    assert result.summary["flows"][1]["eth"]["dupacks_per_recovery"] is None
+    assert [b["n"] for b in eth["sack_blocks"]] == [1, 2, 3, 4, 5, 6]
+    assert eth["sack_blocks"][1] == {"n": 2, "carried": 50, "used": 6}
+    from tcplab.report import render_report
+
+    html = render_report(result)
+    assert "<h2>ETH metrics</h2>" in html
+    assert 'alt="timeouts by cause"' in html
+    assert "90/100 (90.0%)" in html  # block 1: used/carried (share of used blocks)
+
+
+def test_eth_timeout_bars_per_flow_or_per_protocol():
+    from tcplab.report_eth import MAX_FLOW_BARS, timeout_bars
+    from tcplab.run import TIMEOUT_CLASSES
+
+    def flow(i, recovery, cls):
+        by = {c: 0 for c in TIMEOUT_CLASSES}
+        by[cls] = 1
+        return {"name": f"f{i}", "controller": "reno", "recovery": recovery, "eth": {"timeouts_by_class": by}}
+
+    few = [flow(0, "reno", "non_trigger"), flow(1, "sack", "other")]
+    labels, counts = timeout_bars(few)
+    assert labels == ["f0 (reno)", "f1 (sack)"]
+    assert counts["non_trigger"] == [1, 0] and counts["other"] == [0, 1]
+    many = [flow(i, "rh" if i % 2 else "fack", "non_trigger") for i in range(MAX_FLOW_BARS + 2)]
+    labels, counts = timeout_bars(many)
+    assert labels == ["reno/fack", "reno/rh"]
+    assert counts["non_trigger"] == [9, 9]

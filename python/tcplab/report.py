@@ -9,7 +9,9 @@ Plots (matplotlib, Agg canvas; no pyplot global state):
 * time-sequence plot per flow (segments table): originals, retransmissions, drops.
 
 Tables: per-flow summary, UDP flows, the loss classification in Veno's Table I form (when
-any flow had loss responses), scenario parameters, links.
+any flow had loss responses), the ETH report's measurements (``report_eth``: timeouts by
+cause as stacked bars, loss events, dup ACKs per recovery, SACK-block use), scenario
+parameters, links.
 """
 
 from __future__ import annotations
@@ -441,7 +443,13 @@ def _params(p: dict[str, Any]) -> str:
 def _linkdir(d: dict[str, Any]) -> str:
     buf = d["buffer"]
     b = f"{buf['packets']} packets" if "packets" in buf else f"{buf['bytes']} B"
-    loss = "no random loss" if d["loss"]["model"] == "none" else f"loss p={d['loss']['p']:g}"
+    model = d["loss"]["model"]
+    if model == "none":
+        loss = "no random loss"
+    elif "p" in d["loss"]:
+        loss = f"loss p={d['loss']['p']:g}"
+    else:
+        loss = f"{model} loss"
     out = f"{format_rate(d['rate'])}, delay {format_duration(d['delay'])}, buffer {b}, {d['queue']['discipline']}, {loss}"
     if d.get("report_losses"):
         delay = d.get("report_delay") or 0
@@ -594,6 +602,12 @@ def _figure_html(fig: Figure, caption: str, alt: str) -> str:
     return f'<figure><img alt="{_e(alt)}" src="data:image/png;base64,{_png(fig)}"><figcaption>{caption}</figcaption></figure>'
 
 
+def _eth_html(result: RunResult) -> str:
+    from tcplab.report_eth import eth_html  # it imports this module's helpers
+
+    return eth_html(result)
+
+
 def render_report(result: RunResult) -> str:
     """The report as one HTML string (images embedded as data URIs)."""
     sc = result.scenario
@@ -607,6 +621,7 @@ def render_report(result: RunResult) -> str:
         _summary_html(result),
         _conservation_html(result),
         _classification_html(result),
+        _eth_html(result),
         "<h2>Plots</h2>",
     ]
     fig = plot_windows(result)

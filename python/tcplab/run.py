@@ -31,6 +31,7 @@ _OPTIONAL_FLOAT = {
         "congestion_misdiagnosis",
         "ff_value_mean_congestion",
         "ff_value_mean_random",
+        "dupacks_per_recovery",
     )
 }
 
@@ -161,12 +162,14 @@ class RunResult:
 
     def flow_summary(self) -> list[dict[str, Any]]:
         """One dict per TCP flow: every column of ``flows``, throughput in Mb/s, and the
-        loss-classification counts in Veno's Table I form (:func:`table_one`)."""
+        loss-classification counts in Veno's Table I form (:func:`table_one`) and the ETH
+        report's measurements grouped (:func:`eth_metrics`)."""
         rows = []
         for row in self.flows.iter_rows(named=True):
             row = _python_scalars(row)
             row["throughput_mbps"] = (row["throughput_bps"] or 0.0) / 1e6
             row["table_one"] = table_one(row)
+            row["eth"] = eth_metrics(row)
             rows.append(row)
         return rows
 
@@ -223,6 +226,57 @@ def table_one(row: dict[str, Any]) -> dict[str, Any]:
         "timeouts": by_cause("timeouts_by_cause"),
         "ff45_accuracy": ratio("ff45_accuracy"),
         "congestion_misdiagnosis": ratio("congestion_misdiagnosis"),
+    }
+
+
+#: Timeout classes of the ETH report's taxonomy (docs/timeouts.md), in column-suffix order.
+TIMEOUT_CLASSES = (
+    "lost_timeout_rtx",
+    "lost_fast_rtx",
+    "mpl_lost_rtx",
+    "mpl_missing_acks",
+    "non_trigger",
+    "other",
+)
+
+#: Recovery entries are binned by the duplicate ACKs that triggered them.
+DUPACK_BINS = ("0", "1", "2", "3", "4plus")
+
+#: SACK-block positions counted (RFC 2018 allows at most 6 blocks per ACK).
+SACK_POSITIONS = 6
+
+
+def eth_metrics(row: dict[str, Any]) -> dict[str, Any]:
+    """The ETH report's per-flow measurements of one ``flows`` row, grouped
+    (docs/eth-metrics.md): ``{"timeouts_by_class": {class: n}, "loss_events": {"single",
+    "multiple", "drops", "max"}, "loss_indication_p": p, "recoveries_by_dupacks": {bin: n},
+    "dupacks_per_recovery": x, "sack_blocks": [{"n", "carried", "used"}, ...]}``."""
+
+    def n(key: str) -> int:
+        return int(row.get(key) or 0)
+
+    mean = row.get("dupacks_per_recovery")
+    if isinstance(mean, float) and not math.isfinite(mean):
+        mean = None
+    return {
+        "timeouts_by_class": {c: n(f"timeouts_{c}") for c in TIMEOUT_CLASSES},
+        "loss_events": {
+            "single": n("loss_events_single"),
+            "multiple": n("loss_events_multiple"),
+            "drops": n("loss_event_drops"),
+            "max": n("loss_event_max"),
+        },
+        "loss_indication_p": row.get("loss_indication_p"),
+        "recoveries_by_dupacks": {b: n(f"recoveries_dupacks_{b}") for b in DUPACK_BINS},
+        "dupacks_per_recovery": mean,
+        "sack_blocks": [
+            {
+                "n": k,
+                "carried": n(f"sack_block_{k}_carried"),
+                "used": n(f"sack_block_{k}_used"),
+            }
+            for k in range(1, SACK_POSITIONS + 1)
+        ],
     }
 
 

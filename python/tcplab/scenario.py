@@ -437,6 +437,7 @@ class TcpOverrides(_Model):
     sack_blocks: Annotated[int, _count("SACK blocks", 0, 6)] | None = None
     rcv_buf: Size | None = None
     ecn: bool | None = None
+    dsack: bool | None = None
 
     def given(self) -> dict[str, Any]:
         return self.model_dump(exclude_unset=True)

@@ -39,6 +39,9 @@ pub struct TcpConfig {
     pub rcv_buf: u64,
     /// ECN-capable transport.
     pub ecn: bool,
+    /// The receiver reports duplicate segments in a DSACK block (RFC 2883); needs SACK.
+    /// Off by default: the ETH framework and the foundation's results had no DSACK.
+    pub dsack: bool,
 }
 
 impl Default for TcpConfig {
@@ -60,6 +63,7 @@ impl Default for TcpConfig {
             sack_blocks: 3,
             rcv_buf: 64 << 20,
             ecn: false,
+            dsack: false,
         }
     }
 }

@@ -22,7 +22,9 @@ pub mod time;
 pub use cc::{CongestionControl, ControllerSpec};
 pub use config::TcpConfig;
 pub use error::ConfigError;
-pub use log::{Event, LogRecord, LossResponse, ReceiverCounters, SenderCounters, WindowReason};
+pub use log::{
+    Event, LogRecord, LossResponse, ReceiverCounters, SenderCounters, TxKind, WindowReason,
+};
 pub use params::{ParamReader, ParamValue, Params};
 pub use receiver::Receiver;
 pub use recovery::{LossRecovery, RecoverySpec};

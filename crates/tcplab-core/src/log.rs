@@ -1,7 +1,7 @@
 //! Counters and the event log of a connection: everything the papers count, with times.
 
 use crate::cc::CongestionKind;
-use crate::{Seq, Time};
+use crate::{Seq, Time, MAX_SACK_BLOCKS};
 
 /// Sender-side counts over the whole connection.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,6 +36,47 @@ pub struct SenderCounters {
     /// Sum of RTT samples in ns (for the mean).
     pub rtt_sum_ns: u128,
     pub rtt_min_ns: Option<u64>,
+    /// Use of the n-th SACK block (ETH report Table 6), index n - 1: ACKs that carried at
+    /// least n SACK blocks.
+    pub sack_blocks_carried: [u64; MAX_SACK_BLOCKS],
+    /// ... and ACKs whose n-th block was *used*: it covered data above the cumulative ACK
+    /// that was not SACKed before (counted only for strategies that read SACK).
+    pub sack_blocks_used: [u64; MAX_SACK_BLOCKS],
+    /// ACKs whose first SACK block was a DSACK (RFC 2883) report.
+    pub dsacks_received: u64,
+}
+
+/// What a transmitted data segment was, as the sender decided it: the kind that
+/// incremented the matching counter of [`SenderCounters`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum TxKind {
+    /// Original transmission of new data (a probe that sends new data included).
+    New = 0,
+    /// The retransmission that starts a recovery (`retransmits_fast`).
+    Fast = 1,
+    /// Any other retransmission during a recovery (`retransmits_recovery`).
+    Recovery = 2,
+    /// A retransmission outside recovery, after a retransmission timeout
+    /// (`retransmits_timeout`).
+    Timeout = 3,
+    /// A tail loss probe that resent the highest segment (`retransmits_probe`).
+    Probe = 4,
+}
+
+impl TxKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxKind::New => "new",
+            TxKind::Fast => "fast",
+            TxKind::Recovery => "recovery",
+            TxKind::Timeout => "timeout",
+            TxKind::Probe => "probe",
+        }
+    }
+    pub fn is_retransmission(self) -> bool {
+        self != TxKind::New
+    }
 }
 
 /// Receiver-side counts.
@@ -52,6 +93,8 @@ pub struct ReceiverCounters {
     /// Segments dropped because they start at or beyond the advertised window's right edge.
     pub out_of_window_segments: u64,
     pub acks_sent: u64,
+    /// ACKs that carried a DSACK block (RFC 2883; only with `TcpConfig::dsack`).
+    pub dsacks_sent: u64,
     /// Bytes delivered in order to the application (equals the cumulative ACK point).
     pub bytes_delivered: u64,
 }
@@ -157,4 +200,10 @@ pub struct LossResponse {
     /// The loss-recovery strategy was in recovery when the signal arrived (for a timeout:
     /// just before the timeout ended that recovery).
     pub in_recovery: bool,
+    /// Duplicate ACKs in a row when the signal arrived, the triggering ACK included: the dup
+    /// ACKs that triggered a recovery (3 for Reno with the default `dupthresh`, 1 for
+    /// Rate-Halving). Counted since the cumulative ACK last advanced; a duplicate is an
+    /// RFC 5681 duplicate for strategies that ignore SACK, an ACK that newly SACKs data
+    /// (RFC 6675 §2, also when it advances the cumulative ACK) for those that read it.
+    pub dupacks: u32,
 }

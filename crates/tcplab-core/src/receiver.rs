@@ -22,6 +22,11 @@
 //!   at or beyond `rcv_nxt + rcv_buf` are not accepted (a segment is trimmed to the window,
 //!   one starting beyond it is dropped and answered with an ACK, RFC 9293 §3.10.7.4).
 //! - ECN (RFC 3168 §6.1.3): after a CE mark every ACK carries ECE until a CWR arrives.
+//! - DSACK (RFC 2883, when `cfg.dsack` and SACK are on): a segment whose every byte had
+//!   arrived already is reported once, as the first block of the next ACK (its byte range,
+//!   trimmed to the window); the ordinary blocks follow, the block holding the duplicate
+//!   first (§4.1), up to `cfg.sack_blocks` blocks in all. Of several duplicates before one
+//!   ACK only the latest is reported.
 
 use std::collections::BTreeMap;
 
@@ -64,6 +69,8 @@ pub struct Receiver {
     delack_deadline: Option<Time>,
     /// ECN-Echo owed on every ACK until CWR.
     ece: bool,
+    /// The duplicate the next ACK reports in a DSACK block.
+    dsack: Option<SackBlock>,
     counters: ReceiverCounters,
 }
 
@@ -83,6 +90,7 @@ impl Receiver {
             full_unacked: 0,
             delack_deadline: None,
             ece: false,
+            dsack: None,
             counters: ReceiverCounters::default(),
         }
     }
@@ -125,6 +133,12 @@ impl Receiver {
             // Every byte (inside the window) had arrived already.
             self.counters.duplicate_segments += 1;
             self.ack_due = true;
+            if self.cfg.dsack && self.sack_blocks > 0 {
+                self.dsack = Some(SackBlock {
+                    start: Seq(start),
+                    end: Seq(end.max(start)),
+                });
+            }
             if from < end {
                 self.touch(from);
             }
@@ -220,15 +234,14 @@ impl Receiver {
         }
     }
 
-    fn sack_list(&self) -> SackList {
-        self.recency
-            .values()
-            .rev()
-            .take(self.sack_blocks)
-            .map(|&s| SackBlock {
+    fn sack_list(&self, dsack: Option<SackBlock>) -> SackList {
+        let room = self.sack_blocks - dsack.is_some() as usize;
+        dsack
+            .into_iter()
+            .chain(self.recency.values().rev().take(room).map(|&s| SackBlock {
                 start: Seq(s),
                 end: Seq(self.ooo.get(&s).map_or(s, |h| h.end)),
-            })
+            }))
             .collect()
     }
 
@@ -242,9 +255,11 @@ impl Receiver {
         self.full_unacked = 0;
         self.last_ack_sent = self.rcv_nxt;
         self.counters.acks_sent += 1;
+        let dsack = self.dsack.take();
+        self.counters.dsacks_sent += dsack.is_some() as u64;
         Some(AckSegment {
             ack: self.rcv_nxt,
-            sack: self.sack_list(),
+            sack: self.sack_list(dsack),
             ts_ecr: if self.cfg.timestamps {
                 self.ts_recent
             } else {

@@ -1,8 +1,8 @@
 //! The sending side of a bulk transfer, as a sans-IO state machine.
 //!
 //! Verbs: `on_segment(now, ack)` feeds an ACK, `poll_transmit(now)` yields the next data
-//! segment the windows allow (call until None), `poll_timeout()` says when `on_timeout(now)`
-//! is due. The window rules come from a [`CongestionControl`], loss detection and repair
+//! segment the windows allow (call until None; `poll_transmit_with_kind` also says what the
+//! transmission is, a [`TxKind`]), `poll_timeout()` says when `on_timeout(now)` is due. The window rules come from a [`CongestionControl`], loss detection and repair
 //! from a [`LossRecovery`]; the sender owns the [`Scoreboard`], the RTT estimator, the
 //! retransmission timer, the counters and the event log.
 
@@ -10,7 +10,7 @@ use crate::cc::{
     self, AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind,
     CrossLayerReport,
 };
-use crate::log::{Event, LogRecord, LossResponse, SenderCounters, WindowReason};
+use crate::log::{Event, LogRecord, LossResponse, SenderCounters, TxKind, WindowReason};
 use crate::recovery::{self, AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::{
@@ -57,6 +57,8 @@ pub struct Sender {
     ecn_recover: Option<Seq>,
     cwr_pending: bool,
     counters: SenderCounters,
+    /// Duplicate ACKs since the cumulative ACK last advanced (see `on_segment`).
+    dupacks_in_row: u32,
     logging: bool,
     log: Vec<LogRecord>,
     logged_window: (u64, u64),
@@ -97,6 +99,7 @@ impl Sender {
             ecn_recover: None,
             cwr_pending: false,
             counters: SenderCounters::default(),
+            dupacks_in_row: 0,
             logging: false,
             log: Vec::new(),
             logged_window,
@@ -220,21 +223,37 @@ impl Sender {
         } else {
             Default::default()
         };
+        let dsack = is_dsack(ack);
+        if dsack {
+            self.counters.dsacks_received += 1;
+        }
         let mut sacked = 0;
-        let sack_blocks = if self.rec.uses_sack() {
-            ack.sack.as_slice()
-        } else {
-            &[]
-        };
-        for b in sack_blocks {
-            if b.end > ack.ack {
-                sacked += self.sb.sack(b.start.max(ack.ack), b.end);
+        let uses_sack = self.rec.uses_sack();
+        for (n, b) in ack.sack.iter().enumerate() {
+            self.counters.sack_blocks_carried[n] += 1;
+            if !uses_sack || (dsack && n == 0) || b.end <= ack.ack {
+                continue; // a DSACK block reports a duplicate, nothing to record
             }
+            let new = self.sb.sack(b.start.max(ack.ack), b.end);
+            if new > 0 {
+                self.counters.sack_blocks_used[n] += 1;
+            }
+            sacked += new;
         }
         let delivery = self.sb.take_delivery();
         let is_duplicate = acked.bytes == 0 && !self.sb.is_empty() && ack.ack == prev_una;
         if is_duplicate {
             self.counters.dup_acks += 1;
+        }
+        // Duplicate ACKs in a row as the strategy sees them: RFC 5681 duplicates, or, for
+        // strategies that read SACK, ACKs that newly SACK data (RFC 6675 §2), the one that
+        // also advances the cumulative ACK included.
+        let dup = if uses_sack { sacked > 0 } else { is_duplicate };
+        if acked.bytes > 0 {
+            self.dupacks_in_row = 0;
+        }
+        if dup {
+            self.dupacks_in_row += 1;
         }
 
         // RTT: timestamps on every ACK that advances; otherwise Karn's rule.
@@ -287,6 +306,7 @@ impl Sender {
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
             is_duplicate,
+            dsack,
         };
         let was_in_recovery = self.rec.in_recovery();
         let action = self.rec.on_ack(&info, &mut self.sb);
@@ -448,6 +468,12 @@ impl Sender {
 
     /// The next segment to put on the wire, if the windows allow one.
     pub fn poll_transmit(&mut self, now: Time) -> Option<DataSegment> {
+        self.poll_transmit_with_kind(now).map(|(d, _)| d)
+    }
+
+    /// As `poll_transmit`, with what the transmission is: new data, or which kind of
+    /// retransmission (the kind whose counter it incremented).
+    pub fn poll_transmit_with_kind(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
         if let Some(idx) = self.sb.forced() {
             return Some(self.retransmit(now, idx, false));
         }
@@ -473,7 +499,7 @@ impl Sender {
         {
             return None;
         }
-        Some(self.send_new(now, len))
+        Some((self.send_new(now, len), TxKind::New))
     }
 
     fn send_new(&mut self, now: Time, len: u64) -> DataSegment {
@@ -486,33 +512,38 @@ impl Sender {
 
     /// A probe past the window: new data if the application and the receive window allow,
     /// else the highest segment sent (not SACKed).
-    fn probe(&mut self, now: Time) -> Option<DataSegment> {
+    fn probe(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
         let len = self.app_remaining().min(self.cfg.mss as u64);
         if len > 0 && (self.snd_nxt + len).0 <= self.snd_una().0.saturating_add(self.rwnd) {
-            return Some(self.send_new(now, len));
+            return Some((self.send_new(now, len), TxKind::New));
         }
         let last = self.sb.highest_unsacked()?;
         Some(self.retransmit(now, last, true))
     }
 
-    fn retransmit(&mut self, now: Time, idx: SegIdx, probe: bool) -> DataSegment {
+    fn retransmit(&mut self, now: Time, idx: SegIdx, probe: bool) -> (DataSegment, TxKind) {
         let st = *self.sb.seg(idx).expect("retransmission inside the window");
         let seg = self.segment(now, self.sb.seq_of(idx), st.len, st.tx_count);
         self.sb.on_retransmit(idx, now);
+        let kind = if probe {
+            TxKind::Probe
+        } else if std::mem::take(&mut self.fast_pending) {
+            TxKind::Fast
+        } else if self.rec.in_recovery() {
+            TxKind::Recovery
+        } else {
+            TxKind::Timeout
+        };
         let c = &mut self.counters;
         c.retransmits += 1;
-        if probe {
-            c.retransmits_probe += 1;
-        } else if self.fast_pending {
-            self.fast_pending = false;
-            c.retransmits_fast += 1;
-        } else if self.rec.in_recovery() {
-            c.retransmits_recovery += 1;
-        } else {
-            c.retransmits_timeout += 1;
-        }
+        *match kind {
+            TxKind::Probe => &mut c.retransmits_probe,
+            TxKind::Fast => &mut c.retransmits_fast,
+            TxKind::Recovery => &mut c.retransmits_recovery,
+            TxKind::Timeout | TxKind::New => &mut c.retransmits_timeout,
+        } += 1;
         self.after_send(now, idx, true);
-        seg
+        (seg, kind)
     }
 
     fn segment(&mut self, now: Time, seq: Seq, len: u32, tx_before: u8) -> DataSegment {
@@ -557,6 +588,7 @@ impl Sender {
             cwnd_before,
             ssthresh_after: self.cc.ssthresh(),
             in_recovery: self.rec.in_recovery(),
+            dupacks: self.dupacks_in_row,
         });
     }
 
@@ -579,6 +611,22 @@ impl Sender {
         if w != self.logged_window {
             self.logged_window = w;
             self.record(now, Event::Window(reason), "", 0.0);
+        }
+    }
+}
+
+/// RFC 2883 §4: the first SACK block is a DSACK report when it lies below the cumulative
+/// ACK or inside the second block (a receiver's ordinary blocks lie above the cumulative
+/// ACK and are disjoint, so this never mistakes one for a DSACK).
+fn is_dsack(ack: &AckSegment) -> bool {
+    let b = ack.sack.as_slice();
+    match b {
+        [] => false,
+        [first, rest @ ..] => {
+            first.start < ack.ack
+                || rest
+                    .first()
+                    .is_some_and(|s| s.start <= first.start && first.end <= s.end)
         }
     }
 }

@@ -377,7 +377,30 @@ fn flows_table(py: Python<'_>, rows: Vec<FlowSummary>) -> PyResult<Bound<'_, PyD
         t.num(&format!("timeouts_{}", class.as_str()), v)?;
     }
     t.num("loss_indication_p", column!(rows, loss_indication_p))?;
+    eth_columns(&mut t, &rows)?;
     Ok(t.done())
+}
+
+/// The ETH report's loss events, dup ACKs per recovery and SACK-block use
+/// (docs/eth-metrics.md).
+fn eth_columns(t: &mut Table<'_>, rows: &[FlowSummary]) -> PyResult<()> {
+    t.num("loss_events_single", column!(rows, loss_events_single))?
+        .num("loss_events_multiple", column!(rows, loss_events_multiple))?
+        .num("loss_event_drops", column!(rows, loss_event_drops))?
+        .num("loss_event_max", column!(rows, loss_event_max))?;
+    for (k, bin) in ["0", "1", "2", "3", "4plus"].into_iter().enumerate() {
+        let v: Vec<u64> = rows.iter().map(|r| r.recoveries_by_dupacks[k]).collect();
+        t.num(&format!("recoveries_dupacks_{bin}"), v)?;
+    }
+    t.opt_f64("dupacks_per_recovery", column!(rows, dupacks_per_recovery))?;
+    for n in 0..6 {
+        let carried: Vec<u64> = rows.iter().map(|r| r.sack_block_carried[n]).collect();
+        let used: Vec<u64> = rows.iter().map(|r| r.sack_block_used[n]).collect();
+        t.num(&format!("sack_block_{}_carried", n + 1), carried)?
+            .num(&format!("sack_block_{}_used", n + 1), used)?;
+    }
+    t.num("dsacks_sent", column!(rows, dsacks_sent))?;
+    Ok(())
 }
 
 fn udp_table(py: Python<'_>, rows: Vec<UdpSummary>) -> PyResult<Bound<'_, PyDict>> {
@@ -470,7 +493,9 @@ fn verdicts_table(py: Python<'_>, v: VerdictLog) -> PyResult<Bound<'_, PyDict>> 
         .num("cwnd", v.cwnd)?
         .num("ssthresh", v.ssthresh)?
         .labels("cause", v.cause)?
-        .labels("timeout_class", v.timeout_class)?;
+        .labels("timeout_class", v.timeout_class)?
+        .num("dupacks", v.dupacks)?
+        .num("lost_segments", v.lost_segments)?;
     Ok(t.done())
 }
 

@@ -95,6 +95,8 @@ impl VerdictLog {
         self.cause.push(cause.map_or("none", DropCause::as_str));
         self.timeout_class
             .push(class.map_or("", TimeoutClass::as_str));
+        self.dupacks.push(r.dupacks);
+        self.lost_segments.push(0);
     }
 
     pub fn len(&self) -> usize {
@@ -122,6 +124,7 @@ mod tests {
             cwnd_before: 14600,
             ssthresh_after: 7300,
             in_recovery: false,
+            dupacks: 3,
         }
     }
 

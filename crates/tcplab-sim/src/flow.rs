@@ -3,6 +3,7 @@
 
 use crate::classify::Classification;
 use crate::engine::TimerSlot;
+use crate::eth_metrics::EthMetrics;
 use crate::timeouts::TimeoutTracker;
 use tcplab_core::{Receiver, Sender, Seq, Time};
 
@@ -33,6 +34,8 @@ pub struct TcpFlow {
     pub classification: Classification,
     /// Timeout taxonomy bookkeeping (docs/timeouts.md).
     pub timeouts: TimeoutTracker,
+    /// Loss events and dup ACKs per recovery (docs/eth-metrics.md).
+    pub eth: EthMetrics,
 }
 
 impl TcpFlow {

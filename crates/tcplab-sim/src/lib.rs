@@ -12,6 +12,7 @@ pub mod builder;
 pub mod classify;
 pub mod conservation;
 pub mod engine;
+pub mod eth_metrics;
 pub mod flow;
 pub mod link;
 pub mod loss;

@@ -75,6 +75,9 @@ pub struct Network {
     /// driver prunes entries below snd.una. Ground truth for the loss-classification
     /// accounting: O(log n) per drop, nothing per packet sent.
     pub latest_drops: Vec<BTreeMap<u64, (u8, DropCause)>>,
+    /// Per TCP flow: when each dropped data transmission was sent, until the driver drains
+    /// them (loss events, docs/eth-metrics.md).
+    pub data_drop_sent: Vec<Vec<Time>>,
     /// Per link direction: report random drops over the cross-layer channel after this delay.
     pub report_delay: Vec<Option<Dur>>,
     /// Reports due, for the driver to schedule (drained by it after every network call).
@@ -118,6 +121,7 @@ impl Network {
             tcp_drops: vec![[0; 2]; tcp_flows],
             udp_drops: vec![0; udp_flows],
             latest_drops: vec![BTreeMap::new(); tcp_flows],
+            data_drop_sent: vec![Vec::new(); tcp_flows],
             report_delay,
             reports: Vec::new(),
         }
@@ -219,6 +223,7 @@ impl Network {
         match kind {
             PacketKind::Data => {
                 self.tcp_drops[p.flow as usize][0] += 1;
+                self.data_drop_sent[p.flow as usize].push(p.sent_at);
                 if let Payload::Data(d) = &p.payload {
                     let e = self.latest_drops[p.flow as usize]
                         .entry(d.seq.0)

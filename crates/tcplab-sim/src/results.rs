@@ -140,6 +140,23 @@ pub struct FlowSummary {
     /// Loss-indication probability: (timeouts + recovery entries) / segments sent (0 when
     /// nothing was sent).
     pub loss_indication_p: f64,
+    /// Loss events (ETH report Table 3; docs/eth-metrics.md): reductions that followed exactly
+    /// one / more than one dropped data transmission of their window.
+    pub loss_events_single: u64,
+    pub loss_events_multiple: u64,
+    /// Dropped data transmissions counted in loss events, and the most in one event.
+    pub loss_event_drops: u64,
+    pub loss_event_max: u64,
+    /// Recovery entries by the duplicate ACKs in a row that triggered them: 0, 1, 2, 3, 4+.
+    pub recoveries_by_dupacks: [u64; 5],
+    /// Mean duplicate ACKs per recovery entry (None without recoveries).
+    pub dupacks_per_recovery: Option<f64>,
+    /// Use of the n-th SACK block (ETH report Table 6), index n - 1: ACKs the sender got
+    /// with at least n blocks, and those whose n-th block SACKed new data.
+    pub sack_block_carried: [u64; 6],
+    pub sack_block_used: [u64; 6],
+    /// ACKs with a DSACK block (RFC 2883) the receiver sent.
+    pub dsacks_sent: u64,
 }
 
 /// One row per UDP flow.
@@ -254,6 +271,13 @@ pub struct VerdictLog {
     /// `lost_timeout_rtx`, `lost_fast_rtx`, `mpl_lost_rtx`, `mpl_missing_acks`,
     /// `non_trigger` or `other` (docs/timeouts.md).
     pub timeout_class: Vec<&'static str>,
+    /// Duplicate ACKs in a row when the signal arrived, the triggering ACK included (for a
+    /// fast retransmit: the dup ACKs that triggered the recovery).
+    pub dupacks: Vec<u32>,
+    /// Dropped data transmissions of the loss event this response closed: those sent
+    /// before it and after the flow's previous response (docs/eth-metrics.md); 0 = no loss
+    /// event. Filled in at the end of the run.
+    pub lost_segments: Vec<u32>,
 }
 
 /// Every data segment sent (table "segments").

@@ -21,6 +21,7 @@
 use crate::app::UdpFlow;
 use crate::classify::Classification;
 use crate::engine::{EventQueue, TimerSlot};
+use crate::eth_metrics::EthMetrics;
 use crate::flow::{FlowPackets, TcpFlow};
 use crate::network::{Delivery, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, Payload};
@@ -130,6 +131,7 @@ impl Simulation {
                 read_violations: Vec::new(),
                 classification: Classification::default(),
                 timeouts: TimeoutTracker::default(),
+                eth: EthMetrics::default(),
             });
         }
         let mut udp = Vec::with_capacity(s.udp.len());
@@ -211,8 +213,16 @@ impl Simulation {
     }
 
     /// Ends the run: summaries, conservation check, columns.
-    pub fn finish(self) -> Results {
+    pub fn finish(mut self) -> Results {
         let end = self.now;
+        for (i, f) in self.tcp.iter_mut().enumerate() {
+            for sent_at in self.net.data_drop_sent[i].drain(..) {
+                f.eth.on_drop(sent_at);
+            }
+            for (row, n) in f.eth.event_sizes() {
+                self.verdicts.lost_segments[row] = n;
+            }
+        }
         let net = &self.net;
         let flows = self
             .tcp
@@ -340,7 +350,11 @@ impl Simulation {
         let f = &mut self.tcp[i as usize];
         // Before anything is retransmitted: what was lost that triggered each response.
         f.sender.drain_loss_responses(&mut self.loss_buf);
+        for sent_at in self.net.data_drop_sent[i as usize].drain(..) {
+            f.eth.on_drop(sent_at);
+        }
         for r in self.loss_buf.drain(..) {
+            f.eth.on_reduction(&r, self.verdicts.len());
             let cause = self.net.latest_drop(i, r.seq.0, r.transmissions);
             f.classification.record(&r, cause);
             let class = match r.kind {
@@ -356,9 +370,8 @@ impl Simulation {
         let una = f.sender.snd_una().0;
         self.net.prune_drops(i, una);
         f.timeouts.prune(una);
-        while let Some(seg) = f.sender.poll_transmit(now) {
-            f.timeouts
-                .on_send(seg.seq.0, seg.retransmission, f.sender.counters());
+        while let Some((seg, kind)) = f.sender.poll_transmit_with_kind(now) {
+            f.timeouts.on_send(seg.seq.0, seg.retransmission, kind);
             self.rec.segment(now, i, &seg);
             f.packets.data_sent += 1;
             let p = Packet {

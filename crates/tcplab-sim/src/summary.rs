@@ -61,6 +61,10 @@ pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary 
     };
     f.classification.fill(&mut row);
     f.timeouts.fill(&mut row);
+    f.eth.fill(&mut row);
+    row.sack_block_carried = sc.sack_blocks_carried;
+    row.sack_block_used = sc.sack_blocks_used;
+    row.dsacks_sent = rc.dsacks_sent;
     if sc.segments_sent > 0 {
         row.loss_indication_p = (sc.timeouts + sc.recoveries) as f64 / sc.segments_sent as f64;
     }

@@ -4,27 +4,14 @@
 //! the timer fired. docs/timeouts.md states the rules and their limits.
 //!
 //! Per flow the driver keeps the kind of every retransmission of the outstanding segments
-//! (fast, recovery, timeout, probe: which of the sender's retransmission counters the
-//! retransmission incremented) and snd.nxt at the latest recovery entry. Both are pruned
-//! below snd.una with the network's drop records.
+//! (fast, recovery, timeout, probe: the [`TxKind`] the sender reports with each
+//! transmission) and snd.nxt at the latest recovery entry. Both are pruned below snd.una
+//! with the network's drop records.
 
 use crate::network::Network;
 use crate::results::FlowSummary;
 use std::collections::BTreeMap;
-use tcplab_core::{LossResponse, SenderCounters};
-
-/// Kind of a retransmission, from the sender's counters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RtxKind {
-    /// The retransmission that started a recovery (`retransmits_fast`).
-    Fast,
-    /// Any other retransmission during a recovery (`retransmits_recovery`).
-    Recovery,
-    /// After a retransmission timeout, outside recovery (`retransmits_timeout`).
-    Timeout,
-    /// A tail-loss probe (`retransmits_probe`).
-    Probe,
-}
+use tcplab_core::{LossResponse, TxKind};
 
 /// Cause of a timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -64,40 +51,21 @@ impl TimeoutClass {
 pub struct TimeoutTracker {
     /// Per retransmitted outstanding segment (first byte): the kind of transmission k at
     /// index k - 1.
-    rtx: BTreeMap<u64, Vec<RtxKind>>,
+    rtx: BTreeMap<u64, Vec<TxKind>>,
     /// snd.nxt when the latest recovery began (a fast retransmit that was not a restart).
     recovery_point: Option<u64>,
-    /// Retransmission counters seen so far: [fast, recovery, timeout, probe].
-    seen: [u64; 4],
     pub counts: [u64; 6],
-}
-
-fn rtx_counters(c: &SenderCounters) -> [u64; 4] {
-    [
-        c.retransmits_fast,
-        c.retransmits_recovery,
-        c.retransmits_timeout,
-        c.retransmits_probe,
-    ]
 }
 
 impl TimeoutTracker {
     /// A segment starting at `seq` was just sent as its transmission number
-    /// `retransmission` (0 = original); `c` are the sender's counters after it.
-    pub fn on_send(&mut self, seq: u64, retransmission: u8, c: &SenderCounters) {
-        if retransmission == 0 {
+    /// `retransmission` (0 = original), of the kind the sender reported.
+    pub fn on_send(&mut self, seq: u64, retransmission: u8, kind: TxKind) {
+        if retransmission == 0 || !kind.is_retransmission() {
             return;
         }
-        let now = rtx_counters(c);
-        let kind = match (0..4).find(|&k| now[k] > self.seen[k]) {
-            Some(0) => RtxKind::Fast,
-            Some(1) => RtxKind::Recovery,
-            Some(3) => RtxKind::Probe,
-            _ => RtxKind::Timeout,
-        };
-        self.seen = now;
         let v = self.rtx.entry(seq).or_default();
-        v.resize(retransmission as usize - 1, RtxKind::Timeout);
+        v.resize(retransmission as usize - 1, TxKind::Timeout);
         v.push(kind);
     }
 
@@ -113,7 +81,7 @@ impl TimeoutTracker {
         }
     }
 
-    fn latest_kind(&self, seq: u64, transmissions: u8) -> Option<RtxKind> {
+    fn latest_kind(&self, seq: u64, transmissions: u8) -> Option<TxKind> {
         let k = transmissions.checked_sub(2)? as usize;
         self.rtx.get(&seq)?.get(k).copied()
     }
@@ -131,11 +99,11 @@ impl TimeoutTracker {
         let dropped = net.latest_drop(flow, seq, r.transmissions).is_some();
         if dropped {
             match self.latest_kind(seq, r.transmissions) {
-                Some(RtxKind::Timeout) => return LostTimeoutRtx,
-                Some(RtxKind::Fast) => return LostFastRtx,
-                Some(RtxKind::Recovery) => return MplLostRtx,
-                Some(RtxKind::Probe) => return Other,
-                None => {}
+                Some(TxKind::Timeout) => return LostTimeoutRtx,
+                Some(TxKind::Fast) => return LostFastRtx,
+                Some(TxKind::Recovery) => return MplLostRtx,
+                Some(TxKind::Probe) => return Other,
+                Some(TxKind::New) | None => {}
             }
         }
         let mpl = r.in_recovery || self.recovery_point.is_some_and(|p| seq < p);
@@ -143,7 +111,7 @@ impl TimeoutTracker {
             // Another outstanding segment whose latest transmission was a fast or
             // recovery retransmission that the network dropped.
             let lost_rtx = self.rtx.iter().any(|(&s, kinds)| {
-                matches!(kinds.last(), Some(RtxKind::Fast | RtxKind::Recovery))
+                matches!(kinds.last(), Some(TxKind::Fast | TxKind::Recovery))
                     && net.latest_drop(flow, s, kinds.len() as u8 + 1).is_some()
             });
             return if lost_rtx { MplLostRtx } else { MplMissingAcks };

@@ -51,6 +51,8 @@ pub struct AckInfo {
     pub min_rtt: Option<Dur>,
     /// RFC 5681 duplicate ACK: no advance while data is outstanding.
     pub is_duplicate: bool,
+    /// The ACK's first SACK block is a DSACK (RFC 2883): a segment arrived twice.
+    pub dsack: bool,
 }
 
 /// What the strategy asks of the sender after an ACK or timer.

@@ -7,8 +7,12 @@
 //! reordering timer for the latest of them (§6.2 step 5). reo_wnd = min(min_RTT/4, SRTT),
 //! or 0 while no reordering has been seen and the sender is in recovery or `dupthresh`
 //! segments are SACKed; reordering is seen when an original segment is delivered below the
-//! highest delivered one (§6.2 step 3). Lost retransmissions are found the same way. DSACK
-//! adaptation of reo_wnd is not implemented (the receiver sends no DSACK).
+//! highest delivered one (§6.2 step 3). Lost retransmissions are found the same way.
+//! DSACK adaptation (§6.2 step 4): the first ACK with a DSACK block in a round trip
+//! (until snd.una passes snd.nxt of that moment) multiplies min_RTT/4 by one more
+//! (`reo_wnd_mult` += 1) and gives it 16 recoveries to live; every exit from fast or RTO
+//! recovery without a fresh DSACK uses one up, and after 16 the multiplier is 1 again. The
+//! receiver sends DSACK blocks only with `TcpConfig::dsack`.
 //!
 //! Any segment marked lost outside recovery starts recovery (the controller reduces; the
 //! first lost segment is retransmitted at once). During recovery the sender keeps
@@ -32,6 +36,9 @@ use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::{ConfigError, Dur, ParamReader, Params, Seq, Time};
 use std::collections::BTreeSet;
 
+/// Recoveries a DSACK-widened reordering window lasts (RFC 8985 §6.2 step 4).
+const REO_WND_PERSIST: u32 = 16;
+
 #[derive(Clone, Debug)]
 pub struct Rack {
     mss: u64,
@@ -49,6 +56,12 @@ pub struct Rack {
     /// RACK.fack: one past the highest delivered segment.
     fack: SegIdx,
     reordering_seen: bool,
+    /// §6.2 step 4: RACK.reo_wnd_mult, RACK.reo_wnd_persist, RACK.dsack_round.
+    reo_wnd_mult: u64,
+    reo_wnd_persist: u32,
+    dsack_round: Option<Seq>,
+    /// Recovering after a retransmission timeout (until snd.una passes snd.max of then).
+    rto_recovering: bool,
     /// Transmissions by (send time, segment): the time order RACK scans. Stale entries
     /// (delivered, declared lost and not resent, or resent later) are dropped when met.
     sent: BTreeSet<(Time, SegIdx)>,
@@ -78,6 +91,10 @@ impl Rack {
             srtt: None,
             fack: 0,
             reordering_seen: false,
+            reo_wnd_mult: 1,
+            reo_wnd_persist: REO_WND_PERSIST,
+            dsack_round: None,
+            rto_recovering: false,
             sent: BTreeSet::new(),
             reo_timer: None,
             tlp,
@@ -101,7 +118,30 @@ impl Rack {
         Ok(Self::new(ctx, prr.then_some(bound), tlp, wc))
     }
 
-    /// RFC 8985 §6.2 step 4 (without DSACK adaptation).
+    /// RFC 8985 §6.2 step 4, first half: the DSACK-driven multiplier. `exiting` is true on
+    /// the ACK that ends a fast or RTO recovery.
+    fn adapt_reo_wnd(&mut self, ack: &AckInfo, exiting: bool) {
+        if self.dsack_round.is_some_and(|r| ack.snd_una >= r) {
+            self.dsack_round = None;
+        }
+        if self.dsack_round.is_none() && ack.dsack {
+            self.dsack_round = Some(ack.snd_max);
+            self.reo_wnd_mult += 1;
+            self.reo_wnd_persist = REO_WND_PERSIST;
+        } else if exiting {
+            self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+            if self.reo_wnd_persist == 0 {
+                self.reo_wnd_mult = 1;
+            }
+        }
+    }
+
+    /// The reordering window's multiplier of min_RTT/4 (1 until DSACKs raise it).
+    pub fn reo_wnd_mult(&self) -> u64 {
+        self.reo_wnd_mult
+    }
+
+    /// RFC 8985 §6.2 step 4, second half: the window itself.
     fn reo_wnd(&self, sb: &Scoreboard, snd_una: Seq) -> Dur {
         let rto_recovery = !self.in_recovery() && !self.episode.may_start(snd_una);
         if !self.reordering_seen
@@ -111,7 +151,9 @@ impl Rack {
         {
             return Dur::ZERO;
         }
-        let w = self.min_rtt.map_or(Dur::ZERO, |m| m / 4);
+        let w = self
+            .min_rtt
+            .map_or(Dur::ZERO, |m| m / 4 * self.reo_wnd_mult);
         self.srtt.map_or(w, |s| w.min(s))
     }
 
@@ -225,6 +267,12 @@ impl LossRecovery for Rack {
     }
     fn on_ack(&mut self, ack: &AckInfo, sb: &mut Scoreboard) -> RecoveryAction {
         self.update(ack, sb);
+        let rto_exit = self.rto_recovering && self.episode.may_start(ack.snd_una);
+        if rto_exit {
+            self.rto_recovering = false;
+        }
+        let fast_exit = self.in_recovery() && self.episode.may_start(ack.snd_una);
+        self.adapt_reo_wnd(ack, rto_exit || fast_exit);
         if self.in_recovery() && self.episode.ends(ack.snd_una) {
             // Losses above the recovery point are a new episode: the next ACK (or the
             // reordering timer, still armed) declares them.
@@ -318,9 +366,78 @@ impl LossRecovery for Rack {
     }
     fn on_timeout(&mut self, _now: Time, snd_max: Seq) {
         self.episode.timeout(snd_max);
+        self.rto_recovering = true;
         self.reo_timer = None;
         self.pto = None;
         self.probe_requested = false;
         self.tlp_end = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scoreboard::Delivery;
+
+    fn ack(una: u64, max: u64, dsack: bool) -> AckInfo {
+        AckInfo {
+            now: Time::ZERO,
+            mss: 1000,
+            dupthresh: 3,
+            prev_una: Seq(una),
+            snd_una: Seq(una),
+            snd_max: Seq(max),
+            acked_bytes: 0,
+            sacked_bytes: 0,
+            delivered_bytes: 0,
+            delivery: Delivery::default(),
+            srtt: None,
+            min_rtt: None,
+            is_duplicate: true,
+            dsack,
+        }
+    }
+
+    fn rack() -> Rack {
+        let ctx = RecoveryContext {
+            mss: 1000,
+            dupthresh: 3,
+            sack: true,
+        };
+        Rack::new(&ctx, None, true, Dur::ZERO)
+    }
+
+    #[test]
+    fn one_dsack_round_raises_the_multiplier_once() {
+        let mut r = rack();
+        assert_eq!(r.reo_wnd_mult(), 1);
+        r.adapt_reo_wnd(&ack(0, 10_000, true), false);
+        // More DSACKs before snd.una passes 10 000 belong to the same round.
+        r.adapt_reo_wnd(&ack(5_000, 12_000, true), false);
+        assert_eq!(r.reo_wnd_mult(), 2);
+        r.adapt_reo_wnd(&ack(10_000, 15_000, true), false);
+        assert_eq!(r.reo_wnd_mult(), 3);
+    }
+
+    #[test]
+    fn the_multiplier_resets_after_sixteen_recoveries_without_dsack() {
+        let mut r = rack();
+        r.adapt_reo_wnd(&ack(0, 10_000, true), false);
+        assert_eq!(r.reo_wnd_mult(), 2);
+        for i in 1..REO_WND_PERSIST {
+            r.adapt_reo_wnd(
+                &ack(10_000 * i as u64, 10_000 * (i as u64 + 1), false),
+                true,
+            );
+            assert_eq!(r.reo_wnd_mult(), 2, "after {i} recoveries");
+        }
+        r.adapt_reo_wnd(&ack(1_000_000, 1_100_000, false), true);
+        assert_eq!(r.reo_wnd_mult(), 1);
+        // ACKs that end no recovery do not count.
+        r.adapt_reo_wnd(&ack(2_000_000, 2_100_000, true), false);
+        for _ in 0..40 {
+            r.adapt_reo_wnd(&ack(3_000_000, 3_100_000, false), false);
+        }
+        assert_eq!(r.reo_wnd_mult(), 2);
     }
 }

@@ -16,10 +16,13 @@
 //!   passes and 1/2 per new hole). After the interval the window stays fixed: one
 //!   transmission per segment that leaves the network. Like any TCP window it is never below
 //!   one segment, so an empty pipe can always be refilled.
-//! - Exit (everything sent before entry acknowledged), bounding parameters: cwnd = min(RH
-//!   window, ssthresh). PSC also lowers ssthresh to that cwnd (not below prior/4); here
-//!   ssthresh stays the controller's, so a window that ended below it grows back in slow
-//!   start (as Linux's rate-halving does at the end of recovery).
+//! - Exit (everything sent before entry acknowledged), bounding parameters
+//!   ([`exit_bound`]): cwnd = min(RH window, ssthresh, awnd + 1 segment), at least one
+//!   segment: never more than the reduction allows, and no burst when the exit ACK leaves
+//!   little in flight (Mathis' "pipe + 1"). PSC also lowers ssthresh to that cwnd (not below
+//!   prior/4); here ssthresh stays the controller's, so a window that ended below it grows
+//!   back in slow start (as Linux's rate-halving does at the end of recovery). A restart
+//!   (LRD) starts its new reduction from min(RH window, ssthresh).
 //! - RH survives a single loss in a window of three: the first duplicate ACK already sends a
 //!   new segment, whose ACK is the third SACK above the hole.
 //! - `lrd` adds lost retransmission detection ([`super::lrd`]).
@@ -30,6 +33,14 @@ use super::prr::proportional_share;
 use super::{AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::{ConfigError, ParamReader, Params, Seq, Time};
+
+/// The bounding parameters at the end of recovery: the window the RH reduction reached,
+/// but no more than ssthresh (the reduction the controller asked for, reached even when
+/// fewer ACKs came back than segments left) and no more than one segment above the data in
+/// flight `pipe` (no burst), and never below one segment.
+pub fn exit_bound(window: u64, ssthresh: u64, pipe: u64, mss: u64) -> u64 {
+    window.min(ssthresh).min(pipe + mss).max(mss)
+}
 
 #[derive(Clone, Debug)]
 pub struct RateHalving {
@@ -75,7 +86,7 @@ impl RateHalving {
         Ok(Self::new(ctx, false))
     }
 
-    /// The bounding parameter at exit: no more than ssthresh.
+    /// The base of a restart's reduction: no more than ssthresh.
     fn bounded(&self) -> u64 {
         self.window.min(self.ssthresh)
     }
@@ -108,7 +119,7 @@ impl LossRecovery for RateHalving {
         if self.in_recovery() {
             if self.episode.ends(ack.snd_una) {
                 return RecoveryAction::Exit {
-                    cwnd: Some(self.bounded()),
+                    cwnd: Some(exit_bound(self.window, self.ssthresh, awnd(sb), self.mss)),
                 };
             }
             self.sacks.mark_lost(sb);
@@ -172,5 +183,35 @@ impl LossRecovery for RateHalving {
         if let Some(l) = self.lrd.as_mut() {
             l.clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_bound;
+
+    const MSS: u64 = 1000;
+
+    #[test]
+    fn exit_keeps_the_rh_window_when_no_bound_applies() {
+        assert_eq!(exit_bound(5 * MSS, 8 * MSS, 7 * MSS, MSS), 5 * MSS);
+    }
+
+    #[test]
+    fn exit_bounds_the_window_by_ssthresh() {
+        // Fewer losses than ACKs expected left the window above the reduction's target.
+        assert_eq!(exit_bound(9 * MSS, 6 * MSS, 20 * MSS, MSS), 6 * MSS);
+    }
+
+    #[test]
+    fn exit_bounds_the_window_by_pipe_plus_one() {
+        // The exit ACK left two segments in flight: at most one more may follow at once.
+        assert_eq!(exit_bound(6 * MSS, 6 * MSS, 2 * MSS, MSS), 3 * MSS);
+    }
+
+    #[test]
+    fn exit_window_is_at_least_one_segment() {
+        assert_eq!(exit_bound(0, 0, 0, MSS), MSS);
+        assert_eq!(exit_bound(4 * MSS, 4 * MSS, 0, MSS), MSS);
     }
 }
