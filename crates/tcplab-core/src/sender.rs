@@ -522,7 +522,8 @@ impl Sender {
             len,
             ts_val: self.cfg.timestamps.then_some(now),
             retransmission: tx_before,
-            ect: self.cfg.ecn,
+            // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
+            ect: self.cfg.ecn && tx_before == 0,
             ce: false,
             cwr,
         }

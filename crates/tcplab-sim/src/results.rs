@@ -140,6 +140,10 @@ pub struct FlowSummary {
     /// Loss-indication probability: (timeouts + recovery entries) / segments sent (0 when
     /// nothing was sent).
     pub loss_indication_p: f64,
+    /// Data segments of this flow marked CE by a queue (ECN; not drops).
+    pub ecn_marks: u64,
+    /// Window reductions in answer to ECN echoes (at most one per window of data).
+    pub ecn_reductions: u64,
 }
 
 /// One row per UDP flow.
@@ -171,6 +175,8 @@ pub struct LinkSummary {
     pub drops: [u64; 5],
     /// Fraction of the run the serializer was busy.
     pub utilization: f64,
+    /// Packets marked Congestion Experienced (ECN) by the queue; not drops.
+    pub ecn_marks: u64,
 }
 
 /// Per-flow time series (table "series").
