@@ -30,6 +30,7 @@ pub struct Scenario {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(clippy::large_enum_variant)] // built once per run; boxing would only cost clarity
 pub enum Topology {
     Dumbbell(Dumbbell),
     Explicit(Explicit),
