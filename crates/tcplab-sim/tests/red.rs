@@ -151,3 +151,49 @@ fn ecn_marks_instead_of_early_drops_and_saves_retransmissions() {
         .iter()
         .all(|f| f.ecn_reductions == 0 && f.ecn_marks == 0));
 }
+
+#[test]
+fn validation_names_red_and_loss_fields() {
+    use tcplab_sim::scenario::LossSpec;
+    let bad_red = QueueSpec::Red(RedSpec {
+        min_th: 10.0,
+        max_th: 5.0,
+        max_p: 1.5,
+        w_q: 0.0,
+        gentle: false,
+        wait: true,
+        mode: RedMode::Packets,
+        ecn: false,
+        mean_packet_size: 1500,
+    });
+    let fwd = dir(1_000_000, 10, 20)
+        .queue(bad_red)
+        .loss(LossSpec::GilbertElliott {
+            p_gb: 1.2,
+            p_bg: 0.5,
+            loss_good: 0.0,
+            loss_bad: -1.0,
+        });
+    let rev = dir(1_000_000, 10, 20).loss(LossSpec::Ber { ber: 2.0 });
+    let s = ScenarioBuilder::new(
+        "bad",
+        dumbbell(
+            1,
+            Duplex::new(fwd, rev),
+            Duplex::symmetric(dir(10_000_000, 1, 100)),
+        ),
+    )
+    .flow(TcpFlowSpec::bulk("s0", "r0"))
+    .build();
+    let e = s.validate().unwrap_err().0;
+    for want in [
+        "topology.bottleneck.forward.queue.max_th = 5: expected greater than min_th (10)",
+        "topology.bottleneck.forward.queue.max_p = 1.5: expected a probability in [0, 1]",
+        "topology.bottleneck.forward.queue.w_q = 0: expected a weight in (0, 1]",
+        "topology.bottleneck.forward.loss.p_gb = 1.2: expected a probability in [0, 1]",
+        "topology.bottleneck.forward.loss.loss_bad = -1: expected a probability in [0, 1]",
+        "topology.bottleneck.reverse.loss.ber = 2: expected a probability in [0, 1]",
+    ] {
+        assert!(e.contains(want), "{want} not in {e}");
+    }
+}

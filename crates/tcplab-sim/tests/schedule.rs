@@ -200,6 +200,7 @@ fn rate_dip_in_a_simulation() {
     let dropped = d.time_ns.len() as i64;
     assert!((25..=55).contains(&dropped), "{dropped} drops");
     assert_eq!(r.links[0].rate_bps, 1_000_000);
+    assert!(r.conservation.ok, "{:?}", r.conservation.violations);
 }
 
 #[test]
