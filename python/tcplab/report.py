@@ -570,10 +570,12 @@ def _links_html(result: RunResult) -> str:
                 f"{r['utilization']:.3f}",
             ]
             + [r[c] for c in causes]
+            + [r.get("ecn_marks", 0)]
         )
     return _table(
         ["link", "direction", "path", "rate", "delay", "packets sent", "utilization"]
-        + [c.removeprefix("drops_").replace("_", " ") + " drops" for c in causes],
+        + [c.removeprefix("drops_").replace("_", " ") + " drops" for c in causes]
+        + ["ECN marks"],
         rows,
         left=3,
     )

@@ -253,9 +253,10 @@ def _packets(x: Any, sub: tuple[str, ...]) -> int:
 
 
 def _loss(v: Any) -> dict[str, Any]:
-    """``0.01`` (Bernoulli p), ``{model = "bernoulli", p = 0.01}``, ``{model = "none"}`` or
+    """``0.01`` (Bernoulli p), ``{model = "bernoulli", p = 0.01}``, ``{model = "none"}``,
     ``{model = "trace", packets = [3, 17]}`` (lose the link direction's packets with these
-    0-based indices, in serialization order)."""
+    0-based indices, in serialization order), or one of the models of ``_LOSS_MODELS``
+    (docs/network-models.md)."""
     if isinstance(v, dict):
         model = v.get("model", "bernoulli" if "p" in v else None)
         if model == "none":
@@ -285,7 +286,13 @@ def _loss(v: Any) -> dict[str, Any]:
             if "packets" not in v:
                 raise FieldError("is required but missing", ("packets",), show=False)
             return {"model": "trace", "packets": _packet_indices(v["packets"], ("packets",))}
-        raise FieldError("is not a known loss model (known: none, bernoulli, trace)", ("model",), model)
+        if _loss_model(model) is not None:
+            return _loss_model(model)(v)
+        raise FieldError(
+            "is not a known loss model (known: none, bernoulli, trace, ber, gilbert_elliott, time_trace)",
+            ("model",),
+            model,
+        )
     return {"model": "bernoulli", "p": _probability(v, ())} if v != 0 else {"model": "none"}
 
 
@@ -308,21 +315,39 @@ def _probability(p: Any, sub: tuple[str, ...]) -> float:
     return float(p)
 
 
-def _queue(v: Any) -> dict[str, str]:
-    """``"drop_tail"`` or ``{discipline = "drop_tail"}``."""
-    disciplines = ("drop_tail",)
+def _queue(v: Any) -> dict[str, Any]:
+    """``"drop_tail"``, ``{discipline = "drop_tail"}`` or ``{discipline = "red", min_th = 5,
+    max_th = 10, ...}`` (see :func:`_red`)."""
+    disciplines = ("drop_tail", "red")
     if isinstance(v, dict):
-        extra = sorted(set(v) - {"discipline"})
-        if extra:
-            raise FieldError("is not a known field of a queue (allowed: discipline)", (extra[0],), show=False)
         if "discipline" not in v:
             raise FieldError("is required but missing", ("discipline",), show=False)
         d, sub = v["discipline"], ("discipline",)
+        if d == "red":
+            return _red(v)
+        extra = sorted(set(v) - {"discipline"})
+        if extra and d in disciplines:
+            raise FieldError("is not a known field of a queue (allowed: discipline)", (extra[0],), show=False)
     else:
         d, sub = v, ()
+        if d == "red":
+            raise FieldError("needs its parameters: {discipline = 'red', min_th = ..., max_th = ...}")
     if d not in disciplines:
         raise FieldError(f"is not a known queue discipline (known: {', '.join(disciplines)})", sub, d)
     return {"discipline": d}
+
+
+def _red(v: dict[str, Any]) -> dict[str, Any]:
+    return _netmodels.red(v)
+
+
+def _loss_model(model: str) -> Any:
+    """The parser of a loss model beyond none/bernoulli/trace, or None."""
+    return _netmodels.LOSS_MODELS.get(model)
+
+
+def _schedule(v: Any) -> list[dict[str, Any]]:
+    return _netmodels.schedule(v)
 
 
 def _growth(v: Any) -> dict[str, Any]:
@@ -453,6 +478,7 @@ class LinkDirection(_Model):
     loss: Annotated[dict, BeforeValidator(_loss)] | None = None
     report_losses: bool | None = None
     report_delay: Duration | None = None
+    schedule: Annotated[list, BeforeValidator(_schedule)] | None = None
 
 
 class Duplex(LinkDirection):
@@ -488,6 +514,8 @@ class Duplex(LinkDirection):
             "queue": base.get("queue") or {"discipline": "drop_tail"},
             "loss": base.get("loss") or {"model": "none"},
         }
+        if base.get("schedule"):
+            out["schedule"] = base["schedule"]
         # The cross-layer channel: emitted only when set (the simulator omits the defaults).
         report_delay = base.get("report_delay") or 0
         if base.get("report_losses"):
@@ -633,6 +661,7 @@ class Scenario(_Model):
             self._check_explicit()
         else:
             self._check_dumbbell()
+        self._check_schedules()
         self._check_flows()
         self._flow_tcp(None)
         for i in range(len(self.flows)):
@@ -664,6 +693,28 @@ class Scenario(_Model):
                     f"duplicates links[{pairs[key]}] between the same nodes", ("links", i), show=False
                 )
             pairs[key] = i
+
+    def _duplexes(self) -> list[tuple[tuple[str | int, ...], Duplex]]:
+        """Every duplex link table with its path."""
+        if self.topology is not None:
+            out: list[tuple[tuple[str | int, ...], Duplex]] = [(("topology", "bottleneck"), self.topology.bottleneck)]
+            for key in ("sender_access", "receiver_access"):
+                for i, d in enumerate(getattr(self.topology, key) or []):
+                    out.append((("topology", key, i), d))
+            return out
+        return [(("links", i), link) for i, link in enumerate(self.links or [])]
+
+    def _check_schedules(self) -> None:
+        """Scheduled changes must fall within the run."""
+        for path, duplex in self._duplexes():
+            for where, table in (((), duplex), (("forward",), duplex.forward), (("reverse",), duplex.reverse)):
+                for k, c in enumerate((table.schedule if table is not None else None) or []):
+                    if c["at"] > self.duration:
+                        raise FieldError(
+                            f"must be at most the duration ({format_duration(self.duration)})",
+                            (*path, *where, "schedule", k, "at"),
+                            _Raw(format_duration(c["at"])),
+                        )
 
     def _dumbbell_endpoints(self) -> list[tuple[str, str]]:
         """(src, dst) of every TCP then UDP flow, defaults filled (s{i}, r{i})."""
@@ -902,7 +953,11 @@ class Scenario(_Model):
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(f"{where}invalid TOML: {e}") from None
-        return cls.from_dict(data, name=name, source={"toml": text, "path": path})
+        token = _netmodels.BASE_DIR.set(Path(path).parent if path else None)
+        try:
+            return cls.from_dict(data, name=name, source={"toml": text, "path": path})
+        finally:
+            _netmodels.BASE_DIR.reset(token)
 
     def with_seed(self, seed: int) -> Scenario:
         """A copy with another seed (validated like the file's)."""
@@ -969,3 +1024,8 @@ def as_scenario(scenario: str | Path | dict | Scenario) -> Scenario:
     if isinstance(scenario, (str, Path)):
         return load_scenario(scenario)
     raise TypeError(f"a scenario is a path, a dict or a tcplab.Scenario, not {type(scenario).__name__}")
+
+
+# RED, the loss models beyond Bernoulli/trace and link schedules (docs/network-models.md) live
+# in their own module, which uses this module's error and quantity helpers.
+from tcplab import netmodels as _netmodels  # noqa: E402

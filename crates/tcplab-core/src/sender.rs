@@ -397,7 +397,10 @@ impl Sender {
     }
 
     fn on_ecn_echo(&mut self, now: Time) {
-        if self.rec.in_recovery() || self.ecn_recover.is_some_and(|r| self.snd_una() < r) {
+        // RFC 3168 §6.1.2: one reduction per window. ECE is ignored until an ACK covers data
+        // sent after the last reduction (snd_una > recover): the ACK of exactly `recover` was
+        // sent before the receiver saw our CWR, so its ECE still echoes the old mark.
+        if self.rec.in_recovery() || self.ecn_recover.is_some_and(|r| self.snd_una() <= r) {
             return;
         }
         self.counters.ecn_reductions += 1;
@@ -553,7 +556,8 @@ impl Sender {
             len,
             ts_val: self.cfg.timestamps.then_some(now),
             retransmission: tx_before,
-            ect: self.cfg.ecn,
+            // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
+            ect: self.cfg.ecn && tx_before == 0,
             ce: false,
             cwr,
         }

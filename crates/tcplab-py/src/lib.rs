@@ -378,6 +378,8 @@ fn flows_table(py: Python<'_>, rows: Vec<FlowSummary>) -> PyResult<Bound<'_, PyD
     }
     t.num("loss_indication_p", column!(rows, loss_indication_p))?;
     eth_columns(&mut t, &rows)?;
+    t.num("ecn_marks", column!(rows, ecn_marks))?
+        .num("ecn_reductions", column!(rows, ecn_reductions))?;
     Ok(t.done())
 }
 
@@ -430,6 +432,7 @@ fn links_table(py: Python<'_>, rows: Vec<LinkSummary>) -> PyResult<Bound<'_, PyD
         t.num(&format!("drops_{}", cause.as_str()), v)?;
     }
     t.num("utilization", column!(rows, utilization))?;
+    t.num("ecn_marks", column!(rows, ecn_marks))?;
     Ok(t.done())
 }
 

@@ -16,8 +16,8 @@
 //! ```
 
 use crate::scenario::{
-    Buffer, Dumbbell, Duplex, Explicit, LinkDir, LinkSpec, LossSpec, NodeKind, NodeSpec, QueueSpec,
-    Scenario, SeriesMode, TcpFlowSpec, Topology, TraceSpec, UdpFlowSpec,
+    Buffer, Dumbbell, Duplex, Explicit, LinkChange, LinkDir, LinkSpec, LossSpec, NodeKind,
+    NodeSpec, QueueSpec, Scenario, SeriesMode, TcpFlowSpec, Topology, TraceSpec, UdpFlowSpec,
 };
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec, TcpConfig};
 
@@ -32,6 +32,7 @@ impl LinkDir {
             loss: LossSpec::None,
             report_losses: false,
             report_delay: Dur::ZERO,
+            schedule: Vec::new(),
         }
     }
     /// Bernoulli loss with probability `p` per packet.
@@ -41,6 +42,15 @@ impl LinkDir {
     }
     pub fn loss(mut self, loss: LossSpec) -> Self {
         self.loss = loss;
+        self
+    }
+    pub fn queue(mut self, queue: QueueSpec) -> Self {
+        self.queue = queue;
+        self
+    }
+    /// Adds a change at `change.at` (keep them sorted by time).
+    pub fn change(mut self, change: LinkChange) -> Self {
+        self.schedule.push(change);
         self
     }
     /// Reports this direction's random drops to the flows' senders after `delay`

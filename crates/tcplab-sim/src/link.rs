@@ -9,6 +9,13 @@
 //!   the wire (cause `link_error`): a lost packet has used the link (it counts in packets and
 //!   bytes sent and in utilization, and delayed the packets behind it) but never arrives.
 //! - Surviving packets propagate for `delay` and arrive at the far node in order.
+//! - ECN-capable packets the discipline marks (CE) are counted in `ecn_marks`; a mark is
+//!   not a drop.
+//! - A scheduled change ([`Link::reconfigure`]) takes effect for packets that start service
+//!   or arrive after it: the packet in service keeps its end time and loss draw, propagating
+//!   packets keep their arrival time (after a delay decrease, a later packet arrives no
+//!   earlier than the one ahead of it: the link does not reorder), and a smaller buffer
+//!   only refuses new packets until the link holds less.
 //!
 //! # Events
 //!
@@ -23,10 +30,12 @@
 //! every departure (queue series). Otherwise the finished packet is retired by the next
 //! `offer`. Results are the same either way; only the event count differs.
 
-use crate::loss::LossModel;
+use crate::loss::{self, LossModel};
 use crate::packet::{PacketId, PacketPool, Payload};
 use crate::queue::{Admission, Occupancy, Queue, Queued};
 use crate::results::DropCause;
+use crate::rng::Rng;
+use crate::scenario::LinkChange;
 use std::collections::VecDeque;
 use tcplab_core::{Dur, Time};
 
@@ -40,6 +49,8 @@ pub struct LinkStats {
     pub drops: [u64; 5],
     /// Time the serializer was busy.
     pub busy: Dur,
+    /// Packets marked Congestion Experienced by the discipline (not drops).
+    pub ecn_marks: u64,
 }
 
 /// Events the caller must schedule after a link operation.
@@ -55,6 +66,8 @@ pub struct Wakeups {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
     Queued,
+    /// Queued with Congestion Experienced set.
+    Marked,
     /// Not queued; the caller frees the packet and records the cause.
     Dropped(DropCause),
 }
@@ -172,7 +185,8 @@ impl Link {
             size: pkt.size,
             ect,
         };
-        match self.queue.enqueue(now, q, self.held) {
+        let admission = self.queue.enqueue(now, q, self.held);
+        match admission {
             Admission::Drop(cause) => {
                 self.stats.drops[cause as usize] += 1;
                 return Offer::Dropped(cause);
@@ -181,9 +195,11 @@ impl Link {
                 if let Payload::Data(d) = &mut pkt.payload {
                     d.ce = true;
                 }
+                self.stats.ecn_marks += 1;
             }
             Admission::Accept => {}
         }
+        let marked = matches!(admission, Admission::Mark);
         self.held.add(q.size);
         match self.in_service {
             None => self.start_next(now, wake),
@@ -193,7 +209,31 @@ impl Link {
             }
             Some(_) => {}
         }
-        Offer::Queued
+        if marked {
+            Offer::Marked
+        } else {
+            Offer::Queued
+        }
+    }
+
+    /// Applies a scheduled change at once; `loss_rng` is the stream of a new loss model.
+    /// Nothing already queued, in service or propagating is touched (see the module docs).
+    pub fn reconfigure(&mut self, change: &LinkChange, loss_rng: Rng) {
+        if let Some(rate) = change.rate {
+            self.rate = rate;
+        }
+        if let Some(delay) = change.delay {
+            self.delay = delay;
+        }
+        self.queue.set_limits(change.buffer, change.rate);
+        if let Some(spec) = &change.loss {
+            self.loss = loss::build(spec, loss_rng);
+        }
+    }
+
+    /// The discipline's average queue, for active queue managers.
+    pub fn queue_average(&self) -> Option<f64> {
+        self.queue.average()
     }
 
     /// Retires the packet in service if its serialization ended by `now` (lost packets are
@@ -226,7 +266,8 @@ impl Link {
             None => false,
         };
         if !lost {
-            let at = done + self.delay;
+            // Not before the packet ahead (only possible after a delay decrease).
+            let at = (done + self.delay).max(self.wire.back().map_or(Time::ZERO, |w| w.0));
             if self.wire.is_empty() {
                 wake.arrival = Some(at);
             }

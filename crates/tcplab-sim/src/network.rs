@@ -14,9 +14,10 @@ use crate::packet::{Packet, PacketId, PacketKind, PacketPool, Payload};
 use crate::queue;
 use crate::results::DropCause;
 use crate::rng::Rng;
+use crate::scenario::LinkChange;
 use crate::topology::Layout;
 use crate::trace::Recorder;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use tcplab_core::{Dur, Time};
 
 /// What the network schedules.
@@ -26,6 +27,8 @@ pub enum NetEvent {
     ServiceDone(u32),
     /// The head packet propagating on link direction `i` reaches the far node.
     Arrive(u32),
+    /// The next scheduled change of link direction `i` is due.
+    Reconfigure(u32),
 }
 
 /// A packet that reached its destination host.
@@ -82,6 +85,11 @@ pub struct Network {
     pub report_delay: Vec<Option<Dur>>,
     /// Reports due, for the driver to schedule (drained by it after every network call).
     pub reports: Vec<LossReport>,
+    /// Per TCP flow: data packets marked CE by a queue (a packet marked twice counts twice).
+    pub tcp_marks: Vec<u64>,
+    /// Per link direction: changes not yet applied, in time order, each with the stream of
+    /// the loss model it may build (`"loss/{link}/{direction}/change{k}"`).
+    pub changes: Vec<VecDeque<(Time, LinkChange, Rng)>>,
 }
 
 impl Network {
@@ -91,6 +99,7 @@ impl Network {
         let mut links = Vec::with_capacity(2 * layout.links.len());
         let mut info = Vec::with_capacity(2 * layout.links.len());
         let mut report_delay = Vec::with_capacity(2 * layout.links.len());
+        let mut changes = Vec::with_capacity(2 * layout.links.len());
         for l in &layout.links {
             for (direction, spec, from, to) in [
                 ("forward", l.forward, l.from, l.to),
@@ -100,7 +109,18 @@ impl Network {
                 let q = queue::build(
                     &spec.queue,
                     spec.buffer,
+                    spec.rate,
                     Rng::stream(seed, &format!("queue/{label}")),
+                );
+                changes.push(
+                    spec.schedule
+                        .iter()
+                        .enumerate()
+                        .map(|(k, c)| {
+                            let rng = Rng::stream(seed, &format!("loss/{label}/change{k}"));
+                            (Time::ZERO + c.at, c.clone(), rng)
+                        })
+                        .collect(),
                 );
                 let m = loss::build(&spec.loss, Rng::stream(seed, &format!("loss/{label}")));
                 links.push(Link::new(from, to, spec.rate, spec.delay, q, m));
@@ -124,6 +144,18 @@ impl Network {
             data_drop_sent: vec![Vec::new(); tcp_flows],
             report_delay,
             reports: Vec::new(),
+            tcp_marks: vec![0; tcp_flows],
+            changes,
+        }
+    }
+
+    /// Schedules the first change of every link direction that has a schedule (call once,
+    /// before the run; each change schedules the next one of its direction).
+    pub fn schedule_changes<E: From<NetEvent>>(&self, q: &mut EventQueue<E>) {
+        for (l, c) in self.changes.iter().enumerate() {
+            if let Some(&(at, _, _)) = c.front() {
+                q.push(at, NetEvent::Reconfigure(l as u32).into());
+            }
         }
     }
 
@@ -179,6 +211,15 @@ impl Network {
                     None
                 }
             }
+            NetEvent::Reconfigure(l) => {
+                let pending = &mut self.changes[l as usize];
+                let (_, change, rng) = pending.pop_front().expect("a change when one is due");
+                if let Some(&(next, _, _)) = pending.front() {
+                    q.push(next, NetEvent::Reconfigure(l).into());
+                }
+                self.links[l as usize].reconfigure(&change, rng);
+                None
+            }
         }
     }
 
@@ -199,8 +240,11 @@ impl Network {
         let mut wake = Wakeups::default();
         let offer = link.offer(now, id, &mut self.pool, &mut wake);
         schedule(q, l, wake);
+        if offer == Offer::Marked {
+            self.tcp_marks[self.pool.get(id).flow as usize] += 1;
+        }
         match offer {
-            Offer::Queued => {
+            Offer::Queued | Offer::Marked => {
                 if rec.on_change() {
                     rec.queue_row(now, l, link.held_at(now));
                 }

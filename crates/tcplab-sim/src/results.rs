@@ -157,6 +157,10 @@ pub struct FlowSummary {
     pub sack_block_used: [u64; 6],
     /// ACKs with a DSACK block (RFC 2883) the receiver sent.
     pub dsacks_sent: u64,
+    /// Data segments of this flow marked CE by a queue (ECN; not drops).
+    pub ecn_marks: u64,
+    /// Window reductions in answer to ECN echoes (at most one per window of data).
+    pub ecn_reductions: u64,
 }
 
 /// One row per UDP flow.
@@ -188,6 +192,8 @@ pub struct LinkSummary {
     pub drops: [u64; 5],
     /// Fraction of the run the serializer was busy.
     pub utilization: f64,
+    /// Packets marked Congestion Experienced (ECN) by the queue; not drops.
+    pub ecn_marks: u64,
 }
 
 /// Per-flow time series (table "series").

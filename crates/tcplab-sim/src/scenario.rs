@@ -30,6 +30,7 @@ pub struct Scenario {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(clippy::large_enum_variant)] // built once per run; boxing would only cost clarity
 pub enum Topology {
     Dumbbell(Dumbbell),
     Explicit(Explicit),
@@ -111,6 +112,28 @@ pub struct LinkDir {
     /// Only with `report_losses`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub report_delay: Dur,
+    /// Changes to this direction at given times (a time-varying link); sorted by `at`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<LinkChange>,
+}
+
+/// A change of a link direction at time `at` (from the start of the run). Fields left None
+/// keep their value. Applied without disturbing packets already there: the packet being
+/// serialized finishes at the old rate (its loss draw was made with the old model),
+/// propagating packets keep their arrival time, and a smaller buffer drops nothing already
+/// queued, it only refuses new packets until the link holds less (docs/network-models.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkChange {
+    pub at: Dur,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<Buffer>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossSpec>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -133,6 +156,53 @@ pub enum Buffer {
 pub enum QueueSpec {
     #[default]
     DropTail,
+    /// Random Early Detection (Floyd & Jacobson 1993), docs/network-models.md.
+    Red(RedSpec),
+}
+
+/// RED parameters. Thresholds are in packets (`mode = packets`) or bytes (`mode = bytes`);
+/// the link's `buffer` is the hard limit, checked against the instantaneous occupancy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedSpec {
+    pub min_th: f64,
+    pub max_th: f64,
+    /// Early-drop probability at `max_th`.
+    pub max_p: f64,
+    /// Weight of the EWMA average: avg <- (1 - w_q) avg + w_q q.
+    pub w_q: f64,
+    /// Drop probability rises linearly from max_p to 1 between max_th and 2 max_th
+    /// (otherwise everything above max_th is dropped).
+    #[serde(default)]
+    pub gentle: bool,
+    /// Spread drops uniformly over [1/p_b, 2/p_b] packets instead of [1, 1/p_b] (ns "wait").
+    #[serde(default = "yes")]
+    pub wait: bool,
+    #[serde(default)]
+    pub mode: RedMode,
+    /// Mark ECN-capable packets (CE) instead of dropping them early.
+    #[serde(default)]
+    pub ecn: bool,
+    /// Typical packet size in bytes: the idle-time decay counts idle time in transmission
+    /// times of such packets, and byte mode scales p_b by size / mean_packet_size.
+    #[serde(default = "default_mean_packet_size")]
+    pub mean_packet_size: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_mean_packet_size() -> u32 {
+    1500
+}
+
+/// What RED's average and thresholds count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedMode {
+    #[default]
+    Packets,
+    Bytes,
 }
 
 /// Random loss on one link direction, drawn from that direction's own seeded stream.
@@ -147,6 +217,32 @@ pub enum LossSpec {
     /// on the wire (0 = the first packet the direction serializes; packets its queue drops
     /// are not counted). Deterministic, draws nothing; e.g. `{model: trace, packets: [5, 9]}`.
     Trace { packets: Vec<u64> },
+    /// Bit errors: a packet of `size` bytes is lost with probability 1 - (1 - ber)^(8 size).
+    Ber { ber: f64 },
+    /// Gilbert-Elliott two-state burst loss: per packet the chain moves good -> bad with
+    /// `p_gb` and bad -> good with `p_bg`; a packet is lost with `loss_good` / `loss_bad`
+    /// in the state it meets (defaults 0 and 1: the Gilbert model).
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        #[serde(default)]
+        loss_good: f64,
+        #[serde(default = "one")]
+        loss_bad: f64,
+    },
+    /// Time-based trace: the first packet whose serialization ends at or after each of
+    /// `times` is lost, and every packet whose serialization ends inside one of the
+    /// `[start, end)` `intervals`. Deterministic, draws nothing.
+    TimeTrace {
+        #[serde(default)]
+        times: Vec<Dur>,
+        #[serde(default)]
+        intervals: Vec<[Dur; 2]>,
+    },
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

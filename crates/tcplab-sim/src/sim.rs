@@ -97,9 +97,10 @@ impl Simulation {
         debug_assert!(errs.is_empty(), "validated: {errs:?}");
         let mut net = Network::new(&layout, s.seed, s.flows.len(), s.udp.len());
         net.set_every_departure(s.trace.series == SeriesMode::Change);
+        let mut events = EventQueue::new();
+        net.schedule_changes(&mut events);
         let node = |name: &str| layout.node(name).expect("validated node name");
         let start = |d: Dur| Time::ZERO + d;
-        let mut events = EventQueue::new();
 
         let mut tcp = Vec::with_capacity(s.flows.len());
         for (i, f) in s.flows.iter().enumerate() {
@@ -206,6 +207,11 @@ impl Simulation {
     /// When the run ends (the scenario's duration).
     pub fn end_time(&self) -> Time {
         self.end
+    }
+    /// The average queue of link direction `link`'s active queue manager (RED), if it has
+    /// one (`link` indexes `Results::links`).
+    pub fn queue_average(&self, link: usize) -> Option<f64> {
+        self.net.links.get(link)?.queue_average()
     }
     /// The run is over: end time reached, or every flow finished and nothing is pending.
     pub fn is_done(&self) -> bool {

@@ -57,6 +57,8 @@ pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary 
         ack_drops,
         min_rtt_ns: sc.rtt_min_ns,
         mean_rtt_ns: (sc.rtt_samples > 0).then(|| (sc.rtt_sum_ns / sc.rtt_samples as u128) as u64),
+        ecn_marks: net.tcp_marks[i],
+        ecn_reductions: sc.ecn_reductions,
         ..FlowSummary::default()
     };
     f.classification.fill(&mut row);
@@ -106,6 +108,7 @@ pub fn links(net: &Network, end: Time) -> Vec<LinkSummary> {
                 bytes_sent: st.bytes_sent,
                 drops: st.drops,
                 utilization: if span > 0.0 { busy / span } else { 0.0 },
+                ecn_marks: st.ecn_marks,
             }
         })
         .collect()

@@ -5,7 +5,9 @@
 //! All problems found are reported together, separated by "; ".
 
 use crate::node::Routes;
-use crate::scenario::{Buffer, LinkDir, LossSpec, NodeKind, Scenario, SeriesMode};
+use crate::scenario::{
+    Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode,
+};
 use crate::sim::SimError;
 use crate::topology::{self, Layout};
 use tcplab_core::{ConfigError, Dur, Sender};
@@ -32,6 +34,18 @@ pub fn problems(s: &Scenario) -> Vec<String> {
     for l in &layout.links {
         link_dir(&format!("{}.forward", l.spec_path), l.forward, &mut errs);
         link_dir(&format!("{}.reverse", l.spec_path), l.reverse, &mut errs);
+        schedule(
+            &format!("{}.forward", l.spec_path),
+            l.forward,
+            s.duration,
+            &mut errs,
+        );
+        schedule(
+            &format!("{}.reverse", l.spec_path),
+            l.reverse,
+            s.duration,
+            &mut errs,
+        );
     }
     dedup_keep_order(&mut errs);
     let routes = Routes::compute(&layout.nodes, &layout.directions());
@@ -136,14 +150,114 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<String>) {
         )),
         _ => {}
     }
-    match &d.loss {
+    loss_spec(&format!("{p}.loss"), &d.loss, errs);
+    if let QueueSpec::Red(red) = &d.queue {
+        red_spec(&format!("{p}.queue"), red, errs);
+    }
+}
+
+fn probability(p: &str, x: f64, errs: &mut Vec<String>) {
+    if !(0.0..=1.0).contains(&x) {
+        errs.push(format!("{p} = {x}: expected a probability in [0, 1]"));
+    }
+}
+
+fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<String>) {
+    match loss {
         LossSpec::None | LossSpec::Trace { .. } => {}
-        LossSpec::Bernoulli { p: prob } => {
-            if !(0.0..=1.0).contains(prob) {
+        LossSpec::Bernoulli { p: prob } => probability(&format!("{p}.p"), *prob, errs),
+        LossSpec::Ber { ber } => probability(&format!("{p}.ber"), *ber, errs),
+        LossSpec::GilbertElliott {
+            p_gb,
+            p_bg,
+            loss_good,
+            loss_bad,
+        } => {
+            probability(&format!("{p}.p_gb"), *p_gb, errs);
+            probability(&format!("{p}.p_bg"), *p_bg, errs);
+            probability(&format!("{p}.loss_good"), *loss_good, errs);
+            probability(&format!("{p}.loss_bad"), *loss_bad, errs);
+        }
+        LossSpec::TimeTrace { intervals, .. } => {
+            for (i, [a, b]) in intervals.iter().enumerate() {
+                if b <= a {
+                    errs.push(format!(
+                        "{p}.intervals[{i}] = [{}, {}]: expected start < end (ns)",
+                        a.as_nanos(),
+                        b.as_nanos()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn red_spec(p: &str, r: &RedSpec, errs: &mut Vec<String>) {
+    if !(r.min_th >= 0.0 && r.min_th.is_finite()) {
+        errs.push(format!(
+            "{p}.min_th = {}: expected a finite number >= 0",
+            r.min_th
+        ));
+    }
+    if !(r.max_th > r.min_th && r.max_th.is_finite()) {
+        errs.push(format!(
+            "{p}.max_th = {}: expected greater than min_th ({})",
+            r.max_th, r.min_th
+        ));
+    }
+    probability(&format!("{p}.max_p"), r.max_p, errs);
+    if !(r.w_q > 0.0 && r.w_q <= 1.0) {
+        errs.push(format!("{p}.w_q = {}: expected a weight in (0, 1]", r.w_q));
+    }
+    if r.mean_packet_size == 0 {
+        errs.push(format!(
+            "{p}.mean_packet_size = 0: expected a positive size in bytes"
+        ));
+    }
+}
+
+/// A link direction's schedule: times increasing and within the run, each change valid.
+fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<String>) {
+    let mut last: Option<Dur> = None;
+    for (i, c) in d.schedule.iter().enumerate() {
+        let q = format!("{p}.schedule[{i}]");
+        if let Some(prev) = last {
+            if c.at <= prev {
                 errs.push(format!(
-                    "{p}.loss.p = {prob}: expected a probability in [0, 1]"
+                    "{q}.at = {}: expected later than schedule[{}].at ({} ns); changes must be sorted by time",
+                    c.at.as_nanos(),
+                    i - 1,
+                    prev.as_nanos()
                 ));
             }
+        }
+        last = Some(c.at);
+        if c.at > duration {
+            errs.push(format!(
+                "{q}.at = {}: expected at most the duration ({} ns)",
+                c.at.as_nanos(),
+                duration.as_nanos()
+            ));
+        }
+        if c.rate.is_none() && c.delay.is_none() && c.buffer.is_none() && c.loss.is_none() {
+            errs.push(format!(
+                "{q}: changes nothing; give at least one of rate, delay, buffer, loss"
+            ));
+        }
+        if c.rate == Some(0) {
+            errs.push(format!("{q}.rate = 0: expected a positive rate in bit/s"));
+        }
+        match c.buffer {
+            Some(Buffer::Packets(0)) => errs.push(format!(
+                "{q}.buffer = {{packets: 0}}: expected at least 1 packet"
+            )),
+            Some(Buffer::Bytes(0)) => errs.push(format!(
+                "{q}.buffer = {{bytes: 0}}: expected at least 1 byte"
+            )),
+            _ => {}
+        }
+        if let Some(loss) = &c.loss {
+            loss_spec(&format!("{q}.loss"), loss, errs);
         }
     }
 }

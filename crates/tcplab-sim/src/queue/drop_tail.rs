@@ -42,6 +42,11 @@ impl Queue for DropTail {
     fn for_each(&self, f: &mut dyn FnMut(Queued)) {
         self.fifo.iter().for_each(|p| f(*p));
     }
+    fn set_limits(&mut self, buffer: Option<Buffer>, _rate: Option<u64>) {
+        if let Some(b) = buffer {
+            self.buffer = b;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -2,10 +2,11 @@
 //! arriving packet and takes packets from it when the serializer is free; the discipline
 //! decides, the link counts. Capacity follows Dummynet: the packet being serialized still
 //! occupies the buffer, so the link passes what it holds (waiting + in service) to
-//! `enqueue`. An active queue manager (RED) fits behind the same trait: it keeps its own
+//! `enqueue`. An active queue manager ([`red`]) fits behind the same trait: it keeps its own
 //! average, draws from its own seeded stream, and answers with a drop cause or a CE mark.
 
 pub mod drop_tail;
+pub mod red;
 
 use crate::packet::PacketId;
 use crate::results::DropCause;
@@ -69,13 +70,20 @@ pub trait Queue: Send {
     fn waiting(&self) -> Occupancy;
     /// Every packet waiting, front first (for end-of-run accounting).
     fn for_each(&self, f: &mut dyn FnMut(Queued));
+    /// The link direction's buffer or rate changed (a scheduled change): packets already
+    /// queued stay; admission follows the new limits from now on.
+    fn set_limits(&mut self, buffer: Option<Buffer>, rate: Option<u64>);
+    /// An active queue manager's average queue (RED: packets or bytes by its mode).
+    fn average(&self) -> Option<f64> {
+        None
+    }
 }
 
-/// Builds the discipline `spec` with capacity `buffer`; `rng` is its own random stream
-/// (unused by drop-tail).
-pub fn build(spec: &QueueSpec, buffer: Buffer, rng: Rng) -> Box<dyn Queue> {
-    let _ = rng;
+/// Builds the discipline `spec` with capacity `buffer` on a link of `rate` bit/s; `rng` is
+/// its own random stream (unused by drop-tail).
+pub fn build(spec: &QueueSpec, buffer: Buffer, rate: u64, rng: Rng) -> Box<dyn Queue> {
     match spec {
         QueueSpec::DropTail => Box::new(drop_tail::DropTail::new(buffer)),
+        QueueSpec::Red(red) => Box::new(red::Red::new(red, buffer, rate, rng)),
     }
 }

@@ -4,9 +4,14 @@
 //! like a frame corrupted on the wire. Each model draws from the link direction's own seeded
 //! stream, so the loss process does not depend on the traffic of other links.
 //!
-//! Bernoulli and trace replay (packet indices) are here; Gilbert-Elliott (a two-state chain
-//! advanced per packet), bit-error rates (a probability from `size`) and time-based traces
-//! fit the same trait.
+//! Bernoulli and trace replay (packet indices) are here; bit-error rates ([`ber`]: a
+//! probability from `size`), Gilbert-Elliott burst loss ([`gilbert_elliott`]: a two-state
+//! chain advanced per packet) and time-based traces ([`time_trace`]) have their own files.
+//! docs/network-models.md gives the equations.
+
+pub mod ber;
+pub mod gilbert_elliott;
+pub mod time_trace;
 
 use crate::rng::Rng;
 use crate::scenario::LossSpec;
@@ -78,6 +83,22 @@ pub fn build(spec: &LossSpec, rng: Rng) -> Option<Box<dyn LossModel>> {
         LossSpec::Bernoulli { p } => Some(Box::new(Bernoulli::new(*p, rng))),
         LossSpec::Trace { packets } if packets.is_empty() => None,
         LossSpec::Trace { packets } => Some(Box::new(Trace::new(packets))),
+        LossSpec::Ber { ber } if *ber <= 0.0 => None,
+        LossSpec::Ber { ber } => Some(Box::new(ber::Ber::new(*ber, rng))),
+        LossSpec::GilbertElliott {
+            p_gb,
+            p_bg,
+            loss_good,
+            loss_bad,
+        } => Some(Box::new(gilbert_elliott::GilbertElliott::new(
+            *p_gb, *p_bg, *loss_good, *loss_bad, rng,
+        ))),
+        LossSpec::TimeTrace { times, intervals } if times.is_empty() && intervals.is_empty() => {
+            None
+        }
+        LossSpec::TimeTrace { times, intervals } => {
+            Some(Box::new(time_trace::TimeTrace::new(times, intervals)))
+        }
     }
 }
 
