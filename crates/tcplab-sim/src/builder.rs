@@ -106,11 +106,18 @@ impl TraceSpec {
             events: false,
             segments: false,
             drops: false,
+            pcap: Vec::new(),
+            pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
         }
     }
     /// Record everything, series on change.
     pub fn all() -> Self {
         TraceSpec::default()
+    }
+    /// Also capture these links to pcap (`"all"`, `"{link}"`, `"{link}/forward"`...).
+    pub fn pcap(mut self, selectors: &[&str]) -> Self {
+        self.pcap = selectors.iter().map(|s| s.to_string()).collect();
+        self
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! One concept per module: [`engine`] (event queue, lazy timers), [`rng`] (seeded streams),
 //! [`packet`] (packets, header model, pool), [`queue`] (disciplines), [`loss`] (random loss
-//! models), [`link`] (one link direction), [`node`] (nodes, routing), [`topology`] (preset
+//! models), [`link`] (one link direction), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
 //! rows), [`classify`] (loss-classification accounting), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver).
@@ -18,6 +18,7 @@ pub mod loss;
 pub mod network;
 pub mod node;
 pub mod packet;
+pub mod pcap;
 pub mod queue;
 pub mod results;
 pub mod rng;

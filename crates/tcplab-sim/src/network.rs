@@ -11,6 +11,7 @@ use crate::link::{Link, Offer, Wakeups};
 use crate::loss;
 use crate::node::{Node, Routes};
 use crate::packet::{Packet, PacketId, PacketKind, PacketPool, Payload};
+use crate::pcap::Capture;
 use crate::queue;
 use crate::results::DropCause;
 use crate::rng::Rng;
@@ -79,6 +80,8 @@ pub struct Network {
     pub report_delay: Vec<Option<Dur>>,
     /// Reports due, for the driver to schedule (drained by it after every network call).
     pub reports: Vec<LossReport>,
+    /// pcap capture of chosen link directions (see [`crate::pcap`]), if any.
+    pub capture: Option<Box<Capture>>,
 }
 
 impl Network {
@@ -120,6 +123,7 @@ impl Network {
             latest_drops: vec![BTreeMap::new(); tcp_flows],
             report_delay,
             reports: Vec::new(),
+            capture: None,
         }
     }
 
@@ -134,6 +138,9 @@ impl Network {
     ) {
         self.counts.sent[p.kind() as usize] += 1;
         let id = self.pool.insert(p);
+        if let Some(c) = &mut self.capture {
+            c.on_send(at, id);
+        }
         self.forward(now, at, id, q, rec);
     }
 
@@ -154,6 +161,7 @@ impl Network {
                     rec.queue_row(now, l, link.held_at(now));
                 }
                 schedule(q, l, wake);
+                self.capture_started(now, l, wake.started);
                 if let Some(id) = lost {
                     self.drop_packet(now, l, id, DropCause::LinkError, rec);
                 }
@@ -202,6 +210,15 @@ impl Network {
                 }
             }
             Offer::Dropped(cause) => self.drop_packet(now, l, id, cause, rec),
+        }
+        self.capture_started(now, l, wake.started);
+    }
+
+    /// The pcap hook: link direction `l` started serializing `started` at `now`.
+    #[inline]
+    fn capture_started(&mut self, now: Time, l: u32, started: Option<PacketId>) {
+        if let (Some(c), Some(id)) = (&mut self.capture, started) {
+            c.on_transmit(now, l, id, self.pool.get(id));
         }
     }
 

@@ -304,4 +304,6 @@ pub struct Results {
     pub verdicts: VerdictLog,
     pub conservation: Conservation,
     pub stats: RunStats,
+    /// pcap files of the links `trace.pcap` names (empty without).
+    pub pcap: Vec<crate::pcap::PcapFile>,
 }

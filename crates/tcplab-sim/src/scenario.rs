@@ -214,6 +214,12 @@ pub struct TraceSpec {
     pub segments: bool,
     /// Every dropped packet with its cause.
     pub drops: bool,
+    /// Links to capture to pcap files: `"all"`, `"{link}"` (both directions) or
+    /// `"{link}/forward"` / `"{link}/reverse"` (see [`crate::pcap`], docs/pcap.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pcap: Vec<String>,
+    /// Bytes of each captured packet kept in the file (1..=65535; the rest is cut).
+    pub pcap_snaplen: u32,
 }
 
 impl Default for TraceSpec {
@@ -224,6 +230,8 @@ impl Default for TraceSpec {
             events: true,
             segments: true,
             drops: true,
+            pcap: Vec::new(),
+            pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
         }
     }
 }

@@ -24,6 +24,7 @@ use crate::engine::{EventQueue, TimerSlot};
 use crate::flow::{FlowPackets, TcpFlow};
 use crate::network::{Delivery, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, Payload};
+use crate::pcap::{self, Capture};
 use crate::results::{RunStats, VerdictLog};
 use crate::scenario::SeriesMode;
 use crate::timeouts::TimeoutTracker;
@@ -96,6 +97,7 @@ impl Simulation {
         debug_assert!(errs.is_empty(), "validated: {errs:?}");
         let mut net = Network::new(&layout, s.seed, s.flows.len(), s.udp.len());
         net.set_every_departure(s.trace.series == SeriesMode::Change);
+        net.capture = capture(s, &layout);
         let node = |name: &str| layout.node(name).expect("validated node name");
         let start = |d: Dur| Time::ZERO + d;
         let mut events = EventQueue::new();
@@ -234,6 +236,7 @@ impl Simulation {
             peak_pending_events: self.events.peak_len() as u64,
         };
         let links = summary::links(net, end);
+        let pcap = self.net.capture.map(|c| c.into_files()).unwrap_or_default();
         let rec = self.rec;
         Results {
             flows,
@@ -247,6 +250,7 @@ impl Simulation {
             verdicts: self.verdicts,
             conservation,
             stats,
+            pcap,
         }
     }
 
@@ -455,6 +459,26 @@ impl Simulation {
             self.events.push(next, Event::Sample);
         }
     }
+}
+
+/// The pcap capture `trace.pcap` asks for (validated), if any.
+fn capture(s: &Scenario, layout: &topology::Layout) -> Option<Box<Capture>> {
+    if s.trace.pcap.is_empty() {
+        return None;
+    }
+    let files = pcap::plan(&s.trace.pcap, layout).ok()?;
+    let node = |name: &str| layout.node(name).expect("validated node name");
+    Some(Box::new(Capture::new(
+        files,
+        2 * layout.links.len(),
+        layout.nodes.len(),
+        s.flows
+            .iter()
+            .map(|f| (node(&f.src), node(&f.dst)))
+            .collect(),
+        s.udp.iter().map(|u| (node(&u.src), node(&u.dst))).collect(),
+        s.trace.pcap_snaplen,
+    )))
 }
 
 #[cfg(test)]

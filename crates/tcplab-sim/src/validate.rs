@@ -97,6 +97,7 @@ pub fn problems(s: &Scenario) -> Vec<String> {
         }
         times(&p, s.duration, u.start, u.stop, &mut errs);
     }
+    pcap_trace(s, &layout, &mut errs);
     if s.trace.series == SeriesMode::Interval && s.trace.interval == Dur::ZERO {
         errs.push(
             "trace.interval = 0: expected a positive sampling interval in ns with series = \"interval\""
@@ -210,6 +211,18 @@ fn times(p: &str, duration: Dur, start: Dur, stop: Option<Dur>, errs: &mut Vec<S
                 start.as_nanos()
             ));
         }
+    }
+}
+
+fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<String>) {
+    if let Err(e) = crate::pcap::plan(&s.trace.pcap, layout) {
+        errs.extend(e);
+    }
+    if !(1..=65535).contains(&s.trace.pcap_snaplen) {
+        errs.push(format!(
+            "trace.pcap_snaplen = {}: expected 1..=65535 bytes per captured packet",
+            s.trace.pcap_snaplen
+        ));
     }
 }
 
