@@ -517,7 +517,12 @@ fn results_to_py(py: Python<'_>, r: Results) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("verdicts", verdicts_table(py, r.verdicts)?)?;
     d.set_item("conservation", conservation_dict(py, r.conservation)?)?;
     d.set_item("stats", stats_dict(py, r.stats)?)?;
-    d.set_item("pcap", pcap_list(py, r.pcap)?)?;
+    d.set_item("pcap", pcap_list(py, r.pcap.files)?)?;
+    let addresses = PyDict::new(py);
+    for (name, addr) in r.pcap.addresses {
+        addresses.set_item(name, addr)?;
+    }
+    d.set_item("pcap_addresses", addresses)?;
     Ok(d)
 }
 

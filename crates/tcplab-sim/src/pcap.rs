@@ -275,6 +275,14 @@ pub struct PcapFile {
     pub counts: CaptureCounts,
 }
 
+/// What a run captured: the files and the address of every node (hosts and routers, in
+/// topology order), as `(name, dotted quad)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PcapOutput {
+    pub files: Vec<PcapFile>,
+    pub addresses: Vec<(String, String)>,
+}
+
 /// Captures into in-memory pcap files: fed by the network at every send (IP IDs) and every
 /// start of serialization on a captured link direction.
 pub struct Capture {
@@ -285,6 +293,7 @@ pub struct Capture {
     ids: Vec<u16>,
     /// Next IP ID per source node.
     next_id: Vec<u16>,
+    node_names: Vec<String>,
     /// Per TCP flow / UDP flow: (source node, destination node) of its data.
     tcp_ends: Vec<(u32, u32)>,
     udp_ends: Vec<(u32, u32)>,
@@ -297,7 +306,7 @@ impl Capture {
     pub fn new(
         files: Vec<(String, String, Vec<u32>, Vec<&'static str>)>,
         link_directions: usize,
-        nodes: usize,
+        node_names: Vec<String>,
         tcp_ends: Vec<(u32, u32)>,
         udp_ends: Vec<(u32, u32)>,
         snaplen: u32,
@@ -323,7 +332,8 @@ impl Capture {
             files,
             by_dir,
             ids: Vec::new(),
-            next_id: vec![0; nodes],
+            next_id: vec![0; node_names.len()],
+            node_names,
             tcp_ends,
             udp_ends,
             snaplen,
@@ -389,9 +399,21 @@ impl Capture {
         }
     }
 
-    /// The files, complete.
-    pub fn into_files(self) -> Vec<PcapFile> {
-        self.files
+    /// The files, complete, and the address map.
+    pub fn finish(self) -> PcapOutput {
+        let addresses = self
+            .node_names
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let a = node_address(i as u32);
+                (n, format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3]))
+            })
+            .collect();
+        PcapOutput {
+            files: self.files,
+            addresses,
+        }
     }
 }
 
@@ -656,7 +678,7 @@ mod tests {
         let mut c = Capture::new(
             vec![("a-b".into(), "a-b".into(), vec![0], vec!["forward"])],
             2,
-            3,
+            vec!["a".into(), "r".into(), "b".into()],
             vec![(0, 2); 4],
             vec![],
             DEFAULT_SNAPLEN,
@@ -671,7 +693,9 @@ mod tests {
             c.on_transmit(Time::ZERO, 0, id, &p);
         }
         c.on_transmit(Time::ZERO, 1, ids[0], &p); // not captured
-        let files = c.into_files();
+        let out = c.finish();
+        assert_eq!(out.addresses[2], ("b".to_string(), "10.0.0.3".to_string()));
+        let files = out.files;
         let b = &files[0].bytes;
         let id_at = |k: usize| {
             let rec = 24 + k * (16 + 62);

@@ -305,5 +305,5 @@ pub struct Results {
     pub conservation: Conservation,
     pub stats: RunStats,
     /// pcap files of the links `trace.pcap` names (empty without).
-    pub pcap: Vec<crate::pcap::PcapFile>,
+    pub pcap: crate::pcap::PcapOutput,
 }

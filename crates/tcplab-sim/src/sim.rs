@@ -236,7 +236,7 @@ impl Simulation {
             peak_pending_events: self.events.peak_len() as u64,
         };
         let links = summary::links(net, end);
-        let pcap = self.net.capture.map(|c| c.into_files()).unwrap_or_default();
+        let pcap = self.net.capture.map(|c| c.finish()).unwrap_or_default();
         let rec = self.rec;
         Results {
             flows,
@@ -471,7 +471,7 @@ fn capture(s: &Scenario, layout: &topology::Layout) -> Option<Box<Capture>> {
     Some(Box::new(Capture::new(
         files,
         2 * layout.links.len(),
-        layout.nodes.len(),
+        layout.nodes.iter().map(|n| n.name.clone()).collect(),
         s.flows
             .iter()
             .map(|f| (node(&f.src), node(&f.dst)))

@@ -53,7 +53,7 @@ fn captures_match_the_simulators_counts_and_change_nothing() {
     .unwrap();
     assert_eq!(plain.flows, traced.flows, "capturing changes nothing");
     assert_eq!(plain.links, traced.links);
-    let names: Vec<&str> = traced.pcap.iter().map(|f| f.name.as_str()).collect();
+    let names: Vec<&str> = traced.pcap.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["s0-left", "left-right.forward", "s1-left"]);
 
     // Every flow ends before the run does, so nothing is left half-sent.
@@ -61,7 +61,7 @@ fn captures_match_the_simulators_counts_and_change_nothing() {
     let flow = &traced.flows[0];
     assert!(flow.retransmits > 5, "a lossy run: {}", flow.retransmits);
     // The sender's access link sees every transmission of flow 0 and every ACK it gets.
-    let access = &traced.pcap[0];
+    let access = &traced.pcap.files[0];
     assert_eq!(access.counts.tcp_data, flow.segments_sent);
     assert_eq!(access.counts.tcp_retransmissions, flow.retransmits);
     assert!(access.counts.acks_with_sack > 0);
@@ -84,8 +84,8 @@ fn captures_match_the_simulators_counts_and_change_nothing() {
         "IP lengths = wire sizes"
     );
     // UDP on its access link.
-    assert_eq!(traced.pcap[2].counts.udp, traced.udp[0].packets_sent);
-    let (n, _) = walk(&traced.pcap[1].bytes);
+    assert_eq!(traced.pcap.files[2].counts.udp, traced.udp[0].packets_sent);
+    let (n, _) = walk(&traced.pcap.files[1].bytes);
     assert_eq!(n, link("left-right", "forward").packets_sent);
 }
 
