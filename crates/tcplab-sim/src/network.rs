@@ -93,8 +93,8 @@ impl Network {
         let mut report_delay = Vec::with_capacity(2 * layout.links.len());
         for l in &layout.links {
             for (direction, spec, from, to) in [
-                ("forward", l.forward, l.from, l.to),
-                ("reverse", l.reverse, l.to, l.from),
+                ("forward", &l.forward, l.from, l.to),
+                ("reverse", &l.reverse, l.to, l.from),
             ] {
                 let label = format!("{}/{direction}", l.name);
                 let q = queue::build(

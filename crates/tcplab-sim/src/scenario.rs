@@ -33,6 +33,11 @@ pub struct Scenario {
 pub enum Topology {
     Dumbbell(Dumbbell),
     Explicit(Explicit),
+    /// Cascaded bottlenecks with long, cross and reverse flows (Adaptive Reno Fig. 5).
+    ParkingLot(crate::topology::parking_lot::ParkingLot),
+    /// Servers, a wired path, a base station and a lossy last hop to mobile hosts
+    /// (Venoplus Fig. 2, Veno Fig. 3b).
+    WiredCumWireless(crate::topology::wired_wireless::WiredCumWireless),
 }
 
 /// N sender hosts `s0..` each on its own access link to router `left`, a bottleneck

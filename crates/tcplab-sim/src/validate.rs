@@ -30,8 +30,8 @@ pub fn problems(s: &Scenario) -> Vec<String> {
     }
     let layout = topology::expand(&s.topology, &mut errs);
     for l in &layout.links {
-        link_dir(&format!("{}.forward", l.spec_path), l.forward, &mut errs);
-        link_dir(&format!("{}.reverse", l.spec_path), l.reverse, &mut errs);
+        link_dir(&format!("{}.forward", l.spec_path), &l.forward, &mut errs);
+        link_dir(&format!("{}.reverse", l.spec_path), &l.reverse, &mut errs);
     }
     dedup_keep_order(&mut errs);
     let routes = Routes::compute(&layout.nodes, &layout.directions());
