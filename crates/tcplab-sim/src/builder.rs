@@ -94,6 +94,8 @@ pub fn explicit(nodes: &[(&str, NodeKind)], links: Vec<(&str, &str, Duplex)>) ->
                 reverse: d.reverse,
             })
             .collect(),
+        routing: Default::default(),
+        static_routes: Vec::new(),
     })
 }
 
@@ -135,6 +137,7 @@ impl TcpFlowSpec {
             bytes: None,
             stop: None,
             tcp: None,
+            route: None,
         }
     }
     pub fn named(mut self, name: &str) -> Self {
@@ -165,6 +168,11 @@ impl TcpFlowSpec {
         self.tcp = Some(cfg);
         self
     }
+    /// Pins the flow to this route (node names from src to dst).
+    pub fn route(mut self, nodes: &[&str]) -> Self {
+        self.route = Some(nodes.iter().map(|n| n.to_string()).collect());
+        self
+    }
 }
 
 impl UdpFlowSpec {
@@ -178,6 +186,7 @@ impl UdpFlowSpec {
             packet_size,
             start: Dur::ZERO,
             stop: None,
+            route: None,
         }
     }
     pub fn named(mut self, name: &str) -> Self {

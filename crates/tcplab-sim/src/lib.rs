@@ -3,7 +3,7 @@
 //! One concept per module: [`engine`] (event queue, lazy timers), [`rng`] (seeded streams),
 //! [`packet`] (packets, header model, pool), [`queue`] (disciplines), [`loss`] (random loss
 //! models), [`link`] (one link direction), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
-//! expansion), [`network`] (packets hop by hop), [`flow`] (TCP transfers), [`app`] (UDP CBR),
+//! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
 //! rows), [`classify`] (loss-classification accounting), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver).
 
@@ -13,6 +13,7 @@ pub mod classify;
 pub mod conservation;
 pub mod engine;
 pub mod flow;
+pub mod flow_route;
 pub mod link;
 pub mod loss;
 pub mod network;

@@ -7,6 +7,7 @@
 //! Per link direction there is at most one `ServiceDone` and one `Arrive` event pending.
 
 use crate::engine::EventQueue;
+use crate::flow_route::PinnedRoutes;
 use crate::link::{Link, Offer, Wakeups};
 use crate::loss;
 use crate::node::{Node, Routes};
@@ -80,6 +81,8 @@ pub struct Network {
     pub report_delay: Vec<Option<Dur>>,
     /// Reports due, for the driver to schedule (drained by it after every network call).
     pub reports: Vec<LossReport>,
+    /// Routes pinned per flow (they take precedence over `routes`).
+    pub pinned: PinnedRoutes,
     /// pcap capture of chosen link directions (see [`crate::pcap`]), if any.
     pub capture: Option<Box<Capture>>,
 }
@@ -113,7 +116,7 @@ impl Network {
         }
         Network {
             nodes: layout.nodes.clone(),
-            routes: Routes::compute(&layout.nodes, &layout.directions()),
+            routes: layout.routes(),
             links,
             info,
             pool: PacketPool::new(),
@@ -124,6 +127,7 @@ impl Network {
             report_delay,
             reports: Vec::new(),
             capture: None,
+            pinned: PinnedRoutes::default(),
         }
     }
 
@@ -194,10 +198,11 @@ impl Network {
         q: &mut EventQueue<E>,
         rec: &mut Recorder,
     ) {
-        let dst = self.pool.get(id).dst;
+        let p = self.pool.get(id);
         let l = self
-            .routes
-            .next_link(at, dst)
+            .pinned
+            .next_link(p, at)
+            .or_else(|| self.routes.next_link(at, p.dst))
             .expect("validated scenarios have a route for every packet");
         let link = &mut self.links[l as usize];
         let mut wake = Wakeups::default();

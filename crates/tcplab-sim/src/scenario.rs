@@ -58,6 +58,38 @@ pub struct Dumbbell {
 pub struct Explicit {
     pub nodes: Vec<NodeSpec>,
     pub links: Vec<LinkSpec>,
+    /// How routes are computed (default: fewest hops).
+    #[serde(default, skip_serializing_if = "Routing::is_hops")]
+    pub routing: Routing,
+    /// Static routing entries; each overrides the computed next hop of one node for one
+    /// destination host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub static_routes: Vec<StaticRoute>,
+}
+
+/// Shortest paths by hop count or by the sum of propagation delays (docs/scenario.md gives
+/// the tie-break rules).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Routing {
+    #[default]
+    Hops,
+    Delay,
+}
+
+impl Routing {
+    fn is_hops(&self) -> bool {
+        *self == Routing::Hops
+    }
+}
+
+/// At node `at`, packets for host `dst` go to the neighbour `next`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticRoute {
+    pub at: String,
+    pub dst: String,
+    pub next: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,6 +207,10 @@ pub struct TcpFlowSpec {
     /// This flow's TCP settings; None = the scenario's `tcp`.
     #[serde(default)]
     pub tcp: Option<TcpConfig>,
+    /// Explicit route: node names from `src` to `dst`, consecutive ones joined by a link,
+    /// routers in between. ACKs take it backwards. None = the topology's routes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<String>>,
 }
 
 /// A constant-bit-rate UDP source.
@@ -193,6 +229,9 @@ pub struct UdpFlowSpec {
     pub start: Dur,
     #[serde(default)]
     pub stop: Option<Dur>,
+    /// Explicit route from `src` to `dst` (node names), as for TCP flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<String>>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,6 +22,7 @@ use crate::app::UdpFlow;
 use crate::classify::Classification;
 use crate::engine::{EventQueue, TimerSlot};
 use crate::flow::{FlowPackets, TcpFlow};
+use crate::flow_route::{self, PinnedRoutes};
 use crate::network::{Delivery, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, Payload};
 use crate::pcap::{self, Capture};
@@ -98,6 +99,7 @@ impl Simulation {
         let mut net = Network::new(&layout, s.seed, s.flows.len(), s.udp.len());
         net.set_every_departure(s.trace.series == SeriesMode::Change);
         net.capture = capture(s, &layout);
+        net.pinned = pinned_routes(s, &layout);
         let node = |name: &str| layout.node(name).expect("validated node name");
         let start = |d: Dur| Time::ZERO + d;
         let mut events = EventQueue::new();
@@ -459,6 +461,29 @@ impl Simulation {
             self.events.push(next, Event::Sample);
         }
     }
+}
+
+/// The flows' pinned routes (validated).
+fn pinned_routes(s: &Scenario, layout: &topology::Layout) -> PinnedRoutes {
+    let node = |name: &str| layout.node(name).expect("validated node name");
+    let mut errs = Vec::new();
+    let mut resolve = |route: &Option<Vec<String>>, src: &str, dst: &str| {
+        route
+            .as_ref()
+            .and_then(|r| flow_route::resolve("", layout, r, node(src), node(dst), &mut errs))
+    };
+    let tcp = s
+        .flows
+        .iter()
+        .map(|f| resolve(&f.route, &f.src, &f.dst))
+        .collect();
+    let udp = s
+        .udp
+        .iter()
+        .map(|u| resolve(&u.route, &u.src, &u.dst))
+        .collect();
+    debug_assert!(errs.is_empty(), "validated: {errs:?}");
+    PinnedRoutes::new(layout, tcp, udp)
 }
 
 /// The pcap capture `trace.pcap` asks for (validated), if any.

@@ -16,7 +16,8 @@ pub mod parking_lot;
 pub mod wired_wireless;
 
 use crate::node::Node;
-use crate::scenario::{Dumbbell, Explicit, LinkDir, NodeKind, Topology};
+use crate::node::Routes;
+use crate::scenario::{Dumbbell, Explicit, LinkDir, NodeKind, Routing, Topology};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -40,11 +41,45 @@ pub struct Layout<'a> {
     pub nodes: Vec<Node>,
     pub links: Vec<DuplexLink<'a>>,
     pub by_name: HashMap<String, u32>,
+    pub routing: Routing,
+    /// Static routing entries: (node, destination host, link direction to leave on).
+    pub static_routes: Vec<(u32, u32, u32)>,
 }
 
 impl Layout<'_> {
     pub fn node(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()
+    }
+    /// The routing table: shortest paths (by hops or delay), then the static entries.
+    pub fn routes(&self) -> Routes {
+        let dirs = self.directions();
+        let mut r = match self.routing {
+            Routing::Hops => Routes::compute(&self.nodes, &dirs),
+            Routing::Delay => {
+                let delay: Vec<u64> = self
+                    .links
+                    .iter()
+                    .flat_map(|l| [l.forward.delay.as_nanos(), l.reverse.delay.as_nanos()])
+                    .collect();
+                Routes::compute_by_delay(&self.nodes, &dirs, &delay)
+            }
+        };
+        for &(at, dst, link) in &self.static_routes {
+            r.set_next(at, dst, link);
+        }
+        r
+    }
+    /// The link direction from node `a` to its neighbour `b` (the first, if several).
+    pub fn direction_between(&self, a: u32, b: u32) -> Option<u32> {
+        self.links.iter().enumerate().find_map(|(i, l)| {
+            if (l.from, l.to) == (a, b) {
+                Some(2 * i as u32)
+            } else if (l.to, l.from) == (a, b) {
+                Some(2 * i as u32 + 1)
+            } else {
+                None
+            }
+        })
     }
     /// `(from, to)` of every link direction, in index order.
     pub fn directions(&self) -> Vec<(u32, u32)> {
@@ -237,7 +272,43 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
             spec_path: format!("topology.links[{i}]"),
         });
     }
-    finish(nodes, links)
+    let mut layout = finish(nodes, links);
+    layout.routing = e.routing;
+    for (i, r) in e.static_routes.iter().enumerate() {
+        let p = format!("topology.static_routes[{i}]");
+        let find = |field: &str, name: &str, errs: &mut Vec<String>| {
+            let id = layout.node(name);
+            if id.is_none() {
+                errs.push(format!(
+                    "{p}.{field} = {name:?}: unknown node; known: {}",
+                    known()
+                ));
+            }
+            id
+        };
+        let (Some(at), Some(dst), Some(next)) = (
+            find("at", &r.at, errs),
+            find("dst", &r.dst, errs),
+            find("next", &r.next, errs),
+        ) else {
+            continue;
+        };
+        if layout.nodes[dst as usize].kind != NodeKind::Host {
+            errs.push(format!(
+                "{p}.dst = {:?}: a router; routes lead to hosts",
+                r.dst
+            ));
+            continue;
+        }
+        match layout.direction_between(at, next) {
+            Some(l) => layout.static_routes.push((at, dst, l)),
+            None => errs.push(format!(
+                "{p}.next = {:?}: not a neighbour of {:?} (no link joins them)",
+                r.next, r.at
+            )),
+        }
+    }
+    layout
 }
 
 pub(crate) fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout<'a> {
@@ -250,6 +321,8 @@ pub(crate) fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout
         nodes,
         links,
         by_name,
+        routing: Routing::Hops,
+        static_routes: Vec::new(),
     }
 }
 

@@ -4,6 +4,7 @@
 //! `flows[1].controller = "renoo": unknown congestion controller; known: ["reno"]`.
 //! All problems found are reported together, separated by "; ".
 
+use crate::flow_route;
 use crate::node::Routes;
 use crate::scenario::{Buffer, LinkDir, LossSpec, NodeKind, Scenario, SeriesMode};
 use crate::sim::SimError;
@@ -34,7 +35,7 @@ pub fn problems(s: &Scenario) -> Vec<String> {
         link_dir(&format!("{}.reverse", l.spec_path), &l.reverse, &mut errs);
     }
     dedup_keep_order(&mut errs);
-    let routes = Routes::compute(&layout.nodes, &layout.directions());
+    let routes = layout.routes();
     let dirs = layout.directions();
     let default_tcp_ok = match s.tcp.validate() {
         Ok(()) => true,
@@ -55,9 +56,15 @@ pub fn problems(s: &Scenario) -> Vec<String> {
         let src = endpoint(&layout, &format!("{p}.src"), &f.src, &mut errs);
         let dst = endpoint(&layout, &format!("{p}.dst"), &f.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
-            route(&p, &layout, &routes, &dirs, a, b, &mut errs);
-            if a != b {
-                route(&p, &layout, &routes, &dirs, b, a, &mut errs);
+            if let Some(r) = &f.route {
+                if a != b {
+                    flow_route::resolve(&p, &layout, r, a, b, &mut errs);
+                }
+            } else {
+                route(&p, &layout, &routes, &dirs, a, b, &mut errs);
+                if a != b {
+                    route(&p, &layout, &routes, &dirs, b, a, &mut errs);
+                }
             }
         }
         times(&p, s.duration, f.start, f.stop, &mut errs);
@@ -85,7 +92,12 @@ pub fn problems(s: &Scenario) -> Vec<String> {
         let src = endpoint(&layout, &format!("{p}.src"), &u.src, &mut errs);
         let dst = endpoint(&layout, &format!("{p}.dst"), &u.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
-            route(&p, &layout, &routes, &dirs, a, b, &mut errs);
+            match &u.route {
+                Some(r) if a != b => {
+                    flow_route::resolve(&p, &layout, r, a, b, &mut errs);
+                }
+                _ => route(&p, &layout, &routes, &dirs, a, b, &mut errs),
+            }
         }
         if u.rate == 0 {
             errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s"));
@@ -190,7 +202,7 @@ fn route(
         ));
     } else if routes.path(a, b, dirs).is_none() {
         errs.push(format!(
-            "{p}: no route from {na:?} to {nb:?} (paths cross routers only, hosts do not forward)"
+            "{p}: no route from {na:?} to {nb:?} (paths cross routers only, hosts do not forward; static_routes must not loop)"
         ));
     }
 }
