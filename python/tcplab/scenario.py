@@ -564,6 +564,22 @@ class Udp(_Model):
     stop: Duration | None = None
 
 
+def _pcap_selectors(v: Any) -> list[str]:
+    """``"all"``, one selector or a list: ``"left-right"`` (both directions, one file),
+    ``"left-right/forward"`` or ``"left-right/reverse"`` (one direction)."""
+    items = [v] if isinstance(v, str) else v
+    if not isinstance(items, list):
+        raise FieldError('is not a list of links (expected "all" or e.g. ["left-right", "s0-left/forward"])')
+    for k, x in enumerate(items):
+        if not isinstance(x, str) or not x:
+            raise FieldError('is not a link name (e.g. "left-right" or "left-right/forward")', (k,), x)
+    return list(items)
+
+
+#: Bytes of each captured packet kept by default (every header with options).
+DEFAULT_PCAP_SNAPLEN = 128
+
+
 class Trace(_Model):
     """What the run records besides summaries."""
 
@@ -572,6 +588,8 @@ class Trace(_Model):
     events: bool = True
     segments: bool = True
     drops: bool = True
+    pcap: Annotated[list[str], BeforeValidator(_pcap_selectors)] = []
+    pcap_snaplen: Annotated[int, _count("bytes", 1, 65535)] = DEFAULT_PCAP_SNAPLEN
 
 
 @cache
@@ -633,6 +651,7 @@ class Scenario(_Model):
         else:
             self._check_dumbbell()
         self._check_flows()
+        self._check_pcap()
         self._flow_tcp(None)
         for i in range(len(self.flows)):
             self._flow_tcp(i)
@@ -663,6 +682,33 @@ class Scenario(_Model):
                     f"duplicates links[{pairs[key]}] between the same nodes", ("links", i), show=False
                 )
             pairs[key] = i
+
+    def link_names(self) -> list[str]:
+        """Names of the duplex links (``"{from}-{to}"``) in topology order."""
+        if self.topology is None:
+            return [f"{link.from_}-{link.to}" for link in self.links or []]
+        n = self.pairs()
+        return [f"s{i}-left" for i in range(n)] + ["left-right"] + [f"right-r{i}" for i in range(n)]
+
+    def _check_pcap(self) -> None:
+        links = self.link_names()
+        shown = ", ".join(links[:8]) + (", ..." if len(links) > 8 else "")
+        for k, sel in enumerate(self.trace.pcap):
+            if sel == "all":
+                continue
+            link, _, direction = sel.partition("/")
+            if link not in links:
+                raise FieldError(
+                    f'is not a link (expected "all", a link or "<link>/forward" / "<link>/reverse"; links: {shown})',
+                    ("trace", "pcap", k),
+                    sel,
+                )
+            if "/" in sel and direction not in ("forward", "reverse"):
+                raise FieldError(
+                    "has an unknown direction (expected <link>/forward or <link>/reverse)",
+                    ("trace", "pcap", k),
+                    sel,
+                )
 
     def _dumbbell_endpoints(self) -> list[tuple[str, str]]:
         """(src, dst) of every TCP then UDP flow, defaults filled (s{i}, r{i})."""
