@@ -260,7 +260,6 @@ pub struct TraceSpec {
     pub drops: bool,
     /// Links to capture to pcap files: `"all"`, `"{link}"` (both directions) or
     /// `"{link}/forward"` / `"{link}/reverse"` (see [`crate::pcap`], docs/pcap.md).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pcap: Vec<String>,
     /// Bytes of each captured packet kept in the file (1..=65535; the rest is cut).
     pub pcap_snaplen: u32,
