@@ -83,6 +83,8 @@ def test_simulation_lifecycle():
         "verdicts",
         "conservation",
         "stats",
+        "pcap",
+        "pcap_addresses",
     }
     import numpy as np
 

@@ -188,10 +188,16 @@ def _link_specs(canonical: dict[str, Any]) -> dict[tuple[str, str], dict[str, An
                 out[(f"right-r{i}", d)] = ra[d]
         for d in ("forward", "reverse"):
             out[("left-right", d)] = topo["bottleneck"][d]
-    else:
+    elif topo.get("kind") == "explicit":
         for link in topo.get("links", []):
             for d in ("forward", "reverse"):
                 out[(f"{link['from']}-{link['to']}", d)] = link[d]
+    else:  # other presets
+        from tcplab.topology import graph
+
+        for a, b, fwd, rev in graph(topo)[1]:
+            out[(f"{a}-{b}", "forward")] = fwd
+            out[(f"{a}-{b}", "reverse")] = rev
     return out
 
 
@@ -389,6 +395,14 @@ def _params_html(result: RunResult) -> str:
             for i, a in enumerate(topo[key]):
                 tag = f" [{i}]" if len(topo[key]) > 1 else ""
                 rows.append([f"{key.replace('_', ' ')}{tag}", _linkdir(a["forward"]) + " (forward)"])
+    elif topo.get("kind") != "explicit":  # other presets: every link
+        from tcplab.topology import graph
+
+        nodes, links = graph(topo)
+        rows.append(["topology", f"{topo['kind']}: {len(nodes)} nodes, {len(links)} links"])
+        for a, b, fwd, rev in links:
+            rows.append([f"{a}-{b} forward", _linkdir(fwd)])
+            rows.append([f"{a}-{b} reverse", _linkdir(rev)])
     else:
         rows.append(["topology", f"explicit: {len(topo['nodes'])} nodes, {len(topo['links'])} links"])
         for link in topo["links"]:

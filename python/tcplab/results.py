@@ -10,6 +10,7 @@ Layout (docs/results.md documents every column)::
                           loss classification in Veno's Table I form, ``table_one``)
       scenario.toml       the scenario file as given (when it came from TOML)
       report.html         self-contained plots and tables (unless report=False)
+      <link>.pcap         packet captures asked for by ``trace.pcap`` (docs/pcap.md)
 
 Everything is built in a hidden temporary sibling directory that is renamed to ``<out>``
 only when complete; on any error the temporary directory is removed, so a directory named
@@ -147,8 +148,53 @@ def summary_document(result: RunResult, *, report: str | None) -> dict[str, Any]
             "links": s["links"],
             "tables": {t: {"file": f"{t}.parquet", "rows": result.tables[t].height} for t in TABLES},
             "report": report,
+            **pcap_summary(result),
         }
     )
+
+
+def pcap_summary(result: RunResult) -> dict[str, Any]:
+    """summary.json's ``pcap`` entry (absent without captures): the files with what each
+    holds by the simulator's own count, the address of every node and the port scheme."""
+    if not result.pcap:
+        return {}
+    return {
+        "pcap": {
+            "files": [
+                {
+                    "file": f"{f['name']}.pcap",
+                    "link": f["link"],
+                    "directions": list(f["directions"]),
+                    "counts": dict(f["counts"]),
+                }
+                for f in result.pcap
+            ],
+            "snaplen": result.canonical["trace"].get("pcap_snaplen"),
+            "addresses": dict(result.pcap_addresses),
+            "ports": {
+                "tcp_sender": "10000 + flow index % 50000",
+                "tcp_receiver": 5001,
+                "udp_source": "10000 + udp index % 50000",
+                "udp_destination": 9,
+            },
+        }
+    }
+
+
+def write_pcap_files(result: RunResult, directory: Path) -> list[Path]:
+    """Writes each capture to ``<directory>/<name>.pcap``: first under a ``.partial`` name,
+    renamed when complete, so a file named ``.pcap`` is never a partial capture."""
+    written = []
+    for f in result.pcap:
+        final = directory / f"{f['name']}.pcap"
+        partial = directory / f"{f['name']}.pcap.partial"
+        with open(partial, "wb") as fh:
+            fh.write(f["data"])
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(partial, final)
+        written.append(final)
+    return written
 
 
 def write_results(result: RunResult, out: str | Path | None = None, *, report: bool = True) -> Path:
@@ -162,6 +208,7 @@ def write_results(result: RunResult, out: str | Path | None = None, *, report: b
     try:
         for t in TABLES:
             result.tables[t].write_parquet(tmp / f"{t}.parquet")
+        write_pcap_files(result, tmp)
         source = result.scenario.source
         if source.get("toml"):
             (tmp / "scenario.toml").write_text(source["toml"], encoding="utf-8")

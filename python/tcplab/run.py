@@ -87,6 +87,10 @@ class RunResult:
     finished_at: datetime
     wall_time_s: float
     version: str = field(default_factory=_native.version)
+    #: Captured pcap files (``trace.pcap``): ``[{name, link, directions, data, counts}]``.
+    pcap: list[dict[str, Any]] = field(default_factory=list)
+    #: Address of every node in the captures: ``{node name: "10.0.0.1", ...}``.
+    pcap_addresses: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_native(
@@ -110,6 +114,8 @@ class RunResult:
             started_at=started_at or now,
             finished_at=finished_at or now,
             wall_time_s=wall_time_s,
+            pcap=list(raw.get("pcap", [])),
+            pcap_addresses=dict(raw.get("pcap_addresses", {})),
         )
 
     # ---- tables ----------------------------------------------------------------------------

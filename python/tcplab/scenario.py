@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from tcplab import _native
+from tcplab import topology as _topo
 from tcplab.units import UnitError, format_duration, format_rate, parse_duration, parse_rate, parse_size
 
 __all__ = [
@@ -555,6 +556,156 @@ class Dumbbell(_Model):
     receiver_access: Annotated[list[Duplex], BeforeValidator(_one_or_list)] | None = None
 
 
+def _pair_counts(v: Any) -> list[int]:
+    """Cross pairs per hop: one count for every hop, or a list with one per hop."""
+    items = v if isinstance(v, list) else [v]
+    for k, x in enumerate(items):
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= 10_000:
+            raise FieldError("is not a number of host pairs within [0, 10000]", (k,) if isinstance(v, list) else (), x)
+    if not items:
+        raise FieldError("is empty (give one count for every hop, or one per hop)")
+    return list(items)
+
+
+def _defaults(default: dict[str, Any], many: bool):
+    """A duplex table (or, with ``many``, one table or a list of them) whose missing
+    top-level fields come from ``default`` (so ``wireless = { loss = 0.01 }`` keeps the
+    preset's rate, delay and buffer)."""
+
+    def merge(x: Any) -> Any:
+        return {**default, **x} if isinstance(x, dict) else x
+
+    def validate(v: Any) -> Any:
+        if many:
+            return _one_or_list([merge(x) for x in v] if isinstance(v, list) else merge(v))
+        return _nested(Duplex, merge(v), ()) if isinstance(v, dict) else v
+
+    return BeforeValidator(validate)
+
+
+#: Venoplus Fig. 2: 10 Mb/s everywhere, an 80 ms bottleneck, 50-packet buffers; the wired
+#: and wireless hops 1 ms one way (the figure; the text says 0.1 ms round trip; as in
+#: scenarios/venoplus.toml).
+VENOPLUS_WIRED = {"rate": "10Mbps", "delay": "1ms", "buffer": 50}
+VENOPLUS_BOTTLENECK = {"rate": "10Mbps", "delay": "80ms", "buffer": 50}
+VENOPLUS_WIRELESS = {"rate": "10Mbps", "delay": "1ms", "buffer": 50}
+
+
+class ParkingLot(_Model):
+    """Routers r0..r{hops} in a chain; long pairs ls{i} -> lr{i} across every hop, cross
+    pairs cs{h}_{i} -> cr{h}_{i} on hop h, reverse pairs vs{i} -> vr{i} backwards across
+    every hop (Adaptive Reno Fig. 5)."""
+
+    kind: Literal["parking_lot"]
+    hops: Annotated[int, _count("router-to-router links", 1, 1000)] = 3
+    bottleneck: Annotated[list[Duplex], BeforeValidator(_one_or_list)]
+    access: Duplex | None = None
+    long_pairs: Annotated[int, _count("host pairs", 0, 10_000)] = 1
+    cross_pairs: Annotated[list[int], BeforeValidator(_pair_counts)] = [1]
+    reverse_pairs: Annotated[int, _count("host pairs", 0, 10_000)] = 1
+    queue: Annotated[dict, BeforeValidator(_queue)] | None = None
+    packet_size: Annotated[int, _unit(parse_size)] = 1500
+
+    @model_validator(mode="after")
+    def _lengths(self) -> ParkingLot:
+        for key in ("bottleneck", "cross_pairs"):
+            given = getattr(self, key)
+            if len(given) not in (1, self.hops):
+                raise FieldError(
+                    f"has {len(given)} entries for {self.hops} hops (give one for every hop, or one per hop)",
+                    (key,),
+                    show=False,
+                )
+        if self.long_pairs == 0 and self.reverse_pairs == 0 and not any(self.cross_pairs):
+            raise FieldError("are all 0: expected at least one host pair", ("long_pairs",), show=False)
+        if self.packet_size < 1:
+            raise FieldError("must be >= 1 byte", ("packet_size",))
+        return self
+
+    def canonical(self) -> dict[str, Any]:
+        rates = [d.direction(x)["rate"] for d in self.bottleneck for x in ("forward", "reverse")]
+        access = self.access.canonical() if self.access is not None else _default_access(max(rates))
+        out: dict[str, Any] = {
+            "kind": "parking_lot",
+            "hops": self.hops,
+            "bottleneck": [d.canonical() for d in self.bottleneck],
+            "access": access,
+            "long_pairs": self.long_pairs,
+            "cross_pairs": list(self.cross_pairs),
+            "reverse_pairs": self.reverse_pairs,
+            "packet_size": self.packet_size,
+        }
+        if self.queue is not None:
+            out["queue"] = self.queue
+        return out
+
+
+class WiredCumWireless(_Model):
+    """Servers server{i} on wired links to ``router``, the bottleneck ``router``-``bs`` (base
+    station), and lossy wireless hops ``bs``-mobile{i} (Venoplus Fig. 2, Veno Fig. 3b).
+    Missing rates, delays and buffers are Venoplus's."""
+
+    kind: Literal["wired_cum_wireless"]
+    pairs: Annotated[int, _count("host pairs", 1, 100_000)] | None = None
+    wired: Annotated[list[Duplex], _defaults(VENOPLUS_WIRED, True)] | None = None
+    bottleneck: Annotated[Duplex, _defaults(VENOPLUS_BOTTLENECK, False)] | None = None
+    wireless: Annotated[list[Duplex], _defaults(VENOPLUS_WIRELESS, True)] | None = None
+
+    def canonical(self, pairs: int) -> dict[str, Any]:
+        def one(given: list[Duplex] | None, default: dict[str, Any]) -> list[dict[str, Any]]:
+            if given is None:
+                return [Duplex.model_validate(default).canonical()]
+            return [d.canonical() for d in given]
+
+        bottleneck = self.bottleneck or Duplex.model_validate(VENOPLUS_BOTTLENECK)
+        return {
+            "kind": "wired_cum_wireless",
+            "pairs": pairs,
+            "wired": one(self.wired, VENOPLUS_WIRED),
+            "bottleneck": bottleneck.canonical(),
+            "wireless": one(self.wireless, VENOPLUS_WIRELESS),
+        }
+
+
+def _default_access(rate: int) -> dict[str, Any]:
+    """Access links when a preset's are not given: never the bottleneck."""
+    d = {
+        "rate": max(DEFAULT_ACCESS_MIN_RATE, 10 * rate),
+        "delay": 0,
+        "buffer": {"packets": DEFAULT_ACCESS_BUFFER_PACKETS},
+        "queue": {"discipline": "drop_tail"},
+        "loss": {"model": "none"},
+    }
+    return {"forward": d, "reverse": dict(d)}
+
+
+_PRESETS: dict[str, type[_Model]] = {}
+
+
+def _topology(v: Any) -> Any:
+    """``[topology]``: ``kind`` picks the model (default ``dumbbell``)."""
+    if not isinstance(v, dict):
+        return v
+    kind = v.get("kind", "dumbbell")
+    models = {"dumbbell": Dumbbell, "parking_lot": ParkingLot, "wired_cum_wireless": WiredCumWireless}
+    if kind not in models:
+        known = ", ".join(models)
+        raise FieldError(
+            f"is not a known topology kind (known: {known}; for any graph use [[nodes]] and [[links]])",
+            ("kind",),
+            kind,
+        )
+    return _nested(models[kind], v, ())
+
+
+class StaticRoute(_Model):
+    """At node ``at``, packets for host ``dst`` go to the neighbour ``next``."""
+
+    at: str
+    dst: str
+    next: str
+
+
 class Node(_Model):
     name: str
     kind: Literal["host", "router"]
@@ -579,6 +730,7 @@ class Flow(_Model):
     bytes: Size | None = None
     stop: Duration | None = None
     tcp: TcpOverrides | None = None
+    route: list[str] | None = None
 
 
 class Udp(_Model):
@@ -591,6 +743,23 @@ class Udp(_Model):
     packet_size: Annotated[int, _unit(parse_size)]
     start: Duration = 0
     stop: Duration | None = None
+    route: list[str] | None = None
+
+
+def _pcap_selectors(v: Any) -> list[str]:
+    """``"all"``, one selector or a list: ``"left-right"`` (both directions, one file),
+    ``"left-right/forward"`` or ``"left-right/reverse"`` (one direction)."""
+    items = [v] if isinstance(v, str) else v
+    if not isinstance(items, list):
+        raise FieldError('is not a list of links (expected "all" or e.g. ["left-right", "s0-left/forward"])')
+    for k, x in enumerate(items):
+        if not isinstance(x, str) or not x:
+            raise FieldError('is not a link name (e.g. "left-right" or "left-right/forward")', (k,), x)
+    return list(items)
+
+
+#: Bytes of each captured packet kept by default (every header with options).
+DEFAULT_PCAP_SNAPLEN = 128
 
 
 class Trace(_Model):
@@ -601,6 +770,8 @@ class Trace(_Model):
     events: bool = True
     segments: bool = True
     drops: bool = True
+    pcap: Annotated[list[str], BeforeValidator(_pcap_selectors)] = []
+    pcap_snaplen: Annotated[int, _count("bytes", 1, 65535)] = DEFAULT_PCAP_SNAPLEN
 
 
 @cache
@@ -625,9 +796,11 @@ class Scenario(_Model):
     description: str = ""
     seed: Annotated[int, _count("", 0, 2**64 - 1)] = 1
     duration: PosDuration
-    topology: Dumbbell | None = None
+    topology: Annotated[Dumbbell | ParkingLot | WiredCumWireless, BeforeValidator(_topology)] | None = None
     nodes: list[Node] | None = None
     links: list[Link] | None = None
+    routing: Literal["hops", "delay"] | None = None
+    static_routes: list[StaticRoute] | None = None
     tcp: TcpOverrides = TcpOverrides()
     flows: list[Flow] = []
     udp: list[Udp] = []
@@ -659,10 +832,13 @@ class Scenario(_Model):
             if self.links is None:
                 raise FieldError("is required with [[nodes]]", ("links",), show=False)
             self._check_explicit()
-        else:
+        elif isinstance(self.topology, Dumbbell):
             self._check_dumbbell()
         self._check_schedules()
+        self._check_routing()
         self._check_flows()
+        self._check_routes()
+        self._check_pcap()
         self._flow_tcp(None)
         for i in range(len(self.flows)):
             self._flow_tcp(i)
@@ -697,10 +873,14 @@ class Scenario(_Model):
     def _duplexes(self) -> list[tuple[tuple[str | int, ...], Duplex]]:
         """Every duplex link table with its path."""
         if self.topology is not None:
-            out: list[tuple[tuple[str | int, ...], Duplex]] = [(("topology", "bottleneck"), self.topology.bottleneck)]
-            for key in ("sender_access", "receiver_access"):
-                for i, d in enumerate(getattr(self.topology, key) or []):
-                    out.append((("topology", key, i), d))
+            # Every Duplex-valued field of the preset, single or listed (bottleneck, access, ...).
+            out: list[tuple[tuple[str | int, ...], Duplex]] = []
+            for key in type(self.topology).model_fields:
+                value = getattr(self.topology, key)
+                if isinstance(value, Duplex):
+                    out.append((("topology", key), value))
+                elif isinstance(value, list):
+                    out.extend((("topology", key, i), d) for i, d in enumerate(value) if isinstance(d, Duplex))
             return out
         return [(("links", i), link) for i, link in enumerate(self.links or [])]
 
@@ -715,9 +895,124 @@ class Scenario(_Model):
                             (*path, *where, "schedule", k, "at"),
                             _Raw(format_duration(c["at"])),
                         )
+    def link_names(self) -> list[str]:
+        """Names of the duplex links (``"{from}-{to}"``) in topology order."""
+        if self.topology is None:
+            return [f"{link.from_}-{link.to}" for link in self.links or []]
+        if isinstance(self.topology, Dumbbell):
+            n = self.pairs()
+            return [f"s{i}-left" for i in range(n)] + ["left-right"] + [f"right-r{i}" for i in range(n)]
+        return _topo.link_names(self.topology_canonical())
+
+    def topology_canonical(self) -> dict[str, Any]:
+        """The canonical ``topology`` (the simulator's form)."""
+        topo = self.topology
+        if isinstance(topo, ParkingLot):
+            return topo.canonical()
+        if isinstance(topo, WiredCumWireless):
+            return topo.canonical(self.pairs())
+        return self.canonical()["topology"]
+
+    def _routing_canonical(self) -> dict[str, Any]:
+        """``routing`` and ``static_routes`` of an explicit topology, when given."""
+        out: dict[str, Any] = {}
+        if self.routing is not None:
+            out["routing"] = self.routing
+        if self.static_routes:
+            out["static_routes"] = [r.model_dump() for r in self.static_routes]
+        return out
+
+    def _graph(self) -> tuple[dict[str, str], list[tuple[str, str]]]:
+        """({node: kind}, [(from, to)]) of the topology."""
+        if self.topology is None:
+            return {n.name: n.kind for n in self.nodes or []}, [(x.from_, x.to) for x in self.links or []]
+        nodes, links = _topo.graph(self.topology_canonical())
+        return nodes, [(a, b) for a, b, _, _ in links]
+
+    def _check_routing(self) -> None:
+        if self.topology is not None:
+            for key in ("routing", "static_routes"):
+                if getattr(self, key) is not None:
+                    raise FieldError(
+                        "is only for explicit topologies ([[nodes]] and [[links]])", (key,), show=False
+                    )
+            return
+        nodes, links = self._graph()
+        joined = {(a, b) for a, b in links} | {(b, a) for a, b in links}
+        for i, r in enumerate(self.static_routes or []):
+            for key in ("at", "dst", "next"):
+                name = getattr(r, key)
+                if name not in nodes:
+                    raise FieldError(
+                        f"is not a node (nodes: {', '.join(nodes)})", ("static_routes", i, key), name
+                    )
+            if nodes[r.dst] != "host":
+                raise FieldError("is a router; routes lead to hosts", ("static_routes", i, "dst"), r.dst)
+            if (r.at, r.next) not in joined:
+                raise FieldError(
+                    f"is not a neighbour of {r.at!r} (no link joins them)", ("static_routes", i, "next"), r.next
+                )
+
+    def _check_routes(self) -> None:
+        """Each flow's ``route``: from its src to its dst along links, routers in between."""
+        if all(f.route is None for f in list(self.flows) + list(self.udp)):
+            return
+        nodes, links = self._graph()
+        joined = {(a, b) for a, b in links} | {(b, a) for a, b in links}
+        for table, items in (("flows", self.flows), ("udp", self.udp)):
+            for i, f in enumerate(items):
+                if f.route is None:
+                    continue
+                src, dst = self._endpoints(table, i)
+                where = (table, i, "route")
+                if len(f.route) < 2:
+                    raise FieldError("needs at least the flow's src and dst", where)
+                for k, n in enumerate(f.route):
+                    if n not in nodes:
+                        raise FieldError("is not a node", (*where, k), n)
+                if f.route[0] != src:
+                    raise FieldError(f"must be the flow's src {src!r}", (*where, 0), f.route[0])
+                if f.route[-1] != dst:
+                    raise FieldError(f"must be the flow's dst {dst!r}", (*where, len(f.route) - 1), f.route[-1])
+                for k in range(1, len(f.route)):
+                    a, b = f.route[k - 1], f.route[k]
+                    if (a, b) not in joined:
+                        raise FieldError(f"is not linked to {a!r} (a route follows links)", (*where, k), b)
+                    if b in f.route[:k]:
+                        raise FieldError("is visited twice (a route has no loops)", (*where, k), b)
+                    if k < len(f.route) - 1 and nodes[b] != "router":
+                        raise FieldError("is a host in the middle of the route (hosts do not forward)", (*where, k), b)
+
+    def _check_pcap(self) -> None:
+        links = self.link_names()
+        shown = ", ".join(links[:8]) + (", ..." if len(links) > 8 else "")
+        for k, sel in enumerate(self.trace.pcap):
+            if sel == "all":
+                continue
+            link, _, direction = sel.partition("/")
+            if link not in links:
+                raise FieldError(
+                    f'is not a link (expected "all", a link or "<link>/forward" / "<link>/reverse"; links: {shown})',
+                    ("trace", "pcap", k),
+                    sel,
+                )
+            if "/" in sel and direction not in ("forward", "reverse"):
+                raise FieldError(
+                    "has an unknown direction (expected <link>/forward or <link>/reverse)",
+                    ("trace", "pcap", k),
+                    sel,
+                )
 
     def _dumbbell_endpoints(self) -> list[tuple[str, str]]:
-        """(src, dst) of every TCP then UDP flow, defaults filled (s{i}, r{i})."""
+        """(src, dst) of every TCP then UDP flow, defaults filled (dumbbell: s{i}, r{i};
+        other presets: their host pairs in order, see tcplab.topology.default_pairs)."""
+        if not isinstance(self.topology, (Dumbbell, type(None))):
+            pairs = _topo.default_pairs(self.topology_canonical())
+            out = []
+            for i, f in enumerate(list(self.flows) + list(self.udp)):
+                ds, dd = pairs[i] if i < len(pairs) else (f"<none: {len(pairs)} host pairs>",) * 2
+                out.append((f.src if f.src is not None else ds, f.dst if f.dst is not None else dd))
+            return out
         out = []
         for i, f in enumerate(list(self.flows) + list(self.udp)):
             out.append((f.src if f.src is not None else f"s{i}", f.dst if f.dst is not None else f"r{i}"))
@@ -725,7 +1020,7 @@ class Scenario(_Model):
 
     def pairs(self) -> int:
         """Host pairs of the dumbbell: given, or one per flow (TCP and UDP)."""
-        assert self.topology is not None
+        assert isinstance(self.topology, (Dumbbell, WiredCumWireless))
         if self.topology.pairs is not None:
             return self.topology.pairs
         return max(1, len(self.flows) + len(self.udp))
@@ -744,6 +1039,9 @@ class Scenario(_Model):
                 )
 
     def hosts(self) -> list[str]:
+        if self.topology is not None and not isinstance(self.topology, Dumbbell):
+            nodes, _ = self._graph()
+            return [n for n, kind in nodes.items() if kind == "host"]
         if self.topology is not None:
             n = self.pairs()
             return [f"s{i}" for i in range(n)] + [f"r{i}" for i in range(n)]
@@ -767,7 +1065,7 @@ class Scenario(_Model):
                         end = self._dumbbell_endpoints()[offset + i][0 if key == "src" else 1]
                         if end not in hosts:
                             raise FieldError(
-                                f"defaults to {end!r}, which does not exist with pairs = {self.topology.pairs} (give src/dst, or more pairs)",
+                                f"defaults to {end!r}, which does not exist with {self._pairs_text()} (give src/dst, or more pairs)",
                                 (table, i, key),
                                 show=False,
                             )
@@ -794,6 +1092,12 @@ class Scenario(_Model):
                         (table, i, "stop"),
                         _Raw(format_duration(stop)),
                     )
+
+    def _pairs_text(self) -> str:
+        topo = self.topology
+        if isinstance(topo, ParkingLot):
+            return f"long_pairs = {topo.long_pairs}, cross_pairs = {topo.cross_pairs}, reverse_pairs = {topo.reverse_pairs}"
+        return f"pairs = {getattr(topo, 'pairs', None)}"
 
     def _endpoints(self, table: str, i: int) -> tuple[str, str]:
         f = (self.flows if table == "flows" else self.udp)[i]
@@ -846,7 +1150,9 @@ class Scenario(_Model):
 
     def canonical(self) -> dict[str, Any]:
         """The scenario in canonical units, as the simulator's ``Scenario`` deserializes it."""
-        if self.topology is not None:
+        if isinstance(self.topology, (ParkingLot, WiredCumWireless)):
+            topology = self.topology_canonical()
+        elif self.topology is not None:
             topo = self.topology
             n = self.pairs()
             rate = max(
@@ -882,6 +1188,7 @@ class Scenario(_Model):
                 "links": [
                     {"from": link.from_, "to": link.to, **link.canonical()} for link in self.links or []
                 ],
+                **self._routing_canonical(),
             }
         flows = []
         for i, f in enumerate(self.flows):
@@ -897,6 +1204,7 @@ class Scenario(_Model):
                     "bytes": f.bytes,
                     "stop": f.stop,
                     "tcp": self._flow_tcp(i),
+                    **_route_of(f),
                 }
             )
         udp = []
@@ -911,6 +1219,7 @@ class Scenario(_Model):
                     "packet_size": u.packet_size,
                     "start": u.start,
                     "stop": u.stop,
+                    **_route_of(u),
                 }
             )
         return {
@@ -975,7 +1284,10 @@ class Scenario(_Model):
     def describe(self) -> str:
         """One line of the main parameters, for captions."""
         parts = [f"{self.name}", f"seed {self.seed}", f"duration {format_duration(self.duration)}"]
-        if self.topology is not None:
+        if self.topology is not None and not isinstance(self.topology, Dumbbell):
+            nodes, links = self._graph()
+            parts.append(f"{self.topology.kind}: {len(nodes)} nodes, {len(links)} links")
+        elif self.topology is not None:
             b = self.topology.bottleneck
             fwd = b.direction("forward")
             rev = b.direction("reverse")
@@ -992,6 +1304,11 @@ class Scenario(_Model):
         else:
             parts.append(f"{len(self.nodes or [])} nodes, {len(self.links or [])} links")
         return "; ".join(parts)
+
+
+def _route_of(flow: Flow | Udp) -> dict[str, Any]:
+    """A flow's pinned route for the canonical form (absent when not given)."""
+    return {"route": list(flow.route)} if flow.route is not None else {}
 
 
 def _user(field: str, value: Any) -> Any:

@@ -545,7 +545,46 @@ fn results_to_py(py: Python<'_>, r: Results) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("verdicts", verdicts_table(py, r.verdicts)?)?;
     d.set_item("conservation", conservation_dict(py, r.conservation)?)?;
     d.set_item("stats", stats_dict(py, r.stats)?)?;
+    d.set_item("pcap", pcap_list(py, r.pcap.files)?)?;
+    let addresses = PyDict::new(py);
+    for (name, addr) in r.pcap.addresses {
+        addresses.set_item(name, addr)?;
+    }
+    d.set_item("pcap_addresses", addresses)?;
     Ok(d)
+}
+
+/// Captured pcap files: `[{name, link, directions, data (bytes), counts {...}}]`.
+fn pcap_list(
+    py: Python<'_>,
+    files: Vec<tcplab_sim::pcap::PcapFile>,
+) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for f in files {
+        let d = PyDict::new(py);
+        d.set_item("name", f.name)?;
+        d.set_item("link", f.link)?;
+        d.set_item("directions", PyList::new(py, f.directions)?)?;
+        d.set_item("data", pyo3::types::PyBytes::new(py, &f.bytes))?;
+        let c = PyDict::new(py);
+        let k = &f.counts;
+        for (name, v) in [
+            ("packets", k.packets),
+            ("tcp_data", k.tcp_data),
+            ("tcp_retransmissions", k.tcp_retransmissions),
+            ("tcp_acks", k.tcp_acks),
+            ("acks_with_sack", k.acks_with_sack),
+            ("sack_blocks", k.sack_blocks),
+            ("sack_bytes", k.sack_bytes),
+            ("sack_blocks_cut", k.sack_blocks_cut),
+            ("udp", k.udp),
+        ] {
+            c.set_item(name, v)?;
+        }
+        d.set_item("counts", c)?;
+        out.append(d)?;
+    }
+    Ok(out)
 }
 
 /// Names of the congestion controllers the simulator can build.

@@ -104,6 +104,8 @@ pub fn explicit(nodes: &[(&str, NodeKind)], links: Vec<(&str, &str, Duplex)>) ->
                 reverse: d.reverse,
             })
             .collect(),
+        routing: Default::default(),
+        static_routes: Vec::new(),
     })
 }
 
@@ -116,11 +118,18 @@ impl TraceSpec {
             events: false,
             segments: false,
             drops: false,
+            pcap: Vec::new(),
+            pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
         }
     }
     /// Record everything, series on change.
     pub fn all() -> Self {
         TraceSpec::default()
+    }
+    /// Also capture these links to pcap (`"all"`, `"{link}"`, `"{link}/forward"`...).
+    pub fn pcap(mut self, selectors: &[&str]) -> Self {
+        self.pcap = selectors.iter().map(|s| s.to_string()).collect();
+        self
     }
 }
 
@@ -138,6 +147,7 @@ impl TcpFlowSpec {
             bytes: None,
             stop: None,
             tcp: None,
+            route: None,
         }
     }
     pub fn named(mut self, name: &str) -> Self {
@@ -168,6 +178,11 @@ impl TcpFlowSpec {
         self.tcp = Some(cfg);
         self
     }
+    /// Pins the flow to this route (node names from src to dst).
+    pub fn route(mut self, nodes: &[&str]) -> Self {
+        self.route = Some(nodes.iter().map(|n| n.to_string()).collect());
+        self
+    }
 }
 
 impl UdpFlowSpec {
@@ -181,6 +196,7 @@ impl UdpFlowSpec {
             packet_size,
             start: Dur::ZERO,
             stop: None,
+            route: None,
         }
     }
     pub fn named(mut self, name: &str) -> Self {

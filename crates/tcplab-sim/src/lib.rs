@@ -2,8 +2,8 @@
 //!
 //! One concept per module: [`engine`] (event queue, lazy timers), [`rng`] (seeded streams),
 //! [`packet`] (packets, header model, pool), [`queue`] (disciplines), [`loss`] (random loss
-//! models), [`link`] (one link direction), [`node`] (nodes, routing), [`topology`] (preset
-//! expansion), [`network`] (packets hop by hop), [`flow`] (TCP transfers), [`app`] (UDP CBR),
+//! models), [`link`] (one link direction), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
+//! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
 //! rows), [`classify`] (loss-classification accounting), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver).
 
@@ -14,11 +14,13 @@ pub mod conservation;
 pub mod engine;
 pub mod eth_metrics;
 pub mod flow;
+pub mod flow_route;
 pub mod link;
 pub mod loss;
 pub mod network;
 pub mod node;
 pub mod packet;
+pub mod pcap;
 pub mod queue;
 pub mod results;
 pub mod rng;

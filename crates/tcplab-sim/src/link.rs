@@ -60,6 +60,8 @@ pub struct Wakeups {
     pub service_done: Option<Time>,
     /// The propagation FIFO was empty: call `arrive` at this time.
     pub arrival: Option<Time>,
+    /// This packet started serializing now (the pcap capture point).
+    pub started: Option<PacketId>,
 }
 
 /// What happened to an offered packet.
@@ -260,6 +262,7 @@ impl Link {
         let Some(q) = self.queue.dequeue(now) else {
             return;
         };
+        wake.started = Some(q.id);
         let done = now + self.transmission_time(q.size);
         let lost = match &mut self.loss {
             Some(m) => m.lose(done, q.size),

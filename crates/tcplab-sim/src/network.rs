@@ -7,10 +7,12 @@
 //! Per link direction there is at most one `ServiceDone` and one `Arrive` event pending.
 
 use crate::engine::EventQueue;
+use crate::flow_route::PinnedRoutes;
 use crate::link::{Link, Offer, Wakeups};
 use crate::loss;
 use crate::node::{Node, Routes};
 use crate::packet::{Packet, PacketId, PacketKind, PacketPool, Payload};
+use crate::pcap::Capture;
 use crate::queue;
 use crate::results::DropCause;
 use crate::rng::Rng;
@@ -90,6 +92,10 @@ pub struct Network {
     /// Per link direction: changes not yet applied, in time order, each with the stream of
     /// the loss model it may build (`"loss/{link}/{direction}/change{k}"`).
     pub changes: Vec<VecDeque<(Time, LinkChange, Rng)>>,
+    /// Routes pinned per flow (they take precedence over `routes`).
+    pub pinned: PinnedRoutes,
+    /// pcap capture of chosen link directions (see [`crate::pcap`]), if any.
+    pub capture: Option<Box<Capture>>,
 }
 
 impl Network {
@@ -102,8 +108,8 @@ impl Network {
         let mut changes = Vec::with_capacity(2 * layout.links.len());
         for l in &layout.links {
             for (direction, spec, from, to) in [
-                ("forward", l.forward, l.from, l.to),
-                ("reverse", l.reverse, l.to, l.from),
+                ("forward", &l.forward, l.from, l.to),
+                ("reverse", &l.reverse, l.to, l.from),
             ] {
                 let label = format!("{}/{direction}", l.name);
                 let q = queue::build(
@@ -133,7 +139,7 @@ impl Network {
         }
         Network {
             nodes: layout.nodes.clone(),
-            routes: Routes::compute(&layout.nodes, &layout.directions()),
+            routes: layout.routes(),
             links,
             info,
             pool: PacketPool::new(),
@@ -146,6 +152,8 @@ impl Network {
             reports: Vec::new(),
             tcp_marks: vec![0; tcp_flows],
             changes,
+            capture: None,
+            pinned: PinnedRoutes::default(),
         }
     }
 
@@ -170,6 +178,9 @@ impl Network {
     ) {
         self.counts.sent[p.kind() as usize] += 1;
         let id = self.pool.insert(p);
+        if let Some(c) = &mut self.capture {
+            c.on_send(at, id);
+        }
         self.forward(now, at, id, q, rec);
     }
 
@@ -190,6 +201,7 @@ impl Network {
                     rec.queue_row(now, l, link.held_at(now));
                 }
                 schedule(q, l, wake);
+                self.capture_started(now, l, wake.started);
                 if let Some(id) = lost {
                     self.drop_packet(now, l, id, DropCause::LinkError, rec);
                 }
@@ -231,10 +243,11 @@ impl Network {
         q: &mut EventQueue<E>,
         rec: &mut Recorder,
     ) {
-        let dst = self.pool.get(id).dst;
+        let p = self.pool.get(id);
         let l = self
-            .routes
-            .next_link(at, dst)
+            .pinned
+            .next_link(p, at)
+            .or_else(|| self.routes.next_link(at, p.dst))
             .expect("validated scenarios have a route for every packet");
         let link = &mut self.links[l as usize];
         let mut wake = Wakeups::default();
@@ -250,6 +263,15 @@ impl Network {
                 }
             }
             Offer::Dropped(cause) => self.drop_packet(now, l, id, cause, rec),
+        }
+        self.capture_started(now, l, wake.started);
+    }
+
+    /// The pcap hook: link direction `l` started serializing `started` at `now`.
+    #[inline]
+    fn capture_started(&mut self, now: Time, l: u32, started: Option<PacketId>) {
+        if let (Some(c), Some(id)) = (&mut self.capture, started) {
+            c.on_transmit(now, l, id, self.pool.get(id));
         }
     }
 

@@ -126,6 +126,13 @@ impl Packet {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PacketId(u32);
 
+impl PacketId {
+    /// The pool slot: stable while the packet lives, reused after.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// Storage for packets in flight, reusing the slots of delivered and dropped packets.
 #[derive(Default)]
 pub struct PacketPool {

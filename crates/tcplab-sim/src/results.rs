@@ -334,4 +334,6 @@ pub struct Results {
     pub verdicts: VerdictLog,
     pub conservation: Conservation,
     pub stats: RunStats,
+    /// pcap files of the links `trace.pcap` names (empty without).
+    pub pcap: crate::pcap::PcapOutput,
 }

@@ -34,6 +34,11 @@ pub struct Scenario {
 pub enum Topology {
     Dumbbell(Dumbbell),
     Explicit(Explicit),
+    /// Cascaded bottlenecks with long, cross and reverse flows (Adaptive Reno Fig. 5).
+    ParkingLot(crate::topology::parking_lot::ParkingLot),
+    /// Servers, a wired path, a base station and a lossy last hop to mobile hosts
+    /// (Venoplus Fig. 2, Veno Fig. 3b).
+    WiredCumWireless(crate::topology::wired_wireless::WiredCumWireless),
 }
 
 /// N sender hosts `s0..` each on its own access link to router `left`, a bottleneck
@@ -54,6 +59,38 @@ pub struct Dumbbell {
 pub struct Explicit {
     pub nodes: Vec<NodeSpec>,
     pub links: Vec<LinkSpec>,
+    /// How routes are computed (default: fewest hops).
+    #[serde(default, skip_serializing_if = "Routing::is_hops")]
+    pub routing: Routing,
+    /// Static routing entries; each overrides the computed next hop of one node for one
+    /// destination host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub static_routes: Vec<StaticRoute>,
+}
+
+/// Shortest paths by hop count or by the sum of propagation delays (docs/scenario.md gives
+/// the tie-break rules).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Routing {
+    #[default]
+    Hops,
+    Delay,
+}
+
+impl Routing {
+    fn is_hops(&self) -> bool {
+        *self == Routing::Hops
+    }
+}
+
+/// At node `at`, packets for host `dst` go to the neighbour `next`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticRoute {
+    pub at: String,
+    pub dst: String,
+    pub next: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -266,6 +303,10 @@ pub struct TcpFlowSpec {
     /// This flow's TCP settings; None = the scenario's `tcp`.
     #[serde(default)]
     pub tcp: Option<TcpConfig>,
+    /// Explicit route: node names from `src` to `dst`, consecutive ones joined by a link,
+    /// routers in between. ACKs take it backwards. None = the topology's routes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<String>>,
 }
 
 /// A constant-bit-rate UDP source.
@@ -284,6 +325,9 @@ pub struct UdpFlowSpec {
     pub start: Dur,
     #[serde(default)]
     pub stop: Option<Dur>,
+    /// Explicit route from `src` to `dst` (node names), as for TCP flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<String>>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -310,6 +354,11 @@ pub struct TraceSpec {
     pub segments: bool,
     /// Every dropped packet with its cause.
     pub drops: bool,
+    /// Links to capture to pcap files: `"all"`, `"{link}"` (both directions) or
+    /// `"{link}/forward"` / `"{link}/reverse"` (see [`crate::pcap`], docs/pcap.md).
+    pub pcap: Vec<String>,
+    /// Bytes of each captured packet kept in the file (1..=65535; the rest is cut).
+    pub pcap_snaplen: u32,
 }
 
 impl Default for TraceSpec {
@@ -320,6 +369,8 @@ impl Default for TraceSpec {
             events: true,
             segments: true,
             drops: true,
+            pcap: Vec::new(),
+            pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
         }
     }
 }

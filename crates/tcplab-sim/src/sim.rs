@@ -23,8 +23,10 @@ use crate::classify::Classification;
 use crate::engine::{EventQueue, TimerSlot};
 use crate::eth_metrics::EthMetrics;
 use crate::flow::{FlowPackets, TcpFlow};
+use crate::flow_route::{self, PinnedRoutes};
 use crate::network::{Delivery, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, Payload};
+use crate::pcap::{self, Capture};
 use crate::results::{RunStats, VerdictLog};
 use crate::scenario::SeriesMode;
 use crate::timeouts::TimeoutTracker;
@@ -99,6 +101,8 @@ impl Simulation {
         net.set_every_departure(s.trace.series == SeriesMode::Change);
         let mut events = EventQueue::new();
         net.schedule_changes(&mut events);
+        net.capture = capture(s, &layout);
+        net.pinned = pinned_routes(s, &layout);
         let node = |name: &str| layout.node(name).expect("validated node name");
         let start = |d: Dur| Time::ZERO + d;
 
@@ -250,6 +254,7 @@ impl Simulation {
             peak_pending_events: self.events.peak_len() as u64,
         };
         let links = summary::links(net, end);
+        let pcap = self.net.capture.map(|c| c.finish()).unwrap_or_default();
         let rec = self.rec;
         Results {
             flows,
@@ -263,6 +268,7 @@ impl Simulation {
             verdicts: self.verdicts,
             conservation,
             stats,
+            pcap,
         }
     }
 
@@ -474,6 +480,49 @@ impl Simulation {
             self.events.push(next, Event::Sample);
         }
     }
+}
+
+/// The flows' pinned routes (validated).
+fn pinned_routes(s: &Scenario, layout: &topology::Layout) -> PinnedRoutes {
+    let node = |name: &str| layout.node(name).expect("validated node name");
+    let mut errs = Vec::new();
+    let mut resolve = |route: &Option<Vec<String>>, src: &str, dst: &str| {
+        route
+            .as_ref()
+            .and_then(|r| flow_route::resolve("", layout, r, node(src), node(dst), &mut errs))
+    };
+    let tcp = s
+        .flows
+        .iter()
+        .map(|f| resolve(&f.route, &f.src, &f.dst))
+        .collect();
+    let udp = s
+        .udp
+        .iter()
+        .map(|u| resolve(&u.route, &u.src, &u.dst))
+        .collect();
+    debug_assert!(errs.is_empty(), "validated: {errs:?}");
+    PinnedRoutes::new(layout, tcp, udp)
+}
+
+/// The pcap capture `trace.pcap` asks for (validated), if any.
+fn capture(s: &Scenario, layout: &topology::Layout) -> Option<Box<Capture>> {
+    if s.trace.pcap.is_empty() {
+        return None;
+    }
+    let files = pcap::plan(&s.trace.pcap, layout).ok()?;
+    let node = |name: &str| layout.node(name).expect("validated node name");
+    Some(Box::new(Capture::new(
+        files,
+        2 * layout.links.len(),
+        layout.nodes.iter().map(|n| n.name.clone()).collect(),
+        s.flows
+            .iter()
+            .map(|f| (node(&f.src), node(&f.dst)))
+            .collect(),
+        s.udp.iter().map(|u| (node(&u.src), node(&u.dst))).collect(),
+        s.trace.pcap_snaplen,
+    )))
 }
 
 #[cfg(test)]

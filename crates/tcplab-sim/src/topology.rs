@@ -5,11 +5,20 @@
 //! each forward from the sender side towards the receiver side. An access list of one entry
 //! applies to every pair, otherwise it has one entry per pair.
 //!
+//! Presets other than the dumbbell have their own modules: [`parking_lot`] (Adaptive Reno
+//! Fig. 5: cascaded bottlenecks with cross and reverse traffic) and [`wired_wireless`]
+//! (Venoplus Fig. 2, Veno Fig. 3b: server, wired path, base station, lossy last hop).
+//!
 //! Each duplex link `i` becomes link directions `2i` (forward, `from` to `to`) and `2i + 1`
 //! (reverse); that is also the order of `Results::links`.
 
+pub mod parking_lot;
+pub mod wired_wireless;
+
 use crate::node::Node;
-use crate::scenario::{Dumbbell, Explicit, LinkDir, NodeKind, Topology};
+use crate::node::Routes;
+use crate::scenario::{Dumbbell, Explicit, LinkDir, NodeKind, Routing, Topology};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// One duplex link of the expanded topology.
@@ -19,8 +28,9 @@ pub struct DuplexLink<'a> {
     pub name: String,
     pub from: u32,
     pub to: u32,
-    pub forward: &'a LinkDir,
-    pub reverse: &'a LinkDir,
+    /// Borrowed from the scenario, or built by a preset (e.g. its router queues).
+    pub forward: Cow<'a, LinkDir>,
+    pub reverse: Cow<'a, LinkDir>,
     /// Where the link's settings are in the scenario, for error messages
     /// (e.g. `topology.sender_access[0]`).
     pub spec_path: String,
@@ -31,11 +41,45 @@ pub struct Layout<'a> {
     pub nodes: Vec<Node>,
     pub links: Vec<DuplexLink<'a>>,
     pub by_name: HashMap<String, u32>,
+    pub routing: Routing,
+    /// Static routing entries: (node, destination host, link direction to leave on).
+    pub static_routes: Vec<(u32, u32, u32)>,
 }
 
 impl Layout<'_> {
     pub fn node(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()
+    }
+    /// The routing table: shortest paths (by hops or delay), then the static entries.
+    pub fn routes(&self) -> Routes {
+        let dirs = self.directions();
+        let mut r = match self.routing {
+            Routing::Hops => Routes::compute(&self.nodes, &dirs),
+            Routing::Delay => {
+                let delay: Vec<u64> = self
+                    .links
+                    .iter()
+                    .flat_map(|l| [l.forward.delay.as_nanos(), l.reverse.delay.as_nanos()])
+                    .collect();
+                Routes::compute_by_delay(&self.nodes, &dirs, &delay)
+            }
+        };
+        for &(at, dst, link) in &self.static_routes {
+            r.set_next(at, dst, link);
+        }
+        r
+    }
+    /// The link direction from node `a` to its neighbour `b` (the first, if several).
+    pub fn direction_between(&self, a: u32, b: u32) -> Option<u32> {
+        self.links.iter().enumerate().find_map(|(i, l)| {
+            if (l.from, l.to) == (a, b) {
+                Some(2 * i as u32)
+            } else if (l.to, l.from) == (a, b) {
+                Some(2 * i as u32 + 1)
+            } else {
+                None
+            }
+        })
     }
     /// `(from, to)` of every link direction, in index order.
     pub fn directions(&self) -> Vec<(u32, u32)> {
@@ -52,7 +96,48 @@ pub fn expand<'a>(t: &'a Topology, errs: &mut Vec<String>) -> Layout<'a> {
     match t {
         Topology::Dumbbell(d) => dumbbell(d, errs),
         Topology::Explicit(e) => explicit(e, errs),
+        Topology::ParkingLot(p) => parking_lot::expand(p, errs),
+        Topology::WiredCumWireless(w) => wired_wireless::expand(w, errs),
     }
+}
+
+/// Appends duplex link `from`-`to` (node indices) named after the nodes.
+pub(crate) fn push_link<'a>(
+    nodes: &[Node],
+    links: &mut Vec<DuplexLink<'a>>,
+    (from, to): (u32, u32),
+    forward: Cow<'a, LinkDir>,
+    reverse: Cow<'a, LinkDir>,
+    spec_path: String,
+) {
+    links.push(DuplexLink {
+        name: format!("{}-{}", nodes[from as usize].name, nodes[to as usize].name),
+        from,
+        to,
+        forward,
+        reverse,
+        spec_path,
+    });
+}
+
+/// The entry of a one-or-per-item list that item `i` uses, with its scenario path
+/// (`topology.{field}[j]`); None (and an error, once) when the list has a wrong length.
+pub(crate) fn one_or_each<'a, T>(
+    field: &str,
+    list: &'a [T],
+    n: usize,
+    i: usize,
+    errs: &mut Vec<String>,
+) -> Option<(&'a T, String)> {
+    if list.len() != 1 && list.len() != n {
+        errs.push(format!(
+            "topology.{field} has {} entries: expected 1 (for all) or {n} (one each)",
+            list.len()
+        ));
+        return None;
+    }
+    let j = if list.len() == 1 { 0 } else { i };
+    list.get(j).map(|x| (x, format!("topology.{field}[{j}]")))
 }
 
 fn dumbbell<'a>(d: &'a Dumbbell, errs: &mut Vec<String>) -> Layout<'a> {
@@ -93,8 +178,8 @@ fn dumbbell<'a>(d: &'a Dumbbell, errs: &mut Vec<String>) -> Layout<'a> {
                 name: format!("s{i}-left"),
                 from: i as u32,
                 to: left,
-                forward: &dx.forward,
-                reverse: &dx.reverse,
+                forward: Cow::Borrowed(&dx.forward),
+                reverse: Cow::Borrowed(&dx.reverse),
                 spec_path: path,
             });
         }
@@ -103,8 +188,8 @@ fn dumbbell<'a>(d: &'a Dumbbell, errs: &mut Vec<String>) -> Layout<'a> {
         name: "left-right".into(),
         from: left,
         to: right,
-        forward: &d.bottleneck.forward,
-        reverse: &d.bottleneck.reverse,
+        forward: Cow::Borrowed(&d.bottleneck.forward),
+        reverse: Cow::Borrowed(&d.bottleneck.reverse),
         spec_path: "topology.bottleneck".into(),
     });
     for i in 0..n {
@@ -113,8 +198,8 @@ fn dumbbell<'a>(d: &'a Dumbbell, errs: &mut Vec<String>) -> Layout<'a> {
                 name: format!("right-r{i}"),
                 from: right,
                 to: right + 1 + i as u32,
-                forward: &dx.forward,
-                reverse: &dx.reverse,
+                forward: Cow::Borrowed(&dx.forward),
+                reverse: Cow::Borrowed(&dx.reverse),
                 spec_path: path,
             });
         }
@@ -182,15 +267,51 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
             name,
             from,
             to,
-            forward: &l.forward,
-            reverse: &l.reverse,
+            forward: Cow::Borrowed(&l.forward),
+            reverse: Cow::Borrowed(&l.reverse),
             spec_path: format!("topology.links[{i}]"),
         });
     }
-    finish(nodes, links)
+    let mut layout = finish(nodes, links);
+    layout.routing = e.routing;
+    for (i, r) in e.static_routes.iter().enumerate() {
+        let p = format!("topology.static_routes[{i}]");
+        let find = |field: &str, name: &str, errs: &mut Vec<String>| {
+            let id = layout.node(name);
+            if id.is_none() {
+                errs.push(format!(
+                    "{p}.{field} = {name:?}: unknown node; known: {}",
+                    known()
+                ));
+            }
+            id
+        };
+        let (Some(at), Some(dst), Some(next)) = (
+            find("at", &r.at, errs),
+            find("dst", &r.dst, errs),
+            find("next", &r.next, errs),
+        ) else {
+            continue;
+        };
+        if layout.nodes[dst as usize].kind != NodeKind::Host {
+            errs.push(format!(
+                "{p}.dst = {:?}: a router; routes lead to hosts",
+                r.dst
+            ));
+            continue;
+        }
+        match layout.direction_between(at, next) {
+            Some(l) => layout.static_routes.push((at, dst, l)),
+            None => errs.push(format!(
+                "{p}.next = {:?}: not a neighbour of {:?} (no link joins them)",
+                r.next, r.at
+            )),
+        }
+    }
+    layout
 }
 
-fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout<'a> {
+pub(crate) fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout<'a> {
     let by_name = nodes
         .iter()
         .enumerate()
@@ -200,16 +321,24 @@ fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout<'a> {
         nodes,
         links,
         by_name,
+        routing: Routing::Hops,
+        static_routes: Vec::new(),
     }
 }
 
-fn host(name: String) -> Node {
+/// Drops repeated messages (a wrong list length is found once per item).
+pub(crate) fn dedup(errs: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    errs.retain(|e| seen.insert(e.clone()));
+}
+
+pub(crate) fn host(name: String) -> Node {
     Node {
         name,
         kind: NodeKind::Host,
     }
 }
-fn router(name: &str) -> Node {
+pub(crate) fn router(name: &str) -> Node {
     Node {
         name: name.into(),
         kind: NodeKind::Router,

@@ -4,6 +4,7 @@
 //! `flows[1].controller = "renoo": unknown congestion controller; known: ["reno"]`.
 //! All problems found are reported together, separated by "; ".
 
+use crate::flow_route;
 use crate::node::Routes;
 use crate::scenario::{
     Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode,
@@ -32,23 +33,23 @@ pub fn problems(s: &Scenario) -> Vec<String> {
     }
     let layout = topology::expand(&s.topology, &mut errs);
     for l in &layout.links {
-        link_dir(&format!("{}.forward", l.spec_path), l.forward, &mut errs);
-        link_dir(&format!("{}.reverse", l.spec_path), l.reverse, &mut errs);
+        link_dir(&format!("{}.forward", l.spec_path), &l.forward, &mut errs);
+        link_dir(&format!("{}.reverse", l.spec_path), &l.reverse, &mut errs);
         schedule(
             &format!("{}.forward", l.spec_path),
-            l.forward,
+            &l.forward,
             s.duration,
             &mut errs,
         );
         schedule(
             &format!("{}.reverse", l.spec_path),
-            l.reverse,
+            &l.reverse,
             s.duration,
             &mut errs,
         );
     }
     dedup_keep_order(&mut errs);
-    let routes = Routes::compute(&layout.nodes, &layout.directions());
+    let routes = layout.routes();
     let dirs = layout.directions();
     let default_tcp_ok = match s.tcp.validate() {
         Ok(()) => true,
@@ -69,9 +70,15 @@ pub fn problems(s: &Scenario) -> Vec<String> {
         let src = endpoint(&layout, &format!("{p}.src"), &f.src, &mut errs);
         let dst = endpoint(&layout, &format!("{p}.dst"), &f.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
-            route(&p, &layout, &routes, &dirs, a, b, &mut errs);
-            if a != b {
-                route(&p, &layout, &routes, &dirs, b, a, &mut errs);
+            if let Some(r) = &f.route {
+                if a != b {
+                    flow_route::resolve(&p, &layout, r, a, b, &mut errs);
+                }
+            } else {
+                route(&p, &layout, &routes, &dirs, a, b, &mut errs);
+                if a != b {
+                    route(&p, &layout, &routes, &dirs, b, a, &mut errs);
+                }
             }
         }
         times(&p, s.duration, f.start, f.stop, &mut errs);
@@ -99,7 +106,12 @@ pub fn problems(s: &Scenario) -> Vec<String> {
         let src = endpoint(&layout, &format!("{p}.src"), &u.src, &mut errs);
         let dst = endpoint(&layout, &format!("{p}.dst"), &u.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
-            route(&p, &layout, &routes, &dirs, a, b, &mut errs);
+            match &u.route {
+                Some(r) if a != b => {
+                    flow_route::resolve(&p, &layout, r, a, b, &mut errs);
+                }
+                _ => route(&p, &layout, &routes, &dirs, a, b, &mut errs),
+            }
         }
         if u.rate == 0 {
             errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s"));
@@ -111,6 +123,7 @@ pub fn problems(s: &Scenario) -> Vec<String> {
         }
         times(&p, s.duration, u.start, u.stop, &mut errs);
     }
+    pcap_trace(s, &layout, &mut errs);
     if s.trace.series == SeriesMode::Interval && s.trace.interval == Dur::ZERO {
         errs.push(
             "trace.interval = 0: expected a positive sampling interval in ns with series = \"interval\""
@@ -303,7 +316,7 @@ fn route(
         ));
     } else if routes.path(a, b, dirs).is_none() {
         errs.push(format!(
-            "{p}: no route from {na:?} to {nb:?} (paths cross routers only, hosts do not forward)"
+            "{p}: no route from {na:?} to {nb:?} (paths cross routers only, hosts do not forward; static_routes must not loop)"
         ));
     }
 }
@@ -324,6 +337,18 @@ fn times(p: &str, duration: Dur, start: Dur, stop: Option<Dur>, errs: &mut Vec<S
                 start.as_nanos()
             ));
         }
+    }
+}
+
+fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<String>) {
+    if let Err(e) = crate::pcap::plan(&s.trace.pcap, layout) {
+        errs.extend(e);
+    }
+    if !(1..=65535).contains(&s.trace.pcap_snaplen) {
+        errs.push(format!(
+            "trace.pcap_snaplen = {}: expected 1..=65535 bytes per captured packet",
+            s.trace.pcap_snaplen
+        ));
     }
 }
 

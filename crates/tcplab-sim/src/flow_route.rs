@@ -1,0 +1,140 @@
+//! Routes pinned per flow (`route = ["s0", "r1", "r2", "d0"]` in a flow): data follows the
+//! listed nodes, ACKs follow them backwards (each hop's opposite link direction). Flows
+//! without one use the topology's routing table.
+//!
+//! A route must start at the flow's `src`, end at its `dst`, join consecutive nodes by a
+//! link, pass through routers only in between (hosts do not forward) and visit no node
+//! twice; [`resolve`] reports each violation with the field path.
+
+use crate::packet::{Packet, PacketKind};
+use crate::scenario::NodeKind;
+use crate::topology::Layout;
+
+/// Per hop of a pinned route: the node and the link direction it leaves on.
+type Hops = Box<[(u32, u32)]>;
+
+/// Pinned routes of TCP flows (data and ACK) and UDP flows, by flow index.
+#[derive(Clone, Debug, Default)]
+pub struct PinnedRoutes {
+    tcp: Vec<Option<(Hops, Hops)>>,
+    udp: Vec<Option<Hops>>,
+    any: bool,
+}
+
+impl PinnedRoutes {
+    /// `tcp[i]` / `udp[j]`: the link directions of flow i's / j's route from src to dst.
+    pub fn new(layout: &Layout, tcp: Vec<Option<Vec<u32>>>, udp: Vec<Option<Vec<u32>>>) -> Self {
+        let dirs = layout.directions();
+        let hops =
+            |links: &[u32]| -> Hops { links.iter().map(|&l| (dirs[l as usize].0, l)).collect() };
+        let any = tcp.iter().chain(&udp).any(|r| r.is_some());
+        PinnedRoutes {
+            tcp: tcp
+                .into_iter()
+                .map(|r| {
+                    r.map(|links| {
+                        let back: Vec<u32> = links.iter().rev().map(|&l| l ^ 1).collect();
+                        (hops(&links), hops(&back))
+                    })
+                })
+                .collect(),
+            udp: udp
+                .into_iter()
+                .map(|r| r.map(|links| hops(&links)))
+                .collect(),
+            any,
+        }
+    }
+
+    /// The link direction packet `p` at node `at` leaves on, if its flow has a pinned route.
+    #[inline]
+    pub fn next_link(&self, p: &Packet, at: u32) -> Option<u32> {
+        if !self.any {
+            return None;
+        }
+        let hops = match p.kind() {
+            PacketKind::Data => &self.tcp.get(p.flow as usize)?.as_ref()?.0,
+            PacketKind::Ack => &self.tcp.get(p.flow as usize)?.as_ref()?.1,
+            PacketKind::Udp => self.udp.get(p.flow as usize)?.as_ref()?,
+        };
+        hops.iter().find(|h| h.0 == at).map(|h| h.1)
+    }
+}
+
+/// The link directions of route `route` (node names) of the flow at `path` from `src` to
+/// `dst`; None after appending what is wrong to `errs`.
+pub fn resolve(
+    path: &str,
+    layout: &Layout,
+    route: &[String],
+    src: u32,
+    dst: u32,
+    errs: &mut Vec<String>,
+) -> Option<Vec<u32>> {
+    let name = |n: u32| &layout.nodes[n as usize].name;
+    if route.len() < 2 {
+        errs.push(format!(
+            "{path}.route has {} nodes: expected at least the flow's src and dst",
+            route.len()
+        ));
+        return None;
+    }
+    let mut ids = Vec::with_capacity(route.len());
+    for (k, n) in route.iter().enumerate() {
+        match layout.node(n) {
+            Some(id) => ids.push(id),
+            None => {
+                errs.push(format!("{path}.route[{k}] = {n:?}: unknown node"));
+                return None;
+            }
+        }
+    }
+    let last = ids.len() - 1;
+    if ids[0] != src {
+        errs.push(format!(
+            "{path}.route[0] = {:?}: expected the flow's src {:?}",
+            route[0],
+            name(src)
+        ));
+        return None;
+    }
+    if ids[last] != dst {
+        errs.push(format!(
+            "{path}.route[{last}] = {:?}: expected the flow's dst {:?}",
+            route[last],
+            name(dst)
+        ));
+        return None;
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut links = Vec::with_capacity(last);
+    for (k, w) in ids.windows(2).enumerate() {
+        if !seen.insert(w[0]) {
+            errs.push(format!(
+                "{path}.route[{k}] = {:?}: visited twice; a route has no loops",
+                route[k]
+            ));
+            return None;
+        }
+        if k > 0 && layout.nodes[w[0] as usize].kind != NodeKind::Router {
+            errs.push(format!(
+                "{path}.route[{k}] = {:?}: a host in the middle of a route; hosts do not forward",
+                route[k]
+            ));
+            return None;
+        }
+        match layout.direction_between(w[0], w[1]) {
+            Some(l) => links.push(l),
+            None => {
+                errs.push(format!(
+                    "{path}.route[{}] = {:?}: no link from {:?}; a route follows links",
+                    k + 1,
+                    route[k + 1],
+                    route[k]
+                ));
+                return None;
+            }
+        }
+    }
+    Some(links)
+}
