@@ -441,7 +441,8 @@ fn drops_table(py: Python<'_>, d: DropLog) -> PyResult<Bound<'_, PyDict>> {
         .labels("packet", d.packet)?
         .num("seq", d.seq)?
         .num("size", d.size)?
-        .labels("cause", d.cause)?;
+        .labels("cause", d.cause)?
+        .num("rssi_dbm", d.rssi_dbm)?;
     Ok(t.done())
 }
 

@@ -6,6 +6,10 @@
 use serde::{Deserialize, Serialize};
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec, TcpConfig};
 
+pub use crate::wlan::spec::{
+    ChannelPreset, ChannelSpec, MacSpec, PipePreset, StationSpec, WlanAccess, WlanSpec,
+};
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -33,6 +37,8 @@ pub struct Scenario {
 pub enum Topology {
     Dumbbell(Dumbbell),
     Explicit(Explicit),
+    /// The WLAN paper's Fig. 3 (docs/wlan.md).
+    WlanAccess(Box<WlanAccess>),
 }
 
 /// N sender hosts `s0..` each on its own access link to router `left`, a bottleneck
@@ -53,6 +59,9 @@ pub struct Dumbbell {
 pub struct Explicit {
     pub nodes: Vec<NodeSpec>,
     pub links: Vec<LinkSpec>,
+    /// 802.11b WLAN segments (docs/wlan.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wlan: Vec<WlanSpec>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

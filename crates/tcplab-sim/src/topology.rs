@@ -7,9 +7,15 @@
 //!
 //! Each duplex link `i` becomes link directions `2i` (forward, `from` to `to`) and `2i + 1`
 //! (reverse); that is also the order of `Results::links`.
+//!
+//! WLAN segments (explicit `wlan` entries, the `wlan_access` preset) come after the wired
+//! links: station j of a segment adds direction `AP -> station` then `station -> AP`,
+//! segment after segment, numbered from `2 * links.len()` (also their order in
+//! `Results::links`). `wlan_access`: host `server`, routers `router` and `ap`, the
+//! stations; links `server-router` (access) and `router-ap` (the Dummynet pipe).
 
 use crate::node::Node;
-use crate::scenario::{Dumbbell, Explicit, LinkDir, NodeKind, Topology};
+use crate::scenario::{Dumbbell, Explicit, LinkDir, NodeKind, Topology, WlanAccess, WlanSpec};
 use std::collections::HashMap;
 
 /// One duplex link of the expanded topology.
@@ -31,6 +37,18 @@ pub struct Layout<'a> {
     pub nodes: Vec<Node>,
     pub links: Vec<DuplexLink<'a>>,
     pub by_name: HashMap<String, u32>,
+    pub wlans: Vec<WlanLayout<'a>>,
+}
+
+/// One WLAN segment of the expanded topology.
+#[derive(Clone, Debug)]
+pub struct WlanLayout<'a> {
+    pub spec: &'a WlanSpec,
+    pub ap: u32,
+    /// Node of each station, in `spec.stations` order.
+    pub stations: Vec<u32>,
+    /// Where the segment is in the scenario (e.g. `topology.wlan[0]`).
+    pub spec_path: String,
 }
 
 impl Layout<'_> {
@@ -39,10 +57,15 @@ impl Layout<'_> {
     }
     /// `(from, to)` of every link direction, in index order.
     pub fn directions(&self) -> Vec<(u32, u32)> {
-        self.links
+        let wired = self
+            .links
             .iter()
-            .flat_map(|l| [(l.from, l.to), (l.to, l.from)])
-            .collect()
+            .flat_map(|l| [(l.from, l.to), (l.to, l.from)]);
+        let wlan = self
+            .wlans
+            .iter()
+            .flat_map(|w| w.stations.iter().flat_map(|&s| [(w.ap, s), (s, w.ap)]));
+        wired.chain(wlan).collect()
     }
 }
 
@@ -52,6 +75,7 @@ pub fn expand<'a>(t: &'a Topology, errs: &mut Vec<String>) -> Layout<'a> {
     match t {
         Topology::Dumbbell(d) => dumbbell(d, errs),
         Topology::Explicit(e) => explicit(e, errs),
+        Topology::WlanAccess(w) => wlan_access(w, errs),
     }
 }
 
@@ -187,7 +211,101 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
             spec_path: format!("topology.links[{i}]"),
         });
     }
-    finish(nodes, links)
+    let mut layout = finish(nodes, links);
+    for (i, w) in e.wlan.iter().enumerate() {
+        wlan_segment(&mut layout, w, format!("topology.wlan[{i}]"), errs);
+    }
+    layout
+}
+
+fn wlan_access<'a>(w: &'a WlanAccess, errs: &mut Vec<String>) -> Layout<'a> {
+    let mut nodes = vec![host("server".into()), router("router"), router("ap")];
+    for s in &w.wlan.stations {
+        if !nodes.iter().any(|n| n.name == s.node) {
+            nodes.push(host(s.node.clone()));
+        }
+    }
+    let links = vec![
+        DuplexLink {
+            name: "server-router".into(),
+            from: 0,
+            to: 1,
+            forward: &w.access.forward,
+            reverse: &w.access.reverse,
+            spec_path: "topology.access".into(),
+        },
+        DuplexLink {
+            name: "router-ap".into(),
+            from: 1,
+            to: 2,
+            forward: &w.pipe.forward,
+            reverse: &w.pipe.reverse,
+            spec_path: "topology.pipe".into(),
+        },
+    ];
+    let mut layout = finish(nodes, links);
+    wlan_segment(&mut layout, &w.wlan, "topology.wlan".into(), errs);
+    layout
+}
+
+/// Resolves segment `w`'s nodes; problems go to `errs` and a bad segment is left out.
+fn wlan_segment<'a>(
+    layout: &mut Layout<'a>,
+    w: &'a WlanSpec,
+    path: String,
+    errs: &mut Vec<String>,
+) {
+    let before = errs.len();
+    if layout.wlans.iter().any(|o| o.spec.name == w.name) {
+        errs.push(format!(
+            "{path}.name = {:?}: duplicate WLAN segment name",
+            w.name
+        ));
+    }
+    let ap = match layout.node(&w.ap) {
+        None => {
+            errs.push(format!("{path}.ap = {:?}: unknown node", w.ap));
+            None
+        }
+        Some(id) if layout.nodes[id as usize].kind != NodeKind::Router => {
+            errs.push(format!(
+                "{path}.ap = {:?}: a host; the access point must be a router (it relays)",
+                w.ap
+            ));
+            None
+        }
+        Some(id) => Some(id),
+    };
+    if w.stations.is_empty() {
+        errs.push(format!("{path}.stations = []: expected at least 1 station"));
+    }
+    let mut stations = Vec::with_capacity(w.stations.len());
+    for (j, s) in w.stations.iter().enumerate() {
+        let p = format!("{path}.stations[{j}].node");
+        match layout.node(&s.node) {
+            None => errs.push(format!("{p} = {:?}: unknown node", s.node)),
+            Some(id) if layout.nodes[id as usize].kind != NodeKind::Host => {
+                errs.push(format!("{p} = {:?}: a router; stations are hosts", s.node))
+            }
+            Some(id) if stations.contains(&id) => {
+                errs.push(format!("{p} = {:?}: listed twice in this segment", s.node))
+            }
+            Some(id) if layout.wlans.iter().any(|o| o.stations.contains(&id)) => errs.push(
+                format!("{p} = {:?}: already a station of another segment", s.node),
+            ),
+            Some(id) => stations.push(id),
+        }
+    }
+    if errs.len() == before {
+        if let Some(ap) = ap {
+            layout.wlans.push(WlanLayout {
+                spec: w,
+                ap,
+                stations,
+                spec_path: path,
+            });
+        }
+    }
 }
 
 fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout<'a> {
@@ -200,6 +318,7 @@ fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout<'a> {
         nodes,
         links,
         by_name,
+        wlans: Vec::new(),
     }
 }
 

@@ -38,7 +38,7 @@ fn expect(s: &Scenario, parts: &[&str]) {
 fn bottleneck(s: &mut Scenario) -> &mut Duplex {
     match &mut s.topology {
         Topology::Dumbbell(d) => &mut d.bottleneck,
-        Topology::Explicit(_) => unreachable!(),
+        _ => unreachable!(),
     }
 }
 
