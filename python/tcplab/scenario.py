@@ -664,6 +664,7 @@ class WlanChannel(_Model):
     exponent: Annotated[float, _number("path-loss exponent", 0.01)] = 3.5
     shadowing_db: Annotated[float, _number("dB", 0.0)] = 4.0
     rx_threshold_dbm: Annotated[float, _number("dBm")] | None = None
+    coherence: Duration = 0
 
 
 class _WlanParams(_Model):

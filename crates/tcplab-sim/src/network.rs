@@ -256,7 +256,7 @@ impl Network {
                 } => {
                     let link = self.wlan_link(w, hop);
                     let report = self.wlans[w as usize].report_delay.filter(|_| channel);
-                    self.drop_with(now, link, id, DropCause::Mac, report, rssi, rec);
+                    self.drop_with(now, link, id, DropCause::Mac, report, Some(rssi), rec);
                 }
             }
         }
@@ -281,7 +281,7 @@ impl Network {
             q.push(t, NetEvent::Wlan(w).into());
         }
         if let Err(cause) = offered {
-            self.drop_with(now, l, id, cause, None, f64::NAN, rec);
+            self.drop_with(now, l, id, cause, None, None, rec);
         }
     }
 
@@ -324,12 +324,12 @@ impl Network {
         rec: &mut Recorder,
     ) {
         let report = self.report_delay[link as usize].filter(|_| cause.is_random());
-        self.drop_with(now, link, id, cause, report, f64::NAN, rec);
+        self.drop_with(now, link, id, cause, report, None, rec);
     }
 
     /// Drops packet `id` on link direction `link`; `report`: report it over the cross-layer
     /// channel after this delay (TCP packets only); `rssi`: received power of the last
-    /// attempt (WLAN MAC drops), NaN elsewhere.
+    /// attempt (WLAN MAC drops), None elsewhere.
     #[allow(clippy::too_many_arguments)]
     fn drop_with(
         &mut self,
@@ -338,7 +338,7 @@ impl Network {
         id: PacketId,
         cause: DropCause,
         report: Option<Dur>,
-        rssi: f64,
+        rssi: Option<f64>,
         rec: &mut Recorder,
     ) {
         let p = self.pool.remove(id);

@@ -102,11 +102,18 @@ impl Recorder {
     }
 
     pub fn drop(&mut self, now: Time, link: u32, p: &Packet, cause: DropCause) {
-        self.drop_rssi(now, link, p, cause, f64::NAN);
+        self.drop_rssi(now, link, p, cause, None);
     }
 
-    /// A drop with the received power of the last attempt (WLAN MAC drops; NaN elsewhere).
-    pub fn drop_rssi(&mut self, now: Time, link: u32, p: &Packet, cause: DropCause, rssi: f64) {
+    /// A drop with the received power of the last attempt (WLAN MAC drops; None elsewhere).
+    pub fn drop_rssi(
+        &mut self,
+        now: Time,
+        link: u32,
+        p: &Packet,
+        cause: DropCause,
+        rssi: Option<f64>,
+    ) {
         if !self.drops_on {
             return;
         }

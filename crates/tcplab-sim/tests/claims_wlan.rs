@@ -11,7 +11,7 @@ use tcplab_core::cc::Growth;
 use tcplab_core::{Dur, TcpConfig};
 use tcplab_sim::builder::{wlan_access, ScenarioBuilder};
 use tcplab_sim::results::FlowSummary;
-use tcplab_sim::scenario::{ChannelPreset, PipePreset, TcpFlowSpec, TraceSpec};
+use tcplab_sim::scenario::{ChannelPreset, PipePreset, TcpFlowSpec, Topology, TraceSpec, WlanSpec};
 use tcplab_sim::Simulation;
 
 use ChannelPreset::{HL, LL};
@@ -35,7 +35,23 @@ fn run(
     secs: u64,
     seed: u64,
 ) -> Vec<FlowSummary> {
-    let mut b = ScenarioBuilder::new("wlan", wlan_access(pipe, stations))
+    run_with(pipe, stations, controllers, secs, seed, |_| {})
+}
+
+/// [`run`] with the WLAN segment's parameters changed by `tweak`.
+fn run_with(
+    pipe: PipePreset,
+    stations: &[ChannelPreset],
+    controllers: &[&str],
+    secs: u64,
+    seed: u64,
+    tweak: impl Fn(&mut WlanSpec),
+) -> Vec<FlowSummary> {
+    let mut topo = wlan_access(pipe, stations);
+    if let Topology::WlanAccess(w) = &mut topo {
+        tweak(&mut w.wlan);
+    }
+    let mut b = ScenarioBuilder::new("wlan", topo)
         .seed(seed)
         .duration(Dur::from_secs(secs))
         .tcp(tcp())
@@ -175,5 +191,44 @@ fn exp2_exp3_numbers() {
             total(&v),
             std(&v)
         );
+    }
+}
+
+/// Exploration (prints only): Exp. 1 with block fading of several coherence times, and
+/// with smaller AP/station queues. Numbers in docs/reproductions.md ("WLAN paper").
+#[test]
+#[ignore]
+fn channel_and_buffer_exploration() {
+    let exp1 = |label: String, tweak: &dyn Fn(&mut WlanSpec)| {
+        for pipe in [Thin, Fat] {
+            for q in [LL, HL] {
+                let mut t = [0.0; 2];
+                for (k, &c) in ["reno", "veno"].iter().enumerate() {
+                    for seed in 1..=SEEDS {
+                        let f = run_with(pipe, &[q; 4], &[c; 4], SECS, seed, tweak);
+                        t[k] +=
+                            f.iter().map(|x| x.throughput_bps / 1e3).sum::<f64>() / SEEDS as f64;
+                    }
+                }
+                eprintln!(
+                    "{label} {pipe:?} {q:?}: Reno {:.0} Veno {:.0} ({:+.1}%)",
+                    t[0],
+                    t[1],
+                    100.0 * (t[1] / t[0] - 1.0)
+                );
+            }
+        }
+    };
+    for ms in [5u64, 10, 20] {
+        exp1(format!("coherence {ms} ms"), &|w| {
+            w.channel.coherence = Dur::from_millis(ms)
+        });
+    }
+    for b in [10u32, 20] {
+        exp1(format!("buffer {b}"), &|w| w.mac.buffer = b);
+        exp1(format!("buffer {b}, coherence 5 ms"), &|w| {
+            w.mac.buffer = b;
+            w.channel.coherence = Dur::from_millis(5);
+        });
     }
 }

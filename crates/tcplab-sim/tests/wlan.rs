@@ -106,7 +106,15 @@ fn aggregate_throughput_falls_with_stations_as_in_bianchi() {
 /// Residual loss of downlink frames after MAC retries at a preset placement: one station,
 /// UDP from the server at `rate` in 200-byte packets, `secs` seconds.
 fn residual(preset: ChannelPreset, rate: u64, secs: u64) -> (f64, u64) {
-    let topo = wlan_access(PipePreset::Fat, &[preset]);
+    residual_faded(preset, rate, secs, Dur::ZERO)
+}
+
+/// [`residual`] with block fading of coherence time `coherence`.
+fn residual_faded(preset: ChannelPreset, rate: u64, secs: u64, coherence: Dur) -> (f64, u64) {
+    let mut topo = wlan_access(PipePreset::Fat, &[preset]);
+    if let Topology::WlanAccess(w) = &mut topo {
+        w.wlan.channel.coherence = coherence;
+    }
     let s = ScenarioBuilder::new("residual", topo)
         .duration(Dur::from_secs(secs))
         .udp(UdpFlowSpec::cbr("server", "sta0", rate, 200))
@@ -134,6 +142,18 @@ fn presets_give_the_papers_residual_loss() {
     let (ll, n) = residual(ChannelPreset::LL, 800_000, 600);
     eprintln!("LL: residual {ll:.2e} over {n} frames");
     assert!(ll > 1e-4 / 2.0 && ll < 1e-4 * 2.0, "LL {ll}");
+}
+
+#[test]
+fn block_fading_presets_give_the_papers_residual_loss() {
+    // Coherence 5 ms: a full retry sequence of a 1500-byte frame (about 32 ms) spans 7
+    // blocks, so the HL preset counts 7 independent draws; the 200-byte frames here retry
+    // faster (about 19 ms, 4 blocks) and lose somewhat more than the target. Measured
+    // 1.7e-2 (seed 1): within a factor 3. Longer coherence times break the derivation
+    // (docs/wlan.md): the queue behind a fading frame waits the fade out.
+    let (hl, n) = residual_faded(ChannelPreset::HL, 400_000, 80, Dur::from_millis(5));
+    eprintln!("HL, 5 ms blocks: residual {hl:.2e} over {n} frames");
+    assert!(hl > 1e-2 / 3.0 && hl < 1e-2 * 3.0, "HL {hl}");
 }
 
 fn tcp_over_wlan(seed: u64, controller: &str) -> Scenario {
@@ -164,10 +184,12 @@ fn tcp_over_wlan_conserves_packets_and_is_deterministic() {
         .filter(|&i| a.drops.cause[i] == "mac")
         .collect();
     assert!(!mac.is_empty(), "HL stations lose frames after retries");
-    assert!(mac.iter().all(|&i| a.drops.rssi_dbm[i].is_finite()));
-    assert!(mac.iter().any(|&i| a.drops.rssi_dbm[i] < -85.0));
+    assert!(mac
+        .iter()
+        .all(|&i| a.drops.rssi_dbm[i].is_some_and(f64::is_finite)));
+    assert!(mac.iter().any(|&i| a.drops.rssi_dbm[i] < Some(-85.0)));
     let wired = (0..a.drops.cause.len()).filter(|&i| a.drops.cause[i] != "mac");
-    assert!(wired.into_iter().all(|i| a.drops.rssi_dbm[i].is_nan()));
+    assert!(wired.into_iter().all(|i| a.drops.rssi_dbm[i].is_none()));
     // Every flow moved data; the HL flows lost more to the MAC than the LL flows.
     assert!(a.flows.iter().all(|f| f.bytes_delivered > 1_000_000));
     let mac_drops = |f: u32| mac.iter().filter(|&&i| a.drops.flow[i] == f).count();

@@ -13,6 +13,12 @@
 //! A frame therefore fails with probability q(d) = Phi((thr - mean_rssi(d)) / sigma) per
 //! attempt, independently, and is dropped after `retry_limit` attempts with probability
 //! q^retry_limit. [`Channel::distance_for_residual`] inverts that for the LL/HL presets.
+//!
+//! Optional block fading (`coherence` > 0): the shadowing of each station's link is drawn
+//! once per aligned block of `coherence` of simulated time and held within it, so losses come
+//! in bursts. A frame's attempts then see fewer independent draws: the presets count
+//! `ceil(span / coherence)` of them (at most the retry limit), where `span` is the mean
+//! duration of a full retry sequence of a 1500-byte frame (`Phy::retry_span`).
 
 use super::spec::ChannelSpec;
 use crate::rng::Rng;
@@ -24,6 +30,8 @@ pub struct Channel {
     pub exponent: f64,
     pub shadowing_db: f64,
     pub rx_threshold_dbm: f64,
+    /// Shadowing held per block of this many ns (0: drawn per frame).
+    pub coherence_ns: u64,
 }
 
 /// Receiver sensitivity at `rate` bit/s (dBm).
@@ -44,6 +52,7 @@ impl Channel {
             exponent: c.exponent,
             shadowing_db: c.shadowing_db,
             rx_threshold_dbm: c.rx_threshold_dbm.unwrap_or_else(|| sensitivity_dbm(rate)),
+            coherence_ns: c.coherence.as_nanos(),
         }
     }
 
@@ -78,7 +87,9 @@ impl Channel {
     }
 
     /// The distance at which a frame is lost in all `attempts` attempts with probability
-    /// `residual` (channel losses only). None when shadowing is 0 (a step, not invertible).
+    /// `residual` (channel losses only; with block fading `attempts` is the number of
+    /// independent draws a frame's attempts see). None when shadowing is 0 (a step, not
+    /// invertible).
     pub fn distance_for_residual(&self, residual: f64, attempts: u32) -> Option<f64> {
         if self.shadowing_db <= 0.0 || attempts == 0 || !(0.0..1.0).contains(&residual) {
             return None;

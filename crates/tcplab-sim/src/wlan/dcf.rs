@@ -115,6 +115,8 @@ pub struct Dcf {
     current: Vec<Attempt>,
     backoff_rng: Rng,
     channel_rng: Rng,
+    /// Block fading: per station, (block index, shadowing draw in dB).
+    fades: Vec<Option<(u64, f64)>>,
     /// Total time the medium was busy (ended busy periods).
     pub busy: Dur,
 }
@@ -136,14 +138,16 @@ impl Dcf {
             failures: 0,
             stats: NodeStats::default(),
         };
+        let n = mean_rssi.len();
         Dcf {
-            nodes: vec![node; mean_rssi.len()],
+            nodes: vec![node; n],
             params,
             phy,
             channel,
             mean_rssi,
             medium: Medium::Idle { from: Time::ZERO },
             current: Vec::new(),
+            fades: vec![None; n],
             backoff_rng,
             channel_rng,
             busy: Dur::ZERO,
@@ -261,9 +265,7 @@ impl Dcf {
             let frame = self.nodes[node].queue[0];
             longest = longest.max(frame.size);
             let station = if node == 0 { frame.to as usize } else { node };
-            let rssi = self
-                .channel
-                .draw_rssi(self.mean_rssi[station], &mut self.channel_rng);
+            let rssi = self.draw_rssi(now, station);
             let ok = self.channel.received(rssi);
             let at = &mut self.current[a];
             at.rssi = rssi;
@@ -280,6 +282,24 @@ impl Dcf {
         let until = now + self.phy.exchange_time(longest);
         self.busy += until - now;
         self.medium = Medium::Busy { until };
+    }
+
+    /// Received power of a frame on station `station`'s link at `now`.
+    fn draw_rssi(&mut self, now: Time, station: usize) -> f64 {
+        let mean = self.mean_rssi[station];
+        let c = self.channel.coherence_ns;
+        if c == 0 {
+            return self.channel.draw_rssi(mean, &mut self.channel_rng);
+        }
+        let block = now.as_nanos() / c;
+        match self.fades[station] {
+            Some((b, x)) if b == block => mean + x,
+            _ => {
+                let x = self.channel.draw_rssi(0.0, &mut self.channel_rng);
+                self.fades[station] = Some((block, x));
+                mean + x
+            }
+        }
     }
 
     fn end_busy(&mut self, now: Time, out: &mut Vec<Outcome>) {

@@ -79,7 +79,20 @@ pub fn station_distance(w: &WlanSpec, s: &StationSpec) -> Option<f64> {
     }
     let preset = s.preset.or(w.preset)?;
     let ch = Channel::new(&w.channel, w.mac.rate);
-    ch.distance_for_residual(preset.residual_loss(), w.mac.retry_limit)
+    ch.distance_for_residual(preset.residual_loss(), independent_draws(w))
+}
+
+/// How many independent shadowing draws the attempts of one frame see: every attempt without
+/// block fading; with it, the coherence blocks a full retry sequence of a 1500-byte frame
+/// spans (at least 1, at most the retry limit).
+pub fn independent_draws(w: &WlanSpec) -> u32 {
+    let c = w.channel.coherence.as_nanos();
+    if c == 0 {
+        return w.mac.retry_limit;
+    }
+    let m = &w.mac;
+    let span = Phy::new(m).retry_span(1500, m.retry_limit, m.cw_min, m.cw_max);
+    (span.as_nanos().div_ceil(c) as u32).clamp(1, m.retry_limit.max(1))
 }
 
 impl Wlan {

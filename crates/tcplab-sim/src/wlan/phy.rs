@@ -60,6 +60,18 @@ impl Phy {
         self.sifs + self.ack_time()
     }
 
+    /// Mean duration of `attempts` failed attempts of a frame of `size` bytes with contention
+    /// windows from `cw_min` doubling up to `cw_max`: DIFS + mean backoff + exchange each.
+    pub fn retry_span(&self, size: u32, attempts: u32, cw_min: u32, cw_max: u32) -> Dur {
+        let mut cw = cw_min as u64;
+        let mut span = Dur::ZERO;
+        for _ in 0..attempts {
+            span += self.difs + self.slot.saturating_mul(cw) / 2 + self.exchange_time(size);
+            cw = (2 * cw + 1).min(cw_max as u64);
+        }
+        span
+    }
+
     /// Medium busy for an exchange (success or failure) whose longest DATA carries `size`.
     pub fn exchange_time(&self, size: u32) -> Dur {
         self.data_time(size) + self.ack_timeout()

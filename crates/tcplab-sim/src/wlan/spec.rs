@@ -133,6 +133,9 @@ pub struct ChannelSpec {
     pub shadowing_db: f64,
     /// Receive threshold; None = the data rate's sensitivity (docs/wlan.md).
     pub rx_threshold_dbm: Option<f64>,
+    /// Block fading: each station's shadowing is held for this long (aligned blocks of
+    /// simulated time) instead of drawn per frame. 0 (default) = a new draw per frame.
+    pub coherence: Dur,
 }
 
 impl Default for ChannelSpec {
@@ -143,6 +146,7 @@ impl Default for ChannelSpec {
             exponent: 3.5,
             shadowing_db: 4.0,
             rx_threshold_dbm: None,
+            coherence: Dur::ZERO,
         }
     }
 }
