@@ -132,6 +132,8 @@ def test_wlan_access_errors():
         Scenario.from_toml(ACCESS.replace('pipe = "fat"', 'pipe = "medium"'))
     with pytest.raises(ScenarioError, match=r"topology.stations: \[\] must list at least one station"):
         Scenario.from_toml(ACCESS.replace('stations = [{}, {preset = "HL"}]', "stations = []"))
+    with pytest.raises(ScenarioError, match=r"topology.stations\[0\].node: 'server' is a name the wlan_access"):
+        Scenario.from_toml(ACCESS.replace("stations = [{}, ", 'stations = [{node = "server"}, '))
     with pytest.raises(ScenarioError, match=r"flows\[1\].dst: defaults to 'sta1', which does not exist"):
         Scenario.from_toml(ACCESS.replace('stations = [{}, {preset = "HL"}]', "stations = [{}]"))
 

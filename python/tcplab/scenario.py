@@ -700,6 +700,8 @@ class _WlanParams(_Model):
                 raise FieldError("is required but missing", (*at, "node"), show=False)
             if hosts is not None and name not in hosts:
                 raise FieldError(f"is not a host (hosts: {', '.join(sorted(hosts))})", (*at, "node"), name)
+            if hosts is None and name in ("server", "router", "ap"):
+                raise FieldError("is a name the wlan_access topology uses for another node", (*at, "node"), name)
             if name in seen:
                 raise FieldError(f"is already stations[{seen[name]}]", (*at, "node"), name)
             seen[name] = j

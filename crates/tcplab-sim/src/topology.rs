@@ -220,8 +220,13 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
 
 fn wlan_access<'a>(w: &'a WlanAccess, errs: &mut Vec<String>) -> Layout<'a> {
     let mut nodes = vec![host("server".into()), router("router"), router("ap")];
-    for s in &w.wlan.stations {
-        if !nodes.iter().any(|n| n.name == s.node) {
+    for (j, s) in w.wlan.stations.iter().enumerate() {
+        if ["server", "router"].contains(&s.node.as_str()) {
+            errs.push(format!(
+                "topology.wlan.stations[{j}].node = {:?}: a name the wlan_access topology uses for another node",
+                s.node
+            ));
+        } else if !nodes.iter().any(|n| n.name == s.node) {
             nodes.push(host(s.node.clone()));
         }
     }

@@ -234,6 +234,15 @@ fn bad_wlan_parameters_name_the_field_and_value() {
         e.contains("topology.wlan[0].ap = \"server\": a host"),
         "{e}"
     );
+    let mut s = ScenarioBuilder::new("bad", wlan_access(PipePreset::Thin, &[ChannelPreset::LL]))
+        .flow(TcpFlowSpec::bulk("server", "sta0"))
+        .build();
+    wlan_mut(&mut s).stations[0].node = "server".into();
+    let e = s.validate().unwrap_err().0;
+    assert!(
+        e.contains("topology.wlan.stations[0].node = \"server\": a name the wlan_access"),
+        "{e}"
+    );
     let mut s = ScenarioBuilder::new("bad", star(&[10.0, 20.0])).build();
     {
         let w = wlan_mut(&mut s);
