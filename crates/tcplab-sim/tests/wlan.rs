@@ -81,7 +81,11 @@ fn one_saturated_station_matches_the_dcf_formula() {
     assert_eq!(hop.drops[4], 0, "no MAC drops");
     assert!(hop.drops[0] > 0, "the saturated queue overflows");
     // The full MAC queue (50 frames, one on the air) is counted in flight at the end.
-    assert!(r.conservation.packets_in_flight >= 49, "{:?}", r.conservation);
+    assert!(
+        r.conservation.packets_in_flight >= 49,
+        "{:?}",
+        r.conservation
+    );
 }
 
 #[test]

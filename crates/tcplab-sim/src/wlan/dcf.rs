@@ -342,3 +342,183 @@ impl Dcf {
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Packet, PacketPool, Payload};
+    use crate::wlan::spec::{ChannelSpec, MacSpec};
+
+    /// A DCF with `stations` stations 10 m from the AP, no shadowing; `threshold` overrides
+    /// the receive threshold (e.g. +100 dBm: every frame lost on the channel).
+    fn dcf(stations: usize, threshold: Option<f64>) -> Dcf {
+        let mac = MacSpec::default();
+        let spec = ChannelSpec {
+            shadowing_db: 0.0,
+            rx_threshold_dbm: threshold,
+            ..ChannelSpec::default()
+        };
+        let channel = Channel::new(&spec, mac.rate);
+        let mut mean = vec![f64::NAN];
+        mean.extend(std::iter::repeat_n(channel.mean_rssi(10.0), stations));
+        let params = DcfParams {
+            cw_min: mac.cw_min,
+            cw_max: mac.cw_max,
+            retry_limit: mac.retry_limit,
+            buffer: mac.buffer,
+        };
+        Dcf::new(
+            params,
+            Phy::new(&mac),
+            channel,
+            mean,
+            Rng::stream(1, "b"),
+            Rng::stream(1, "c"),
+        )
+    }
+
+    fn frame(pool: &mut PacketPool, to: u32) -> Frame {
+        let id = pool.insert(Packet {
+            flow: 0,
+            dst: 0,
+            size: 1500,
+            sent_at: Time::ZERO,
+            payload: Payload::Udp(0),
+        });
+        Frame { id, size: 1500, to }
+    }
+
+    /// Runs the DCF until it is idle with nothing to send (or `limit` wake-ups).
+    fn run(d: &mut Dcf, limit: usize) -> Vec<(Time, Outcome)> {
+        let mut all = Vec::new();
+        let mut out = Vec::new();
+        for _ in 0..limit {
+            let Some(t) = d.next_wake() else { break };
+            d.wake(t, &mut out);
+            all.extend(out.drain(..).map(|o| (t, o)));
+        }
+        all
+    }
+
+    #[test]
+    fn a_frame_on_an_idle_medium_goes_at_once_and_is_acknowledged() {
+        let mut pool = PacketPool::new();
+        let mut d = dcf(1, None);
+        let f = frame(&mut pool, 1);
+        assert!(d.enqueue(Time::ZERO, 0, f));
+        // The medium has been idle since 0 (+ DIFS): the frame starts at the first slot.
+        assert_eq!(d.next_wake(), Some(Time::ZERO));
+        let done = run(&mut d, 10);
+        let end = Time::ZERO + d.phy.exchange_time(1500);
+        assert_eq!(done, vec![(end, Outcome::Delivered { from: 0, frame: f })]);
+        assert_eq!(d.node_stats(0).attempts, 1);
+        assert_eq!(d.queued(0), 0);
+        assert_eq!(d.busy, end - Time::ZERO);
+    }
+
+    #[test]
+    fn simultaneous_frames_collide_and_back_off_with_doubled_windows() {
+        let mut pool = PacketPool::new();
+        let mut d = dcf(2, None);
+        // Both stations get a frame at the same instant on an idle medium: both transmit in
+        // slot 0, they collide, and both retry later.
+        let (a, b) = (frame(&mut pool, 0), frame(&mut pool, 0));
+        assert!(d.enqueue(Time::ZERO, 1, a));
+        assert!(d.enqueue(Time::ZERO, 2, b));
+        let mut out = Vec::new();
+        d.wake(Time::ZERO, &mut out);
+        let end = Time::ZERO + d.phy.exchange_time(1500);
+        assert_eq!(d.next_wake(), Some(end));
+        d.wake(end, &mut out);
+        assert!(
+            out.is_empty(),
+            "nothing delivered or dropped after one collision"
+        );
+        for n in [1, 2] {
+            let node = &d.nodes[n];
+            assert_eq!((node.stats.collisions, node.failures, node.cw), (1, 1, 63));
+            assert!(node.backoff.is_some_and(|b| b <= 63));
+        }
+        // Both are delivered eventually, each attempt counted.
+        let done = run(&mut d, 100);
+        assert_eq!(done.len(), 2);
+        let attempts = d.node_stats(1).attempts + d.node_stats(2).attempts;
+        let collisions = d.node_stats(1).collisions + d.node_stats(2).collisions;
+        assert_eq!(attempts, 2 + collisions);
+        assert!(d.nodes[1..].iter().all(|n| n.cw == 31 && n.failures == 0));
+    }
+
+    #[test]
+    fn a_frame_lost_on_every_attempt_is_dropped_after_the_retry_limit() {
+        let mut pool = PacketPool::new();
+        let mut d = dcf(1, Some(100.0)); // no frame is ever received
+        let f = frame(&mut pool, 0);
+        assert!(d.enqueue(Time::ZERO, 1, f));
+        let done = run(&mut d, 100);
+        assert_eq!(done.len(), 1);
+        match done[0].1 {
+            Outcome::Dropped {
+                from,
+                frame,
+                rssi,
+                channel,
+            } => {
+                assert_eq!((from, frame, channel), (1, f, true));
+                assert!((rssi - d.channel.mean_rssi(10.0)).abs() < 1e-9);
+            }
+            o => panic!("{o:?}"),
+        }
+        let st = d.node_stats(1);
+        assert_eq!((st.attempts, st.channel_errors, st.collisions), (7, 7, 0));
+        // Backoff windows 31, 63, ..., 1023 between attempts: the drop comes after 7
+        // exchanges, 6 DIFS and the drawn slots.
+        let min = d.phy.exchange_time(1500).saturating_mul(7) + d.phy.difs.saturating_mul(6);
+        assert!(done[0].0 >= Time::ZERO + min);
+        assert_eq!(d.nodes[1].cw, 31, "CW back to CWmin after a drop");
+    }
+
+    #[test]
+    fn a_full_queue_refuses_frames_and_a_station_joining_a_busy_medium_backs_off() {
+        let mut pool = PacketPool::new();
+        let mut d = dcf(2, None);
+        for _ in 0..50 {
+            let f = frame(&mut pool, 0);
+            assert!(d.enqueue(Time::ZERO, 1, f));
+        }
+        let f = frame(&mut pool, 0);
+        assert!(!d.enqueue(Time::ZERO, 1, f), "drop-tail at 50 frames");
+        // Station 2 joins while station 1's first frame is on the air: it must back off,
+        // and its counter only counts idle slots.
+        let mut out = Vec::new();
+        d.wake(Time::ZERO, &mut out);
+        let g = frame(&mut pool, 0);
+        assert!(d.enqueue(Time::from_micros(100), 2, g));
+        assert!(d.nodes[2].backoff.is_some());
+        let done = run(&mut d, 1000);
+        assert_eq!(done.len(), 51, "everything delivered, no collision loss");
+        assert_eq!(d.queued(1) + d.queued(2), 0);
+    }
+
+    #[test]
+    fn backoff_counters_freeze_while_the_medium_is_busy() {
+        let mut pool = PacketPool::new();
+        let mut d = dcf(2, None);
+        // Counters 0 and 5 slots at the start of the idle period.
+        d.nodes[1].backoff = Some(0);
+        d.nodes[2].backoff = Some(5);
+        let (a, b) = (frame(&mut pool, 0), frame(&mut pool, 0));
+        assert!(d.enqueue(Time::ZERO, 1, a));
+        assert!(d.enqueue(Time::ZERO, 2, b));
+        let done = run(&mut d, 10);
+        let x = d.phy.exchange_time(1500);
+        // Station 1 in slot 0; station 2's 5 slots resume DIFS after that exchange.
+        let second = Time::ZERO + x + d.phy.difs + d.phy.slot.saturating_mul(5) + x;
+        assert_eq!(
+            done,
+            vec![
+                (Time::ZERO + x, Outcome::Delivered { from: 1, frame: a }),
+                (second, Outcome::Delivered { from: 2, frame: b }),
+            ]
+        );
+    }
+}
