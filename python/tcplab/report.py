@@ -174,6 +174,19 @@ def plot_throughput(result: RunResult) -> tuple[Figure, float] | None:
     return fig, width
 
 
+def _wlan_text(w: dict[str, Any]) -> str:
+    """One line describing a canonical WLAN segment."""
+
+    def place(st: dict[str, Any]) -> str:
+        if st.get("distance") is not None:
+            return f"{st['node']} at {st['distance']:g} m"
+        return f"{st['node']} {st.get('preset') or w.get('preset')}"
+
+    m = w["mac"]
+    placed = ", ".join(place(st) for st in w["stations"])
+    return f"{m['rate'] / 1e6:g} Mb/s, buffer {m['buffer']} pkts, retry limit {m['retry_limit']}; {placed}"
+
+
 def _link_specs(canonical: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     """(link name, direction) -> canonical LinkDir."""
     topo = canonical["topology"]
@@ -395,6 +408,12 @@ def _params_html(result: RunResult) -> str:
             for i, a in enumerate(topo[key]):
                 tag = f" [{i}]" if len(topo[key]) > 1 else ""
                 rows.append([f"{key.replace('_', ' ')}{tag}", _linkdir(a["forward"]) + " (forward)"])
+    elif topo.get("kind") == "wlan_access":
+        w = topo["wlan"]
+        rows.append(["topology", f"wlan_access (WLAN paper Fig. 3), {len(w['stations'])} station(s)"])
+        for d in ("forward", "reverse"):
+            rows.append([f"pipe router-ap {d}", _linkdir(topo["pipe"][d])])
+        rows.append(["802.11b", _wlan_text(w)])
     elif topo.get("kind") != "explicit":  # other presets: every link
         from tcplab.topology import graph
 
@@ -405,6 +424,8 @@ def _params_html(result: RunResult) -> str:
             rows.append([f"{a}-{b} reverse", _linkdir(rev)])
     else:
         rows.append(["topology", f"explicit: {len(topo['nodes'])} nodes, {len(topo['links'])} links"])
+        for w in topo.get("wlan", []):
+            rows.append([f"802.11b {w['name']} (AP {w['ap']})", _wlan_text(w)])
         for link in topo["links"]:
             for d in ("forward", "reverse"):
                 rows.append([f"{link['from']}-{link['to']} {d}", _linkdir(link[d])])

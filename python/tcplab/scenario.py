@@ -687,7 +687,12 @@ def _topology(v: Any) -> Any:
     if not isinstance(v, dict):
         return v
     kind = v.get("kind", "dumbbell")
-    models = {"dumbbell": Dumbbell, "parking_lot": ParkingLot, "wired_cum_wireless": WiredCumWireless}
+    models = {
+        "dumbbell": Dumbbell,
+        "parking_lot": ParkingLot,
+        "wired_cum_wireless": WiredCumWireless,
+        "wlan_access": WlanAccess,
+    }
     if kind not in models:
         known = ", ".join(models)
         raise FieldError(
@@ -774,6 +779,218 @@ class Trace(_Model):
     pcap_snaplen: Annotated[int, _count("bytes", 1, 65535)] = DEFAULT_PCAP_SNAPLEN
 
 
+# ---- 802.11b WLAN (docs/wlan.md) ------------------------------------------------------------
+
+WLAN_RATES = (1_000_000, 2_000_000, 5_500_000, 11_000_000)
+WLAN_BASIC_RATES = (1_000_000, 2_000_000)
+
+
+def _distance(v: Any) -> float:
+    """A distance in metres: a number (metres) or a string with a unit ("20m", "0.05km")."""
+    if isinstance(v, str):
+        text = v.strip()
+        for unit, scale in (("km", 1000.0), ("m", 1.0)):
+            if text.endswith(unit):
+                try:
+                    x = float(text[: -len(unit)])
+                except ValueError:
+                    break
+                v = x * scale
+                break
+        else:
+            raise FieldError("is not a distance (expected metres, e.g. 20, '20m' or '0.05km')")
+        if isinstance(v, str):
+            raise FieldError("is not a distance (expected metres, e.g. 20, '20m' or '0.05km')")
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise FieldError("is not a distance (expected metres, e.g. 20, '20m' or '0.05km')")
+    if not (v > 0 and v < float("inf")):
+        raise FieldError("must be > 0 metres")
+    return float(v)
+
+
+def _number(what: str, lo: float | None = None):
+    def validate(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), -float("inf")):
+            raise FieldError(f"is not a number ({what})")
+        if lo is not None and v < lo:
+            raise FieldError(f"must be >= {lo:g} ({what})")
+        return float(v)
+
+    return BeforeValidator(validate)
+
+
+def _wlan_rate(allowed: tuple[int, ...]):
+    def validate(v: Any) -> int:
+        try:
+            bps = parse_rate(v)
+        except UnitError as e:
+            raise FieldError(str(e)) from None
+        if bps not in allowed:
+            raise FieldError(f"is not an 802.11b rate (allowed: {', '.join(format_rate(r) for r in allowed)})")
+        return bps
+
+    return BeforeValidator(validate)
+
+
+Distance = Annotated[float, BeforeValidator(_distance)]
+PresetName = Literal["LL", "HL"]
+
+
+class Station(_Model):
+    """A wireless station: a host at ``distance`` from the AP, or placed by ``preset``."""
+
+    node: str | None = None
+    distance: Distance | None = None
+    preset: PresetName | None = None
+
+
+class WlanMac(_Model):
+    """DCF/PHY parameters; every field has the 802.11b default (docs/wlan.md)."""
+
+    rate: Annotated[int, _wlan_rate(WLAN_RATES)] = 11_000_000
+    basic_rate: Annotated[int, _wlan_rate(WLAN_BASIC_RATES)] = 1_000_000
+    buffer: Annotated[int, _count("packets", 1, 1_000_000)] = 50
+    retry_limit: Annotated[int, _count("attempts", 1, 255)] = 7
+    cw_min: Annotated[int, _count("slots", 1, 65_535)] = 31
+    cw_max: Annotated[int, _count("slots", 1, 65_535)] = 1023
+    slot: PosDuration = 20_000
+    sifs: PosDuration = 10_000
+    difs: PosDuration = 50_000
+    plcp: Duration = 192_000
+    mac_overhead: Annotated[int, _count("bytes", 0, 10_000)] = 36
+    ack_bytes: Annotated[int, _count("bytes", 1, 10_000)] = 14
+
+
+class WlanChannel(_Model):
+    """Log-distance path loss + log-normal shadowing (docs/wlan.md)."""
+
+    tx_power_dbm: Annotated[float, _number("dBm")] = 15.0
+    ref_loss_db: Annotated[float, _number("dB at 1 m")] = 40.05
+    exponent: Annotated[float, _number("path-loss exponent", 0.01)] = 3.5
+    shadowing_db: Annotated[float, _number("dB", 0.0)] = 4.0
+    rx_threshold_dbm: Annotated[float, _number("dBm")] | None = None
+    coherence: Duration = 0
+
+
+class _WlanParams(_Model):
+    """Fields shared by a [[wlan]] segment and the wlan_access topology."""
+
+    stations: list[Station]
+    preset: PresetName | None = None
+    rate: Annotated[int, _wlan_rate(WLAN_RATES)] | None = None
+    buffer: Annotated[int, _count("packets", 1, 1_000_000)] | None = None
+    mac: WlanMac = WlanMac()
+    channel: WlanChannel = WlanChannel()
+    report_losses: bool = False
+    report_delay: Duration = 0
+
+    def station_names(self) -> list[str]:
+        return [st.node if st.node is not None else f"sta{j}" for j, st in enumerate(self.stations)]
+
+    def check(self, where: tuple[str | int, ...], hosts: set[str] | None) -> None:
+        if not self.stations:
+            raise FieldError("must list at least one station", (*where, "stations"), [])
+        if self.mac.cw_max < self.mac.cw_min:
+            raise FieldError(f"must be >= cw_min ({self.mac.cw_min})", (*where, "mac", "cw_max"), self.mac.cw_max)
+        if self.report_delay and not self.report_losses:
+            raise FieldError(
+                "is only allowed with report_losses = true",
+                (*where, "report_delay"),
+                _Raw(format_duration(self.report_delay)),
+            )
+        seen: dict[str, int] = {}
+        for j, (st, name) in enumerate(zip(self.stations, self.station_names())):
+            at = (*where, "stations", j)
+            if hosts is not None and st.node is None:
+                raise FieldError("is required but missing", (*at, "node"), show=False)
+            if hosts is not None and name not in hosts:
+                raise FieldError(f"is not a host (hosts: {', '.join(sorted(hosts))})", (*at, "node"), name)
+            if hosts is None and name in ("server", "router", "ap"):
+                raise FieldError("is a name the wlan_access topology uses for another node", (*at, "node"), name)
+            if name in seen:
+                raise FieldError(f"is already stations[{seen[name]}]", (*at, "node"), name)
+            seen[name] = j
+            if st.distance is not None and st.preset is not None:
+                raise FieldError("give distance or preset, not both", (*at, "preset"), st.preset)
+            if st.distance is None and st.preset is None and self.preset is None:
+                raise FieldError(
+                    "has no distance and no preset (give one, or a segment preset = 'LL'/'HL')", at, show=False
+                )
+            if st.distance is None and self.channel.shadowing_db <= 0:
+                raise FieldError(
+                    "presets need shadowing (channel.shadowing_db > 0)", (*at, "preset"), st.preset or self.preset
+                )
+
+    def canonical_segment(self, name: str, ap: str) -> dict[str, Any]:
+        mac = self.mac.model_dump()
+        if self.rate is not None:
+            mac["rate"] = self.rate
+        if self.buffer is not None:
+            mac["buffer"] = self.buffer
+        stations = []
+        for st, node in zip(self.stations, self.station_names()):
+            e: dict[str, Any] = {"node": node, "distance": st.distance, "preset": st.preset}
+            stations.append(e)
+        out: dict[str, Any] = {
+            "name": name,
+            "ap": ap,
+            "stations": stations,
+            "preset": self.preset,
+            "mac": mac,
+            "channel": self.channel.model_dump(),
+        }
+        if self.report_losses:
+            out["report_losses"] = True
+            if self.report_delay:
+                out["report_delay"] = self.report_delay
+        return out
+
+
+class Wlan(_WlanParams):
+    """A [[wlan]] segment of an explicit topology: router ``ap`` and host stations."""
+
+    name: Annotated[str, Field(min_length=1)] | None = None
+    ap: str
+
+
+#: The WLAN paper's Dummynet pipes: rate, one-way delay, buffer (packets).
+PIPES = {"thin": (1_600_000, 60_000_000, 12), "fat": (16_000_000, 30_000_000, 60)}
+
+
+class WlanAccess(_WlanParams):
+    """The WLAN paper's Fig. 3: server - 100 Mb/s - router - Dummynet pipe - AP - stations."""
+
+    kind: Literal["wlan_access"]
+    pipe: Literal["thin", "fat"] = "thin"
+    queue: Annotated[dict, BeforeValidator(_queue)] | None = None
+    access: Duplex | None = None
+
+    def canonical_topology(self) -> dict[str, Any]:
+        rate, delay, packets = PIPES[self.pipe]
+        pipe_dir = {
+            "rate": rate,
+            "delay": delay,
+            "buffer": {"packets": packets},
+            "queue": self.queue or {"discipline": "drop_tail"},
+            "loss": {"model": "none"},
+        }
+        access_dir = {
+            "rate": 100_000_000,
+            "delay": 100_000,
+            "buffer": {"packets": 1000},
+            "queue": {"discipline": "drop_tail"},
+            "loss": {"model": "none"},
+        }
+        return {
+            "kind": "wlan_access",
+            "access": self.access.canonical()
+            if self.access is not None
+            else {"forward": access_dir, "reverse": dict(access_dir)},
+            "pipe": {"forward": pipe_dir, "reverse": dict(pipe_dir)},
+            "wlan": self.canonical_segment("wlan0", "ap"),
+        }
+
+
 @cache
 def _default_tcp_json() -> str:
     return _native.default_tcp_config_json()
@@ -796,11 +1013,12 @@ class Scenario(_Model):
     description: str = ""
     seed: Annotated[int, _count("", 0, 2**64 - 1)] = 1
     duration: PosDuration
-    topology: Annotated[Dumbbell | ParkingLot | WiredCumWireless, BeforeValidator(_topology)] | None = None
+    topology: Annotated[Dumbbell | ParkingLot | WiredCumWireless | WlanAccess, BeforeValidator(_topology)] | None = None
     nodes: list[Node] | None = None
     links: list[Link] | None = None
     routing: Literal["hops", "delay"] | None = None
     static_routes: list[StaticRoute] | None = None
+    wlan: list[Wlan] | None = None
     tcp: TcpOverrides = TcpOverrides()
     flows: list[Flow] = []
     udp: list[Udp] = []
@@ -832,8 +1050,12 @@ class Scenario(_Model):
             if self.links is None:
                 raise FieldError("is required with [[nodes]]", ("links",), show=False)
             self._check_explicit()
+        elif isinstance(self.topology, WlanAccess):
+            self.topology.check(("topology",), None)
         elif isinstance(self.topology, Dumbbell):
             self._check_dumbbell()
+        if self.wlan is not None:
+            self._check_wlan()
         self._check_schedules()
         self._check_routing()
         self._check_flows()
@@ -911,6 +1133,8 @@ class Scenario(_Model):
             return topo.canonical()
         if isinstance(topo, WiredCumWireless):
             return topo.canonical(self.pairs())
+        if isinstance(topo, WlanAccess):
+            return topo.canonical_topology()
         return self.canonical()["topology"]
 
     def _routing_canonical(self) -> dict[str, Any]:
@@ -925,7 +1149,9 @@ class Scenario(_Model):
     def _graph(self) -> tuple[dict[str, str], list[tuple[str, str]]]:
         """({node: kind}, [(from, to)]) of the topology."""
         if self.topology is None:
-            return {n.name: n.kind for n in self.nodes or []}, [(x.from_, x.to) for x in self.links or []]
+            links = [(x.from_, x.to) for x in self.links or []]
+            links += [(w.ap, st) for w in self.wlan or [] for st in w.station_names()]  # 802.11b hops
+            return {n.name: n.kind for n in self.nodes or []}, links
         nodes, links = _topo.graph(self.topology_canonical())
         return nodes, [(a, b) for a, b, _, _ in links]
 
@@ -1003,9 +1229,31 @@ class Scenario(_Model):
                     sel,
                 )
 
+    def _check_wlan(self) -> None:
+        if self.topology is not None:
+            raise FieldError("needs an explicit topology ([[nodes]] and [[links]])", ("wlan",), show=False)
+        kinds = {n.name: n.kind for n in self.nodes or []}
+        hosts = {n for n, k in kinds.items() if k == "host"}
+        names: dict[str, int] = {}
+        for i, w in enumerate(self.wlan or []):
+            if w.ap not in kinds:
+                raise FieldError(f"is not a node (nodes: {', '.join(kinds)})", ("wlan", i, "ap"), w.ap)
+            if kinds[w.ap] != "router":
+                raise FieldError("is a host; the access point must be a router (it relays)", ("wlan", i, "ap"), w.ap)
+            name = w.name or f"wlan{i}"
+            if name in names:
+                raise FieldError(f"is already the name of wlan[{names[name]}]", ("wlan", i, "name"), name)
+            names[name] = i
+            w.check(("wlan", i), hosts)
+
     def _dumbbell_endpoints(self) -> list[tuple[str, str]]:
         """(src, dst) of every TCP then UDP flow, defaults filled (dumbbell: s{i}, r{i};
-        other presets: their host pairs in order, see tcplab.topology.default_pairs)."""
+        wlan_access: server, the i-th station; other presets: their host pairs in order, see
+        tcplab.topology.default_pairs)."""
+        if isinstance(self.topology, WlanAccess):
+            stations = self.topology.station_names()
+            n = len(self.flows) + len(self.udp)
+            return [("server", stations[i] if i < len(stations) else f"sta{i}") for i in range(n)]
         if not isinstance(self.topology, (Dumbbell, type(None))):
             pairs = _topo.default_pairs(self.topology_canonical())
             out = []
@@ -1039,6 +1287,8 @@ class Scenario(_Model):
                 )
 
     def hosts(self) -> list[str]:
+        if isinstance(self.topology, WlanAccess):
+            return ["server", *self.topology.station_names()]
         if self.topology is not None and not isinstance(self.topology, Dumbbell):
             nodes, _ = self._graph()
             return [n for n, kind in nodes.items() if kind == "host"]
@@ -1064,13 +1314,18 @@ class Scenario(_Model):
                             )
                         end = self._dumbbell_endpoints()[offset + i][0 if key == "src" else 1]
                         if end not in hosts:
+                            more = "more stations" if isinstance(self.topology, WlanAccess) else "more pairs"
                             raise FieldError(
-                                f"defaults to {end!r}, which does not exist with {self._pairs_text()} (give src/dst, or more pairs)",
+                                f"defaults to {end!r}, which does not exist with {self._pairs_text()} (give src/dst, or {more})",
                                 (table, i, key),
                                 show=False,
                             )
                     elif end not in hosts:
-                        more = "; set topology.pairs for more" if self.topology is not None else ""
+                        more = (
+                            "; set topology.pairs for more"
+                            if self.topology is not None and not isinstance(self.topology, WlanAccess)
+                            else ""
+                        )
                         raise FieldError(f"is not a host (hosts: {shown}{more})", (table, i, key), end)
                 src, dst = self._endpoints(table, i)
                 if src == dst:
@@ -1097,6 +1352,8 @@ class Scenario(_Model):
         topo = self.topology
         if isinstance(topo, ParkingLot):
             return f"long_pairs = {topo.long_pairs}, cross_pairs = {topo.cross_pairs}, reverse_pairs = {topo.reverse_pairs}"
+        if isinstance(topo, WlanAccess):
+            return f"{len(topo.stations)} station(s)"
         return f"pairs = {getattr(topo, 'pairs', None)}"
 
     def _endpoints(self, table: str, i: int) -> tuple[str, str]:
@@ -1150,7 +1407,7 @@ class Scenario(_Model):
 
     def canonical(self) -> dict[str, Any]:
         """The scenario in canonical units, as the simulator's ``Scenario`` deserializes it."""
-        if isinstance(self.topology, (ParkingLot, WiredCumWireless)):
+        if isinstance(self.topology, (ParkingLot, WiredCumWireless, WlanAccess)):
             topology = self.topology_canonical()
         elif self.topology is not None:
             topo = self.topology
@@ -1190,6 +1447,8 @@ class Scenario(_Model):
                 ],
                 **self._routing_canonical(),
             }
+            if self.wlan:
+                topology["wlan"] = [w.canonical_segment(w.name or f"wlan{i}", w.ap) for i, w in enumerate(self.wlan)]
         flows = []
         for i, f in enumerate(self.flows):
             src, dst = self._endpoints("flows", i)
@@ -1284,7 +1543,18 @@ class Scenario(_Model):
     def describe(self) -> str:
         """One line of the main parameters, for captions."""
         parts = [f"{self.name}", f"seed {self.seed}", f"duration {format_duration(self.duration)}"]
-        if self.topology is not None and not isinstance(self.topology, Dumbbell):
+        if isinstance(self.topology, WlanAccess):
+            t = self.topology
+            rate, delay, packets = PIPES[t.pipe]
+            queue = (t.queue or {"discipline": "drop_tail"})["discipline"]
+            placed = ", ".join(
+                st.preset or (f"{st.distance:g} m" if st.distance is not None else t.preset or "?") for st in t.stations
+            )
+            parts.append(
+                f"{t.pipe} pipe {format_rate(rate)}, {format_duration(delay)} one-way, buffer {packets} pkts, {queue}"
+            )
+            parts.append(f"802.11b {format_rate(t.rate or t.mac.rate)}, stations {placed}")
+        elif self.topology is not None and not isinstance(self.topology, Dumbbell):
             nodes, links = self._graph()
             parts.append(f"{self.topology.kind}: {len(nodes)} nodes, {len(links)} links")
         elif self.topology is not None:

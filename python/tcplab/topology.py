@@ -18,6 +18,7 @@ KINDS = {
     "explicit": "any graph of [[nodes]] and [[links]]",
     "parking_lot": "cascaded bottlenecks with long, cross and reverse flows (Adaptive Reno Fig. 5)",
     "wired_cum_wireless": "servers, a wired path, a base station and a lossy hop to mobile hosts (Venoplus Fig. 2)",
+    "wlan_access": "a server, a Dummynet-style pipe and an 802.11b access point with stations (WLAN paper Fig. 3)",
 }
 
 Link = tuple[str, str, dict[str, Any], dict[str, Any]]
@@ -39,6 +40,8 @@ def default_pairs(topo: dict[str, Any]) -> list[tuple[str, str]]:
         return [(f"s{i}", f"r{i}") for i in range(topo["pairs"])]
     if kind == "wired_cum_wireless":
         return [(f"server{i}", f"mobile{i}") for i in range(topo["pairs"])]
+    if kind == "wlan_access":
+        return [("server", st["node"]) for st in topo["wlan"]["stations"]]
     if kind == "parking_lot":
         out = [(f"ls{i}", f"lr{i}") for i in range(topo["long_pairs"])]
         for h, n in enumerate(_cross_counts(topo)):
@@ -80,6 +83,12 @@ def graph(topo: dict[str, Any]) -> tuple[dict[str, str], list[Link]]:
         for i in range(n):
             a = _pick(topo["wireless"], i)
             links.append(("bs", f"mobile{i}", a["forward"], a["reverse"]))
+    elif kind == "wlan_access":
+        # Wired links only: the 802.11b hops (AP to each station) are not duplex links.
+        nodes = {"server": "host", "router": "router", "ap": "router"}
+        nodes |= {st["node"]: "host" for st in topo["wlan"]["stations"]}
+        links.append(("server", "router", topo["access"]["forward"], topo["access"]["reverse"]))
+        links.append(("router", "ap", topo["pipe"]["forward"], topo["pipe"]["reverse"]))
     elif kind == "parking_lot":
         hops = topo["hops"]
         nodes = {f"r{h}": "router" for h in range(hops + 1)}

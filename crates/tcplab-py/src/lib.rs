@@ -467,7 +467,14 @@ fn drops_table(py: Python<'_>, d: DropLog) -> PyResult<Bound<'_, PyDict>> {
         .labels("packet", d.packet)?
         .num("seq", d.seq)?
         .num("size", d.size)?
-        .labels("cause", d.cause)?;
+        .labels("cause", d.cause)?
+        .num(
+            "rssi_dbm",
+            d.rssi_dbm
+                .into_iter()
+                .map(|r| r.unwrap_or(f64::NAN))
+                .collect::<Vec<f64>>(),
+        )?;
     Ok(t.done())
 }
 

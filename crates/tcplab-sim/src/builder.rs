@@ -16,8 +16,9 @@
 //! ```
 
 use crate::scenario::{
-    Buffer, Dumbbell, Duplex, Explicit, LinkChange, LinkDir, LinkSpec, LossSpec, NodeKind,
-    NodeSpec, QueueSpec, Scenario, SeriesMode, TcpFlowSpec, Topology, TraceSpec, UdpFlowSpec,
+    Buffer, ChannelPreset, ChannelSpec, Dumbbell, Duplex, Explicit, LinkChange, LinkDir, LinkSpec,
+    LossSpec, MacSpec, NodeKind, NodeSpec, PipePreset, QueueSpec, Scenario, SeriesMode,
+    StationSpec, TcpFlowSpec, Topology, TraceSpec, UdpFlowSpec, WlanAccess, WlanSpec,
 };
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec, TcpConfig};
 
@@ -106,6 +107,7 @@ pub fn explicit(nodes: &[(&str, NodeKind)], links: Vec<(&str, &str, Duplex)>) ->
             .collect(),
         routing: Default::default(),
         static_routes: Vec::new(),
+        wlan: Vec::new(),
     })
 }
 
@@ -261,4 +263,69 @@ impl ScenarioBuilder {
     pub fn build(self) -> Scenario {
         self.s
     }
+}
+
+impl StationSpec {
+    /// Station `node` at `metres` from the AP.
+    pub fn at(node: &str, metres: f64) -> Self {
+        StationSpec {
+            node: node.into(),
+            distance: Some(metres),
+            preset: None,
+        }
+    }
+    /// Station `node` placed by a link-quality preset.
+    pub fn preset(node: &str, preset: ChannelPreset) -> Self {
+        StationSpec {
+            node: node.into(),
+            distance: None,
+            preset: Some(preset),
+        }
+    }
+}
+
+impl WlanSpec {
+    /// A segment with default MAC and channel parameters.
+    pub fn new(name: &str, ap: &str, stations: Vec<StationSpec>) -> Self {
+        WlanSpec {
+            name: name.into(),
+            ap: ap.into(),
+            stations,
+            preset: None,
+            mac: MacSpec::default(),
+            channel: ChannelSpec::default(),
+            report_losses: false,
+            report_delay: Dur::ZERO,
+        }
+    }
+    /// Reports channel losses (MAC drops below the receive threshold) after `delay`.
+    pub fn report_losses(mut self, delay: Dur) -> Self {
+        self.report_losses = true;
+        self.report_delay = delay;
+        self
+    }
+}
+
+impl PipePreset {
+    /// Both directions of the pipe, drop-tail.
+    pub fn duplex(self) -> Duplex {
+        let (rate, delay, packets) = self.params();
+        Duplex::symmetric(LinkDir::new(rate, delay, Buffer::Packets(packets)))
+    }
+}
+
+/// The WLAN paper's Fig. 3 with `pipe` and one station `sta{i}` per entry of `stations`;
+/// server access link 100 Mb/s, 0.1 ms, 1000 packets.
+pub fn wlan_access(pipe: PipePreset, stations: &[ChannelPreset]) -> Topology {
+    let access = LinkDir::new(100_000_000, Dur::from_micros(100), Buffer::Packets(1000));
+    let stations = stations
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| StationSpec::preset(&format!("sta{i}"), p))
+        .collect();
+    Topology::WlanAccess(Box::new(WlanAccess {
+        access: Duplex::symmetric(access),
+        pipe: pipe.duplex(),
+        wlan: WlanSpec::new("wlan0", "ap", stations),
+    }))
 }

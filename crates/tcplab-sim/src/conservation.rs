@@ -1,6 +1,7 @@
 //! End-of-run accounting, independent of the counters the endpoints keep:
 //! - every packet handed to the network was delivered to its destination endpoint, dropped
-//!   with a cause, or is still held by a link (waiting, in service or propagating), in total
+//!   with a cause, or is still held by a link (waiting, in service or propagating) or by a
+//!   WLAN segment (in a transmit queue), in total
 //!   per kind and per flow; the packets stored are exactly those the links hold;
 //! - the endpoints agree with the network (segments the sender sent = data packets injected,
 //!   segments the receiver got = data packets delivered, same for ACKs);
@@ -21,16 +22,21 @@ pub fn check(net: &Network, tcp: &[TcpFlow], udp: &[UdpFlow]) -> Conservation {
     let mut held = [0u64; 3];
     let mut tcp_held = vec![[0u64; 2]; tcp.len()];
     let mut udp_held = vec![0u64; udp.len()];
+    let mut count = |id| {
+        let p = net.pool.get(id);
+        held[p.kind() as usize] += 1;
+        match p.payload {
+            Payload::Data(_) => tcp_held[p.flow as usize][0] += 1,
+            Payload::Ack(_) => tcp_held[p.flow as usize][1] += 1,
+            Payload::Udp(_) => udp_held[p.flow as usize] += 1,
+        }
+    };
     for l in &net.links {
-        l.for_each_packet(|id| {
-            let p = net.pool.get(id);
-            held[p.kind() as usize] += 1;
-            match p.payload {
-                Payload::Data(_) => tcp_held[p.flow as usize][0] += 1,
-                Payload::Ack(_) => tcp_held[p.flow as usize][1] += 1,
-                Payload::Udp(_) => udp_held[p.flow as usize] += 1,
-            }
-        });
+        l.for_each_packet(&mut count);
+    }
+    // Frames waiting in WLAN transmit queues (including the one on the air).
+    for w in &net.wlans {
+        w.for_each_packet(&mut count);
     }
     let c = &net.counts;
     for k in PacketKind::ALL {

@@ -5,7 +5,7 @@
 //! models), [`link`] (one link direction), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
-//! rows), [`classify`] (loss-classification accounting), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver).
+//! rows), [`classify`] (loss-classification accounting), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b segment).
 
 pub mod app;
 pub mod builder;
@@ -31,6 +31,7 @@ pub mod timeouts;
 pub mod topology;
 pub mod trace;
 pub mod validate;
+pub mod wlan;
 
 pub use results::Results;
 pub use scenario::Scenario;

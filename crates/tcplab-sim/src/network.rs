@@ -19,6 +19,7 @@ use crate::rng::Rng;
 use crate::scenario::LinkChange;
 use crate::topology::Layout;
 use crate::trace::Recorder;
+use crate::wlan::{HopEvent, Wlan};
 use std::collections::{BTreeMap, VecDeque};
 use tcplab_core::{Dur, Time};
 
@@ -31,6 +32,8 @@ pub enum NetEvent {
     Arrive(u32),
     /// The next scheduled change of link direction `i` is due.
     Reconfigure(u32),
+    /// WLAN segment `i`'s medium needs attention (lazy: stale ones are ignored).
+    Wlan(u32),
 }
 
 /// A packet that reached its destination host.
@@ -96,6 +99,11 @@ pub struct Network {
     pub pinned: PinnedRoutes,
     /// pcap capture of chosen link directions (see [`crate::pcap`]), if any.
     pub capture: Option<Box<Capture>>,
+    /// WLAN segments; link directions from `links.len()` on are their hops.
+    pub wlans: Vec<Wlan>,
+    /// Per WLAN link direction (index - `links.len()`): (segment, local hop).
+    pub wlan_hops: Vec<(u32, u32)>,
+    hop_events: Vec<HopEvent>,
 }
 
 impl Network {
@@ -137,7 +145,35 @@ impl Network {
                 });
             }
         }
+        let mut wlans = Vec::with_capacity(layout.wlans.len());
+        let mut wlan_hops = Vec::new();
+        for (i, w) in layout.wlans.iter().enumerate() {
+            let seg = Wlan::new(w.spec, w.ap, w.stations.clone(), seed);
+            for hop in 0..seg.hop_count() as u32 {
+                wlan_hops.push((i as u32, hop));
+                let (from, to) = seg.hop_nodes(hop);
+                let n = |x: u32| layout.nodes[x as usize].name.as_str();
+                let (a, s) = if hop.is_multiple_of(2) {
+                    (from, to)
+                } else {
+                    (to, from)
+                };
+                info.push(LinkInfo {
+                    name: format!("{}:{}-{}", w.spec.name, n(a), n(s)),
+                    direction: if hop.is_multiple_of(2) {
+                        "forward"
+                    } else {
+                        "reverse"
+                    },
+                });
+                report_delay.push(None);
+            }
+            wlans.push(seg);
+        }
         Network {
+            wlans,
+            wlan_hops,
+            hop_events: Vec::new(),
             nodes: layout.nodes.clone(),
             routes: layout.routes(),
             links,
@@ -232,6 +268,77 @@ impl Network {
                 self.links[l as usize].reconfigure(&change, rng);
                 None
             }
+            NetEvent::Wlan(w) => self.wlan_wake(now, w, q, rec),
+        }
+    }
+
+    /// Link direction index of local hop `hop` of WLAN segment `w`.
+    fn wlan_link(&self, w: u32, hop: u32) -> u32 {
+        let before: usize = self.wlans[..w as usize].iter().map(Wlan::hop_count).sum();
+        (self.links.len() + before) as u32 + hop
+    }
+
+    fn wlan_wake<E: From<NetEvent>>(
+        &mut self,
+        now: Time,
+        w: u32,
+        q: &mut EventQueue<E>,
+        rec: &mut Recorder,
+    ) -> Option<Delivery> {
+        let mut events = std::mem::take(&mut self.hop_events);
+        let seg = &mut self.wlans[w as usize];
+        seg.wake(now, &mut events);
+        if let Some(t) = seg.rearm() {
+            q.push(t, NetEvent::Wlan(w).into());
+        }
+        // One exchange ends per wake-up: at most one arrival.
+        let mut delivery = None;
+        for ev in events.drain(..) {
+            match ev {
+                HopEvent::Arrived { hop, id } => {
+                    let node = self.wlans[w as usize].hop_nodes(hop).1;
+                    if self.pool.get(id).dst == node {
+                        let packet = self.pool.remove(id);
+                        self.counts.delivered[packet.kind() as usize] += 1;
+                        delivery = Some(Delivery { node, packet });
+                    } else {
+                        self.forward(now, node, id, q, rec);
+                    }
+                }
+                HopEvent::MacDrop {
+                    hop,
+                    id,
+                    rssi,
+                    channel,
+                } => {
+                    let link = self.wlan_link(w, hop);
+                    let report = self.wlans[w as usize].report_delay.filter(|_| channel);
+                    self.drop_with(now, link, id, DropCause::Mac, report, Some(rssi), rec);
+                }
+            }
+        }
+        self.hop_events = events;
+        delivery
+    }
+
+    /// Hands packet `id` to the WLAN hop that is link direction `l`.
+    fn wlan_offer<E: From<NetEvent>>(
+        &mut self,
+        now: Time,
+        l: u32,
+        id: PacketId,
+        q: &mut EventQueue<E>,
+        rec: &mut Recorder,
+    ) {
+        let (w, hop) = self.wlan_hops[l as usize - self.links.len()];
+        let size = self.pool.get(id).size;
+        let seg = &mut self.wlans[w as usize];
+        let offered = seg.offer(now, hop, id, size);
+        if let Some(t) = seg.rearm() {
+            q.push(t, NetEvent::Wlan(w).into());
+        }
+        if let Err(cause) = offered {
+            self.drop_with(now, l, id, cause, None, None, rec);
         }
     }
 
@@ -249,6 +356,9 @@ impl Network {
             .next_link(p, at)
             .or_else(|| self.routes.next_link(at, p.dst))
             .expect("validated scenarios have a route for every packet");
+        if l as usize >= self.links.len() {
+            return self.wlan_offer(now, l, id, q, rec);
+        }
         let link = &mut self.links[l as usize];
         let mut wake = Wakeups::default();
         let offer = link.offer(now, id, &mut self.pool, &mut wake);
@@ -283,6 +393,24 @@ impl Network {
         cause: DropCause,
         rec: &mut Recorder,
     ) {
+        let report = self.report_delay[link as usize].filter(|_| cause.is_random());
+        self.drop_with(now, link, id, cause, report, None, rec);
+    }
+
+    /// Drops packet `id` on link direction `link`; `report`: report it over the cross-layer
+    /// channel after this delay (TCP packets only); `rssi`: received power of the last
+    /// attempt (WLAN MAC drops), None elsewhere.
+    #[allow(clippy::too_many_arguments)]
+    fn drop_with(
+        &mut self,
+        now: Time,
+        link: u32,
+        id: PacketId,
+        cause: DropCause,
+        report: Option<Dur>,
+        rssi: Option<f64>,
+        rec: &mut Recorder,
+    ) {
         let p = self.pool.remove(id);
         let kind = p.kind();
         self.counts.dropped[kind as usize] += 1;
@@ -303,15 +431,15 @@ impl Network {
             PacketKind::Ack => self.tcp_drops[p.flow as usize][1] += 1,
             PacketKind::Udp => self.udp_drops[p.flow as usize] += 1,
         }
-        if let Some(delay) = self.report_delay[link as usize] {
-            if kind != PacketKind::Udp && cause.is_random() {
+        if let Some(delay) = report {
+            if kind != PacketKind::Udp {
                 self.reports.push(LossReport {
                     flow: p.flow,
                     at: now + delay,
                 });
             }
         }
-        rec.drop(now, link, &p, cause);
+        rec.drop_rssi(now, link, &p, cause, rssi);
     }
 
     /// The cause of the drop of the most recent transmission of TCP flow `flow`'s data
@@ -345,6 +473,9 @@ impl Network {
         let mut n = [0u64; 3];
         for l in &self.links {
             l.for_each_packet(|id| n[self.pool.get(id).kind() as usize] += 1);
+        }
+        for w in &self.wlans {
+            w.for_each_packet(|id| n[self.pool.get(id).kind() as usize] += 1);
         }
         n
     }

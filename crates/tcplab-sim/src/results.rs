@@ -236,6 +236,9 @@ pub struct DropLog {
     pub seq: Vec<u64>,
     pub size: Vec<u32>,
     pub cause: Vec<&'static str>,
+    /// Received power of the last attempt of a WLAN MAC drop, dBm; None for other drops
+    /// (NaN in the Python table).
+    pub rssi_dbm: Vec<Option<f64>>,
 }
 
 /// Sender event log (table "events").

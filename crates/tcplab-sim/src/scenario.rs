@@ -6,6 +6,10 @@
 use serde::{Deserialize, Serialize};
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec, TcpConfig};
 
+pub use crate::wlan::spec::{
+    ChannelPreset, ChannelSpec, MacSpec, PipePreset, StationSpec, WlanAccess, WlanSpec,
+};
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -39,6 +43,8 @@ pub enum Topology {
     /// Servers, a wired path, a base station and a lossy last hop to mobile hosts
     /// (Venoplus Fig. 2, Veno Fig. 3b).
     WiredCumWireless(crate::topology::wired_wireless::WiredCumWireless),
+    /// The WLAN paper's Fig. 3 (docs/wlan.md).
+    WlanAccess(Box<WlanAccess>),
 }
 
 /// N sender hosts `s0..` each on its own access link to router `left`, a bottleneck
@@ -66,6 +72,9 @@ pub struct Explicit {
     /// destination host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub static_routes: Vec<StaticRoute>,
+    /// 802.11b WLAN segments (docs/wlan.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wlan: Vec<WlanSpec>,
 }
 
 /// Shortest paths by hop count or by the sum of propagation delays (docs/scenario.md gives

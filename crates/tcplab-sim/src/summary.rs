@@ -88,8 +88,48 @@ pub fn udp_flow(net: &Network, i: usize, u: &UdpFlow, end: Time) -> UdpSummary {
     }
 }
 
-/// One row per link direction, in `Results::links` order.
+/// One row per link direction, in `Results::links` order: wired directions, then WLAN hops.
 pub fn links(net: &Network, end: Time) -> Vec<LinkSummary> {
+    let mut rows = wired_links(net, end);
+    rows.extend(wlan_hops(net, end));
+    rows
+}
+
+/// One row per WLAN hop. `utilization` is the share of time the segment's shared medium
+/// was busy (the same on every hop of a segment); `packets_sent` counts acknowledged
+/// frames.
+fn wlan_hops(net: &Network, end: Time) -> Vec<LinkSummary> {
+    let span = end.as_nanos() as f64;
+    let mut rows = Vec::new();
+    let mut info = net.info[net.links.len()..].iter();
+    for w in &net.wlans {
+        let busy = w.dcf.busy.as_nanos() as f64;
+        for (hop, st) in w.hops.iter().enumerate() {
+            let i = info.next().expect("an info row per WLAN hop");
+            let (from, to) = w.hop_nodes(hop as u32);
+            rows.push(LinkSummary {
+                link: i.name.clone(),
+                direction: i.direction,
+                from: net.nodes[from as usize].name.clone(),
+                to: net.nodes[to as usize].name.clone(),
+                rate_bps: w.dcf.phy.rate,
+                delay_ns: 0,
+                packets_sent: st.packets_sent,
+                bytes_sent: st.bytes_sent,
+                drops: st.drops,
+                ecn_marks: 0,
+                utilization: if span > 0.0 {
+                    (busy / span).min(1.0)
+                } else {
+                    0.0
+                },
+            });
+        }
+    }
+    rows
+}
+
+fn wired_links(net: &Network, end: Time) -> Vec<LinkSummary> {
     net.links
         .iter()
         .zip(&net.info)

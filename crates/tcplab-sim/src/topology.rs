@@ -11,13 +11,21 @@
 //!
 //! Each duplex link `i` becomes link directions `2i` (forward, `from` to `to`) and `2i + 1`
 //! (reverse); that is also the order of `Results::links`.
+//!
+//! WLAN segments (explicit `wlan` entries, the `wlan_access` preset) come after the wired
+//! links: station j of a segment adds direction `AP -> station` then `station -> AP`,
+//! segment after segment, numbered from `2 * links.len()` (also their order in
+//! `Results::links`). `wlan_access`: host `server`, routers `router` and `ap`, the
+//! stations; links `server-router` (access) and `router-ap` (the Dummynet pipe).
 
 pub mod parking_lot;
 pub mod wired_wireless;
 
 use crate::node::Node;
 use crate::node::Routes;
-use crate::scenario::{Dumbbell, Explicit, LinkDir, NodeKind, Routing, Topology};
+use crate::scenario::{
+    Dumbbell, Explicit, LinkDir, NodeKind, Routing, Topology, WlanAccess, WlanSpec,
+};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -44,6 +52,18 @@ pub struct Layout<'a> {
     pub routing: Routing,
     /// Static routing entries: (node, destination host, link direction to leave on).
     pub static_routes: Vec<(u32, u32, u32)>,
+    pub wlans: Vec<WlanLayout<'a>>,
+}
+
+/// One WLAN segment of the expanded topology.
+#[derive(Clone, Debug)]
+pub struct WlanLayout<'a> {
+    pub spec: &'a WlanSpec,
+    pub ap: u32,
+    /// Node of each station, in `spec.stations` order.
+    pub stations: Vec<u32>,
+    /// Where the segment is in the scenario (e.g. `topology.wlan[0]`).
+    pub spec_path: String,
 }
 
 impl Layout<'_> {
@@ -56,11 +76,13 @@ impl Layout<'_> {
         let mut r = match self.routing {
             Routing::Hops => Routes::compute(&self.nodes, &dirs),
             Routing::Delay => {
-                let delay: Vec<u64> = self
+                // WLAN hops (after the wired directions) count no propagation delay.
+                let mut delay: Vec<u64> = self
                     .links
                     .iter()
                     .flat_map(|l| [l.forward.delay.as_nanos(), l.reverse.delay.as_nanos()])
                     .collect();
+                delay.resize(dirs.len(), 0);
                 Routes::compute_by_delay(&self.nodes, &dirs, &delay)
             }
         };
@@ -83,10 +105,15 @@ impl Layout<'_> {
     }
     /// `(from, to)` of every link direction, in index order.
     pub fn directions(&self) -> Vec<(u32, u32)> {
-        self.links
+        let wired = self
+            .links
             .iter()
-            .flat_map(|l| [(l.from, l.to), (l.to, l.from)])
-            .collect()
+            .flat_map(|l| [(l.from, l.to), (l.to, l.from)]);
+        let wlan = self
+            .wlans
+            .iter()
+            .flat_map(|w| w.stations.iter().flat_map(|&s| [(w.ap, s), (s, w.ap)]));
+        wired.chain(wlan).collect()
     }
 }
 
@@ -98,6 +125,7 @@ pub fn expand<'a>(t: &'a Topology, errs: &mut Vec<String>) -> Layout<'a> {
         Topology::Explicit(e) => explicit(e, errs),
         Topology::ParkingLot(p) => parking_lot::expand(p, errs),
         Topology::WiredCumWireless(w) => wired_wireless::expand(w, errs),
+        Topology::WlanAccess(w) => wlan_access(w, errs),
     }
 }
 
@@ -308,7 +336,105 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
             )),
         }
     }
+    for (i, w) in e.wlan.iter().enumerate() {
+        wlan_segment(&mut layout, w, format!("topology.wlan[{i}]"), errs);
+    }
     layout
+}
+
+fn wlan_access<'a>(w: &'a WlanAccess, errs: &mut Vec<String>) -> Layout<'a> {
+    let mut nodes = vec![host("server".into()), router("router"), router("ap")];
+    for (j, s) in w.wlan.stations.iter().enumerate() {
+        if ["server", "router"].contains(&s.node.as_str()) {
+            errs.push(format!(
+                "topology.wlan.stations[{j}].node = {:?}: a name the wlan_access topology uses for another node",
+                s.node
+            ));
+        } else if !nodes.iter().any(|n| n.name == s.node) {
+            nodes.push(host(s.node.clone()));
+        }
+    }
+    let links = vec![
+        DuplexLink {
+            name: "server-router".into(),
+            from: 0,
+            to: 1,
+            forward: Cow::Borrowed(&w.access.forward),
+            reverse: Cow::Borrowed(&w.access.reverse),
+            spec_path: "topology.access".into(),
+        },
+        DuplexLink {
+            name: "router-ap".into(),
+            from: 1,
+            to: 2,
+            forward: Cow::Borrowed(&w.pipe.forward),
+            reverse: Cow::Borrowed(&w.pipe.reverse),
+            spec_path: "topology.pipe".into(),
+        },
+    ];
+    let mut layout = finish(nodes, links);
+    wlan_segment(&mut layout, &w.wlan, "topology.wlan".into(), errs);
+    layout
+}
+
+/// Resolves segment `w`'s nodes; problems go to `errs` and a bad segment is left out.
+fn wlan_segment<'a>(
+    layout: &mut Layout<'a>,
+    w: &'a WlanSpec,
+    path: String,
+    errs: &mut Vec<String>,
+) {
+    let before = errs.len();
+    if layout.wlans.iter().any(|o| o.spec.name == w.name) {
+        errs.push(format!(
+            "{path}.name = {:?}: duplicate WLAN segment name",
+            w.name
+        ));
+    }
+    let ap = match layout.node(&w.ap) {
+        None => {
+            errs.push(format!("{path}.ap = {:?}: unknown node", w.ap));
+            None
+        }
+        Some(id) if layout.nodes[id as usize].kind != NodeKind::Router => {
+            errs.push(format!(
+                "{path}.ap = {:?}: a host; the access point must be a router (it relays)",
+                w.ap
+            ));
+            None
+        }
+        Some(id) => Some(id),
+    };
+    if w.stations.is_empty() {
+        errs.push(format!("{path}.stations = []: expected at least 1 station"));
+    }
+    let mut stations = Vec::with_capacity(w.stations.len());
+    for (j, s) in w.stations.iter().enumerate() {
+        let p = format!("{path}.stations[{j}].node");
+        match layout.node(&s.node) {
+            None => errs.push(format!("{p} = {:?}: unknown node", s.node)),
+            Some(id) if layout.nodes[id as usize].kind != NodeKind::Host => {
+                errs.push(format!("{p} = {:?}: a router; stations are hosts", s.node))
+            }
+            Some(id) if stations.contains(&id) => {
+                errs.push(format!("{p} = {:?}: listed twice in this segment", s.node))
+            }
+            Some(id) if layout.wlans.iter().any(|o| o.stations.contains(&id)) => errs.push(
+                format!("{p} = {:?}: already a station of another segment", s.node),
+            ),
+            Some(id) => stations.push(id),
+        }
+    }
+    if errs.len() == before {
+        if let Some(ap) = ap {
+            layout.wlans.push(WlanLayout {
+                spec: w,
+                ap,
+                stations,
+                spec_path: path,
+            });
+        }
+    }
 }
 
 pub(crate) fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout<'a> {
@@ -323,6 +449,7 @@ pub(crate) fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout
         by_name,
         routing: Routing::Hops,
         static_routes: Vec::new(),
+        wlans: Vec::new(),
     }
 }
 

@@ -102,6 +102,18 @@ impl Recorder {
     }
 
     pub fn drop(&mut self, now: Time, link: u32, p: &Packet, cause: DropCause) {
+        self.drop_rssi(now, link, p, cause, None);
+    }
+
+    /// A drop with the received power of the last attempt (WLAN MAC drops; None elsewhere).
+    pub fn drop_rssi(
+        &mut self,
+        now: Time,
+        link: u32,
+        p: &Packet,
+        cause: DropCause,
+        rssi: Option<f64>,
+    ) {
         if !self.drops_on {
             return;
         }
@@ -115,6 +127,7 @@ impl Recorder {
         d.seq.push(p.seq());
         d.size.push(p.size);
         d.cause.push(cause.as_str());
+        d.rssi_dbm.push(rssi);
     }
 
     pub fn segment(&mut self, now: Time, flow: u32, seg: &DataSegment) {

@@ -7,7 +7,7 @@
 use crate::flow_route;
 use crate::node::Routes;
 use crate::scenario::{
-    Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode,
+    Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode, WlanSpec,
 };
 use crate::sim::SimError;
 use crate::topology::{self, Layout};
@@ -47,6 +47,9 @@ pub fn problems(s: &Scenario) -> Vec<String> {
             s.duration,
             &mut errs,
         );
+    }
+    for w in &layout.wlans {
+        wlan(&w.spec_path, w.spec, &mut errs);
     }
     dedup_keep_order(&mut errs);
     let routes = layout.routes();
@@ -355,4 +358,111 @@ fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<String>) {
 fn dedup_keep_order(v: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     v.retain(|s| seen.insert(s.clone()));
+}
+
+/// Checks of one WLAN segment's parameters (its nodes were checked by the expansion).
+fn wlan(p: &str, w: &WlanSpec, errs: &mut Vec<String>) {
+    use crate::wlan::phy::{BASIC_RATES, RATES};
+    let m = &w.mac;
+    if w.name.is_empty() {
+        errs.push(format!("{p}.name = \"\": expected a non-empty name"));
+    }
+    if !RATES.contains(&m.rate) {
+        errs.push(format!(
+            "{p}.mac.rate = {}: expected an 802.11b rate in bit/s: {RATES:?}",
+            m.rate
+        ));
+    }
+    if !BASIC_RATES.contains(&m.basic_rate) {
+        errs.push(format!(
+            "{p}.mac.basic_rate = {}: expected a basic rate in bit/s: {BASIC_RATES:?}",
+            m.basic_rate
+        ));
+    }
+    for (field, v, lo) in [
+        ("buffer", m.buffer, 1),
+        ("retry_limit", m.retry_limit, 1),
+        ("cw_min", m.cw_min, 1),
+        ("ack_bytes", m.ack_bytes, 1),
+    ] {
+        if v < lo {
+            errs.push(format!("{p}.mac.{field} = {v}: expected at least {lo}"));
+        }
+    }
+    if m.cw_max < m.cw_min || m.cw_max > 65_535 {
+        errs.push(format!(
+            "{p}.mac.cw_max = {}: expected between cw_min ({}) and 65535",
+            m.cw_max, m.cw_min
+        ));
+    }
+    for (field, d) in [("slot", m.slot), ("sifs", m.sifs), ("difs", m.difs)] {
+        if d == Dur::ZERO {
+            errs.push(format!(
+                "{p}.mac.{field} = 0: expected a positive duration in ns"
+            ));
+        }
+    }
+    let c = &w.channel;
+    for (field, v) in [
+        ("tx_power_dbm", c.tx_power_dbm),
+        ("ref_loss_db", c.ref_loss_db),
+    ] {
+        if !v.is_finite() {
+            errs.push(format!(
+                "{p}.channel.{field} = {v}: expected a finite number"
+            ));
+        }
+    }
+    if !(c.exponent.is_finite() && c.exponent > 0.0) {
+        errs.push(format!(
+            "{p}.channel.exponent = {}: expected a positive path-loss exponent",
+            c.exponent
+        ));
+    }
+    if !(c.shadowing_db.is_finite() && c.shadowing_db >= 0.0) {
+        errs.push(format!(
+            "{p}.channel.shadowing_db = {}: expected a standard deviation >= 0 dB",
+            c.shadowing_db
+        ));
+    }
+    if let Some(t) = c.rx_threshold_dbm {
+        if !t.is_finite() {
+            errs.push(format!(
+                "{p}.channel.rx_threshold_dbm = {t}: expected a finite power in dBm"
+            ));
+        }
+    }
+    if !w.report_losses && w.report_delay != Dur::ZERO {
+        errs.push(format!(
+            "{p}.report_delay = {}: only meaningful with report_losses = true",
+            w.report_delay.as_nanos()
+        ));
+    }
+    for (j, st) in w.stations.iter().enumerate() {
+        let sp = format!("{p}.stations[{j}]");
+        match (st.distance, st.preset) {
+            (Some(d), None) => {
+                if !(d.is_finite() && d > 0.0) {
+                    errs.push(format!(
+                        "{sp}.distance = {d}: expected a positive distance in metres"
+                    ));
+                }
+            }
+            (Some(_), Some(pr)) => errs.push(format!(
+                "{sp}.preset = {:?}: give a distance or a preset, not both",
+                pr.as_str()
+            )),
+            (None, pr) => match pr.or(w.preset) {
+                None => errs.push(format!(
+                    "{sp}: no distance and no preset (station or segment): expected one to place the station"
+                )),
+                Some(pr) if c.shadowing_db <= 0.0 => errs.push(format!(
+                    "{sp}.preset = {:?}: presets need shadowing_db > 0 ({p}.channel.shadowing_db = {})",
+                    pr.as_str(),
+                    c.shadowing_db
+                )),
+                Some(_) => {}
+            },
+        }
+    }
 }

@@ -1,0 +1,153 @@
+"""802.11b WLAN segments in the scenario format: canonical form, defaults, errors, and an
+end-to-end run (docs/wlan.md)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tcplab
+from tcplab import _native
+from tcplab.results import write_results
+from tcplab.scenario import Scenario, ScenarioError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+EXPLICIT = """
+name = "w"
+duration = "2s"
+
+[[nodes]]
+name = "server"
+kind = "host"
+[[nodes]]
+name = "ap"
+kind = "router"
+[[nodes]]
+name = "sta0"
+kind = "host"
+[[nodes]]
+name = "sta1"
+kind = "host"
+
+[[links]]
+from = "server"
+to = "ap"
+rate = "100Mbps"
+delay = "0.1ms"
+buffer = 1000
+
+[[wlan]]
+ap = "ap"
+rate = "5.5Mbps"
+stations = [{node = "sta0", distance = "20m"}, {node = "sta1", preset = "HL"}]
+
+[[udp]]
+src = "sta0"
+dst = "server"
+rate = "1Mbps"
+packet_size = 1000
+"""
+
+ACCESS = """
+name = "a"
+duration = "2s"
+
+[topology]
+kind = "wlan_access"
+pipe = "fat"
+preset = "LL"
+stations = [{}, {preset = "HL"}]
+
+[[flows]]
+controller = "veno"
+recovery = "reno"
+
+[[flows]]
+controller = "reno"
+recovery = "reno"
+"""
+
+
+def _roundtrip(sc: Scenario) -> dict:
+    c = sc.canonical()
+    assert json.loads(_native.scenario_json_roundtrip(json.dumps(c))) == c
+    _native.Simulation(json.dumps(c))
+    return c
+
+
+def test_explicit_wlan_canonical_form():
+    c = _roundtrip(Scenario.from_toml(EXPLICIT))
+    (w,) = c["topology"]["wlan"]
+    assert w["name"] == "wlan0" and w["ap"] == "ap"
+    assert w["mac"]["rate"] == 5_500_000 and w["mac"]["retry_limit"] == 7 and w["mac"]["slot"] == 20_000
+    assert w["stations"] == [
+        {"node": "sta0", "distance": 20.0, "preset": None},
+        {"node": "sta1", "distance": None, "preset": "HL"},
+    ]
+    assert w["channel"]["rx_threshold_dbm"] is None and w["channel"]["shadowing_db"] == 4.0
+
+
+def test_wlan_access_defaults_nodes_and_flow_endpoints():
+    sc = Scenario.from_toml(ACCESS)
+    c = _roundtrip(sc)
+    t = c["topology"]
+    assert t["kind"] == "wlan_access"
+    assert t["pipe"]["forward"]["rate"] == 16_000_000 and t["pipe"]["reverse"]["delay"] == 30_000_000
+    assert t["pipe"]["forward"]["buffer"] == {"packets": 60}
+    assert [s["node"] for s in t["wlan"]["stations"]] == ["sta0", "sta1"]
+    assert t["wlan"]["preset"] == "LL"
+    assert [(f["src"], f["dst"]) for f in c["flows"]] == [("server", "sta0"), ("server", "sta1")]
+    assert "fat pipe 16 Mb/s" in sc.describe()
+
+
+BAD = {
+    "ap_is_host": ('ap = "ap"', 'ap = "server"', "wlan[0].ap: 'server' is a host; the access point must be a router"),
+    "unknown_station": ('node = "sta0", distance', 'node = "nobody", distance', "wlan[0].stations[0].node: 'nobody' is not a host"),
+    "bad_rate": ('rate = "5.5Mbps"', 'rate = "54Mbps"', "wlan[0].rate: '54Mbps' is not an 802.11b rate"),
+    "bad_distance": ('distance = "20m"', 'distance = "-2m"', "wlan[0].stations[0].distance: '-2m' must be > 0 metres"),
+    "not_a_distance": ('distance = "20m"', 'distance = "far"', "wlan[0].stations[0].distance: 'far' is not a distance"),
+    "both": ('distance = "20m"', 'distance = "20m", preset = "LL"', "wlan[0].stations[0].preset: 'LL' give distance or preset, not both"),
+    "unplaced": ('{node = "sta0", distance = "20m"}', '{node = "sta0"}', "wlan[0].stations[0]: has no distance and no preset"),
+    "bad_preset": ('preset = "HL"', 'preset = "XL"', "wlan[0].stations[1].preset: 'XL' is not allowed"),
+    "cw": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nmac = {cw_min = 63, cw_max = 31}', "wlan[0].mac.cw_max: 31 must be >= cw_min (63)"),
+    "shadowing": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nchannel = {shadowing_db = -1}', "wlan[0].channel.shadowing_db: -1 must be >= 0 (dB)"),
+    "report_delay": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nreport_delay = "1ms"', "wlan[0].report_delay: 1 ms is only allowed with report_losses = true"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_wlan_fields_give_one_clear_line(case):
+    old, new, expected = BAD[case]
+    assert old in EXPLICIT
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_toml(EXPLICIT.replace(old, new, 1))
+    msg = str(info.value)
+    assert expected in msg, msg
+    assert "\n" not in msg
+
+
+def test_wlan_access_errors():
+    with pytest.raises(ScenarioError, match=r"topology.pipe: 'medium' is not allowed"):
+        Scenario.from_toml(ACCESS.replace('pipe = "fat"', 'pipe = "medium"'))
+    with pytest.raises(ScenarioError, match=r"topology.stations: \[\] must list at least one station"):
+        Scenario.from_toml(ACCESS.replace('stations = [{}, {preset = "HL"}]', "stations = []"))
+    with pytest.raises(ScenarioError, match=r"topology.stations\[0\].node: 'server' is a name the wlan_access"):
+        Scenario.from_toml(ACCESS.replace("stations = [{}, ", 'stations = [{node = "server"}, '))
+    with pytest.raises(ScenarioError, match=r"flows\[1\].dst: defaults to 'sta1', which does not exist"):
+        Scenario.from_toml(ACCESS.replace('stations = [{}, {preset = "HL"}]', "stations = [{}]"))
+
+
+def test_saturated_station_end_to_end(tmp_path):
+    r = tcplab.run(ROOT / "scenarios" / "wlan-udp-saturation.toml")
+    assert r.summary["conservation"]["ok"]
+    bps = r.udp["throughput_bps"][0]
+    assert abs(bps / 6.051e6 - 1) < 0.05, bps  # docs/wlan.md reference
+    links = r.links
+    hop = links.filter(links["link"] == "wlan0:ap-sta0")
+    assert sorted(hop["direction"].to_list()) == ["forward", "reverse"]
+    # Overflow at the saturated station; drops carry an rssi_dbm column (NaN: not MAC drops).
+    assert r.drops.height > 0 and "rssi_dbm" in r.drops.columns
+    assert r.drops["rssi_dbm"].is_nan().all()
+    out = write_results(r, tmp_path / "run")
+    assert (out / "report.html").exists()
