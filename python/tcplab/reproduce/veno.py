@@ -201,7 +201,8 @@ def fig4_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
         a.set_xlabel("time (s)")
         a.set_ylabel("rate (kB/s)")
         a.grid(True, alpha=0.3)
-        a.legend(fontsize=8)
+        if a.get_legend_handles_labels()[0]:
+            a.legend(fontsize=8)
     cap = (
         "Rate at which data reach the receiver over 160 ms intervals (the sender's rate less "
         "its losses), first 120 s of one run (seed 1); one flow, 1.6 Mb/s, buffer 12, RTT 120 ms."
