@@ -12,7 +12,7 @@ from tcplab.reproduce.common import bulk_flows, figure, points, row, seeds_text,
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.sweep import SweepResult
 
-PAPER = "TCP Venoplus (wired-cum-wireless, cross-layer)"
+PAPER = "TCP Venoplus, wired-cum-wireless with cross-layer loss reports"
 LOSSES = [1e-4, 1e-3, 1e-2, 1e-1]
 FLOWS = {"quick": [1, 4, 16, 64], "full": [1, 2, 4, 8, 16, 32, 64]}
 SEEDS = {"quick": 2, "full": 4}
@@ -121,6 +121,9 @@ def venoplus_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Pl
             s = j.filter((pl.col("controller") == cc) & (pl.col("loss") == p) & (pl.col("flows") > 1)).sort("flows")
             b.errorbar(s["flows"].to_numpy(), s["mean"].to_numpy(), yerr=s["ci"].fill_null(0).to_numpy(), marker=m, ls=ls, capsize=2, label=f"{cc}, loss {p:g}")
     b.set_xscale("log", base=2)
+    many = [n for n in flows if n > 1]
+    if many:
+        b.set_xticks(many, [str(n) for n in many])
     b.set_xlabel("number of flows")
     b.set_ylabel("Jain's fairness index")
     b.set_ylim(0.5, 1.02)
