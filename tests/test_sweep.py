@@ -353,3 +353,23 @@ def test_per_variant_and_normalized():
     assert v.filter(pl.col("cc") == "plus")["mean"][0] == 4.0
     n = normalized(v, "mean", "cc", "veno")
     assert n.filter(pl.col("cc") == "plus")["normalized"][0] == 2.0
+
+
+# ---- command line ------------------------------------------------------------------------------------
+
+
+def test_sweep_command_runs_then_reuses_and_rejects_bad_paths(tmp_path):
+    from typer.testing import CliRunner
+
+    from tcplab.cli import app
+
+    f = tmp_path / "s.toml"
+    f.write_text(SMALL_TOML.replace('duration = "2s"', 'duration = "1s"') + f'\n[sweep]\ngrid = {{ "{LOSS}" = [1e-3, 1e-2] }}\n')
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(tmp_path / "out"), "--jobs", "1", "-q"])
+    assert r.exit_code == 0, r.output
+    assert "2 points: 2 run, 0 reused" in r.output
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(tmp_path / "out"), "--jobs", "1", "-q"])
+    assert "2 points: 0 run, 2 reused" in r.output
+    f.write_text(SMALL_TOML + '\n[sweep]\ngrid = { "topology.bottleneck.colour" = [1] }\n')
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(tmp_path / "bad")])
+    assert r.exit_code == 2 and "topology.bottleneck.colour" in r.output
