@@ -91,6 +91,23 @@ def test_bad_sweeps_are_errors_naming_the_field(sweep, message):
         expand(BASE, sweep)
 
 
+def test_points_failing_only_the_simulator_checks_are_rejected_before_running():
+    # Valid for the schema; the simulator's routing finds that b is unreachable from a.
+    doc = {
+        "name": "islands",
+        "duration": 1,
+        "nodes": [{"name": n, "kind": "host"} for n in ("a", "b", "c", "d")],
+        "links": [
+            {"from": "a", "to": "b", "rate": "1Mbps", "delay": "1ms", "buffer": 5},
+            {"from": "c", "to": "d", "rate": "1Mbps", "delay": "1ms", "buffer": 5},
+        ],
+        "flows": [{"src": "a", "dst": "b", "controller": "reno", "recovery": "sack"}],
+    }
+    assert len(expand(doc, {"grid": {"flows.0.dst": ["b"]}})) == 1
+    with pytest.raises(SweepError, match=r"flows\.0\.dst = 'd'.*no route"):
+        expand(doc, {"grid": {"flows.0.dst": ["b", "d"]}})
+
+
 def test_set_path_goes_through_shorthands_and_copies():
     doc = {"a": {"loss": 0.01, "buffer": 12}, "flows": [{"controller": "reno"}]}
     out = set_path(doc, "a.loss.p", 0.5)
@@ -111,6 +128,13 @@ def test_load_sweep_reads_the_table_and_rejects_a_bad_one(tmp_path):
     f.write_text(SMALL_TOML + "\n[sweep]\nseeds = -1\n")
     with pytest.raises(SweepError, match="sweep.seeds"):
         load_sweep(f)
+
+
+@pytest.mark.parametrize("name, n", [("veno-fig5.toml", 30), ("areno-fig6.toml", 24)])
+def test_shipped_sweep_files_expand(name, n):
+    doc, spec = load_sweep(Path(__file__).parents[1] / "scenarios" / "sweeps" / name)
+    pts = expand(doc, spec)
+    assert len(pts) == n and len({p.key for p in pts}) == n
 
 
 def test_shipped_scenario_with_sweep_table_is_valid():
@@ -256,6 +280,16 @@ def test_a_killed_point_leaves_no_complete_looking_result(tmp_path):
     run_sweep([p], tmp_path, jobs=1, progress=False, point_fn=counting_point)
     assert len(CALLS) == 1 and point_complete(tmp_path, p.key)
     assert [x.name for x in target.parent.iterdir()] == [p.key]  # the temporary was cleaned
+
+
+def test_local_pool_retries_the_points_of_a_dead_worker(tmp_path):
+    pts = small_points(grid={LOSS: [1e-3, 1e-2]}, seeds=1)
+    (tmp_path / "points").mkdir(parents=True)
+    (tmp_path / "points" / f"attempted-{pts[1].key}").write_text("1")  # only pts[0] kills
+    r = run_sweep(pts, tmp_path, jobs=2, progress=False, point_fn=dying_once)
+    assert sorted(r.computed) == sorted(p.key for p in pts)
+    assert all(point_complete(tmp_path, p.key) for p in pts)
+    assert r.retried.get(pts[0].key) == 1
 
 
 # ---- Dask -----------------------------------------------------------------------------------------

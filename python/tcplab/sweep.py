@@ -9,8 +9,8 @@ A scenario file may declare a ``[sweep]`` table (docs/sweeps.md)::
 
 Keys are dotted paths into the scenario document (list items by index). The points are
 the cartesian product of the grid axes, times the zipped lists taken together (equal
-lengths), times the seeds. Every point is resolved and validated by the scenario schema
-before anything runs.
+lengths), times the seeds. Every point is resolved and validated (the scenario schema,
+then the simulator's own checks) before anything runs.
 
 Each finished point is stored under ``<out>/points/<key>/`` (the Parquet tables and
 summary.json of :func:`tcplab.results.write_results`, written atomically), where ``key`` is
@@ -265,7 +265,8 @@ def expand(
 ) -> list[Point]:
     """The points of ``sweep`` over the scenario document ``base`` (a TOML-shaped dict without
     ``[sweep]``, or a Scenario), each resolved and validated. ``params`` are extra columns
-    every point carries (e.g. an experiment's variant label)."""
+    every point carries (e.g. an experiment's variant label). Raises :class:`SweepError`
+    naming the point and the field when a point is invalid (schema or simulator checks)."""
     doc = dict(base.source.get("given") or {}) if isinstance(base, Scenario) else dict(base)
     if isinstance(base, Scenario):
         doc.setdefault("name", base.name)
@@ -290,11 +291,24 @@ def expand(
         where = ", ".join(f"{k} = {v!r}" for k, v in flat) or "the base scenario"
         try:
             sc = Scenario.from_dict(d)
+            canonical = sc.canonical()
+            _simulator_check(canonical)
         except ScenarioError as e:
             raise SweepError(f"sweep point ({where}): {e}") from None
         p = {**(params or {}), **dict(flat), "seed": seed}
-        points.append(Point(len(points), p, d, cache_key(sc.canonical())))
+        points.append(Point(len(points), p, d, cache_key(canonical)))
     return points
+
+
+def _simulator_check(canonical: dict[str, Any]) -> None:
+    """What only the simulator checks (Scenario::validate: routes, node names...), by building
+    the simulation without running it (a few milliseconds)."""
+    from tcplab import _native
+
+    try:
+        _native.Simulation(json.dumps(canonical))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
 
 
 def load_sweep(path: str | Path) -> tuple[dict[str, Any], SweepSpec]:

@@ -62,6 +62,10 @@ def list_table():
     for col in ("id", "paper", "figure/table", "title", "status"):
         t.add_column(col)
     for e in ALL:
-        status = f"pending: needs {e.pending}" if e.pending else f"ready; {len(e.claims)} claims"
+        status = (
+            f"pending: needs {e.pending}"
+            if e.pending
+            else f"ready; {len(e.claims)} claims; seeds quick {e.seeds['quick']}, full {e.seeds['full']}"
+        )
         t.add_row(e.id, e.paper, e.reference, e.title, status)
     return t

@@ -181,8 +181,10 @@ EXPERIMENT = Experiment(
         "(`scenarios/venoplus.toml`)."
     ),
     explanation=(
-        "Jain ≥ 0.9 and TH_norm → 1 hold at 16 flows. **Gap**: with one flow Venoplus has been "
-        "9..12% *slower* than Veno below loss 1e-1. Likely reason, from the Table I counts of one "
+        "Jain ≥ 0.9 and TH_norm → 1 hold at 16 flows. **Gap**: with one flow Venoplus is "
+        "*slower* than Veno below loss 1e-1: by 9..12% in 1000 s runs (full mode; the Rust claims "
+        "test), by more in the quick mode's 400 s runs, where one flow sees fewer losses and the "
+        "seeds disagree more. Likely reason, from the Table I counts of one "
         "seed: a lone Veno flow already answers almost every random loss with 4/5 (at 1e-3: 246 of "
         "258 fast retransmits on random losses), so Venoplus has nothing to correct, and its own "
         "rule answers more random losses with 1/2 (53 vs 12 at 1e-3, 95 vs 4 at 1e-2): a report "
