@@ -98,3 +98,18 @@ def test_generated_docs_keep_manual_sections(tmp_path):
     write_docs(suite, doc)  # idempotent for the manual part
     assert doc.read_text().count("manual:begin") == 1
     assert render_docs(dataclasses.replace(suite, outcomes=[])).startswith("# Reproductions")
+
+
+def test_reproduce_command_writes_report_and_docs(tmp_path, monkeypatch):
+    from tiny_suite import TINY_FIG5
+
+    monkeypatch.setattr(reproduce, "select", lambda ids: [TINY_FIG5])
+    doc = tmp_path / "reproductions.md"
+    args = ["reproduce", "veno-fig5", "--out", str(tmp_path / "out"), "--jobs", "1", "-q", "--write-docs", str(doc)]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "1 experiments, " in r.output and "claims hold" in r.output
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "data:image/png;base64," in html and "tcplab reproduce veno-fig5 --quick" in html
+    assert "Veno/Reno ≥ 1.4 at loss 1e-2" in doc.read_text()
+    assert len(list((tmp_path / "out" / "points").iterdir())) == 18

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from tcplab.reproduce.common import bulk_flows, figure, points, row, seeds_text, stats, value
+from tcplab.reproduce.common import lossfmt, bulk_flows, figure, points, row, seeds_text, stats, value
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.sweep import SweepResult
 
@@ -215,18 +215,18 @@ def fig7_points(mode: Mode):
 
 def _fig7_friendly(frame: pl.DataFrame) -> tuple[bool, str]:
     shares = {p: _share(frame, "loss", "areno", p) for p in LOSSES}
-    return all(s >= 0.8 for s in shares.values()), ", ".join(f"{p:g}: {s:.2f}" for p, s in shares.items())
+    return all(s >= 0.8 for s in shares.values()), ", ".join(f"{lossfmt(p)}: {s:.2f}" for p, s in shares.items())
 
 
 def _fig7_hs(frame: pl.DataFrame) -> tuple[bool, str]:
     shares = {p: _share(frame, "loss", "highspeed", p) for p in LOSSES if p < 1e-4}
-    return all(s < 0.5 for s in shares.values()), ", ".join(f"{p:g}: {s:.2f}" for p, s in shares.items())
+    return all(s < 0.5 for s in shares.values()), ", ".join(f"{lossfmt(p)}: {s:.2f}" for p, s in shares.items())
 
 
 def _fig7_gain(frame: pl.DataFrame) -> tuple[bool, str]:
     rat = _ratios(frame, "loss")
     gains = {p: value(rat, "gain", loss=p, other="areno") for p in LOSSES if p >= 1e-4}
-    return all(g > 1.0 for g in gains.values()), ", ".join(f"{p:g}: x{g:.2f}" for p, g in gains.items())
+    return all(g > 1.0 for g in gains.values()), ", ".join(f"{lossfmt(p)}: x{g:.2f}" for p, g in gains.items())
 
 
 def fig7_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
@@ -239,9 +239,9 @@ def fig7_table(frame: pl.DataFrame) -> list[Row]:
     peer = stats(frame, "peer", ["loss", "other"])
     rows = []
     for p in LOSSES:
-        rows.append(row(per, f"loss {p:g}: Reno vs AReno", "unaffected", "Mb/s", loss=p, other="areno"))
-        rows.append(row(peer, f"loss {p:g}: AReno vs Reno", "7x Reno at 1e-3" if p == 1e-3 else "—", "Mb/s", loss=p, other="areno"))
-        rows.append(row(per, f"loss {p:g}: Reno vs HighSpeed", "severely deteriorated below 1e-4" if p < 1e-4 else "—", "Mb/s", loss=p, other="highspeed"))
+        rows.append(row(per, f"loss {lossfmt(p)}: Reno vs AReno", "unaffected", "Mb/s", loss=p, other="areno"))
+        rows.append(row(peer, f"loss {lossfmt(p)}: AReno vs Reno", "7x Reno at 1e-3" if p == 1e-3 else "—", "Mb/s", loss=p, other="areno"))
+        rows.append(row(per, f"loss {lossfmt(p)}: Reno vs HighSpeed", "severely deteriorated below 1e-4" if p < 1e-4 else "—", "Mb/s", loss=p, other="highspeed"))
     m = frame.filter((pl.col("loss") == 1e-3) & (pl.col("other") == "areno"))
     if m.height:
         rows.append(Row("AReno/Reno at loss 1e-3", "7", float(np.mean(m["peer"].to_numpy()) / np.mean(m["reno"].to_numpy())), None, "ratio of means"))

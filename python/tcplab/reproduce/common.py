@@ -85,5 +85,14 @@ def png_data_uri(fig: Figure) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def lossfmt(p: float) -> str:
+    """A loss rate as the papers write it: 0, 1e-4, 2.5e-3, 0.1."""
+    if p == 0 or p >= 0.1:
+        return f"{p:g}"
+    m, e = f"{p:.3e}".split("e")
+    m = m.rstrip("0").rstrip(".")
+    return f"{m}e{int(e)}"
+
+
 def seeds_text(n: int) -> str:
     return f"{n} seed{'s' if n != 1 else ''}"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from tcplab.reproduce.common import NETBSD_TCP, bulk_flows, figure, points, row, seeds_text, stats, value
+from tcplab.reproduce.common import lossfmt, NETBSD_TCP, bulk_flows, figure, points, row, seeds_text, stats, value
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.sweep import SweepResult, point_dir
 
@@ -131,11 +131,11 @@ def fig5_table(frame: pl.DataFrame) -> list[Row]:
     ]
     for p in (1e-5, 1e-4, 1e-3):
         for v in ("reno", "veno"):
-            rows.append(row(st, f"{v.capitalize()} at loss {p:g}", "≈ the other", "kB/s", variant=v, loss=p))
+            rows.append(row(st, f"{v.capitalize()} at loss {lossfmt(p)}", "≈ the other", "kB/s", variant=v, loss=p))
     rows.append(row(st, "Veno (Linux flavor) at loss 1e-2", "—", "kB/s", variant="veno (Linux flavor)", loss=1e-2))
     for p in (1e-1,):
         for v in ("reno", "veno"):
-            rows.append(row(st, f"{v.capitalize()} at loss {p:g}", "collapse", "kB/s", variant=v, loss=p))
+            rows.append(row(st, f"{v.capitalize()} at loss {lossfmt(p)}", "collapse", "kB/s", variant=v, loss=p))
     try:
         rows.append(Row("Veno/Reno at loss 1e-2", "1.79", _ratio(frame, 1e-2), None, "ratio of means"))
     except KeyError:
@@ -150,7 +150,7 @@ def _claim_gain(frame: pl.DataFrame) -> tuple[bool, str]:
 
 def _claim_equal(frame: pl.DataFrame) -> tuple[bool, str]:
     rs = {p: _ratio(frame, p) for p in (1e-5, 1e-4)}
-    return all(abs(r - 1) <= 0.10 for r in rs.values()), ", ".join(f"{p:g}: {r:.3f}" for p, r in rs.items())
+    return all(abs(r - 1) <= 0.10 for r in rs.values()), ", ".join(f"{lossfmt(p)}: {r:.3f}" for p, r in rs.items())
 
 
 FIG5 = Experiment(
@@ -197,7 +197,7 @@ def fig4_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
             rate = np.diff(d) / np.diff(t) / 1000
             keep = t[1:] <= 120
             a.plot(t[1:][keep], rate[keep], lw=0.8, label=label)
-        a.set_title(f"loss {p:g}")
+        a.set_title(f"loss {lossfmt(p)}")
         a.set_xlabel("time (s)")
         a.set_ylabel("rate (kB/s)")
         a.grid(True, alpha=0.3)
@@ -213,7 +213,7 @@ def fig4_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
 def fig4_table(frame: pl.DataFrame) -> list[Row]:
     st = _fig5_stats(frame)
     return [
-        row(st, f"{v.capitalize()} mean rate at loss {p:g}", "see Fig. 4 (curves only)", "kB/s", variant=v, loss=p)
+        row(st, f"{v.capitalize()} mean rate at loss {lossfmt(p)}", "see Fig. 4 (curves only)", "kB/s", variant=v, loss=p)
         for p in (1e-3, 1e-2)
         for v in ("reno", "veno")
     ]
@@ -303,7 +303,7 @@ def fig6_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
                     ls="-" if ccs[flow] == "reno" else "--",
                     label=f"flow {flow} ({ccs[flow]})",
                 )
-            a.set_title(f"{mix}, loss {loss:g}")
+            a.set_title(f"{mix}, loss {lossfmt(loss)}")
             a.set_xlabel("time (s)")
             a.set_ylabel("sequence number (MB)")
             a.grid(True, alpha=0.3)
@@ -323,7 +323,7 @@ def fig6_table(frame: pl.DataFrame) -> list[Row]:
             for cc in ("reno", "veno"):
                 if per.filter(pl.col("controller") == cc).height:
                     pub = "close to 4-Reno" if (cc == "reno" and loss > 0 and "veno" in mix) else "—"
-                    rows.append(row(per, f"{mix}, loss {loss:g}: {cc} per flow", pub, "kB/s", controller=cc))
+                    rows.append(row(per, f"{mix}, loss {lossfmt(loss)}: {cc} per flow", pub, "kB/s", controller=cc))
     return rows
 
 
@@ -386,7 +386,7 @@ def _fig7_flat(frame: pl.DataFrame) -> tuple[bool, str]:
         r0 = value(st, loss=loss, controller="reno", k=0)
         worst = min(value(st, loss=loss, controller="reno", k=k) / r0 for k in range(1, 5))
         ok &= worst >= 0.9
-        parts.append(f"loss {loss:g}: worst {worst * 100:.1f}% of k = 0 ({r0:.1f} kB/s)")
+        parts.append(f"loss {lossfmt(loss)}: worst {worst * 100:.1f}% of k = 0 ({r0:.1f} kB/s)")
     return ok, "; ".join(parts)
 
 
@@ -398,7 +398,7 @@ def fig7_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
         for cc, m in (("reno", "o-"), ("veno", "s--")):
             s = st.filter((pl.col("loss") == loss) & (pl.col("controller") == cc)).sort("k")
             a.errorbar(s["k"].to_numpy(), s["mean"].to_numpy(), yerr=s["flow_std"].fill_null(0).to_numpy(), fmt=m, capsize=3, label=cc)
-        a.set_title(f"({'ab'[j]}) loss {loss:g}")
+        a.set_title(f"({'ab'[j]}) loss {lossfmt(loss)}")
         a.set_xlabel("number of Veno flows k (of 5)")
         a.set_ylabel("average throughput per flow (kB/s)")
         a.set_ylim(bottom=0)
@@ -413,7 +413,7 @@ def fig7_table(frame: pl.DataFrame) -> list[Row]:
     rows = []
     for loss in (0.0, 1e-2):
         for cc, k in (("reno", 0), ("reno", 4), ("veno", 1), ("veno", 5)):
-            rows.append(row(st, f"{cc} per flow, k = {k}, loss {loss:g}", "nearly horizontal in k", "kB/s", loss=loss, controller=cc, k=k))
+            rows.append(row(st, f"{cc} per flow, k = {k}, loss {lossfmt(loss)}", "nearly horizontal in k", "kB/s", loss=loss, controller=cc, k=k))
     return rows
 
 
@@ -444,6 +444,14 @@ UDP = {"none": None, "500 kb/s": "500kbps", "1 Mb/s": "1Mbps"}
 TABLE1_VARIANTS = {"paper": "veno", "linux": VENO_LINUX}
 PUBLISHED_ACCURACY = {"none": "215/215 = 1.0", "500 kb/s": "228/231 = 0.987", "1 Mb/s": "226/231 = 0.978"}
 PUBLISHED_MISDIAGNOSIS = {"none": "0/12", "500 kb/s": "3/30", "1 Mb/s": "5/52"}
+
+
+#: Table I as printed, per run: (#FF4/5, #FF1/2) each as (congestion, random).
+PUBLISHED_RUNS = {
+    "none": [((0, 105), (6, 120)), ((0, 64), (3, 110)), ((0, 46), (3, 123))],
+    "500 kb/s": [((1, 83), (10, 146)), ((1, 78), (8, 102)), ((1, 67), (9, 139))],
+    "1 Mb/s": [((2, 90), (12, 136)), ((2, 83), (16, 127)), ((1, 53), (19, 132))],
+}
 
 
 def _table1_doc(cc: Any, udp: str | None) -> dict:
@@ -526,6 +534,16 @@ def table1_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot
 
 def table1_table(frame: pl.DataFrame) -> list[Row]:
     rows = []
+    paper = frame.filter(pl.col("flavor") == "paper")
+    for udp, runs in PUBLISHED_RUNS.items():
+        for k, kind in enumerate(("45", "12")):
+            for c, cause in enumerate(("congestion", "random")):
+                col = f"ff{kind}_{cause}"
+                pub = [r[k][c] for r in runs]
+                st = stats(paper.with_columns(pl.col(col).cast(pl.Float64)), col, ["udp"])
+                name = "#FF4/5" if kind == "45" else "#FF1/2"
+                text = f"{', '.join(map(str, pub))} (mean {sum(pub) / len(pub):.1f})"
+                rows.append(row(st, f"UDP {udp}: {name} on {cause} losses per run", text, "count", udp=udp))
     for flavor in TABLE1_VARIANTS:
         acc = stats(frame.filter(pl.col("flavor") == flavor).drop_nulls("ff45_accuracy"), "ff45_accuracy", ["udp"])
         mis = stats(frame.filter(pl.col("flavor") == flavor).drop_nulls("congestion_misdiagnosis"), "congestion_misdiagnosis", ["udp"])

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from tcplab.aggregate import jain_index, mean_ci
-from tcplab.reproduce.common import bulk_flows, figure, points, row, seeds_text, value
+from tcplab.reproduce.common import lossfmt, bulk_flows, figure, points, row, seeds_text, value
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.sweep import SweepResult
 
@@ -85,7 +85,7 @@ def _claim_16(frame: pl.DataFrame) -> tuple[bool, str]:
     jmin = float(j["jain"].min())
     norms = nm["norm"].to_list()
     ok = jmin >= 0.9 and all(abs(x - 1) <= 0.1 for x in norms)
-    return ok, f"Jain min {jmin:.3f}; TH_norm {', '.join(f'{x:.3f}' for x in norms)} (loss {', '.join(f'{p:g}' for p in nm['loss'].to_list())})"
+    return ok, f"Jain min {jmin:.3f}; TH_norm {', '.join(f'{x:.3f}' for x in norms)} (loss {', '.join(f'{lossfmt(p)}' for p in nm['loss'].to_list())})"
 
 
 def _claim_one(frame: pl.DataFrame) -> tuple[bool, str]:
@@ -93,7 +93,7 @@ def _claim_one(frame: pl.DataFrame) -> tuple[bool, str]:
     if nm.height == 0:
         raise KeyError("no runs with one flow")
     norms = nm["norm"].to_list()
-    return all(x > 1 for x in norms), "TH_norm " + ", ".join(f"{p:g}: {x:.3f}" for p, x in zip(nm["loss"].to_list(), norms, strict=True))
+    return all(x > 1 for x in norms), "TH_norm " + ", ".join(f"{lossfmt(p)}: {x:.3f}" for p, x in zip(nm["loss"].to_list(), norms, strict=True))
 
 
 def venoplus_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
@@ -109,7 +109,7 @@ def venoplus_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Pl
         for k in range(len(LOSSES)):
             if np.isfinite(grid[i, k]):
                 a.text(k, i, f"{grid[i, k]:.2f}", ha="center", va="center", fontsize=8)
-    a.set_xticks(range(len(LOSSES)), [f"{p:g}" for p in LOSSES])
+    a.set_xticks(range(len(LOSSES)), [f"{lossfmt(p)}" for p in LOSSES])
     a.set_yticks(range(len(flows)), [str(n) for n in flows])
     a.set_xlabel("wireless loss rate (per packet)")
     a.set_ylabel("number of flows")
@@ -119,7 +119,7 @@ def venoplus_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Pl
     for cc, ls in (("venoplus", "-"), ("veno", ":")):
         for p, m in zip(LOSSES, "os^v", strict=True):
             s = j.filter((pl.col("controller") == cc) & (pl.col("loss") == p) & (pl.col("flows") > 1)).sort("flows")
-            b.errorbar(s["flows"].to_numpy(), s["mean"].to_numpy(), yerr=s["ci"].fill_null(0).to_numpy(), marker=m, ls=ls, capsize=2, label=f"{cc}, loss {p:g}")
+            b.errorbar(s["flows"].to_numpy(), s["mean"].to_numpy(), yerr=s["ci"].fill_null(0).to_numpy(), marker=m, ls=ls, capsize=2, label=f"{cc}, loss {lossfmt(p)}")
     b.set_xscale("log", base=2)
     many = [n for n in flows if n > 1]
     if many:
@@ -148,11 +148,11 @@ def venoplus_table(frame: pl.DataFrame) -> list[Row]:
                 x = value(nm, "norm", flows=n, loss=p)
             except KeyError:
                 continue
-            rows.append(Row(f"TH_norm, {n} flow{'s' if n > 1 else ''}, loss {p:g}", "up to about 1.8" if n == 1 else "→ 1", x, None, "ratio of means"))
+            rows.append(Row(f"TH_norm, {n} flow{'s' if n > 1 else ''}, loss {lossfmt(p)}", "up to about 1.8" if n == 1 else "→ 1", x, None, "ratio of means"))
     j = mean_ci(_jain(frame), "jain", ["controller", "flows", "loss"])
     for n in (16, 64):
         for p in (1e-2,):
-            rows.append(row(j, f"Jain, {n} Venoplus flows, loss {p:g}", "close to 1", "", controller="venoplus", flows=n, loss=p))
+            rows.append(row(j, f"Jain, {n} Venoplus flows, loss {lossfmt(p)}", "close to 1", "", controller="venoplus", flows=n, loss=p))
     return rows
 
 
