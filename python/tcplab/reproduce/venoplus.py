@@ -15,7 +15,7 @@ from tcplab.sweep import SweepResult
 PAPER = "TCP Venoplus, wired-cum-wireless with cross-layer loss reports"
 LOSSES = [1e-4, 1e-3, 1e-2, 1e-1]
 FLOWS = {"quick": [1, 4, 16, 64], "full": [1, 2, 4, 8, 16, 32, 64]}
-SEEDS = {"quick": 2, "full": 4}
+SEEDS = {"quick": 3, "full": 5}
 #: Run length (s) for one flow and for more flows, per mode.
 SECS = {"quick": {1: 400, "many": 200}, "full": {1: 1000, "many": 200}}
 
