@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from tcplab.reproduce.common import lossfmt, bulk_flows, figure, points, row, seeds_text, stats, value
+from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, row, seeds_text, stats, value
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.sweep import SweepResult
 

@@ -20,6 +20,14 @@ from tcplab.sweep import Point, expand
 #: a 1 s minimum RTO are tcplab's defaults.
 NETBSD_TCP = {"mss": 1460, "sack_blocks": 0, "growth": "per_ack"}
 
+#: Veno as Linux's tcp_veno.c does it (BaseRTT never reset, the latest RTT sample).
+VENO_LINUX = {"name": "veno", "flavor": "linux"}
+
+
+def with_kbps(df: pl.DataFrame) -> pl.DataFrame:
+    """Adds ``kBps``: throughput in kB/s (kB = 1000 bytes), the Veno paper's unit."""
+    return df.with_columns((pl.col("throughput_bps") / 8000).alias("kBps"))
+
 
 def bulk_flows(controllers: Sequence[Any], recovery: str, *, bytes: str | None = None, gap_ms: int = 10) -> list:
     """One bulk flow per controller, started ``gap_ms`` apart."""

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from tcplab.aggregate import jain_index, mean_ci
-from tcplab.reproduce.common import lossfmt, bulk_flows, figure, points, row, seeds_text, value
+from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, row, seeds_text, value
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.sweep import SweepResult
 
