@@ -336,7 +336,10 @@ def test_dask_worker_death_loses_only_its_point(tmp_path, dask_client):
     # the other point is marked as attempted: only the victim's worker dies
     (tmp_path / "points").mkdir(parents=True)
     (tmp_path / "points" / f"attempted-{pts[1].key}").write_text("1")
-    r = run_sweep(pts, tmp_path, scheduler=dask_client, progress=False, point_fn=dying_once)
+    # by address, as `tcplab sweep --scheduler tcp://HOST:PORT` does
+    address = dask_client.scheduler.address
+    assert address.startswith("tcp://")
+    r = run_sweep(pts, tmp_path, scheduler=address, progress=False, point_fn=dying_once)
     assert sorted(r.computed) == sorted(p.key for p in pts)
     assert (tmp_path / "points" / f"attempted-{victim.key}").exists()
     assert all(point_complete(tmp_path, p.key) for p in pts)
