@@ -1,4 +1,4 @@
-"""The ``tcplab`` command line: run, validate, list.
+"""The ``tcplab`` command line: run, validate, list, sweep, reproduce.
 
 Exit codes: 0 success; 1 the simulator failed (internal error) or the results could not be
 written; 2 invalid scenario or usage (one line on stderr, no traceback).
@@ -187,6 +187,110 @@ def list_components() -> None:
     """List the congestion controllers and loss-recovery strategies."""
     typer.echo("controllers: " + ", ".join(_native.controllers()))
     typer.echo("recoveries:  " + ", ".join(_native.recoveries()))
+
+
+@app.command()
+def sweep(
+    scenario: Annotated[
+        Path,
+        typer.Argument(
+            help="Scenario file with a [sweep] table (docs/sweeps.md).",
+            show_default=False,
+            metavar="SCENARIO.toml",
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Sweep directory; finished points in it are reused (resume)."),
+    ],
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Run on a Dask cluster instead: its scheduler, tcp://HOST:PORT."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run every point of a scenario's [sweep] (grid x zip x seeds) in parallel; store each as Parquet."""
+    from tcplab.sweep import SweepError, expand, load_sweep, run_sweep
+
+    try:
+        doc, spec = load_sweep(scenario)
+        points = expand(doc, spec)
+    except (SweepError, ScenarioError) as e:
+        _fail(str(e), EXIT_INVALID)
+    err = Console(stderr=True)
+    try:
+        res = run_sweep(
+            points, out, jobs=jobs, scheduler=scheduler, progress=False if quiet else err, label=scenario.stem
+        )
+    except (SweepError, ScenarioError) as e:
+        _fail(str(e), EXIT_INVALID)
+    except (RuntimeError, OSError) as e:
+        _fail(str(e), EXIT_INTERNAL)
+    typer.echo(
+        f"{len(points)} points: {len(res.computed)} run, {len(res.cached)} reused; "
+        f"{res.wall_time_s:.1f} s; results: {out}"
+    )
+
+
+@app.command()
+def reproduce(
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(help="Experiment ids (see --list), or 'all'.", show_default=False, metavar="[ID ...|all]"),
+    ] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
+    full: Annotated[
+        bool, typer.Option("--full/--quick", help="--quick (default): fewer seeds, shorter runs; --full: the papers' sizes.")
+    ] = False,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory of the run cache and report.html.")
+    ] = Path("results/reproduce"),
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Run on a Dask cluster: tcp://HOST:PORT.")
+    ] = None,
+    write_docs: Annotated[
+        Path | None,
+        typer.Option("--write-docs", help="Also regenerate this Markdown file (docs/reproductions.md)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Reproduce the papers' figures and tables: run, check the claims, write one HTML report."""
+    from tcplab import reproduce as rp
+
+    if list_:
+        console = Console() if sys.stdout.isatty() else Console(width=200)
+        console.print(rp.list_table())
+        return
+    try:
+        selected = rp.select(ids or ["all"])
+    except KeyError as e:
+        _fail(str(e.args[0]), EXIT_INVALID)
+    err = Console(stderr=True)
+    try:
+        suite = rp.run_suite(
+            selected,
+            mode="full" if full else "quick",
+            out=out,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=False if quiet else err,
+        )
+    except (RuntimeError, OSError) as e:
+        _fail(str(e), EXIT_INTERNAL)
+    report = rp.write_report(suite, out / "report.html")
+    if write_docs is not None:
+        rp.write_docs(suite, write_docs)
+    held = sum(c.holds for o in suite.outcomes for c in o.claims)
+    total = sum(len(o.claims) for o in suite.outcomes)
+    typer.echo(
+        f"{len(suite.outcomes)} experiments, {held}/{total} claims hold, {suite.wall_time_s:.0f} s; report: {report}"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

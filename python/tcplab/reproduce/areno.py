@@ -1,0 +1,283 @@
+"""Shimonishi, Hama, Murase, "TCP-Adaptive Reno": Fig. 6 (capacity sweep) and Fig. 7 (loss
+sweep). Claims as ``crates/tcplab-sim/tests/claims_areno.rs``; setting as
+``scenarios/areno-fig6.toml`` and ``areno-fig7.toml``."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, row, seeds_text, stats, value
+from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
+from tcplab.sweep import SweepResult
+
+PAPER = "Shimonishi, Hama, Murase, TCP-Adaptive Reno, PFLDnet 2006"
+OTHERS = ("reno", "highspeed", "areno")
+SEEDS = {"quick": 3, "full": 5}
+#: Capacity (Mb/s) -> run length (s) per mode; 1 Gb/s is left out of quick mode.
+CAPACITIES = {"quick": {10: 300, 50: 300, 100: 300, 300: 300}, "full": {10: 300, 50: 300, 100: 300, 300: 300, 1000: 1000}}
+LOSSES = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2]
+FIG7_SECS = {"quick": 300, "full": 300}
+
+SETTING = (
+    "Topology (1), Fig. 4: a dumbbell, one Reno flow against one flow of Reno, HighSpeed or AReno "
+    "(started 10 ms later), drop-tail buffer = bandwidth-delay product in 1500-byte packets, "
+    "Bernoulli loss on the bottleneck's data direction. The figure's delays are lost from the "
+    "text: **RTT 100 ms** (48 ms one way on the bottleneck, 1 ms access links at 10x the "
+    "bottleneck rate), from the paper's \"a TCP-Reno flow can only utilize the bottleneck link "
+    "bandwidth up to 150 Mbps\" at loss 1e-6. TCP as ns-2 runs it: MSS 1460, an ACK per segment, "
+    "growth per ACK, SACK recovery for every flow. AReno a = 0.15, alpha = 10, M = 10 Mb/s; "
+    "HighSpeed per RFC 3649. \"Reno's share\": the Reno flow's throughput against the other, over "
+    "the mean per-flow throughput of the two Reno flows at the same point. \"Pair gain\": total "
+    "of the pair with the other protocol over the total of the two Renos."
+)
+
+
+def _doc(mbps: int, loss: float, other: str, secs: int) -> dict:
+    bdp = round(mbps * 1e6 * 0.1 / 8 / 1500)
+    access = {"rate": f"{mbps * 10}Mbps", "delay": "1ms", "buffer": 100000}
+    return {
+        "name": "areno",
+        "duration": f"{secs}s",
+        "topology": {
+            "pairs": 2,
+            "bottleneck": {"rate": f"{mbps}Mbps", "delay": "48ms", "buffer": bdp, "forward": {"loss": loss}},
+            "sender_access": access,
+            "receiver_access": dict(access),
+        },
+        "tcp": {"mss": 1460, "growth": "per_ack", "delayed_ack": False},
+        "flows": bulk_flows(["reno", other], "sack"),
+        "trace": {"series": "off", "segments": False, "drops": False, "events": False},
+    }
+
+
+def _pairs(res: SweepResult) -> pl.DataFrame:
+    """One row per run: the Reno flow's and the other flow's throughput (Mb/s)."""
+    f = res.flows().with_columns((pl.col("throughput_bps") / 1e6).alias("mbps"))
+    return (
+        f.group_by("point", "capacity", "loss", "other", "seed")
+        .agg(
+            pl.col("mbps").filter(pl.col("id") == 0).first().alias("reno"),
+            pl.col("mbps").filter(pl.col("id") == 1).first().alias("peer"),
+        )
+        .sort("capacity", "loss", "other", "seed")
+    )
+
+
+def _ratios(frame: pl.DataFrame, by: str) -> pl.DataFrame:
+    """Per value of ``by`` and other: mean Reno and peer throughput, Reno's share, pair gain."""
+    m = frame.group_by(by, "other").agg(pl.col("reno").mean(), pl.col("peer").mean())
+    base = m.filter(pl.col("other") == "reno").select(by, ((pl.col("reno") + pl.col("peer")) / 2).alias("reno_mean"), (pl.col("reno") + pl.col("peer")).alias("reno_total"))
+    return (
+        m.join(base, on=by)
+        .with_columns(
+            (pl.col("reno") / pl.col("reno_mean")).alias("share"),
+            ((pl.col("reno") + pl.col("peer")) / pl.col("reno_total")).alias("gain"),
+        )
+        .sort(by, "other")
+    )
+
+
+def _plot(frame: pl.DataFrame, by: str, xlabel: str, title: str, caption: str) -> list[Plot]:
+    fig, ax = figure(1, 2, width=11, height=4.4)
+    a, b = ax[0][0], ax[0][1]
+    per = stats(frame.rename({"peer": "mbps"}), "mbps", [by, "other"])
+    ren = stats(frame.rename({"reno": "mbps"}), "mbps", [by, "other"])
+    for i, (other, m) in enumerate(zip(OTHERS, "os^", strict=True)):
+        p = per.filter(pl.col("other") == other).sort(by)
+        r = ren.filter(pl.col("other") == other).sort(by)
+        c = f"C{i}"
+        a.errorbar(p[by].to_numpy(), p["mean"].to_numpy(), yerr=p["ci"].fill_null(0).to_numpy(), marker=m, color=c, capsize=3, label=f"{other} (second flow)")
+        a.errorbar(r[by].to_numpy(), r["mean"].to_numpy(), yerr=r["ci"].fill_null(0).to_numpy(), marker=m, color=c, ls="--", mfc="none", capsize=3, label=f"Reno next to {other}")
+    a.set_xscale("log")
+    a.set_yscale("log")
+    a.set_xlabel(xlabel)
+    a.set_ylabel("throughput (Mb/s)")
+    a.set_title(title)
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=7)
+    rat = _ratios(frame, by)
+    for other, m in (("highspeed", "s"), ("areno", "^")):
+        s = rat.filter(pl.col("other") == other)
+        b.plot(s[by].to_numpy(), s["share"].to_numpy(), marker=m, label=f"Reno's share vs {other}")
+    b.axhline(0.8, color="gray", ls=":", label="claim threshold 0.8")
+    b.axhline(0.5, color="gray", ls="--", label="starvation threshold 0.5")
+    b.set_xscale("log")
+    b.set_xlabel(xlabel)
+    b.set_ylabel("Reno's share (ratio)")
+    b.set_title("Friendliness")
+    b.set_ylim(0, 1.4)
+    b.grid(True, which="both", alpha=0.3)
+    b.legend(fontsize=7)
+    return [Plot(fig, caption, title)]
+
+
+# ---- Fig. 6 ----------------------------------------------------------------------------------
+
+
+def fig6_points(mode: Mode):
+    pts = []
+    for mbps, secs in CAPACITIES[mode].items():
+        for other in OTHERS:
+            pts += points(_doc(mbps, 1e-6, other, secs), SEEDS[mode], params={"capacity": mbps, "loss": 1e-6, "other": other})
+    return pts
+
+
+def fig6_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
+    return _pairs(res)
+
+
+def _share(frame: pl.DataFrame, by: str, other: str, at: float) -> float:
+    return value(_ratios(frame, by), "share", **{by: at, "other": other})
+
+
+def _fig6_friendly(frame: pl.DataFrame) -> tuple[bool, str]:
+    caps = sorted(set(frame["capacity"].to_list()))
+    shares = {c: _share(frame, "capacity", "areno", c) for c in caps if c <= 300}
+    return all(s >= 0.8 for s in shares.values()), ", ".join(f"{c} Mb/s: {s:.2f}" for c, s in shares.items())
+
+
+def _fig6_hs(frame: pl.DataFrame) -> tuple[bool, str]:
+    s = _share(frame, "capacity", "highspeed", 100)
+    return s < 0.5, f"share vs HighSpeed at 100 Mb/s = {s:.2f}"
+
+
+def _fig6_gain(frame: pl.DataFrame) -> tuple[bool, str]:
+    top = max(frame["capacity"].to_list())
+    g = value(_ratios(frame, "capacity"), "gain", capacity=top, other="areno")
+    return g > 1.0, f"pair gain at {top} Mb/s = {g:.2f}"
+
+
+def fig6_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
+    secs = ", ".join(f"{c} Mb/s: {s} s" for c, s in CAPACITIES[mode].items())
+    cap = f"One Reno flow against one flow of each protocol; loss 1e-6, RTT 100 ms, buffer = BDP; run lengths {secs}; mean ± 95% CI over {seeds_text(SEEDS[mode])} ({mode} mode)."
+    return _plot(frame, "capacity", "bottleneck capacity (Mb/s)", "AReno Fig. 6: throughput vs capacity", cap)
+
+
+def fig6_table(frame: pl.DataFrame) -> list[Row]:
+    rows = []
+    per = stats(frame, "reno", ["capacity", "other"])
+    peer = stats(frame, "peer", ["capacity", "other"])
+    for c in sorted(set(frame["capacity"].to_list())):
+        rows.append(row(per, f"{c} Mb/s: Reno vs HighSpeed", "10% of eligible at 200 Mb/s" if c == 100 else "—", "Mb/s", capacity=c, other="highspeed"))
+        rows.append(row(per, f"{c} Mb/s: Reno vs AReno", "fair share up to 300 Mb/s" if c <= 300 else "—", "Mb/s", capacity=c, other="areno"))
+        rows.append(row(peer, f"{c} Mb/s: AReno vs Reno", "uses the rest beyond 300 Mb/s" if c > 300 else "—", "Mb/s", capacity=c, other="areno"))
+    return rows
+
+
+FIG6 = Experiment(
+    id="areno-fig6",
+    title="Throughput vs capacity: Reno against Reno, HighSpeed, AReno",
+    paper=PAPER,
+    reference="Fig. 6",
+    points=fig6_points,
+    analyze=fig6_analyze,
+    plots=fig6_plots,
+    table=fig6_table,
+    claims=(
+        Claim("Reno keeps ≥ 80% against AReno up to 300 Mb/s", _fig6_friendly, "fair up to 300 Mb/s"),
+        Claim("HighSpeed starves Reno (< 50%) at 100 Mb/s", _fig6_hs, "Reno at 10% at 200 Mb/s"),
+        Claim("AReno pair's total above two Renos' at the highest capacity run", _fig6_gain, "uses the rest"),
+    ),
+    seeds=SEEDS,
+    setting=SETTING + " Capacity sweep at loss 1e-6 (`scenarios/areno-fig6.toml`), 300 s per run; full mode adds 1 Gb/s (1000 s runs, minutes each) and seeds.",
+    explanation=(
+        "**Reno keeps ≥ 80% against AReno** has failed at 10 and 50 Mb/s (0.68, 0.64 in 300 s "
+        "runs) and held narrowly at 100 Mb/s and 1 Gb/s. Likely reason, from the formulas as "
+        "published (`docs/controllers/areno.md`): W_inc(c) = W_inc_max e^(-alpha c) + beta c + gamma "
+        "has W_inc(1) = 1 and, for W_inc_max = B/M ≤ 1 (B ≤ 10 Mb/s, B being the flow's own "
+        "Westwood-style rate estimate), W_inc(c) ≥ gamma ≈ 1 − 0.2 W_inc_max ≥ 0.8 for every c. Its "
+        "minimum is below zero (the \"U-curve\" that lets Reno catch up) only when W_inc_max > about "
+        "9.8, i.e. when AReno's own rate exceeds about 98 Mb/s. Below that AReno adds 1.8..2 "
+        "segments per RTT against Reno's 1 and halves at congestion like Reno: an AIMD with twice "
+        "Reno's increase, which takes about twice Reno's throughput.\n\n"
+        "**HighSpeed starves Reno** from 50 Mb/s up; at 10 Mb/s the windows are barely above "
+        "HighSpeed's low_window (38), so it is nearly Reno. **AReno's total exceeds Reno's** at "
+        "1 Gb/s (x2.80 in full mode); at 300 Mb/s two Renos already get 85% of the link (pair gain "
+        "about 1.1), so in quick mode (no 1 Gb/s point) the gain claim is checked at 300 Mb/s, "
+        "where it is narrow. A lone Reno flow tops out between 120 and 200 Mb/s in these runs (the "
+        "paper: about 150 Mb/s). With 100 s runs instead of 300 s the shares move by up to 0.15 "
+        "(a Reno flow needs tens of seconds to grow its window at 300 Mb/s), so quick mode keeps "
+        "the 300 s runs and saves on seeds and the 1 Gb/s point."
+    ),
+)
+
+
+# ---- Fig. 7 ----------------------------------------------------------------------------------
+
+
+def fig7_points(mode: Mode):
+    pts = []
+    for loss in LOSSES:
+        for other in OTHERS:
+            pts += points(_doc(100, loss, other, FIG7_SECS[mode]), SEEDS[mode], params={"capacity": 100, "loss": loss, "other": other})
+    return pts
+
+
+def _fig7_friendly(frame: pl.DataFrame) -> tuple[bool, str]:
+    shares = {p: _share(frame, "loss", "areno", p) for p in LOSSES}
+    return all(s >= 0.8 for s in shares.values()), ", ".join(f"{lossfmt(p)}: {s:.2f}" for p, s in shares.items())
+
+
+def _fig7_hs(frame: pl.DataFrame) -> tuple[bool, str]:
+    shares = {p: _share(frame, "loss", "highspeed", p) for p in LOSSES if p < 1e-4}
+    return all(s < 0.5 for s in shares.values()), ", ".join(f"{lossfmt(p)}: {s:.2f}" for p, s in shares.items())
+
+
+def _fig7_gain(frame: pl.DataFrame) -> tuple[bool, str]:
+    rat = _ratios(frame, "loss")
+    gains = {p: value(rat, "gain", loss=p, other="areno") for p in LOSSES if p >= 1e-4}
+    return all(g > 1.0 for g in gains.values()), ", ".join(f"{lossfmt(p)}: x{g:.2f}" for p, g in gains.items())
+
+
+def fig7_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
+    cap = f"One Reno flow against one flow of each protocol; 100 Mb/s, RTT 100 ms, buffer = BDP (833 packets), {FIG7_SECS[mode]} s runs; mean ± 95% CI over {seeds_text(SEEDS[mode])} ({mode} mode)."
+    return _plot(frame, "loss", "random loss rate (per packet)", "AReno Fig. 7: throughput vs loss rate", cap)
+
+
+def fig7_table(frame: pl.DataFrame) -> list[Row]:
+    per = stats(frame, "reno", ["loss", "other"])
+    peer = stats(frame, "peer", ["loss", "other"])
+    rows = []
+    for p in LOSSES:
+        rows.append(row(per, f"loss {lossfmt(p)}: Reno vs AReno", "unaffected", "Mb/s", loss=p, other="areno"))
+        rows.append(row(peer, f"loss {lossfmt(p)}: AReno vs Reno", "7x Reno at 1e-3" if p == 1e-3 else "—", "Mb/s", loss=p, other="areno"))
+        rows.append(row(per, f"loss {lossfmt(p)}: Reno vs HighSpeed", "severely deteriorated below 1e-4" if p < 1e-4 else "—", "Mb/s", loss=p, other="highspeed"))
+    m = frame.filter((pl.col("loss") == 1e-3) & (pl.col("other") == "areno"))
+    if m.height:
+        rows.append(Row("AReno/Reno at loss 1e-3", "7", float(np.mean(m["peer"].to_numpy()) / np.mean(m["reno"].to_numpy())), None, "ratio of means"))
+    return rows
+
+
+FIG7 = Experiment(
+    id="areno-fig7",
+    title="Throughput vs random loss at 100 Mb/s",
+    paper=PAPER,
+    reference="Fig. 7",
+    points=fig7_points,
+    analyze=fig6_analyze,
+    plots=fig7_plots,
+    table=fig7_table,
+    claims=(
+        Claim("Reno keeps ≥ 80% against AReno at every loss rate", _fig7_friendly, "without affecting TCP-Reno"),
+        Claim("HighSpeed starves Reno (< 50%) below loss 1e-4", _fig7_hs, "severely deteriorates"),
+        Claim("AReno pair's total above two Renos' from loss 1e-4 on", _fig7_gain, "7x Reno at 1e-3"),
+    ),
+    seeds=SEEDS,
+    setting=SETTING + " Loss sweep at 100 Mb/s (`scenarios/areno-fig7.toml`).",
+    explanation=(
+        "Friendliness has held at every loss rate; HighSpeed starves Reno at 1e-5 and not from "
+        "1e-4 on (as published); AReno's pair beats two Renos from 1e-4 on. **Gap**: AReno gets "
+        "about 1.7x Reno's throughput at 1e-3, not 7x. Likely reason, read from the `verdicts` "
+        "table (`ff_value_mean_random`): AReno's mean congestion level at random losses is c = 0.62 "
+        "at 1e-3 (0.56 at 1e-2, 0.38 at 1e-4), so it cuts its window to 1/(1 + c) ≈ 0.62 rather "
+        "than barely at all. RTT_cong is smoothed over every loss event, random ones included (the "
+        "paper: \"given that packet losses are mainly due to congestion\"); when most losses are "
+        "random, RTT_cong drifts down to the RTT seen at random losses and small RTT fluctuations "
+        "give a large c. At congestion losses c is 1.0 on average, as intended. In 100 s runs "
+        "HighSpeed's share claim at 1e-5 turned marginal (Reno's share 0.50 over 3 seeds): at "
+        "1e-6..1e-5 a flow sees only a handful of random losses in 100 s, so both modes run 300 s."
+    ),
+)
+
+EXPERIMENTS = [FIG6, FIG7]

@@ -1,0 +1,106 @@
+"""Helpers shared by the experiment modules: scenario documents, points, statistics rows,
+figures."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from tcplab.aggregate import mean_ci
+from tcplab.reproduce.experiment import Row
+from tcplab.sweep import Point, expand
+
+#: The Veno paper's stack (NetBSD 1.1): MSS 1460, no SACK, growth per ACK; delayed ACKs and
+#: a 1 s minimum RTO are tcplab's defaults.
+NETBSD_TCP = {"mss": 1460, "sack_blocks": 0, "growth": "per_ack"}
+
+#: Veno as Linux's tcp_veno.c does it (BaseRTT never reset, the latest RTT sample).
+VENO_LINUX = {"name": "veno", "flavor": "linux"}
+
+
+def with_kbps(df: pl.DataFrame) -> pl.DataFrame:
+    """Adds ``kBps``: throughput in kB/s (kB = 1000 bytes), the Veno paper's unit."""
+    return df.with_columns((pl.col("throughput_bps") / 8000).alias("kBps"))
+
+
+def bulk_flows(controllers: Sequence[Any], recovery: str, *, bytes: str | None = None, gap_ms: int = 10) -> list:
+    """One bulk flow per controller, started ``gap_ms`` apart."""
+    flows = []
+    for i, cc in enumerate(controllers):
+        f: dict[str, Any] = {"controller": cc, "recovery": recovery}
+        if bytes is not None:
+            f["bytes"] = bytes
+        if i:
+            f["start"] = f"{i * gap_ms}ms"
+        flows.append(f)
+    return flows
+
+
+def points(
+    base: dict[str, Any], seeds: int, grid: dict[str, list] | None = None, params: dict[str, Any] | None = None
+) -> list[Point]:
+    """The points of ``base`` over ``grid`` and seeds 1..``seeds``."""
+    return expand(base, {"grid": grid or {}, "seeds": seeds}, params=params)
+
+
+def stats(frame: pl.DataFrame, value: str, by: Sequence[str]) -> pl.DataFrame:
+    """Mean, std and 95% CI of ``value`` over the rows (one per seed) of each ``by`` group."""
+    return mean_ci(frame, value, by)
+
+
+def row(
+    st: pl.DataFrame, quantity: str, published: str, unit: str = "", scale: float = 1.0, **where: Any
+) -> Row:
+    """A table row from a :func:`stats` frame, selecting the group by ``where``."""
+    sel = st
+    for k, v in where.items():
+        sel = sel.filter(pl.col(k) == v)
+    if sel.height == 0:
+        return Row(quantity, published, None, None, unit)
+    r = sel.row(0, named=True)
+    ci = r["ci"] * scale if r["ci"] is not None else None
+    return Row(quantity, published, r["mean"] * scale, ci, unit, int(r["n"]))
+
+
+def value(st: pl.DataFrame, col: str = "mean", **where: Any) -> float:
+    """One number of a frame, selected by ``where``; KeyError if there is no such row."""
+    sel = st
+    for k, v in where.items():
+        sel = sel.filter(pl.col(k) == v)
+    if sel.height == 0:
+        raise KeyError(f"no data for {where}")
+    return float(sel[col][0])
+
+
+def figure(rows: int = 1, cols: int = 1, width: float = 9.0, height: float = 4.0) -> tuple[Figure, Any]:
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, squeeze=False)
+    fig.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.14, wspace=0.28, hspace=0.45)
+    return fig, axes
+
+
+def png_data_uri(fig: Figure) -> str:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, pil_kwargs={"compress_level": 6})
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def lossfmt(p: float) -> str:
+    """A loss rate as the papers write it: 0, 1e-4, 2.5e-3, 0.1."""
+    if p == 0 or p >= 0.1:
+        return f"{p:g}"
+    m, e = f"{p:.3e}".split("e")
+    m = m.rstrip("0").rstrip(".")
+    return f"{m}e{int(e)}"
+
+
+def seeds_text(n: int) -> str:
+    return f"{n} seed{'s' if n != 1 else ''}"

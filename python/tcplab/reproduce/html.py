@@ -1,0 +1,114 @@
+"""The reproduction report: one self-contained HTML file (plots embedded as data URIs)."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from tcplab import _native
+from tcplab.reproduce.common import png_data_uri
+from tcplab.reproduce.experiment import Outcome, Suite
+
+_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 1.5em auto; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .9em; }
+th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.holds { color: #0a6b0a; font-weight: bold; } .fails { color: #b00020; font-weight: bold; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: .85em; color: #444; } code, pre { background: #f6f6f6; padding: .1em .3em; }
+.meta { color: #555; font-size: .9em; }
+"""
+
+
+def md_inline(text: str) -> str:
+    """Minimal Markdown for the explanation texts: escapes, then **bold**, `code`, paragraphs."""
+    out = []
+    for para in text.split("\n\n"):
+        h = html.escape(para)
+        h = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", h)
+        h = re.sub(r"`(.+?)`", r"<code>\1</code>", h)
+        h = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<i>\1</i>", h)
+        out.append(f"<p>{h}</p>")
+    return "\n".join(out)
+
+
+def _outcome_html(o: Outcome) -> str:
+    e = o.experiment
+    parts = [
+        f'<h2 id="{html.escape(e.id)}">{html.escape(e.paper)}, {html.escape(e.reference)}: {html.escape(e.title)}</h2>',
+        f'<p class="meta">id <code>{html.escape(e.id)}</code>; {o.runs} runs; rerun: <code>{html.escape(e.command(o.mode))}</code></p>',
+        "<h3>Setting</h3>",
+        md_inline(e.setting),
+    ]
+    for p in o.plots:
+        parts.append(
+            f'<figure><img src="{png_data_uri(p.figure)}" alt="{html.escape(p.alt)}">'
+            f"<figcaption>{html.escape(p.caption)}</figcaption></figure>"
+        )
+    if o.rows:
+        parts.append("<h3>Published vs measured</h3><table><tr><th>quantity</th><th>published</th><th>tcplab (mean ± 95% CI)</th><th>unit</th></tr>")
+        for r in o.rows:
+            parts.append(
+                f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.published)}</td>"
+                f'<td class="num">{html.escape(r.measured())}</td><td>{html.escape(r.unit)}</td></tr>'
+            )
+        parts.append("</table>")
+    if o.claims:
+        parts.append("<h3>Claims</h3><table><tr><th>claim</th><th>published</th><th>tcplab</th><th></th></tr>")
+        for c in o.claims:
+            cls, word = ("holds", "holds") if c.holds else ("fails", "does not hold")
+            parts.append(
+                f"<tr><td>{html.escape(c.text)}</td><td>{html.escape(c.published)}</td>"
+                f'<td>{html.escape(c.numbers)}</td><td class="{cls}">{word}</td></tr>'
+            )
+        parts.append("</table>")
+    if e.explanation:
+        parts.append("<h3>Differences from the paper</h3>")
+        parts.append(md_inline(e.explanation))
+    return "\n".join(parts)
+
+
+def render_report(suite: Suite) -> str:
+    from tcplab.reproduce import ALL
+
+    held = sum(c.holds for o in suite.outcomes for c in o.claims)
+    total = sum(len(o.claims) for o in suite.outcomes)
+    rows = []
+    for o in suite.outcomes:
+        for c in o.claims:
+            cls, word = ("holds", "yes") if c.holds else ("fails", "no")
+            rows.append(
+                f'<tr><td><a href="#{html.escape(o.experiment.id)}">{html.escape(o.experiment.id)}</a></td>'
+                f"<td>{html.escape(c.text)}</td><td>{html.escape(c.numbers)}</td><td class=\"{cls}\">{word}</td></tr>"
+            )
+    pending = [f"<li><code>{html.escape(e.id)}</code> ({html.escape(e.reference)}): pending, needs {html.escape(e.pending or '')}</li>" for e in ALL if e.pending]
+    body = [
+        "<h1>tcplab: reproductions of the papers</h1>",
+        f'<p class="meta">tcplab {html.escape(_native.version())}; {suite.mode} mode; '
+        f"{suite.started_at:%Y-%m-%d %H:%M} UTC; {suite.wall_time_s:.0f} s wall; "
+        f"{suite.computed} runs computed, {suite.cached} reused from <code>{html.escape(str(suite.out))}</code>. "
+        f"{held} of {total} claims hold.</p>",
+        "<h2>Claims</h2><table><tr><th>experiment</th><th>claim</th><th>tcplab</th><th>holds</th></tr>",
+        *rows,
+        "</table>",
+        *[_outcome_html(o) for o in suite.outcomes],
+    ]
+    if pending:
+        body += ["<h2>Pending experiments</h2><ul>", *pending, "</ul>"]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<title>tcplab reproductions</title>"
+        f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
+
+
+def write_report(suite: Suite, path: str | Path) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp")
+    tmp.write_text(render_report(suite), encoding="utf-8")
+    tmp.replace(p)
+    return p

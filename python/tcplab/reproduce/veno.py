@@ -1,0 +1,446 @@
+"""Fu & Liew, "TCP Veno", IEEE JSAC 21(2) 2003: Fig. 4, 5, 6, 7 (Table I: veno_table1.py).
+
+The claims are the statements of ``crates/tcplab-sim/tests/claims_veno.rs``, with its
+tolerances. Settings as ``scenarios/veno-fig5.toml``, ``veno-fig6.toml``, ``veno-fig7.toml``
+and ``veno-table1.toml``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from tcplab.reproduce.common import (
+    NETBSD_TCP,
+    VENO_LINUX,
+    bulk_flows,
+    figure,
+    lossfmt,
+    points,
+    row,
+    seeds_text,
+    stats,
+    value,
+    with_kbps,
+)
+from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
+from tcplab.reproduce.veno_table1 import TABLE1
+from tcplab.sweep import SweepResult, point_dir
+
+PAPER = "Fu & Liew, TCP Veno, IEEE JSAC 21(2), 2003"
+SEEDS = {"quick": 3, "full": 10}
+FIG5_LOSSES = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
+FIG5_VARIANTS = {"reno": "reno", "veno": "veno", "veno (Linux flavor)": VENO_LINUX}
+
+SETTING = (
+    "Fig. 3(a): a sender on 10 Mb/s Ethernet (0 delay, 100-packet buffer), the Dummynet pipe as "
+    "bottleneck with 60 ms one way both ways (RTT 120 ms) and a drop-tail buffer both ways, "
+    "Bernoulli loss on the forward pipe, receivers on fast links. TCP as NetBSD 1.1: MSS 1460, "
+    "**Reno** fast recovery, no SACK, growth per ACK, delayed ACKs, 1 s minimum RTO, timestamps "
+    "(12 bytes per segment). Veno flavor \"paper\", beta = 3. Full transfers (32 MB, 12 MB), flows "
+    "started 10 ms apart. Seeds change only the random-loss streams, so runs without random loss "
+    "are identical for every seed. kB = 1000 bytes."
+)
+
+
+def _fig3a(pairs: int, rate: str, buffer: int, loss: float, flows: list, name: str, trace: dict) -> dict:
+    return {
+        "name": name,
+        "duration": "5000s",
+        "topology": {
+            "pairs": pairs,
+            "bottleneck": {"rate": rate, "delay": "60ms", "buffer": buffer, "forward": {"loss": loss}},
+            "sender_access": {"rate": "10Mbps", "delay": "0ms", "buffer": 100},
+        },
+        "tcp": dict(NETBSD_TCP),
+        "flows": flows,
+        "trace": trace,
+    }
+
+
+# ---- Fig. 4 and 5: one flow against random loss ----------------------------------------------
+
+
+def fig5_points(mode: Mode):
+    pts = []
+    trace = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
+    for label, cc in FIG5_VARIANTS.items():
+        base = _fig3a(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno", bytes="32MB"), "veno-fig5", trace)
+        pts += points(
+            base,
+            SEEDS[mode],
+            {"topology.bottleneck.forward.loss.p": FIG5_LOSSES},
+            params={"variant": label},
+        )
+    return pts
+
+
+def fig5_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
+    f = with_kbps(res.flows()).rename({"topology.bottleneck.forward.loss.p": "loss"})
+    return f.select("variant", "loss", "seed", "kBps", "point", "key")
+
+
+def _fig5_stats(frame: pl.DataFrame) -> pl.DataFrame:
+    return stats(frame, "kBps", ["variant", "loss"])
+
+
+def _ratio(frame: pl.DataFrame, loss: float) -> float:
+    st = _fig5_stats(frame)
+    return value(st, variant="veno", loss=loss) / value(st, variant="reno", loss=loss)
+
+
+def _mathiswith_kbps(p: np.ndarray) -> np.ndarray:
+    # B = MSS / RTT * sqrt(3 / (2 b p)), b = 2 segments per ACK (delayed ACKs), RTT 120 ms,
+    # capped at the 1.6 Mb/s pipe's payload rate (1460 of 1552 bytes per packet on the wire).
+    b = 1460 / 0.12 * np.sqrt(3 / (2 * 2 * p)) / 1000
+    return np.minimum(b, 1.6e6 / 8 / 1000 * 1460 / 1552)
+
+
+def fig5_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
+    st = _fig5_stats(frame)
+    fig, ax = figure(width=8, height=4.6)
+    a = ax[0][0]
+    for i, label in enumerate(FIG5_VARIANTS):
+        s = st.filter(pl.col("variant") == label).sort("loss")
+        a.errorbar(
+            s["loss"].to_numpy(),
+            s["mean"].to_numpy(),
+            yerr=s["ci"].fill_null(0).to_numpy(),
+            marker="os^"[i],
+            capsize=3,
+            label=f"tcplab {label}",
+        )
+    p = np.logspace(-5, -1, 50)
+    a.plot(p, _mathiswith_kbps(p), "k--", lw=1, label="Mathis et al. (b = 2, RTT 120 ms), capped at the link")
+    a.plot([1e-2], [146.5], "r*", ms=12, label="published Veno (146.5 kB/s)")
+    a.plot([1e-2], [81.9], "kX", ms=10, label="published Reno (81.9 kB/s)")
+    a.set_xscale("log")
+    a.set_yscale("log")
+    a.set_xlabel("random loss rate (per packet)")
+    a.set_ylabel("throughput (kB/s)")
+    a.set_title("Veno Fig. 5: throughput vs random loss")
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=8, loc="lower left")
+    cap = (
+        f"One flow; 1.6 Mb/s pipe, buffer 12, RTT 120 ms, 32 MB transfer, Reno recovery; mean ± 95% CI "
+        f"over {seeds_text(SEEDS[mode])} ({mode} mode)."
+    )
+    return [Plot(fig, cap, "Throughput vs loss rate, log axes, with the Mathis line")]
+
+
+def fig5_table(frame: pl.DataFrame) -> list[Row]:
+    st = _fig5_stats(frame)
+    rows = [
+        row(st, "Reno at loss 1e-2", "81.9", "kB/s", variant="reno", loss=1e-2),
+        row(st, "Veno at loss 1e-2", "146.5", "kB/s", variant="veno", loss=1e-2),
+    ]
+    for p in (1e-5, 1e-4, 1e-3):
+        for v in ("reno", "veno"):
+            rows.append(row(st, f"{v.capitalize()} at loss {lossfmt(p)}", "≈ the other", "kB/s", variant=v, loss=p))
+    rows.append(row(st, "Veno (Linux flavor) at loss 1e-2", "—", "kB/s", variant="veno (Linux flavor)", loss=1e-2))
+    for p in (1e-1,):
+        for v in ("reno", "veno"):
+            rows.append(row(st, f"{v.capitalize()} at loss {lossfmt(p)}", "collapse", "kB/s", variant=v, loss=p))
+    try:
+        rows.append(Row("Veno/Reno at loss 1e-2", "1.79", _ratio(frame, 1e-2), None, "ratio of means"))
+    except KeyError:
+        pass
+    return rows
+
+
+def _claim_gain(frame: pl.DataFrame) -> tuple[bool, str]:
+    r = _ratio(frame, 1e-2)
+    return r >= 1.4, f"Veno/Reno at 1e-2 = {r:.3f}"
+
+
+def _claim_equal(frame: pl.DataFrame) -> tuple[bool, str]:
+    rs = {p: _ratio(frame, p) for p in (1e-5, 1e-4)}
+    return all(abs(r - 1) <= 0.10 for r in rs.values()), ", ".join(f"{lossfmt(p)}: {r:.3f}" for p, r in rs.items())
+
+
+FIG5 = Experiment(
+    id="veno-fig5",
+    title="Throughput vs random loss rate, one flow",
+    paper=PAPER,
+    reference="Fig. 5",
+    points=fig5_points,
+    analyze=fig5_analyze,
+    plots=fig5_plots,
+    table=fig5_table,
+    claims=(
+        Claim("Veno/Reno ≥ 1.4 at loss 1e-2", _claim_gain, "146.5/81.9 = 1.79"),
+        Claim("Veno/Reno within ±10% at loss ≤ 1e-4", _claim_equal, "roughly the same"),
+    ),
+    seeds=SEEDS,
+    setting=SETTING + " One flow, 1.6 Mb/s, buffer 12, 32 MB (`scenarios/veno-fig5.toml`).",
+    explanation=(
+        "The link carries at most 193 kB/s of payload. Gap: Veno at 1e-2 is about 13% below the "
+        "published 146.5 kB/s (Reno about 5% below). Likely reasons: details of the NetBSD stack the "
+        "paper ran and tcplab does not model (500 ms timer ticks, its RTO computation); Reno fast "
+        "recovery ends at the first partial ACK, so two losses in a window often end in a timeout. "
+        "With NewReno recovery instead (not the paper's stack, `scenarios/veno-fig5-reno.toml`) "
+        "tcplab gives Reno 82.1, Veno 136.1 kB/s (x1.66) at 1e-2 (3 seeds). The Linux flavor of Veno "
+        "(BaseRTT never forgotten, latest RTT sample) gains less from random loss."
+    ),
+)
+
+
+def fig4_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
+    losses = [1e-4, 1e-3, 1e-2, 1e-1]
+    fig, ax = figure(2, 2, width=10, height=6.5)
+    for i, p in enumerate(losses):
+        a = ax[i // 2][i % 2]
+        for label in ("reno", "veno"):
+            sel = frame.filter((pl.col("variant") == label) & (pl.col("loss") == p) & (pl.col("seed") == 1))
+            if sel.height == 0:
+                continue
+            s = pl.read_parquet(point_dir(res.out, sel["key"][0]) / "series.parquet").sort("time_ns")
+            t = s["time_ns"].to_numpy() / 1e9
+            d = s["delivered"].to_numpy().astype(float)
+            if len(t) < 2:
+                continue
+            rate = np.diff(d) / np.diff(t) / 1000
+            keep = t[1:] <= 120
+            a.plot(t[1:][keep], rate[keep], lw=0.8, label=label)
+        a.set_title(f"loss {lossfmt(p)}")
+        a.set_xlabel("time (s)")
+        a.set_ylabel("rate (kB/s)")
+        a.grid(True, alpha=0.3)
+        if a.get_legend_handles_labels()[0]:
+            a.legend(fontsize=8)
+    cap = (
+        "Rate at which data reach the receiver over 160 ms intervals (the sender's rate less "
+        "its losses), first 120 s of one run (seed 1); one flow, 1.6 Mb/s, buffer 12, RTT 120 ms."
+    )
+    return [Plot(fig, cap, "Sending rate vs time per loss rate, Reno and Veno")]
+
+
+def fig4_table(frame: pl.DataFrame) -> list[Row]:
+    st = _fig5_stats(frame)
+    return [
+        row(st, f"{v.capitalize()} mean rate at loss {lossfmt(p)}", "see Fig. 4 (curves only)", "kB/s", variant=v, loss=p)
+        for p in (1e-3, 1e-2)
+        for v in ("reno", "veno")
+    ]
+
+
+FIG4 = Experiment(
+    id="veno-fig4",
+    title="Sending rate vs time per loss rate",
+    paper=PAPER,
+    reference="Fig. 4",
+    points=fig5_points,  # the runs of Fig. 5 (shared store: computed once)
+    analyze=fig5_analyze,
+    plots=fig4_plots,
+    table=fig4_table,
+    claims=(),
+    seeds=SEEDS,
+    setting=SETTING + " The runs of Fig. 5; series sampled every 160 ms.",
+    explanation=(
+        "The paper shows curves, no numbers; tcplab plots the delivery rate (the series table has "
+        "delivered bytes, not bytes sent), which differs from the sending rate by the lost and "
+        "retransmitted data. No claim is checked here; Fig. 5 checks the averages."
+    ),
+)
+
+
+# ---- Fig. 6: four flows, 4 Reno vs 2 Reno + 2 Veno --------------------------------------------
+
+MIXES = {"4 reno": ["reno"] * 4, "2 reno + 2 veno": ["reno", "reno", "veno", "veno"]}
+
+
+def fig6_points(mode: Mode):
+    pts = []
+    trace = {"series": "off", "drops": False, "events": False}
+    for mix, ccs in MIXES.items():
+        for loss in (0.0, 1e-2):
+            base = _fig3a(4, "4Mbps", 28, loss, bulk_flows(ccs, "reno", bytes="32MB"), "veno-fig6", trace)
+            pts += points(base, SEEDS[mode], params={"mix": mix, "loss": loss})
+    return pts
+
+
+def fig6_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
+    return with_kbps(res.flows()).select("mix", "loss", "seed", "id", "controller", "kBps", "point", "key")
+
+
+def _flow_means(frame: pl.DataFrame, mix: str, loss: float) -> list[float]:
+    s = frame.filter((pl.col("mix") == mix) & (pl.col("loss") == loss))
+    return s.group_by("id").agg(pl.col("kBps").mean()).sort("id")["kBps"].to_list()
+
+
+def _fig6_share(frame: pl.DataFrame) -> tuple[bool, str]:
+    all_reno = float(np.mean(_flow_means(frame, "4 reno", 1e-2)))
+    mixed = _flow_means(frame, "2 reno + 2 veno", 1e-2)
+    share = float(np.mean(mixed[:2])) / all_reno
+    return share >= 0.9, f"Reno next to Veno / 4-Reno mean = {share:.3f}"
+
+
+def _fig6_even(frame: pl.DataFrame) -> tuple[bool, str]:
+    parts, ok = [], True
+    for mix in MIXES:
+        x = _flow_means(frame, mix, 0.0)
+        m = float(np.mean(x))
+        dev = max(abs(t / m - 1) for t in x)
+        ok &= dev <= 0.15
+        parts.append(f"{mix}: largest deviation {dev * 100:+.1f}%")
+    return ok, "; ".join(parts)
+
+
+def fig6_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
+    fig, ax = figure(2, 2, width=10, height=6.5)
+    for i, mix in enumerate(MIXES):
+        for j, loss in enumerate((0.0, 1e-2)):
+            a = ax[j][i]
+            sel = frame.filter((pl.col("mix") == mix) & (pl.col("loss") == loss) & (pl.col("seed") == 1))
+            if sel.height == 0:
+                continue
+            seg = pl.read_parquet(point_dir(res.out, sel["key"][0]) / "segments.parquet")
+            seg = seg.filter(pl.col("retransmission") == 0)
+            ccs = dict(zip(sel["id"].to_list(), sel["controller"].to_list(), strict=True))
+            for flow in sorted(ccs):
+                s = seg.filter(pl.col("flow") == flow)
+                step = max(1, s.height // 2000)
+                s = s.gather_every(step)
+                a.plot(
+                    s["time_ns"].to_numpy() / 1e9,
+                    s["seq"].to_numpy() / 1e6,
+                    lw=1,
+                    ls="-" if ccs[flow] == "reno" else "--",
+                    label=f"flow {flow} ({ccs[flow]})",
+                )
+            a.set_title(f"{mix}, loss {lossfmt(loss)}")
+            a.set_xlabel("time (s)")
+            a.set_ylabel("sequence number (MB)")
+            a.grid(True, alpha=0.3)
+            a.legend(fontsize=7)
+    cap = "Sequence number of each flow's original segments vs time (seed 1); 4 flows, 4 Mb/s, buffer 28, RTT 120 ms, 32 MB each."
+    return [Plot(fig, cap, "Per-flow sequence plots, 4 Reno vs 2 Reno + 2 Veno, lossless and lossy")]
+
+
+def fig6_table(frame: pl.DataFrame) -> list[Row]:
+    rows = []
+    for mix in MIXES:
+        for loss in (0.0, 1e-2):
+            s = frame.filter((pl.col("mix") == mix) & (pl.col("loss") == loss))
+            per = stats(
+                s.group_by("seed", "controller").agg(pl.col("kBps").mean()), "kBps", ["controller"]
+            )
+            for cc in ("reno", "veno"):
+                if per.filter(pl.col("controller") == cc).height:
+                    pub = "close to 4-Reno" if (cc == "reno" and loss > 0 and "veno" in mix) else "—"
+                    rows.append(row(per, f"{mix}, loss {lossfmt(loss)}: {cc} per flow", pub, "kB/s", controller=cc))
+    return rows
+
+
+FIG6 = Experiment(
+    id="veno-fig6",
+    title="Coexistence: per-flow sequence plots, 4 Reno vs 2 Reno + 2 Veno",
+    paper=PAPER,
+    reference="Fig. 6",
+    points=fig6_points,
+    analyze=fig6_analyze,
+    plots=fig6_plots,
+    table=fig6_table,
+    claims=(
+        Claim("Reno next to 2 Veno ≥ 90% of the 4-Reno mean, loss 1e-2", _fig6_share, "close to"),
+        Claim("No random loss: every flow within ±15% of the mean", _fig6_even, "roughly the same"),
+    ),
+    seeds=SEEDS,
+    setting=SETTING + " Four flows, 4 Mb/s, buffer 28, 32 MB each (`scenarios/veno-fig6.toml`).",
+    explanation=(
+        "Published: the two Reno flows next to Veno \"close to\" four-Reno; without random loss "
+        "\"throughputs in all connections are roughly the same\". The lossless claim has failed by "
+        "one Reno flow (+16.0% in the 2+2 mix). Reason: a deterministic phase effect of finite "
+        "transfers, not Veno: each flow's throughput is 32 MB over its own transfer time, and "
+        "whichever flow finishes last has the link to itself for its tail. With start times drawn "
+        "at random in [0, 2 s) (8 patterns, one run each) the largest deviation ranged over "
+        "5.2..18.3% for four Reno flows and 2.3..14.2% for two Reno + two Veno: four Reno flows "
+        "miss ±15% as often as the mixed case does."
+    ),
+)
+
+
+# ---- Fig. 7: five flows, k of them Veno ----------------------------------------------------------
+
+
+def fig7_points(mode: Mode):
+    pts = []
+    for k in range(6):
+        for loss in (0.0, 1e-2):
+            ccs = ["reno"] * (5 - k) + ["veno"] * k
+            base = _fig3a(5, "4Mbps", 28, loss, bulk_flows(ccs, "reno", bytes="32MB"), "veno-fig7", {"series": "off", "segments": False, "drops": False, "events": False})
+            pts += points(base, SEEDS[mode], params={"k": k, "loss": loss})
+    return pts
+
+
+def fig7_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
+    return with_kbps(res.flows()).select("k", "loss", "seed", "id", "controller", "kBps")
+
+
+def _fig7_stats(frame: pl.DataFrame) -> pl.DataFrame:
+    # Per-flow average per run, then over runs; std over all flows of all runs (the bars).
+    per_run = stats(frame.group_by("k", "loss", "controller", "seed").agg(pl.col("kBps").mean()), "kBps", ["k", "loss", "controller"])
+    spread = frame.group_by("k", "loss", "controller").agg(pl.col("kBps").std(ddof=0).alias("flow_std"))
+    return per_run.join(spread, on=["k", "loss", "controller"]).sort("loss", "controller", "k")
+
+
+def _fig7_flat(frame: pl.DataFrame) -> tuple[bool, str]:
+    st = _fig7_stats(frame)
+    ok, parts = True, []
+    for loss in (0.0, 1e-2):
+        r0 = value(st, loss=loss, controller="reno", k=0)
+        worst = min(value(st, loss=loss, controller="reno", k=k) / r0 for k in range(1, 5))
+        ok &= worst >= 0.9
+        parts.append(f"loss {lossfmt(loss)}: worst {worst * 100:.1f}% of k = 0 ({r0:.1f} kB/s)")
+    return ok, "; ".join(parts)
+
+
+def fig7_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
+    st = _fig7_stats(frame)
+    fig, ax = figure(1, 2, width=10, height=4.2)
+    for j, loss in enumerate((0.0, 1e-2)):
+        a = ax[0][j]
+        for cc, m in (("reno", "o-"), ("veno", "s--")):
+            s = st.filter((pl.col("loss") == loss) & (pl.col("controller") == cc)).sort("k")
+            a.errorbar(s["k"].to_numpy(), s["mean"].to_numpy(), yerr=s["flow_std"].fill_null(0).to_numpy(), fmt=m, capsize=3, label=cc)
+        a.set_title(f"({'ab'[j]}) loss {lossfmt(loss)}")
+        a.set_xlabel("number of Veno flows k (of 5)")
+        a.set_ylabel("average throughput per flow (kB/s)")
+        a.set_ylim(bottom=0)
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=8)
+    cap = f"5 flows, 4 Mb/s, buffer 28, RTT 120 ms, 32 MB each; bars: standard deviation over flows and {seeds_text(SEEDS[mode])}."
+    return [Plot(fig, cap, "Per-flow average throughput vs number of Veno flows, with std bars")]
+
+
+def fig7_table(frame: pl.DataFrame) -> list[Row]:
+    st = _fig7_stats(frame)
+    rows = []
+    for loss in (0.0, 1e-2):
+        for cc, k in (("reno", 0), ("reno", 4), ("veno", 1), ("veno", 5)):
+            rows.append(row(st, f"{cc} per flow, k = {k}, loss {lossfmt(loss)}", "nearly horizontal in k", "kB/s", loss=loss, controller=cc, k=k))
+    return rows
+
+
+FIG7 = Experiment(
+    id="veno-fig7",
+    title="Per-flow average vs number of Veno flows",
+    paper=PAPER,
+    reference="Fig. 7",
+    points=fig7_points,
+    analyze=fig7_analyze,
+    plots=fig7_plots,
+    table=fig7_table,
+    claims=(Claim("Reno per flow ≥ 90% of its k = 0 value, k = 1..4 (lossless and 1e-2)", _fig7_flat, "nearly horizontal"),),
+    seeds=SEEDS,
+    setting=SETTING + " Five flows, the first 5 - k Reno, the others Veno; 4 Mb/s, buffer 28 (`scenarios/veno-fig7.toml`).",
+    explanation=(
+        "Veno's lossy curve is not flat in tcplab (about 121 kB/s at k = 1 down to about 95 at "
+        "k = 5), which the paper's Fig. 7(b) shows it to be; not asserted. In tcplab five Veno "
+        "flows fill the link at 1e-2 (5 x 94.9 = 474 kB/s of 483 kB/s of payload capacity), so the "
+        "unused bandwidth Veno takes is shared by more Veno flows as k grows."
+    ),
+)
+
+
+EXPERIMENTS = [FIG4, FIG5, FIG6, FIG7, TABLE1]

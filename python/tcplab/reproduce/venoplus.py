@@ -1,0 +1,198 @@
+"""TCP Venoplus: Fig. 3 (normalized throughput TH_venoplus / TH_veno) and Fig. 4 (Jain index)
+vs the number of flows and the wireless loss rate. Claims as
+``crates/tcplab-sim/tests/claims_venoplus.rs``; setting as ``scenarios/venoplus.toml``."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from tcplab.aggregate import jain_index, mean_ci
+from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, row, seeds_text, value
+from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
+from tcplab.sweep import SweepResult
+
+PAPER = "TCP Venoplus, wired-cum-wireless with cross-layer loss reports"
+LOSSES = [1e-4, 1e-3, 1e-2, 1e-1]
+FLOWS = {"quick": [1, 4, 16, 64], "full": [1, 2, 4, 8, 16, 32, 64]}
+SEEDS = {"quick": 3, "full": 5}
+#: Run length (s) for one flow and for more flows, per mode.
+SECS = {"quick": {1: 400, "many": 200}, "full": {1: 1000, "many": 200}}
+
+
+def _doc(n: int, cc: str, secs: int) -> dict:
+    return {
+        "name": "venoplus",
+        "duration": f"{secs}s",
+        "topology": {
+            "pairs": n,
+            "bottleneck": {"rate": "10Mbps", "delay": "80ms", "buffer": 50},
+            "sender_access": {"rate": "10Mbps", "delay": "1ms", "buffer": 50},
+            "receiver_access": {
+                "rate": "10Mbps",
+                "delay": "1ms",
+                "buffer": 50,
+                "forward": {"loss": 0.0, "report_losses": True},
+            },
+        },
+        "tcp": {"mss": 1460, "sack_blocks": 0, "growth": "per_ack"},
+        "flows": bulk_flows([cc] * n, "reno"),
+        "trace": {"series": "off", "segments": False, "drops": False, "events": False},
+    }
+
+
+def venoplus_points(mode: Mode):
+    pts = []
+    for n in FLOWS[mode]:
+        secs = SECS[mode][1] if n == 1 else SECS[mode]["many"]
+        for cc in ("veno", "venoplus"):
+            pts += points(
+                _doc(n, cc, secs),
+                SEEDS[mode],
+                {"topology.receiver_access.forward.loss.p": LOSSES},
+                params={"flows": n, "controller": cc},
+            )
+    return pts
+
+
+def venoplus_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
+    f = res.flows().rename({"topology.receiver_access.forward.loss.p": "loss"})
+    f = f.with_columns((pl.col("throughput_bps") / 1e6).alias("mbps"))
+    return f.select("point", "flows", "controller", "loss", "seed", "id", "mbps")
+
+
+def _norm(frame: pl.DataFrame) -> pl.DataFrame:
+    """TH_norm per (flows, loss): mean per-flow throughput of Venoplus over Veno's (means over
+    all flows and seeds)."""
+    m = frame.group_by("flows", "loss", "controller").agg(pl.col("mbps").mean())
+    plus = m.filter(pl.col("controller") == "venoplus").select("flows", "loss", pl.col("mbps").alias("plus"))
+    veno = m.filter(pl.col("controller") == "veno").select("flows", "loss", pl.col("mbps").alias("veno"))
+    return plus.join(veno, on=["flows", "loss"]).with_columns((pl.col("plus") / pl.col("veno")).alias("norm")).sort("flows", "loss")
+
+
+def _jain(frame: pl.DataFrame) -> pl.DataFrame:
+    """Jain's index of each run (its flows), with the run's parameters."""
+    j = jain_index(frame, "mbps", ["point"])
+    keys = frame.select("point", "flows", "controller", "loss", "seed").unique()
+    return j.join(keys, on="point")
+
+
+def _claim_16(frame: pl.DataFrame) -> tuple[bool, str]:
+    j = _jain(frame).filter((pl.col("flows") == 16) & (pl.col("controller") == "venoplus"))
+    nm = _norm(frame).filter(pl.col("flows") == 16)
+    if j.height == 0 or nm.height == 0:
+        raise KeyError("no runs with 16 flows")
+    jmin = float(j["jain"].min())
+    norms = nm["norm"].to_list()
+    ok = jmin >= 0.9 and all(abs(x - 1) <= 0.1 for x in norms)
+    return ok, f"Jain min {jmin:.3f}; TH_norm {', '.join(f'{x:.3f}' for x in norms)} (loss {', '.join(f'{lossfmt(p)}' for p in nm['loss'].to_list())})"
+
+
+def _claim_one(frame: pl.DataFrame) -> tuple[bool, str]:
+    nm = _norm(frame).filter((pl.col("flows") == 1) & (pl.col("loss") < 1e-1))
+    if nm.height == 0:
+        raise KeyError("no runs with one flow")
+    norms = nm["norm"].to_list()
+    return all(x > 1 for x in norms), "TH_norm " + ", ".join(f"{lossfmt(p)}: {x:.3f}" for p, x in zip(nm["loss"].to_list(), norms, strict=True))
+
+
+def venoplus_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
+    nm = _norm(frame)
+    flows = sorted(set(nm["flows"].to_list()))
+    fig, ax = figure(1, 2, width=11, height=4.4)
+    a, b = ax[0][0], ax[0][1]
+    grid = np.full((len(flows), len(LOSSES)), np.nan)
+    for r in nm.iter_rows(named=True):
+        grid[flows.index(r["flows"]), LOSSES.index(r["loss"])] = r["norm"]
+    im = a.imshow(grid, cmap="RdBu", vmin=0.5, vmax=1.5, aspect="auto", origin="lower")
+    for i in range(len(flows)):
+        for k in range(len(LOSSES)):
+            if np.isfinite(grid[i, k]):
+                a.text(k, i, f"{grid[i, k]:.2f}", ha="center", va="center", fontsize=8)
+    a.set_xticks(range(len(LOSSES)), [f"{lossfmt(p)}" for p in LOSSES])
+    a.set_yticks(range(len(flows)), [str(n) for n in flows])
+    a.set_xlabel("wireless loss rate (per packet)")
+    a.set_ylabel("number of flows")
+    a.set_title("Fig. 3: TH_venoplus / TH_veno")
+    fig.colorbar(im, ax=a, label="normalized throughput (ratio)")
+    j = mean_ci(_jain(frame), "jain", ["controller", "loss", "flows"])
+    for cc, ls in (("venoplus", "-"), ("veno", ":")):
+        for p, m in zip(LOSSES, "os^v", strict=True):
+            s = j.filter((pl.col("controller") == cc) & (pl.col("loss") == p) & (pl.col("flows") > 1)).sort("flows")
+            b.errorbar(s["flows"].to_numpy(), s["mean"].to_numpy(), yerr=s["ci"].fill_null(0).to_numpy(), marker=m, ls=ls, capsize=2, label=f"{cc}, loss {lossfmt(p)}")
+    b.set_xscale("log", base=2)
+    many = [n for n in flows if n > 1]
+    if many:
+        b.set_xticks(many, [str(n) for n in many])
+    b.set_xlabel("number of flows")
+    b.set_ylabel("Jain's fairness index")
+    b.set_ylim(0.5, 1.02)
+    b.set_title("Fig. 4: Jain index")
+    b.grid(True, alpha=0.3)
+    b.legend(fontsize=6, ncol=2)
+    secs = SECS[mode]
+    cap = (
+        f"Wired 10 Mb/s, 80 ms bottleneck, 10 Mb/s wireless hops with Bernoulli loss reported over the "
+        f"cross-layer channel, buffers 50; {secs[1]} s runs with one flow, {secs['many']} s otherwise; "
+        f"{seeds_text(SEEDS[mode])}; Jain: mean ± 95% CI over seeds ({mode} mode)."
+    )
+    return [Plot(fig, cap, "Normalized-throughput heatmap and Jain index vs number of flows")]
+
+
+def venoplus_table(frame: pl.DataFrame) -> list[Row]:
+    rows = []
+    nm = _norm(frame)
+    for n in (1, 16):
+        for p in LOSSES:
+            try:
+                x = value(nm, "norm", flows=n, loss=p)
+            except KeyError:
+                continue
+            rows.append(Row(f"TH_norm, {n} flow{'s' if n > 1 else ''}, loss {lossfmt(p)}", "up to about 1.8" if n == 1 else "→ 1", x, None, "ratio of means"))
+    j = mean_ci(_jain(frame), "jain", ["controller", "flows", "loss"])
+    for n in (16, 64):
+        for p in (1e-2,):
+            rows.append(row(j, f"Jain, {n} Venoplus flows, loss {lossfmt(p)}", "close to 1", "", controller="venoplus", flows=n, loss=p))
+    return rows
+
+
+EXPERIMENT = Experiment(
+    id="venoplus",
+    title="Normalized throughput and Jain index vs number of flows",
+    paper=PAPER,
+    reference="Fig. 3, Fig. 4",
+    points=venoplus_points,
+    analyze=venoplus_analyze,
+    plots=venoplus_plots,
+    table=venoplus_table,
+    claims=(
+        Claim("Jain ≥ 0.9 in every run and TH_norm within 1 ± 0.1, 16 Venoplus flows", _claim_16, "close to 1; → 1"),
+        Claim("TH_norm > 1 with one flow (loss < 1e-1)", _claim_one, "up to about 1.8"),
+    ),
+    seeds=SEEDS,
+    setting=(
+        "Fig. 2: wired sources → 10 Mb/s, 1 ms → R2 → bottleneck 10 Mb/s, 80 ms → R1 → 10 Mb/s, "
+        "1 ms wireless hops → sinks, every buffer 50 packets (the text gives the access links 0.1 ms "
+        "of round-trip time, the figure 1 ms one way: the figure is used). Bernoulli loss on the "
+        "wireless hops' data direction, reported to the senders over the cross-layer channel "
+        "(`report_losses`, no delay). TCP: the Veno setting (Reno recovery, no SACK, growth per "
+        "ACK, delayed ACKs). Venoplus defaults: windows of 100 packets, EWMA gain 1/8, congestion "
+        "losses \"net\". Bulk flows started 10 ms apart. The paper gives no run length "
+        "(`scenarios/venoplus.toml`)."
+    ),
+    explanation=(
+        "Jain ≥ 0.9 and TH_norm → 1 hold at 16 flows. **Gap**: with one flow Venoplus is "
+        "*slower* than Veno below loss 1e-1: by 9..12% in 1000 s runs (full mode; the Rust claims "
+        "test), by more in the quick mode's 400 s runs, where one flow sees fewer losses and the "
+        "seeds disagree more. Likely reason, from the Table I counts of one "
+        "seed: a lone Veno flow already answers almost every random loss with 4/5 (at 1e-3: 246 of "
+        "258 fast retransmits on random losses), so Venoplus has nothing to correct, and its own "
+        "rule answers more random losses with 1/2 (53 vs 12 at 1e-3, 95 vs 4 at 1e-2): a report "
+        "(sent at the drop) and the sender's loss signal (about an RTT later) fall into different "
+        "observation windows when a window ends between them, and then the signal counts as a "
+        "congestion loss and \"conw up\" halves (docs/controllers/venoplus.md). The paper's gain "
+        "presumes a Veno that misjudges random losses on this path, which tcplab's Veno does not."
+    ),
+)
+
+EXPERIMENTS = [EXPERIMENT]

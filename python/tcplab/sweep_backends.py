@@ -1,0 +1,142 @@
+"""Where the points of a sweep run: a local process pool or a Dask cluster, with a rich
+progress bar. Used by :func:`tcplab.sweep.run_sweep`; docs/sweeps.md says what each does
+when a worker dies."""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from tcplab.sweep import MAX_RETRIES, Point, PointFn, SweepError, SweepResult, point_complete, point_dir
+
+__all__ = ["ProgressBar", "run_dask", "run_pool"]
+
+
+def run_pool(todo: dict[str, Point], out: Path, fn: PointFn, jobs: int, res: SweepResult, bar: ProgressBar) -> None:
+    # spawn: no fork of a process holding polars/rayon threads.
+    ctx = multiprocessing.get_context("spawn")
+    pending = dict(todo)
+    while pending:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=ctx) as pool:
+            futures = {pool.submit(fn, p.document, str(point_dir(out, k))): k for k, p in pending.items()}
+            broken = False
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for f in done:
+                    key = futures.pop(f)
+                    try:
+                        f.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        continue
+                    res.computed.append(key)
+                    bar.advance(pending.pop(key))
+            if not broken:
+                return
+        # A worker died: the pool is gone with every point it held. Those are retried in a
+        # new pool (each at most MAX_RETRIES times).
+        for key in list(pending):
+            if point_complete(out, key):
+                res.computed.append(key)
+                bar.advance(pending.pop(key))
+                continue
+            res.retried[key] = res.retried.get(key, 0) + 1
+            if res.retried[key] > MAX_RETRIES:
+                raise RuntimeError(f"sweep point {pending[key].label}: its worker died {MAX_RETRIES + 1} times")
+
+
+def run_dask(
+    todo: dict[str, Point], out: Path, fn: PointFn, scheduler: Any, res: SweepResult, bar: ProgressBar
+) -> None:
+    try:
+        from distributed import Client, as_completed
+        from distributed.scheduler import KilledWorker
+    except ImportError:  # pragma: no cover (the test extra has it)
+        raise SweepError(
+            "--scheduler needs dask.distributed: pip install 'tcplab[dask]'"
+        ) from None
+    own = not hasattr(scheduler, "submit")
+    client = Client(scheduler) if own else scheduler
+    try:
+        # A worker that dies while running a point: the scheduler reschedules the point on
+        # another worker (up to its allowed-failures); if it still gives up (KilledWorker),
+        # the point is resubmitted here, at most MAX_RETRIES times.
+        futures = {}
+        for key, p in todo.items():
+            f = client.submit(fn, p.document, str(point_dir(out, key)), key=f"tcplab-point-{key}", pure=False)
+            futures[f] = key
+        ac = as_completed(list(futures))
+        for f in ac:
+            key = futures[f]
+            try:
+                f.result()
+            except KilledWorker:
+                res.retried[key] = res.retried.get(key, 0) + 1
+                if res.retried[key] > MAX_RETRIES:
+                    raise RuntimeError(
+                        f"sweep point {todo[key].label}: its worker died {MAX_RETRIES + 1} times"
+                    ) from None
+                g = client.submit(
+                    fn,
+                    todo[key].document,
+                    str(point_dir(out, key)),
+                    key=f"tcplab-point-{key}-retry{res.retried[key]}",
+                    pure=False,
+                )
+                futures[g] = key
+                ac.add(g)
+                continue
+            res.computed.append(key)
+            bar.advance(todo[key])
+    finally:
+        if own:
+            client.close()
+
+
+class ProgressBar:
+    """A rich progress bar over points (count, elapsed, ETA), or nothing."""
+
+    def __init__(self, label: str, total: int, cached: int, progress: bool | Any):
+        self.enabled = bool(progress)
+        self.console = None if isinstance(progress, bool) else progress
+        self.label, self.total, self.cached = label, total, cached
+
+    def __enter__(self) -> ProgressBar:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("points"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[last]}"),
+                console=self.console or Console(stderr=True),
+            )
+            self.progress.__enter__()
+            self.task = self.progress.add_task(
+                self.label, total=self.total, completed=self.cached, last=f"({self.cached} stored)"
+            )
+        return self
+
+    def advance(self, point: Point) -> None:
+        if self.enabled:
+            self.progress.update(self.task, advance=1, last=point.label[:60])
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.progress.__exit__(*exc)
