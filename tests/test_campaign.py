@@ -109,16 +109,16 @@ def test_paths_follow_the_config():
 
 
 def test_schedule_exponential_gaps_and_uniform_protocols():
-    cfg = CampaignConfig.from_dict({"seed": 3, "schedule": {"paths": 50, "span_h": 1000, "mean_interval_h": 10}})
+    cfg = CampaignConfig.from_dict(
+        {"seed": 3, "schedule": {"paths": 50, "span_h": 1000, "mean_interval_h": 10}}
+    )
     paths = draw_paths(cfg)
     probes = schedule(cfg, paths)
     assert [p.id for p in probes] == list(range(len(probes)))
     assert all(0 <= p.time_h < 1000 for p in probes)
     assert all(a.time_h <= b.time_h for a, b in zip(probes, probes[1:]))
     # ~100 probes per path; gaps exponential with mean 10 h (the coefficient of variation is 1)
-    gaps = np.concatenate(
-        [np.diff(sorted(p.time_h for p in probes if p.path == path.id)) for path in paths]
-    )
+    gaps = np.concatenate([np.diff(sorted(p.time_h for p in probes if p.path == path.id)) for path in paths])
     assert abs(len(probes) / 50 - 100) < 10
     assert abs(gaps.mean() - 10) < 0.5
     assert abs(gaps.std() / gaps.mean() - 1) < 0.08
@@ -142,16 +142,28 @@ def test_schedule_exponential_gaps_and_uniform_protocols():
 @pytest.mark.parametrize(
     "data, expected",
     [
-        ({"paths": {"rtt_ms": {"dist": "lognormal", "median": 100, "sigma": -1}}}, "paths.rtt_ms.sigma: -1 must be >= 0"),
+        (
+            {"paths": {"rtt_ms": {"dist": "lognormal", "median": 100, "sigma": -1}}},
+            "paths.rtt_ms.sigma: -1 must be >= 0",
+        ),
         ({"paths": {"rtt_ms": {"dist": "gauss"}}}, "paths.rtt_ms.dist: 'gauss' is not a known distribution"),
         ({"paths": {"rtt_ms": {"median": 100}}}, "paths.rtt_ms.dist: is required but missing"),
         ({"paths": {"rtt_ms": "100ms"}}, "paths.rtt_ms: '100ms' is not a distribution"),
-        ({"paths": {"loss": {"dist": "uniform", "low": 0, "high": 2}}}, "paths.loss: must only give values a probability"),
+        (
+            {"paths": {"loss": {"dist": "uniform", "low": 0, "high": 2}}},
+            "paths.loss: must only give values a probability",
+        ),
         ({"paths": {"rate_mbps": 0}}, "paths.rate_mbps: must only give values > 0"),
-        ({"schedule": {"protocols": ["reno", "fak"]}}, "schedule.protocols[1]: 'fak' is not a known protocol"),
+        (
+            {"schedule": {"protocols": ["reno", "fak"]}},
+            "schedule.protocols[1]: 'fak' is not a known protocol",
+        ),
         ({"schedule": {"paths": 0}}, "schedule.paths: 0 must be >= 1"),
         ({"schedule": {"pathz": 3}}, "schedule.pathz: is not a known field"),
-        ({"transfer": {"initial_ssthresh_bytes": 1024}}, "transfer.initial_ssthresh_bytes: 1024 must be >= 2 packets"),
+        (
+            {"transfer": {"initial_ssthresh_bytes": 1024}},
+            "transfer.initial_ssthresh_bytes: 1024 must be >= 2 packets",
+        ),
         ({"protocols": {"x": {"controller": "reno"}}}, "protocols.x.recovery: is required but missing"),
     ],
 )
@@ -165,7 +177,9 @@ def test_bad_config_names_the_field(data, expected):
 def test_bad_protocol_component_is_one_error_before_running(tmp_path):
     # a protocol whose controller parameter only the simulator can refuse
     text = TINY.replace("mean_interval_h = 3", 'mean_interval_h = 3\nprotocols = ["reno", "odd"]')
-    text += '\n[protocols.odd]\ncontroller = "vegas"\nrecovery = "reno"\ncontroller_params = { mode = "nope" }\n'
+    text += (
+        '\n[protocols.odd]\ncontroller = "vegas"\nrecovery = "reno"\ncontroller_params = { mode = "nope" }\n'
+    )
     (tmp_path / "c.toml").write_text(text)
     r = runner.invoke(app, ["campaign", str(tmp_path / "c.toml"), "--out", str(tmp_path / "out"), "-q"])
     assert r.exit_code == 2, r.output
@@ -177,7 +191,11 @@ def test_cli_bad_config_exit_2(tmp_path):
     (tmp_path / "bad.toml").write_text('[paths]\nrate_mbps = { dist = "uniform", low = 5, high = 1 }\n')
     r = runner.invoke(app, ["campaign", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "out")])
     assert r.exit_code == 2
-    assert r.stderr.startswith("error: ") and "paths.rate_mbps" in r.stderr and "high (1) must be >= low (5)" in r.stderr
+    assert (
+        r.stderr.startswith("error: ")
+        and "paths.rate_mbps" in r.stderr
+        and "high (1) must be >= low (5)" in r.stderr
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -186,7 +204,12 @@ def test_shipped_campaign_is_valid():
     assert cfg.name == "eth-default"
     assert cfg.schedule.protocols == ["reno", "vegas-ca", "fack", "rh", "lrd"]
     t = cfg.transfer
-    assert (t.bytes, t.packet_bytes, t.initial_ssthresh_bytes, t.rcv_buf_bytes) == (1048576, 1024, 65536, 262144)
+    assert (t.bytes, t.packet_bytes, t.initial_ssthresh_bytes, t.rcv_buf_bytes) == (
+        1048576,
+        1024,
+        65536,
+        262144,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,7 +228,13 @@ def test_ecdf_and_cdf_frame():
 def test_loss_bins_follow_the_report():
     # x stands for loss rates in (x - 0.02, x]; exactly 0 is its own bin
     assert analysis.loss_bin([0, 1e-9, 0.01, 0.02, 0.020001, 0.04, 0.05]).tolist() == [
-        0.0, 0.02, 0.02, 0.02, 0.04, 0.04, 0.06
+        0.0,
+        0.02,
+        0.02,
+        0.02,
+        0.04,
+        0.04,
+        0.06,
     ]
     df = pl.DataFrame(
         {
@@ -327,7 +356,13 @@ def test_tiny_campaign_writes_every_output(tmp_path):
     out = tmp_path / "out"
     r = runner.invoke(app, ["campaign", str(tmp_path / "tiny.toml"), "--out", str(out), "--jobs", "2"])
     assert r.exit_code == 0, r.output
-    assert sorted(os.listdir(out)) == ["campaign.json", "campaign.toml", "paths.parquet", "probes.parquet", "report.html"]
+    assert sorted(os.listdir(out)) == [
+        "campaign.json",
+        "campaign.toml",
+        "paths.parquet",
+        "probes.parquet",
+        "report.html",
+    ]
     probes = pl.read_parquet(out / "probes.parquet")
     assert probes.columns == list(PROBE_COLUMNS)
     assert probes.height > 5 and probes["completed"].all()
@@ -338,7 +373,10 @@ def test_tiny_campaign_writes_every_output(tmp_path):
     assert (classes == probes["timeouts"]).all()
     assert (probes["loss_events_any"] == probes["loss_events_single"] + probes["loss_events_multiple"]).all()
     assert set(probes["loss_events_source"].unique().to_list()) <= {"flows", "drops"}
-    assert ((probes["normalized_throughput"] - probes["throughput_bps"] / (probes["rate_mbps"] * 1e6)).abs() < 1e-12).all()
+    assert (
+        (probes["normalized_throughput"] - probes["throughput_bps"] / (probes["rate_mbps"] * 1e6)).abs()
+        < 1e-12
+    ).all()
     doc = json.loads((out / "campaign.json").read_text())
     assert doc["probes"] == probes.height and doc["paths"] == 3
     assert {d["key"] for d in doc["directions"]} == {
@@ -356,7 +394,9 @@ def test_tiny_campaign_writes_every_output(tmp_path):
         assert s in html
     # the same seed gives the same probes (the pool does not change results)
     out2 = tmp_path / "out2"
-    r = runner.invoke(app, ["campaign", str(tmp_path / "tiny.toml"), "--out", str(out2), "--jobs", "1", "-q", "--no-report"])
+    r = runner.invoke(
+        app, ["campaign", str(tmp_path / "tiny.toml"), "--out", str(out2), "--jobs", "1", "-q", "--no-report"]
+    )
     assert r.exit_code == 0, r.output
     again = pl.read_parquet(out2 / "probes.parquet")
     assert again.drop("wall_s", "cpu_s").equals(probes.drop("wall_s", "cpu_s"))

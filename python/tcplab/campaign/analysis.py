@@ -199,8 +199,12 @@ def loss_throughput_correlation(df: pl.DataFrame, order: list[str] | None = None
         x = d["loss_rate"].to_numpy().astype(float)
         y = np.log(d["normalized_throughput"].to_numpy().astype(float))
         c = float(np.corrcoef(x, y)[0, 1]) if len(x) > 2 and x.std() > 0 and y.std() > 0 else None
-        rows.append({"protocol": p, "correlation": c, "published": published.LOSS_THROUGHPUT_CORRELATION.get(p)})
-    return pl.DataFrame(rows, schema={"protocol": pl.String, "correlation": pl.Float64, "published": pl.Float64})
+        rows.append(
+            {"protocol": p, "correlation": c, "published": published.LOSS_THROUGHPUT_CORRELATION.get(p)}
+        )
+    return pl.DataFrame(
+        rows, schema={"protocol": pl.String, "correlation": pl.Float64, "published": pl.Float64}
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,12 +293,24 @@ def directions(df: pl.DataFrame, seed: int = 1) -> list[dict[str, Any]]:
         else [{"holds": None, "text": "lrd or another protocol not probed", "support": None}],
         "vegas_fewer_multiple_loss": [
             _compare(
-                df, "vegas-ca", "reno", pl.col("loss_events_multiple"), _mean, "mean multiple-loss events/connection", rng
+                df,
+                "vegas-ca",
+                "reno",
+                pl.col("loss_events_multiple"),
+                _mean,
+                "mean multiple-loss events/connection",
+                rng,
             )
         ],
         "vegas_more_non_trigger": [
             _compare(
-                df, "reno", "vegas-ca", pl.col("timeouts_non_trigger"), _mean, "mean non-trigger timeouts/connection", rng
+                df,
+                "reno",
+                "vegas-ca",
+                pl.col("timeouts_non_trigger"),
+                _mean,
+                "mean non-trigger timeouts/connection",
+                rng,
             )
         ],
         "vegas_lower_throughput": [
@@ -311,7 +327,9 @@ def directions(df: pl.DataFrame, seed: int = 1) -> list[dict[str, Any]]:
                 "claim": published.DIRECTIONS[key],
                 "holds": holds,
                 "numbers": [p["text"] for p in parts],
-                "support": [None if p["support"] is None or math.isnan(p["support"]) else p["support"] for p in parts],
+                "support": [
+                    None if p["support"] is None or math.isnan(p["support"]) else p["support"] for p in parts
+                ],
             }
         )
     return out

@@ -105,7 +105,9 @@ class LogNormal(_Dist):
     @model_validator(mode="after")
     def _order(self) -> LogNormal:
         if not self.low <= self.median <= self.upper:
-            raise ValueError(f"median ({self.median:g}) must lie within [low, high] = [{self.low:g}, {self.upper:g}]")
+            raise ValueError(
+                f"median ({self.median:g}) must lie within [low, high] = [{self.low:g}, {self.upper:g}]"
+            )
         return self
 
 
@@ -123,9 +125,7 @@ class Choice(_Dist):
     def _weights(self) -> Choice:
         if self.weights is not None:
             if len(self.weights) != len(self.values):
-                raise ValueError(
-                    f"weights has {len(self.weights)} entries but values has {len(self.values)}"
-                )
+                raise ValueError(f"weights has {len(self.weights)} entries but values has {len(self.values)}")
             if sum(self.weights) <= 0:
                 raise ValueError("weights must not all be 0")
         return self
@@ -175,7 +175,9 @@ class Protocol(BaseModel):
     recovery_params: dict[str, float | int | bool | str] = {}
 
     def scenario_fields(self) -> dict[str, Any]:
-        c: Any = {"name": self.controller, **self.controller_params} if self.controller_params else self.controller
+        c: Any = (
+            {"name": self.controller, **self.controller_params} if self.controller_params else self.controller
+        )
         r: Any = {"name": self.recovery, **self.recovery_params} if self.recovery_params else self.recovery
         return {"controller": c, "recovery": r}
 
@@ -404,7 +406,14 @@ def _one_error(e: ValidationError) -> CampaignError:
 
 def _is_union_tag(x: Any) -> bool:
     # pydantic puts the discriminator's value into the location of a tagged union member
-    return isinstance(x, str) and x in ("constant", "uniform", "loguniform", "lognormal", "exponential", "choice")
+    return isinstance(x, str) and x in (
+        "constant",
+        "uniform",
+        "loguniform",
+        "lognormal",
+        "exponential",
+        "choice",
+    )
 
 
 def load_campaign(path: str | Path) -> CampaignConfig:

@@ -95,9 +95,7 @@ def loss_events_from_drops(drops: pl.DataFrame, flow: int, window_s: float) -> t
     packets pass the bottleneck within about one RTT) of that first drop; the next drop
     after that starts a new event. An event with one drop is single, with more multiple.
     """
-    d = drops.filter(
-        (pl.col("flow_kind") == "tcp") & (pl.col("flow") == flow) & (pl.col("packet") == "data")
-    )
+    d = drops.filter((pl.col("flow_kind") == "tcp") & (pl.col("flow") == flow) & (pl.col("packet") == "data"))
     if d.height == 0:
         return 0, 0
     times = np.sort(d["time_ns"].to_numpy()) / 1e9

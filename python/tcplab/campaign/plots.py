@@ -57,7 +57,9 @@ def _cdf_plot(ax, cdf: pl.DataFrame, protocols: list[str]) -> None:
     for p in protocols:
         d = cdf.filter(pl.col("protocol") == p)
         if d.height:
-            ax.step(d["value"].to_numpy(), d["cdf"].to_numpy(), where="post", label=p, color=_color(protocols, p))
+            ax.step(
+                d["value"].to_numpy(), d["cdf"].to_numpy(), where="post", label=p, color=_color(protocols, p)
+            )
 
 
 def plot_throughput_cdf(df: pl.DataFrame, protocols: list[str]) -> Figure:
@@ -67,7 +69,9 @@ def plot_throughput_cdf(df: pl.DataFrame, protocols: list[str]) -> Figure:
     _cdf_plot(ax, cdf.filter(pl.col("value") > 0), protocols)
     for p in protocols:
         if p in published.THROUGHPUT_MEDIAN_MBPS:
-            ax.plot(published.THROUGHPUT_MEDIAN_MBPS[p], 0.5, "o", mfc="none", ms=8, color=_color(protocols, p))
+            ax.plot(
+                published.THROUGHPUT_MEDIAN_MBPS[p], 0.5, "o", mfc="none", ms=8, color=_color(protocols, p)
+            )
     ax.set_xscale("log")
     ax.set_xlabel("throughput (Mbit/s)")
     ax.set_ylabel("share of connections")
@@ -146,7 +150,9 @@ def plot_timeout_causes(df: pl.DataFrame, protocols: list[str]) -> Figure:
     for cls in analysis.FIG8_CLASSES:
         d = {r["protocol"]: r for r in b.filter(pl.col("class") == cls).iter_rows(named=True)}
         v = np.array([d[p]["per_connection"] or 0.0 for p in protocols])
-        s = np.array([d[p]["share"] or 0.0 for p in protocols] + [published.RENO_TIMEOUT_BREAKDOWN.get(cls, 0.0)])
+        s = np.array(
+            [d[p]["share"] or 0.0 for p in protocols] + [published.RENO_TIMEOUT_BREAKDOWN.get(cls, 0.0)]
+        )
         ax.bar(x, v, bottom=bottom, color=CLASS_COLORS[cls], label=cls)
         ax2.bar(np.arange(len(protocols) + 1), s, bottom=bottom2, color=CLASS_COLORS[cls])
         bottom += v

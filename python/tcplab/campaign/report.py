@@ -32,7 +32,10 @@ def _overview(result: Any) -> str:
         ["probes", df.height],
         ["completed transfers", f"{int(df['completed'].sum())} of {df.height}" if df.height else "0"],
         ["protocols", ", ".join(s.protocols)],
-        ["schedule", f"{s.span_h:g} h, mean gap per path {s.mean_interval_h:g} h (exponential), diurnal amplitude {s.diurnal_amplitude:g}"],
+        [
+            "schedule",
+            f"{s.span_h:g} h, mean gap per path {s.mean_interval_h:g} h (exponential), diurnal amplitude {s.diurnal_amplitude:g}",
+        ],
         [
             "transfer",
             f"{t.bytes} bytes, {t.packet_bytes}-byte packets, ssthresh {t.initial_ssthresh_bytes} B, "
@@ -60,10 +63,20 @@ def _throughput_html(df: pl.DataFrame, order: list[str]) -> str:
         ]
         for r in m.iter_rows(named=True)
     ]
-    return _table(
-        ["protocol", "connections", "median Mbit/s", "report (Fig. 2a)", "median throughput / bottleneck", "completed"],
-        rows,
-    ) + f"<p class='muted'>The report: FACK's median normalized throughput is {published.FACK_NORMALIZED_MEDIAN} (Fig. 5).</p>"
+    return (
+        _table(
+            [
+                "protocol",
+                "connections",
+                "median Mbit/s",
+                "report (Fig. 2a)",
+                "median throughput / bottleneck",
+                "completed",
+            ],
+            rows,
+        )
+        + f"<p class='muted'>The report: FACK's median normalized throughput is {published.FACK_NORMALIZED_MEDIAN} (Fig. 5).</p>"
+    )
 
 
 def _loss_bins_html(df: pl.DataFrame, order: list[str]) -> str:
@@ -76,7 +89,10 @@ def _loss_bins_html(df: pl.DataFrame, order: list[str]) -> str:
         rows.append([p] + [f"{d[b]['median']:.3f} ({d[b]['connections']})" if b in d else "–" for b in bins])
     statements = "".join(f"<li>{_e(s)}</li>" for s in published.FIG4_STATEMENTS)
     corr = analysis.loss_throughput_correlation(df, order)
-    crow = [[r["protocol"], _num(r["correlation"], 2), _num(r["published"], 2)] for r in corr.iter_rows(named=True)]
+    crow = [
+        [r["protocol"], _num(r["correlation"], 2), _num(r["published"], 2)]
+        for r in corr.iter_rows(named=True)
+    ]
     return (
         _table(head, rows)
         + "<p class='muted'>Median throughput / bottleneck rate (connections) per loss-rate bin (first 8 bins).</p>"
@@ -87,7 +103,10 @@ def _loss_bins_html(df: pl.DataFrame, order: list[str]) -> str:
 
 def _timeouts_html(df: pl.DataFrame, order: list[str]) -> str:
     free = analysis.timeout_free_share(df, order)
-    mean = {r["protocol"]: r for r in df.group_by("protocol").agg(pl.col("timeouts").mean().alias("m")).iter_rows(named=True)}
+    mean = {
+        r["protocol"]: r
+        for r in df.group_by("protocol").agg(pl.col("timeouts").mean().alias("m")).iter_rows(named=True)
+    }
     reno_mean = mean.get("reno", {}).get("m")
     rows = []
     for r in free.iter_rows(named=True):
@@ -96,10 +115,26 @@ def _timeouts_html(df: pl.DataFrame, order: list[str]) -> str:
         change = (m / reno_mean - 1) if reno_mean else None
         pub = published.TIMEOUT_CHANGE_VS_RENO.get((p, "all"))
         rows.append(
-            [p, r["connections"], _pct(r["timeout_free"]), _pct(r["published"]), _num(m), _pct(change) if p != "reno" else "", _pct(pub)]
+            [
+                p,
+                r["connections"],
+                _pct(r["timeout_free"]),
+                _pct(r["published"]),
+                _num(m),
+                _pct(change) if p != "reno" else "",
+                _pct(pub),
+            ]
         )
     return _table(
-        ["protocol", "connections", "timeout-free", "report (§10.1)", "mean timeouts", "vs Reno", "report (§10.8.1)"],
+        [
+            "protocol",
+            "connections",
+            "timeout-free",
+            "report (§10.1)",
+            "mean timeouts",
+            "vs Reno",
+            "report (§10.8.1)",
+        ],
         rows,
     )
 
@@ -110,7 +145,9 @@ def _causes_html(df: pl.DataFrame, order: list[str]) -> str:
     per = {(r["protocol"], r["class"]): r for r in b.iter_rows(named=True)}
     rows = []
     for p in order:
-        rows.append([p] + [f"{_num(per[(p, c)]['per_connection'])} ({_pct(per[(p, c)]['share'])})" for c in classes])
+        rows.append(
+            [p] + [f"{_num(per[(p, c)]['per_connection'])} ({_pct(per[(p, c)]['share'])})" for c in classes]
+        )
     rows.append(["reno (report)"] + [f"({_pct(published.RENO_TIMEOUT_BREAKDOWN.get(c))})" for c in classes])
     # changes vs Reno, next to the report's
     ch = []
@@ -135,12 +172,30 @@ def _mpl_html(df: pl.DataFrame, order: list[str]) -> str:
     rows = [[p, _num(m[p]["missing_acks"]), _num(pub.get(p)), _num(m[p]["lost_rtx"])] for p in order]
     rel = []
     if "rh" in m and "fack" in m and m["fack"]["lost_rtx"]:
-        rel.append(["rh vs fack", _pct(m["rh"]["lost_rtx"] / m["fack"]["lost_rtx"] - 1), _pct(published.MPL_BREAKDOWN["lost_rtx_rh_vs_fack"])])
+        rel.append(
+            [
+                "rh vs fack",
+                _pct(m["rh"]["lost_rtx"] / m["fack"]["lost_rtx"] - 1),
+                _pct(published.MPL_BREAKDOWN["lost_rtx_rh_vs_fack"]),
+            ]
+        )
     if "lrd" in m and "rh" in m and m["rh"]["lost_rtx"]:
-        rel.append(["lrd vs rh", _pct(m["lrd"]["lost_rtx"] / m["rh"]["lost_rtx"] - 1), _pct(published.MPL_BREAKDOWN["lost_rtx_lrd_vs_rh"])])
-    return _table(["protocol", "missing-ACK timeouts / connection", "report (§10.4.1)", "lost-MPL-rtx timeouts / connection"], rows) + (
-        _table(["lost MPL retransmission timeouts", "campaign", "report (§10.4.2)"], rel) if rel else ""
-    )
+        rel.append(
+            [
+                "lrd vs rh",
+                _pct(m["lrd"]["lost_rtx"] / m["rh"]["lost_rtx"] - 1),
+                _pct(published.MPL_BREAKDOWN["lost_rtx_lrd_vs_rh"]),
+            ]
+        )
+    return _table(
+        [
+            "protocol",
+            "missing-ACK timeouts / connection",
+            "report (§10.4.1)",
+            "lost-MPL-rtx timeouts / connection",
+        ],
+        rows,
+    ) + (_table(["lost MPL retransmission timeouts", "campaign", "report (§10.4.2)"], rel) if rel else "")
 
 
 def _table3_html(df: pl.DataFrame, order: list[str]) -> str:
@@ -152,8 +207,7 @@ def _table3_html(df: pl.DataFrame, order: list[str]) -> str:
             p = r["protocol"]
             pub = published.LOSS_EVENT_PERCENTILES[kind].get(p)
             rows.append(
-                [kind, p]
-                + [f"{r[f'p{q}']:g}" + (f" ({pub[i]})" if pub else "") for i, q in enumerate(qs)]
+                [kind, p] + [f"{r[f'p{q}']:g}" + (f" ({pub[i]})" if pub else "") for i, q in enumerate(qs)]
             )
     src = df.group_by("loss_events_source").len().to_dicts()
     note = ", ".join(f"{d['loss_events_source']}: {d['len']} probes" for d in src)
@@ -167,14 +221,17 @@ def _table3_html(df: pl.DataFrame, order: list[str]) -> str:
 def _directions_html(dirs: list[dict[str, Any]]) -> str:
     rows = []
     for d in dirs:
-        verdict = {True: "<span class='ok'>holds</span>", False: "<span class='bad'>does not hold</span>"}.get(
-            d["holds"], "<span class='muted'>not checked</span>"
-        )
+        verdict = {
+            True: "<span class='ok'>holds</span>",
+            False: "<span class='bad'>does not hold</span>",
+        }.get(d["holds"], "<span class='muted'>not checked</span>")
         nums = "<br>".join(
             _e(n) + ("" if s is None else f" <span class='muted'>(bootstrap support {s:.2f})</span>")
             for n, s in zip(d["numbers"], d["support"])
         )
-        rows.append(f"<tr><td class='l'>{_e(d['claim'])}</td><td class='l'>{verdict}</td><td class='l'>{nums}</td></tr>")
+        rows.append(
+            f"<tr><td class='l'>{_e(d['claim'])}</td><td class='l'>{verdict}</td><td class='l'>{nums}</td></tr>"
+        )
     return (
         "<table><thead><tr><th class='l'>published direction</th><th class='l'>here</th>"
         "<th class='l'>numbers</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
@@ -205,8 +262,16 @@ def render_campaign_report(result: Any) -> str:
         _directions_html(analysis.directions(df, seed=cfg.seed)),
         "<h2>Throughput (Fig. 2, Fig. 5)</h2>",
         _throughput_html(df, order),
-        _figure_html(plots.plot_throughput_cdf(df, order), "Fig. 2: application throughput per connection (CDF, log x).", "throughput CDF"),
-        _figure_html(plots.plot_normalized_cdf(df, order), "Fig. 5: throughput / bottleneck rate (CDF, log x).", "normalized throughput CDF"),
+        _figure_html(
+            plots.plot_throughput_cdf(df, order),
+            "Fig. 2: application throughput per connection (CDF, log x).",
+            "throughput CDF",
+        ),
+        _figure_html(
+            plots.plot_normalized_cdf(df, order),
+            "Fig. 5: throughput / bottleneck rate (CDF, log x).",
+            "normalized throughput CDF",
+        ),
         "<h2>Throughput vs loss rate (Fig. 4)</h2>",
         _figure_html(
             plots.plot_loss_bins(df, order),
@@ -215,12 +280,24 @@ def render_campaign_report(result: Any) -> str:
         ),
         _loss_bins_html(df, order),
         "<h2>Timeouts per connection (Fig. 7)</h2>",
-        _figure_html(plots.plot_timeouts_cdf(df, order), "Fig. 7: timeouts per connection (CDF of timeouts + 1, log x).", "timeouts CDF"),
+        _figure_html(
+            plots.plot_timeouts_cdf(df, order),
+            "Fig. 7: timeouts per connection (CDF of timeouts + 1, log x).",
+            "timeouts CDF",
+        ),
         _timeouts_html(df, order),
         "<h2>Timeout causes (Fig. 8, Fig. 9)</h2>",
-        _figure_html(plots.plot_timeout_causes(df, order), "Fig. 8: timeouts per connection by cause, absolute and relative.", "timeout causes"),
+        _figure_html(
+            plots.plot_timeout_causes(df, order),
+            "Fig. 8: timeouts per connection by cause, absolute and relative.",
+            "timeout causes",
+        ),
         _causes_html(df, order),
-        _figure_html(plots.plot_mpl_causes(df, order), "Fig. 9: multiple-packet-loss timeouts by cause.", "MPL timeout causes"),
+        _figure_html(
+            plots.plot_mpl_causes(df, order),
+            "Fig. 9: multiple-packet-loss timeouts by cause.",
+            "MPL timeout causes",
+        ),
         _mpl_html(df, order),
         "<h2>Loss events (Table 3)</h2>",
         _table3_html(df, order),

@@ -1,8 +1,8 @@
 """Running a campaign and writing its output directory.
 
-    cfg = load_campaign("campaigns/eth-default.toml")
-    result = run_campaign(cfg, jobs=2)
-    write_campaign(result, "results/eth")   # probes.parquet, paths.parquet, campaign.json, report.html
+cfg = load_campaign("campaigns/eth-default.toml")
+result = run_campaign(cfg, jobs=2)
+write_campaign(result, "results/eth")   # probes.parquet, paths.parquet, campaign.json, report.html
 """
 
 from __future__ import annotations
