@@ -402,3 +402,63 @@ def test_tiny_campaign_writes_every_output(tmp_path):
     assert again.drop("wall_s", "cpu_s").equals(probes.drop("wall_s", "cpu_s"))
     assert not (out2 / "report.html").exists()
     assert math.isclose(doc["config"]["transfer"]["bytes"], 40000)
+
+
+def test_probe_row_prefers_the_simulators_loss_event_columns():
+    """When the flows table has loss_events_single/_multiple they are used, not the fallback."""
+    from types import SimpleNamespace
+
+    from tcplab.campaign.measure import probe_row
+
+    cfg = CampaignConfig.from_dict({"schedule": {"paths": 1, "span_h": 50}})
+    path = draw_paths(cfg)[0]
+    probe = schedule(cfg, [path])[0]
+    flow = {
+        "completed": True,
+        "bytes_delivered": 1_048_576,
+        "throughput_bps": 1e6,
+        "goodput": 0.99,
+        "segments_sent": 1100,
+        "retransmits": 12,
+        "spurious_retransmits": 1,
+        "fast_retransmits": 4,
+        "recovery_restarts": 0,
+        "timeouts": 2,
+        "loss_events": 6,
+        "data_drops": 11,
+        "ack_drops": 0,
+        "loss_indication_p": 6 / 1100,
+        "start_ns": 2 * 10**9,
+        "end_ns": 10 * 10**9 + 2 * 10**9,
+        "mean_rtt_ns": 100_000_000,
+        **{
+            f"timeouts_{c}": 0
+            for c in ("mpl_missing_acks", "mpl_lost_rtx", "lost_fast_rtx", "lost_timeout_rtx", "other")
+        },
+        "timeouts_non_trigger": 2,
+    }
+    drops = pl.DataFrame(
+        {"time_ns": [1, 2], "flow_kind": ["tcp"] * 2, "flow": [0, 0], "packet": ["data"] * 2}
+    )
+    fake = SimpleNamespace(flows=pl.DataFrame([flow]), drops=drops)
+    row = probe_row(fake, probe, path, cfg, wall_s=0.1, cpu_s=0.1)
+    assert (row["loss_events_source"], row["loss_events_single"], row["loss_events_multiple"]) == (
+        "drops",
+        0,
+        1,
+    )
+    fake = SimpleNamespace(
+        flows=pl.DataFrame([{**flow, "loss_events_single": 3, "loss_events_multiple": 2}]), drops=drops
+    )
+    row = probe_row(fake, probe, path, cfg, wall_s=0.1, cpu_s=0.1)
+    assert (row["loss_events_source"], row["loss_events_single"], row["loss_events_multiple"]) == (
+        "flows",
+        3,
+        2,
+    )
+    assert row["loss_events_any"] == 5
+    assert row["duration_s"] == 10.0 and row["loss_rate"] == 11 / 1100
+    assert math.isclose(row["normalized_throughput"], 1e6 / (path.rate_mbps * 1e6))
+    # Mathis: MSS 1024 B, RTT 0.1 s, p = 6/1100
+    assert math.isclose(row["mathis_bps"], 1024 * 8 / 0.1 * math.sqrt(1.5) / math.sqrt(6 / 1100))
+    assert list(row) == list(PROBE_COLUMNS)
