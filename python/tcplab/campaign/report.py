@@ -18,6 +18,11 @@ def _pct(v: Any) -> str:
     return "–" if v is None else f"{100 * v:.1f} %"
 
 
+def _change(v: Any) -> str:
+    """A relative change, signed: +8.6 %, −86.3 %."""
+    return "–" if v is None else f"{100 * v:+.1f} %".replace("-", "−")
+
+
 def _num(v: Any, digits: int = 3) -> str:
     return _fmt(float(v), digits) if v is not None else "–"
 
@@ -121,8 +126,8 @@ def _timeouts_html(df: pl.DataFrame, order: list[str]) -> str:
                 _pct(r["timeout_free"]),
                 _pct(r["published"]),
                 _num(m),
-                _pct(change) if p != "reno" else "",
-                _pct(pub),
+                _change(change) if p != "reno" else "",
+                _change(pub),
             ]
         )
     return _table(
@@ -156,7 +161,7 @@ def _causes_html(df: pl.DataFrame, order: list[str]) -> str:
             continue
         ours = per[(p, c)]["per_connection"]
         base = per[("reno", c)]["per_connection"]
-        ch.append([p, c, _pct(ours / base - 1) if base else "– (Reno has none)", _pct(pub)])
+        ch.append([p, c, _change(ours / base - 1) if base else "– (Reno has none)", _change(pub)])
     return (
         _table(["protocol", *classes], rows)
         + "<p class='muted'>Mean timeouts per connection by cause (share of the protocol's timeouts). "
@@ -175,16 +180,16 @@ def _mpl_html(df: pl.DataFrame, order: list[str]) -> str:
         rel.append(
             [
                 "rh vs fack",
-                _pct(m["rh"]["lost_rtx"] / m["fack"]["lost_rtx"] - 1),
-                _pct(published.MPL_BREAKDOWN["lost_rtx_rh_vs_fack"]),
+                _change(m["rh"]["lost_rtx"] / m["fack"]["lost_rtx"] - 1),
+                _change(published.MPL_BREAKDOWN["lost_rtx_rh_vs_fack"]),
             ]
         )
     if "lrd" in m and "rh" in m and m["rh"]["lost_rtx"]:
         rel.append(
             [
                 "lrd vs rh",
-                _pct(m["lrd"]["lost_rtx"] / m["rh"]["lost_rtx"] - 1),
-                _pct(published.MPL_BREAKDOWN["lost_rtx_lrd_vs_rh"]),
+                _change(m["lrd"]["lost_rtx"] / m["rh"]["lost_rtx"] - 1),
+                _change(published.MPL_BREAKDOWN["lost_rtx_lrd_vs_rh"]),
             ]
         )
     return _table(
