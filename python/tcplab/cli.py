@@ -293,5 +293,43 @@ def reproduce(
     )
 
 
+@app.command()
+def campaign(
+    config: Annotated[
+        Path,
+        typer.Argument(
+            help="Campaign file (TOML; see docs/campaign.md), e.g. campaigns/eth-default.toml.",
+            show_default=False,
+            metavar="CAMPAIGN.toml",
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output directory (default: results/<name>-<timestamp>). Must not exist or be empty.",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Parallel simulations (default: the usable cores)."),
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Override the campaign's seed.")] = None,
+    max_probes: Annotated[
+        int | None, typer.Option("--max-probes", min=0, help="Run only the first N probes of the schedule.")
+    ] = None,
+    no_report: Annotated[bool, typer.Option("--no-report", help="Do not write report.html.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar; print only the output path.")
+    ] = False,
+) -> None:
+    """Run a virtual measurement campaign (the ETH report's methodology) and write its
+    probes table, campaign.json and report."""
+    from tcplab.campaign.cli import run_campaign_command
+
+    run_campaign_command(config, out, jobs, seed, max_probes, no_report, quiet, fail=_fail)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -1,0 +1,1 @@
+"""``tcplab campaign``: a virtual rerun of the ETH report's measurement campaign."""
