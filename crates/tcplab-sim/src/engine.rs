@@ -42,8 +42,16 @@ impl<E> Ord for Entry<E> {
 }
 
 /// Pending events of one simulation.
+///
+/// Two heaps share one sequence counter: `push` puts an event in the main heap, `push_timer`
+/// in a second one meant for endpoint timers, which are many (two per TCP flow), far in the
+/// future and rarely due. Kept apart, they do not deepen the heap that every packet's
+/// events go through. `pop` takes the smaller `(time, seq)` of the two tops, so the order
+/// is exactly that of a single heap: by time, FIFO among equal times, whichever heap an
+/// event sits in.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    timers: BinaryHeap<Entry<E>>,
     next_seq: u64,
     peak: usize,
     popped: u64,
@@ -59,29 +67,59 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
+            timers: BinaryHeap::new(),
             next_seq: 0,
             peak: 0,
             popped: 0,
         }
     }
 
-    /// Schedules `event` at `time`; among events at one time, earlier calls run first.
-    pub fn push(&mut self, time: Time, event: E) {
+    fn entry(&mut self, time: Time, event: E) -> Entry<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         let key = (time.as_nanos() as u128) << 64 | seq as u128;
-        self.heap.push(Entry { key, event });
-        self.peak = self.peak.max(self.heap.len());
+        Entry { key, event }
+    }
+
+    /// Schedules `event` at `time`; among events at one time, earlier calls run first.
+    pub fn push(&mut self, time: Time, event: E) {
+        let e = self.entry(time, event);
+        self.heap.push(e);
+        self.peak = self.peak.max(self.len());
+    }
+
+    /// Like [`push`](Self::push) (same order), for events that are usually far ahead and
+    /// rarely due, such as endpoint timers: kept in their own heap.
+    pub fn push_timer(&mut self, time: Time, event: E) {
+        let e = self.entry(time, event);
+        self.timers.push(e);
+        self.peak = self.peak.max(self.len());
+    }
+
+    /// The heap whose top is the next event: true for the timer heap.
+    fn timer_first(&self) -> bool {
+        match (self.heap.peek(), self.timers.peek()) {
+            (Some(h), Some(t)) => t.key < h.key,
+            (None, Some(_)) => true,
+            _ => false,
+        }
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(Entry::time)
+        match (self.heap.peek(), self.timers.peek()) {
+            (Some(h), Some(t)) => Some(if t.key < h.key { t.time() } else { h.time() }),
+            (h, t) => h.or(t).map(Entry::time),
+        }
     }
 
     /// Removes and returns the next event.
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
+        let e = if self.timer_first() {
+            self.timers.pop()?
+        } else {
+            self.heap.pop()?
+        };
         self.popped += 1;
         Some((e.time(), e.event))
     }
@@ -97,10 +135,10 @@ impl<E> EventQueue<E> {
 
     /// Events waiting.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.timers.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.timers.is_empty()
     }
     /// Most events waiting at once so far.
     pub fn peak_len(&self) -> usize {
