@@ -96,15 +96,6 @@ impl<E> EventQueue<E> {
         self.peak = self.peak.max(self.len());
     }
 
-    /// The heap whose top is the next event: true for the timer heap.
-    fn timer_first(&self) -> bool {
-        match (self.heap.peek(), self.timers.peek()) {
-            (Some(h), Some(t)) => t.key < h.key,
-            (None, Some(_)) => true,
-            _ => false,
-        }
-    }
-
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
         match (self.heap.peek(), self.timers.peek()) {
@@ -115,22 +106,26 @@ impl<E> EventQueue<E> {
 
     /// Removes and returns the next event.
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = if self.timer_first() {
-            self.timers.pop()?
-        } else {
-            self.heap.pop()?
-        };
-        self.popped += 1;
-        Some((e.time(), e.event))
+        self.pop_until(Time::MAX)
     }
 
     /// Removes and returns the next event if it is due at or before `limit`.
+    #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
-        if self.peek_time()? <= limit {
-            self.pop()
-        } else {
-            None
+        // Keys of the two tops; u128::MAX for an empty heap (no key is: seq < u64::MAX).
+        let h = self.heap.peek().map_or(u128::MAX, |e| e.key);
+        let t = self.timers.peek().map_or(u128::MAX, |e| e.key);
+        let key = h.min(t);
+        if key == u128::MAX || (key >> 64) as u64 > limit.as_nanos() {
+            return None;
         }
+        let e = if t < h {
+            self.timers.pop()
+        } else {
+            self.heap.pop()
+        }?;
+        self.popped += 1;
+        Some((e.time(), e.event))
     }
 
     /// Events waiting.
