@@ -160,7 +160,7 @@ impl Link {
         wake: &mut Wakeups,
     ) -> Offer {
         self.retire_finished(now);
-        if self.in_service.is_none() {
+        if self.in_service.is_none() && self.held.packets > 0 {
             // The packet in service ended just now with packets waiting behind it (its event
             // at `now` has not run yet): the next one starts now.
             self.start_next(now, wake);
@@ -238,7 +238,8 @@ impl Link {
             done,
             lost,
         });
-        self.service_event = lost || self.every_departure || self.queue.waiting().packets > 0;
+        // `held` counts the waiting packets and this one.
+        self.service_event = lost || self.every_departure || self.held.packets > 1;
         if self.service_event {
             wake.service_done = Some(done);
         }
