@@ -6,12 +6,10 @@
 //! Also the lazy-timer bookkeeping ([`TimerSlot`]) the driver uses for endpoint timers: one
 //! outstanding event per endpoint in the common case, stale events recognised on arrival.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use tcplab_core::Time;
 
 /// One scheduled event. `key` packs `(time, seq)` into one integer so that a single
-/// comparison orders two entries; ordered so that the *earliest* key is the heap's maximum.
+/// comparison orders two entries.
 struct Entry<E> {
     key: u128,
     event: E,
@@ -23,21 +21,66 @@ impl<E> Entry<E> {
     }
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
+/// A binary min-heap of entries by key.
+///
+/// Written out rather than `std::collections::BinaryHeap`: the queues here are small (a
+/// handful of network events, one or two timers per flow), and for small heaps this plain
+/// sift-down with swaps costs about half the instructions of std's pop, which sifts to the
+/// bottom and back up (measured with callgrind, docs/performance.md).
+struct MinHeap<E> {
+    v: Vec<Entry<E>>,
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+impl<E> MinHeap<E> {
+    fn new() -> Self {
+        MinHeap { v: Vec::new() }
     }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap and we want the smallest (time, seq) on top.
-        other.key.cmp(&self.key)
+
+    /// Key of the smallest entry; `u128::MAX` when empty (no key is: seq < u64::MAX).
+    #[inline]
+    fn peek_key(&self) -> u128 {
+        self.v.first().map_or(u128::MAX, |e| e.key)
+    }
+
+    fn push(&mut self, e: Entry<E>) {
+        let mut i = self.v.len();
+        self.v.push(e);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.v[parent].key <= self.v[i].key {
+                break;
+            }
+            self.v.swap(parent, i);
+            i = parent;
+        }
+    }
+
+    fn pop(&mut self) -> Option<Entry<E>> {
+        if self.v.is_empty() {
+            return None;
+        }
+        let top = self.v.swap_remove(0);
+        let v = &mut self.v[..];
+        let n = v.len();
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && v[r].key < v[l].key { r } else { l };
+            if v[i].key <= v[c].key {
+                break;
+            }
+            v.swap(i, c);
+            i = c;
+        }
+        Some(top)
+    }
+
+    fn len(&self) -> usize {
+        self.v.len()
     }
 }
 
@@ -50,8 +93,8 @@ impl<E> Ord for Entry<E> {
 /// is exactly that of a single heap: by time, FIFO among equal times, whichever heap an
 /// event sits in.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
-    timers: BinaryHeap<Entry<E>>,
+    heap: MinHeap<E>,
+    timers: MinHeap<E>,
     next_seq: u64,
     peak: usize,
     popped: u64,
@@ -66,8 +109,8 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::new(),
-            timers: BinaryHeap::new(),
+            heap: MinHeap::new(),
+            timers: MinHeap::new(),
             next_seq: 0,
             peak: 0,
             popped: 0,
@@ -98,10 +141,8 @@ impl<E> EventQueue<E> {
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        match (self.heap.peek(), self.timers.peek()) {
-            (Some(h), Some(t)) => Some(if t.key < h.key { t.time() } else { h.time() }),
-            (h, t) => h.or(t).map(Entry::time),
-        }
+        let key = self.heap.peek_key().min(self.timers.peek_key());
+        (key != u128::MAX).then(|| Time::from_nanos((key >> 64) as u64))
     }
 
     /// Removes and returns the next event.
@@ -112,9 +153,8 @@ impl<E> EventQueue<E> {
     /// Removes and returns the next event if it is due at or before `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
-        // Keys of the two tops; u128::MAX for an empty heap (no key is: seq < u64::MAX).
-        let h = self.heap.peek().map_or(u128::MAX, |e| e.key);
-        let t = self.timers.peek().map_or(u128::MAX, |e| e.key);
+        let h = self.heap.peek_key();
+        let t = self.timers.peek_key();
         let key = h.min(t);
         if key == u128::MAX || (key >> 64) as u64 > limit.as_nanos() {
             return None;
@@ -133,7 +173,7 @@ impl<E> EventQueue<E> {
         self.heap.len() + self.timers.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.timers.is_empty()
+        self.len() == 0
     }
     /// Most events waiting at once so far.
     pub fn peak_len(&self) -> usize {
