@@ -23,10 +23,10 @@ impl<E> Entry<E> {
 
 /// A binary min-heap of entries by key.
 ///
-/// Written out rather than `std::collections::BinaryHeap`: the queues here are small (a
-/// handful of network events, one or two timers per flow), and for small heaps this plain
-/// sift-down with swaps costs about half the instructions of std's pop, which sifts to the
-/// bottom and back up (measured with callgrind, docs/performance.md).
+/// Written out rather than `std::collections::BinaryHeap`: the main heap is small (about six
+/// network events on average in the benchmarks), and there this plain sift-down costs fewer
+/// instructions than std's pop, which sifts to the bottom and back up (104 against 121 per
+/// pop in B4 under callgrind; docs/performance.md).
 struct MinHeap<E> {
     v: Vec<Entry<E>>,
 }

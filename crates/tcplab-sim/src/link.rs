@@ -152,6 +152,7 @@ impl Link {
     }
 
     /// A packet arrives from the node at the link's input.
+    #[inline]
     pub fn offer(
         &mut self,
         now: Time,
@@ -216,6 +217,7 @@ impl Link {
     }
 
     /// Starts serializing the next waiting packet, if any, at `now`.
+    #[inline]
     fn start_next(&mut self, now: Time, wake: &mut Wakeups) {
         let Some(q) = self.queue.dequeue(now) else {
             return;
