@@ -125,6 +125,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at `time`; among events at one time, earlier calls run first.
+    #[inline]
     pub fn push(&mut self, time: Time, event: E) {
         let e = self.entry(time, event);
         self.heap.push(e);
