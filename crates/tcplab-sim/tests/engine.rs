@@ -75,7 +75,7 @@ fn timer_events_interleave_with_others_by_time_then_fifo() {
     let mut expected = Vec::new();
     for i in 0..20_000u64 {
         let time = rng.next_u64() % 300; // many ties across the two heaps
-        if rng.next_u64() % 3 == 0 {
+        if rng.next_u64().is_multiple_of(3) {
             q.push_timer(t(time), i);
         } else {
             q.push(t(time), i);
