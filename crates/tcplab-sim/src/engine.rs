@@ -62,15 +62,23 @@ impl<E> MinHeap<E> {
         let top = self.v.swap_remove(0);
         let v = &mut self.v[..];
         let n = v.len();
+        // The key sifting down, kept in a register.
+        let Some(key) = v.first().map(|e| e.key) else {
+            return Some(top);
+        };
         let mut i = 0;
         loop {
             let l = 2 * i + 1;
             if l >= n {
                 break;
             }
-            let r = l + 1;
-            let c = if r < n && v[r].key < v[l].key { r } else { l };
-            if v[i].key <= v[c].key {
+            let (mut c, mut ck) = (l, v[l].key);
+            if let Some(r) = v.get(l + 1) {
+                if r.key < ck {
+                    (c, ck) = (l + 1, r.key);
+                }
+            }
+            if key <= ck {
                 break;
             }
             v.swap(i, c);

@@ -249,6 +249,7 @@ impl Link {
 
     /// A `ServiceDone` event fired. Returns the packet lost on the wire, if the one whose
     /// serialization ended was (the caller frees it and records the drop).
+    #[inline]
     pub fn finish_service(&mut self, now: Time, wake: &mut Wakeups) -> Option<PacketId> {
         let s = self.in_service?;
         if s.done != now {

@@ -182,8 +182,10 @@ impl Simulation {
             };
             self.now = at;
             self.dispatch(ev);
-            for r in self.net.reports.drain(..) {
-                self.events.push(r.at, Event::CrossLayer(r.flow));
+            if !self.net.reports.is_empty() {
+                for r in self.net.reports.drain(..) {
+                    self.events.push(r.at, Event::CrossLayer(r.flow));
+                }
             }
             if self.running == 0 {
                 self.done = true;
