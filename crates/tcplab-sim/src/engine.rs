@@ -1,7 +1,8 @@
-//! The event queue: a binary heap ordered by `(time, sequence number)`, so events due at the
-//! same instant run in the order they were scheduled (FIFO ties). Every simulation owns its
-//! queue; nothing here is global, so many simulations can run in one process or in parallel
-//! threads.
+//! The event queue: events ordered by `(time, sequence number)`, so events due at the same
+//! instant run in the order they were scheduled (FIFO ties). Two binary heaps share the
+//! sequence counter, one for endpoint timers and one for everything else (see
+//! [`EventQueue`]). Every simulation owns its queue; nothing here is global, so many
+//! simulations can run in one process or in parallel threads.
 //!
 //! Also the lazy-timer bookkeeping ([`TimerSlot`]) the driver uses for endpoint timers: one
 //! outstanding event per endpoint in the common case, stale events recognised on arrival.
