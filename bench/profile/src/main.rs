@@ -14,7 +14,9 @@ use tcplab_sim::{Scenario, Simulation};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 2 {
-        eprintln!("usage: tcplab-profile SCENARIO.json [--span SECONDS] [--repeat N]");
+        eprintln!(
+            "usage: tcplab-profile SCENARIO.json [--span SECONDS] [--repeat N] [--dump FILE]"
+        );
         std::process::exit(2);
     }
     let text = std::fs::read_to_string(&args[1]).unwrap_or_else(|e| {
@@ -26,6 +28,7 @@ fn main() {
         std::process::exit(2)
     });
     let mut repeat = 1u32;
+    let mut dump: Option<String> = None;
     let mut i = 2;
     while i < args.len() {
         let value = args.get(i + 1).map(String::as_str).unwrap_or("");
@@ -35,6 +38,7 @@ fn main() {
                 scenario.duration = Dur::from_secs_f64(s);
             }
             "--repeat" => repeat = value.parse().expect("--repeat N"),
+            "--dump" => dump = Some(value.to_string()),
             other => {
                 eprintln!("unknown argument {other}");
                 std::process::exit(2);
@@ -66,5 +70,16 @@ fn main() {
             s.peak_pending_events,
             if r.conservation.ok { "ok" } else { "VIOLATED" },
         );
+        if let Some(path) = &dump {
+            // Every result of the run, for comparing two builds (`--dump` in bench/README.md).
+            // The engine's own counters (events, peak pending events) go last, separately.
+            let mut r = r;
+            let stats = std::mem::take(&mut r.stats);
+            let text = format!("{r:#?}\n{stats:#?}\n");
+            std::fs::write(path, text).unwrap_or_else(|e| {
+                eprintln!("{path}: {e}");
+                std::process::exit(2)
+            });
+        }
     }
 }

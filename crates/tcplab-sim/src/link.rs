@@ -167,6 +167,7 @@ impl Link {
     }
 
     /// A packet arrives from the node at the link's input.
+    #[inline]
     pub fn offer(
         &mut self,
         now: Time,
@@ -175,7 +176,7 @@ impl Link {
         wake: &mut Wakeups,
     ) -> Offer {
         self.retire_finished(now);
-        if self.in_service.is_none() {
+        if self.in_service.is_none() && self.held.packets > 0 {
             // The packet in service ended just now with packets waiting behind it (its event
             // at `now` has not run yet): the next one starts now.
             self.start_next(now, wake);
@@ -258,6 +259,7 @@ impl Link {
     }
 
     /// Starts serializing the next waiting packet, if any, at `now`.
+    #[inline]
     fn start_next(&mut self, now: Time, wake: &mut Wakeups) {
         let Some(q) = self.queue.dequeue(now) else {
             return;
@@ -282,7 +284,8 @@ impl Link {
             done,
             lost,
         });
-        self.service_event = lost || self.every_departure || self.queue.waiting().packets > 0;
+        // `held` counts the waiting packets and this one.
+        self.service_event = lost || self.every_departure || self.held.packets > 1;
         if self.service_event {
             wake.service_done = Some(done);
         }
@@ -290,6 +293,7 @@ impl Link {
 
     /// A `ServiceDone` event fired. Returns the packet lost on the wire, if the one whose
     /// serialization ended was (the caller frees it and records the drop).
+    #[inline]
     pub fn finish_service(&mut self, now: Time, wake: &mut Wakeups) -> Option<PacketId> {
         let s = self.in_service?;
         if s.done != now {

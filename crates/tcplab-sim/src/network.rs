@@ -221,6 +221,7 @@ impl Network {
     }
 
     /// Processes one network event; returns a packet that reached its destination.
+    #[inline]
     pub fn handle<E: From<NetEvent>>(
         &mut self,
         now: Time,

@@ -189,8 +189,10 @@ impl Simulation {
             };
             self.now = at;
             self.dispatch(ev);
-            for r in self.net.reports.drain(..) {
-                self.events.push(r.at, Event::CrossLayer(r.flow));
+            if !self.net.reports.is_empty() {
+                for r in self.net.reports.drain(..) {
+                    self.events.push(r.at, Event::CrossLayer(r.flow));
+                }
             }
             if self.running == 0 {
                 self.done = true;
@@ -398,7 +400,7 @@ impl Simulation {
         }
         let deadline = f.sender.poll_timeout().map(|d| d.max(now));
         if let Some(t) = f.sender_timer.arm(deadline) {
-            self.events.push(t, Event::SenderTimer(i));
+            self.events.push_timer(t, Event::SenderTimer(i));
         }
         if self.rec.events_on {
             f.sender.drain_log(&mut self.log_buf);
@@ -434,7 +436,7 @@ impl Simulation {
         }
         let deadline = f.receiver.poll_timeout().map(|d| d.max(now));
         if let Some(t) = f.receiver_timer.arm(deadline) {
-            self.events.push(t, Event::ReceiverTimer(i));
+            self.events.push_timer(t, Event::ReceiverTimer(i));
         }
         if self.rec.on_change() {
             let s = FlowSample::new(&f.sender.snapshot(), f.delivered);

@@ -66,3 +66,42 @@ fn many_random_events_come_out_sorted_by_time_and_insertion() {
         .collect();
     assert_eq!(got, expected);
 }
+
+#[test]
+fn timer_events_interleave_with_others_by_time_then_fifo() {
+    // Timers live in a second heap; the order must be that of one queue.
+    let mut rng = Rng::stream(7, "engine-timer-test");
+    let mut q = EventQueue::new();
+    let mut expected = Vec::new();
+    for i in 0..20_000u64 {
+        let time = rng.next_u64() % 300; // many ties across the two heaps
+        if rng.next_u64().is_multiple_of(3) {
+            q.push_timer(t(time), i);
+        } else {
+            q.push(t(time), i);
+        }
+        expected.push((time, i));
+    }
+    assert_eq!(q.len(), 20_000);
+    expected.sort();
+    let got: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop())
+        .map(|(time, i)| (time.as_nanos(), i))
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(q.processed(), 20_000);
+    assert_eq!(q.peak_len(), 20_000);
+}
+
+#[test]
+fn pop_until_sees_a_due_timer_before_a_later_event() {
+    let mut q = EventQueue::new();
+    q.push(t(8), 'n');
+    q.push_timer(t(5), 't');
+    q.push_timer(t(8), 'u'); // same time as 'n', scheduled later: runs after it
+    assert_eq!(q.peek_time(), Some(t(5)));
+    assert_eq!(q.pop_until(t(4)), None);
+    assert_eq!(q.pop_until(t(8)), Some((t(5), 't')));
+    assert_eq!(q.pop_until(t(8)), Some((t(8), 'n')));
+    assert_eq!(q.pop_until(t(8)), Some((t(8), 'u')));
+    assert!(q.is_empty());
+}

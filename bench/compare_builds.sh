@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Checks that a change to the simulator leaves results bit-identical: runs every shipped
+# scenario (scenarios/*.toml and bench/scenarios/*.toml, full duration) with the simulator of
+# git revision BASE and with the working tree, and compares everything the run returns
+# (`tcplab-profile --dump`: the Debug form of `Results`, every summary, series and log; the
+# engine's own counters, events and peak pending events, at the end).
+#
+# Usage: bash bench/compare_builds.sh [BASE]        (BASE: a git revision, default main)
+# Needs .venv (bash scripts/setup.sh) for `tcplab validate --json`. Builds two release
+# binaries of bench/profile (a few minutes the first time); work files in
+# ${TMPDIR:-/tmp}/tcplab-compare. Exit status 1 when any scenario differs.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+base="${1:-main}"
+work="${TMPDIR:-/tmp}/tcplab-compare"
+mkdir -p "$work/json" "$work/base-out" "$work/new-out"
+
+# The base revision's sources, with today's profile binary (it uses only the public API:
+# Scenario, Simulation, Results), so that old revisions can be dumped too.
+rm -rf "$work/base-src"
+mkdir "$work/base-src"
+git -C "$root" archive "$base" | tar -x -C "$work/base-src"
+mkdir -p "$work/base-src/bench/profile/src"
+cp "$root/bench/profile/Cargo.toml" "$work/base-src/bench/profile/Cargo.toml"
+cp "$root/bench/profile/src/main.rs" "$work/base-src/bench/profile/src/main.rs"
+echo "building $base ..." >&2
+CARGO_TARGET_DIR="$work/base-target" cargo build -q --release \
+    --manifest-path "$work/base-src/bench/profile/Cargo.toml"
+echo "building the working tree ..." >&2
+cargo build -q --release --manifest-path "$root/bench/profile/Cargo.toml"
+base_bin="$work/base-target/release/tcplab-profile"
+new_bin="$root/bench/profile/target/release/tcplab-profile"
+
+status=0
+for toml in "$root"/scenarios/*.toml "$root"/bench/scenarios/*.toml; do
+    name="$(basename "$toml" .toml)"
+    json="$work/json/$name.json"
+    "$root/.venv/bin/tcplab" validate --json "$toml" > "$json"
+    "$base_bin" "$json" --dump "$work/base-out/$name.txt" > /dev/null
+    "$new_bin" "$json" --dump "$work/new-out/$name.txt" > /dev/null
+    if cmp -s "$work/base-out/$name.txt" "$work/new-out/$name.txt"; then
+        echo "$name: identical"
+    else
+        echo "$name: DIFFERS"
+        diff "$work/base-out/$name.txt" "$work/new-out/$name.txt" | head -20 || true
+        status=1
+    fi
+done
+exit $status
