@@ -16,7 +16,9 @@ from tcplab.units import format_duration
 
 
 class ScenarioChecks:
-    """Checks run by ``Scenario``'s after-validator; each raises :class:`FieldError`."""
+    """Checks run by ``Scenario``'s after-validator; each raises :class:`FieldError`. They read
+    the Scenario's fields and its topology views (``hosts``, ``link_names``, ``_graph``,
+    ``_endpoints``, ...), which :mod:`tcplab.scenario.model` defines."""
 
     def _check_explicit(self) -> None:
         seen: dict[str, int] = {}

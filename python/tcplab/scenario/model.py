@@ -52,7 +52,7 @@ class Scenario(ScenarioChecks, _Model):
 
     _source: dict[str, Any] = PrivateAttr(default_factory=dict)
 
-    # ---- cross-field checks --------------------------------------------------------------
+    # ---- cross-field checks (each one is in tcplab.scenario.checks) --------------------------
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
@@ -95,6 +95,8 @@ class Scenario(ScenarioChecks, _Model):
                 "is empty: a scenario needs at least one [[flows]] or [[udp]] entry", ("flows",), show=False
             )
         return self
+
+    # ---- the topology's names, hosts and default endpoints ---------------------------------
 
     def link_names(self) -> list[str]:
         """Names of the duplex links (``"{from}-{to}"``) in topology order."""
