@@ -90,7 +90,7 @@ def _loss(v: Any) -> dict[str, Any]:
             if "packets" not in v:
                 raise FieldError("is required but missing", ("packets",), show=False)
             return {"model": "trace", "packets": _packet_indices(v["packets"], ("packets",))}
-        if _loss_model(model) is not None:
+        if isinstance(model, str) and _loss_model(model) is not None:
             return _loss_model(model)(v)
         raise FieldError(
             "is not a known loss model (known: none, bernoulli, trace, ber, gilbert_elliott, time_trace)",

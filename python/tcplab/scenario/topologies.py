@@ -163,7 +163,7 @@ def _topology(v: Any) -> Any:
         "wired_cum_wireless": WiredCumWireless,
         "wlan_access": WlanAccess,
     }
-    if kind not in models:
+    if not isinstance(kind, str) or kind not in models:
         known = ", ".join(models)
         raise FieldError(
             f"is not a known topology kind (known: {known}; for any graph use [[nodes]] and [[links]])",
