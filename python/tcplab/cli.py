@@ -7,8 +7,9 @@ written; 2 invalid scenario or usage (one line on stderr, no traceback).
 from __future__ import annotations
 
 import sys
+import tomllib
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -41,6 +42,45 @@ def _load(path: Path, seed: int | None = None) -> Scenario:
         return sc.with_seed(seed) if seed is not None else sc
     except ScenarioError as e:
         _fail(str(e), EXIT_INVALID)
+
+
+def _load_base(path: Path, seed: int | None = None) -> tuple[Scenario, dict[str, Any] | None]:
+    """The file's scenario and its ``[sweep]`` table (None when it has none). The table is
+    stripped here, so the base scenario validates as a plain one (``Scenario.from_toml`` keeps
+    rejecting unknown fields); the source kept for results is the file as given."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = None  # load_scenario reports these with the usual messages
+    if not isinstance(data, dict) or "sweep" not in data:
+        return _load(path, seed), None
+    from tcplab.scenario.links import BASE_DIR
+
+    table = data.pop("sweep")
+    token = BASE_DIR.set(path.parent)  # time-trace files are relative to the scenario file
+    try:
+        sc = Scenario.from_dict(data, name=path.stem, source={"toml": text, "path": str(path)})
+        return (sc.with_seed(seed) if seed is not None else sc), table
+    except ScenarioError as e:
+        _fail(str(e), EXIT_INVALID)
+    finally:
+        BASE_DIR.reset(token)
+
+
+def _check_sweep(path: Path, sc: Scenario, table: dict[str, Any]) -> int:
+    """Validates every point of the ``[sweep]`` table over ``sc`` (schema, then the
+    simulator's checks); the number of points."""
+    from tcplab.scenario.links import BASE_DIR
+    from tcplab.sweep import SweepError, expand
+
+    token = BASE_DIR.set(path.parent)
+    try:
+        return len(expand(sc, table))
+    except (SweepError, ScenarioError) as e:
+        _fail(f"{path}: {e}", EXIT_INVALID)
+    finally:
+        BASE_DIR.reset(token)
 
 
 def _version_callback(value: bool) -> None:
@@ -84,11 +124,18 @@ def run(
         typer.Option("--quiet", "-q", help="No progress bar or summary table; print only the results path."),
     ] = False,
 ) -> None:
-    """Run a scenario and write its results directory (Parquet tables, summary.json, report.html)."""
+    """Run a scenario and write its results directory (Parquet tables, summary.json, report.html).
+
+    A file with a [sweep] table runs its base scenario only (tcplab sweep runs every point)."""
     from tcplab.results import OutDirError, check_out_dir, default_out_dir, write_results
     from tcplab.run import run as run_scenario
 
-    sc = _load(scenario, seed)
+    sc, sweep_table = _load_base(scenario, seed)
+    if sweep_table is not None:
+        sys.stderr.write(
+            f"note: {scenario} has a [sweep] table; running the base scenario only, without it "
+            f"(hint: `tcplab sweep {scenario} --out DIR` runs every point)\n"
+        )
     target = out if out is not None else default_out_dir(sc.name)
     try:
         check_out_dir(target)
@@ -167,8 +214,10 @@ def validate(
         bool, typer.Option("--json", help="Print the canonical JSON the simulator would run.")
     ] = False,
 ) -> None:
-    """Check a scenario file (schema, then the simulator's own checks) without running it."""
-    sc = _load(scenario)
+    """Check a scenario file (schema, then the simulator's own checks) without running it.
+
+    With a [sweep] table: the base scenario, then every point of the sweep."""
+    sc, sweep_table = _load_base(scenario)
     text = sc.canonical_json(indent=2)
     try:
         _native.Simulation(text)
@@ -176,10 +225,13 @@ def validate(
         _fail(f"{scenario}: {e}", EXIT_INVALID)
     except RuntimeError as e:
         _fail(str(e), EXIT_INTERNAL)
+    points = _check_sweep(scenario, sc, sweep_table) if sweep_table is not None else None
     if json_out:
-        typer.echo(text)
+        typer.echo(text)  # the base scenario's
     else:
         typer.echo(f"ok: {sc.describe()}")
+        if points is not None:
+            typer.echo(f"ok: all {points} sweep points valid (tcplab sweep runs them)")
 
 
 @app.command("list")

@@ -1,18 +1,236 @@
-"""Scenario fields of the network models (docs/network-models.md): RED queue parameters, the
-loss models beyond Bernoulli and packet traces (bit errors, Gilbert-Elliott, time traces with
-their file variant) and link-direction schedules. Each parser takes the TOML value and returns
-the canonical dict, or raises :class:`tcplab.scenario.FieldError` naming the sub-field and the
-bad value; :mod:`tcplab.scenario` calls them from its queue, loss and link-direction fields.
+"""Link fields of a scenario: one direction of a link (rate, delay, buffer, queue, loss,
+schedule) and the duplex link; with the network models (docs/network-models.md): RED queue
+parameters, the loss models beyond Bernoulli and packet traces (bit errors, Gilbert-Elliott,
+time traces with their file variant) and link-direction schedules. Each parser takes the TOML
+value and returns the canonical dict, or raises :class:`FieldError` naming the sub-field and
+the bad value.
 """
 
 from __future__ import annotations
 
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from tcplab.scenario import _NO_VALUE, FieldError, _buffer, _loss, _probability, _show
+from pydantic import BeforeValidator, model_validator
+
+from tcplab.scenario.errors import _NO_VALUE, FieldError, _nested, _Raw, _show
+from tcplab.scenario.fields import Duration, Rate, _Model
 from tcplab.units import UnitError, format_duration, parse_duration, parse_rate, parse_size
+
+
+def _buffer(v: Any) -> dict[str, int]:
+    """``12`` (packets), ``"64KB"`` (bytes), ``{packets = 12}`` or ``{bytes = "64KB"}``."""
+    if isinstance(v, dict):
+        if len(v) != 1 or next(iter(v)) not in ("packets", "bytes"):
+            raise FieldError("is not a buffer (expected {packets = N} or {bytes = SIZE})")
+        key, x = next(iter(v.items()))
+        if key == "packets":
+            return {"packets": _packets(x, (key,))}
+        try:
+            return {"bytes": parse_size(x)}
+        except UnitError as e:
+            raise FieldError(str(e), (key,), x) from None
+    if isinstance(v, str):
+        try:
+            return {"bytes": parse_size(v)}
+        except UnitError as e:
+            hint = (
+                " (a string buffer is a size in bytes; a plain number counts packets)"
+                if "needs a unit" in str(e)
+                else ""
+            )
+            raise FieldError(f"{e}{hint}") from None
+    return {"packets": _packets(v, ())}
+
+
+def _packets(x: Any, sub: tuple[str, ...]) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise FieldError(
+            "is not a buffer (expected a whole number of packets, e.g. 12, or a size in bytes, e.g. '64KB')",
+            sub,
+            x,
+        )
+    if not 1 <= x < 2**32:
+        raise FieldError("must be >= 1 packet", sub, x)
+    return x
+
+
+def _loss(v: Any) -> dict[str, Any]:
+    """``0.01`` (Bernoulli p), ``{model = "bernoulli", p = 0.01}``, ``{model = "none"}``,
+    ``{model = "trace", packets = [3, 17]}`` (lose the link direction's packets with these
+    0-based indices, in serialization order), or one of the models of ``_LOSS_MODELS``
+    (docs/network-models.md)."""
+    if isinstance(v, dict):
+        model = v.get("model", "bernoulli" if "p" in v else None)
+        if model == "none":
+            extra = sorted(set(v) - {"model"})
+            if extra:
+                raise FieldError("is not a known field of loss model 'none'", (extra[0],), show=False)
+            return {"model": "none"}
+        if model == "bernoulli":
+            extra = sorted(set(v) - {"model", "p"})
+            if extra:
+                raise FieldError(
+                    "is not a known field of loss model 'bernoulli' (allowed: model, p)",
+                    (extra[0],),
+                    show=False,
+                )
+            if "p" not in v:
+                raise FieldError("is required but missing", ("p",), show=False)
+            return {"model": "bernoulli", "p": _probability(v["p"], ("p",))}
+        if model == "trace":
+            extra = sorted(set(v) - {"model", "packets"})
+            if extra:
+                raise FieldError(
+                    "is not a known field of loss model 'trace' (allowed: model, packets)",
+                    (extra[0],),
+                    show=False,
+                )
+            if "packets" not in v:
+                raise FieldError("is required but missing", ("packets",), show=False)
+            return {"model": "trace", "packets": _packet_indices(v["packets"], ("packets",))}
+        if isinstance(model, str) and _loss_model(model) is not None:
+            return _loss_model(model)(v)
+        raise FieldError(
+            "is not a known loss model (known: none, bernoulli, trace, ber, gilbert_elliott, time_trace)",
+            ("model",),
+            model,
+        )
+    return {"model": "bernoulli", "p": _probability(v, ())} if v != 0 else {"model": "none"}
+
+
+def _packet_indices(x: Any, sub: tuple[str, ...]) -> list[int]:
+    if not isinstance(x, (list, tuple)):
+        raise FieldError("is not a list of packet indices (e.g. [3, 17])", sub, x)
+    out = []
+    for k, i in enumerate(x):
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 2**64:
+            raise FieldError("is not a packet index (a whole number >= 0)", (*sub, str(k)), i)
+        out.append(i)
+    return out
+
+
+def _probability(p: Any, sub: tuple[str, ...]) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise FieldError("is not a probability (expected a number within [0, 1])", sub, p)
+    if not 0 <= p <= 1:
+        raise FieldError("must be within [0, 1]", sub, p)
+    return float(p)
+
+
+def _queue(v: Any) -> dict[str, Any]:
+    """``"drop_tail"``, ``{discipline = "drop_tail"}`` or ``{discipline = "red", min_th = 5,
+    max_th = 10, ...}`` (see :func:`_red`)."""
+    disciplines = ("drop_tail", "red")
+    if isinstance(v, dict):
+        if "discipline" not in v:
+            raise FieldError("is required but missing", ("discipline",), show=False)
+        d, sub = v["discipline"], ("discipline",)
+        if d == "red":
+            return _red(v)
+        extra = sorted(set(v) - {"discipline"})
+        if extra and d in disciplines:
+            raise FieldError("is not a known field of a queue (allowed: discipline)", (extra[0],), show=False)
+    else:
+        d, sub = v, ()
+        if d == "red":
+            raise FieldError("needs its parameters: {discipline = 'red', min_th = ..., max_th = ...}")
+    if d not in disciplines:
+        raise FieldError(f"is not a known queue discipline (known: {', '.join(disciplines)})", sub, d)
+    return {"discipline": d}
+
+
+def _red(v: dict[str, Any]) -> dict[str, Any]:
+    return red(v)
+
+
+def _loss_model(model: str) -> Any:
+    """The parser of a loss model beyond none/bernoulli/trace, or None."""
+    return LOSS_MODELS.get(model)
+
+
+def _schedule(v: Any) -> list[dict[str, Any]]:
+    return schedule(v)
+
+
+class LinkDirection(_Model):
+    """One direction of a link (every field optional here; required after merging)."""
+
+    rate: Rate | None = None
+    delay: Duration | None = None
+    buffer: Annotated[dict, BeforeValidator(_buffer)] | None = None
+    queue: Annotated[dict, BeforeValidator(_queue)] | None = None
+    loss: Annotated[dict, BeforeValidator(_loss)] | None = None
+    report_losses: bool | None = None
+    report_delay: Duration | None = None
+    schedule: Annotated[list, BeforeValidator(_schedule)] | None = None
+
+
+class Duplex(LinkDirection):
+    """A duplex link: fields at this level apply to both directions; ``forward``/``reverse``
+    tables override them per direction."""
+
+    forward: LinkDirection | None = None
+    reverse: LinkDirection | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> Duplex:
+        for d in ("forward", "reverse"):
+            self.direction(d)
+        return self
+
+    def direction(self, d: str) -> dict[str, Any]:
+        """The canonical LinkDir of direction ``d`` ("forward" or "reverse")."""
+        base = self.model_dump(exclude_unset=True, exclude={"forward", "reverse"})
+        over = getattr(self, d)
+        if over is not None:
+            base.update(over.model_dump(exclude_unset=True))
+        for key in ("rate", "delay", "buffer"):
+            if base.get(key) is None:
+                raise FieldError(
+                    f"is required but missing (give {key} for both directions, or in the {d} table)",
+                    (d, key),
+                    show=False,
+                )
+        out = {
+            "rate": base["rate"],
+            "delay": base["delay"],
+            "buffer": base["buffer"],
+            "queue": base.get("queue") or {"discipline": "drop_tail"},
+            "loss": base.get("loss") or {"model": "none"},
+        }
+        if base.get("schedule"):
+            out["schedule"] = base["schedule"]
+        # The cross-layer channel: emitted only when set (the simulator omits the defaults).
+        report_delay = base.get("report_delay") or 0
+        if base.get("report_losses"):
+            out["report_losses"] = True
+            if report_delay:
+                out["report_delay"] = report_delay
+        elif report_delay:
+            given_here = over is not None and "report_delay" in over.model_fields_set
+            raise FieldError(
+                "is only allowed with report_losses = true",
+                (d, "report_delay") if given_here else ("report_delay",),
+                _Raw(format_duration(report_delay)),
+            )
+        return out
+
+    def canonical(self) -> dict[str, Any]:
+        return {"forward": self.direction("forward"), "reverse": self.direction("reverse")}
+
+
+def _one_or_list(v: Any) -> Any:
+    """A single duplex table for all pairs, or a list with one per pair."""
+    if isinstance(v, dict):
+        return [_nested(Duplex, v, ())]
+    if isinstance(v, list):
+        return [_nested(Duplex, x, (i,)) for i, x in enumerate(v)]
+    return v
+
+
+# ---- network models (docs/network-models.md) ----------------------------------------------
 
 #: RED's fields with their defaults (None: required). ``max_p`` and ``w_q`` default to
 #: Floyd's recommendations (0.1, 0.002).

@@ -1,0 +1,185 @@
+//! The `Simulation` pyclass (`tcplab._native.Simulation`): a `tcplab_sim::Simulation` driven
+//! from Python, every call with the GIL released and inside `catch_unwind`.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::sync::Mutex;
+use tcplab_core::Time;
+use tcplab_sim::{Scenario, Simulation};
+
+use crate::panics::{internal_error, no_panic};
+use crate::tables::results_to_py;
+
+// The binding runs simulations on threads other than the one that built them (the GIL is
+// released while they run): the simulator must stay `Send`.
+const _: fn() = || {
+    fn assert_send<T: Send>() {}
+    assert_send::<Simulation>();
+};
+
+const FINISHED: &str = "Simulation.finish() was already called";
+
+/// A call that could not run: a misuse (RuntimeError as is) or a panic (internal error).
+fn call_error(msg: String) -> PyErr {
+    if msg == FINISHED {
+        PyRuntimeError::new_err(msg)
+    } else {
+        internal_error(&msg)
+    }
+}
+
+enum State {
+    Running(Box<Simulation>),
+    /// `finish` was called; the simulated time the run ended at.
+    Finished {
+        now_ns: u64,
+    },
+    /// A call panicked: the simulation's state cannot be trusted any more.
+    Failed(String),
+}
+
+/// A simulation of one scenario, advanced with `run_until` and ended with `finish`.
+///
+/// `Simulation(scenario_json)` takes the canonical-unit scenario JSON (what
+/// `tcplab.Scenario.canonical_json()` emits); JSON and validation errors raise ValueError.
+#[pyclass(name = "Simulation", module = "tcplab._native", frozen)]
+pub(crate) struct PySimulation {
+    state: Mutex<State>,
+    end_ns: u64,
+}
+
+impl PySimulation {
+    /// Runs `f` on the live simulation with the GIL released.
+    fn with_sim<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Simulation) -> T + Send,
+    ) -> PyResult<T> {
+        self.with_sim_or(py, f, |_| None)
+    }
+
+    /// Like `with_sim`, but after `finish` answers `finished(now_ns)` when that is Some.
+    fn with_sim_or<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Simulation) -> T + Send,
+        finished: impl FnOnce(u64) -> Option<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            match &mut *state {
+                State::Running(sim) => match no_panic(|| f(sim)) {
+                    Ok(v) => Ok(v),
+                    Err(msg) => {
+                        *state = State::Failed(msg.clone());
+                        Err(msg)
+                    }
+                },
+                State::Finished { now_ns } => finished(*now_ns).ok_or_else(|| FINISHED.to_string()),
+                State::Failed(msg) => Err(format!(
+                    "the simulation cannot continue after an earlier internal error ({msg})"
+                )),
+            }
+        })
+        .map_err(call_error)
+    }
+}
+
+#[pymethods]
+impl PySimulation {
+    #[new]
+    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+        let json = scenario_json.to_owned();
+        let built = py.detach(move || {
+            no_panic(move || -> Result<(Box<Simulation>, u64), String> {
+                let scenario: Scenario =
+                    serde_json::from_str(&json).map_err(|e| format!("scenario JSON: {e}"))?;
+                let sim = Simulation::new(&scenario).map_err(|e| e.to_string())?;
+                let end_ns = sim.end_time().as_nanos();
+                Ok((Box::new(sim), end_ns))
+            })
+        });
+        match built {
+            Err(panic) => Err(internal_error(&panic)),
+            Ok(Err(invalid)) => Err(PyValueError::new_err(invalid)),
+            Ok(Ok((sim, end_ns))) => Ok(PySimulation {
+                state: Mutex::new(State::Running(sim)),
+                end_ns,
+            }),
+        }
+    }
+
+    /// Processes every event up to and including `t_ns` (capped at the end of the run),
+    /// with the GIL released.
+    fn run_until(&self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
+        self.with_sim(py, |sim| sim.run_until(Time::from_nanos(t_ns)))
+    }
+
+    /// Simulated time reached so far, in ns.
+    #[getter]
+    fn now_ns(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_sim_or(py, |sim| sim.now().as_nanos(), Some)
+    }
+
+    /// When the run ends (the scenario's duration), in ns.
+    #[getter]
+    fn end_ns(&self) -> u64 {
+        self.end_ns
+    }
+
+    /// The run is over (end time reached, or every flow finished and nothing is pending).
+    #[getter]
+    fn done(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with_sim_or(py, |sim| sim.is_done(), |_| Some(true))
+    }
+
+    /// Ends the run and returns its results: one dict per table (`flows`, `udp`, `links`,
+    /// `series`, `queues`, `drops`, `events`, `segments`, `verdicts`) mapping column names to numpy
+    /// arrays (numbers) or lists (strings), plus the `conservation` and `stats` dicts.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let results = py
+            .detach(|| {
+                let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                match std::mem::replace(&mut *state, State::Finished { now_ns: 0 }) {
+                    State::Running(sim) => {
+                        let now_ns = no_panic(|| sim.now().as_nanos());
+                        match now_ns.and_then(|now_ns| no_panic(move || (now_ns, (*sim).finish())))
+                        {
+                            Ok((now_ns, results)) => {
+                                *state = State::Finished { now_ns };
+                                Ok(results)
+                            }
+                            Err(msg) => {
+                                *state = State::Failed(msg.clone());
+                                Err(msg)
+                            }
+                        }
+                    }
+                    State::Finished { now_ns } => {
+                        *state = State::Finished { now_ns };
+                        Err(FINISHED.to_string())
+                    }
+                    State::Failed(msg) => {
+                        let err = format!(
+                            "the simulation cannot continue after an earlier internal error ({msg})"
+                        );
+                        *state = State::Failed(msg);
+                        Err(err)
+                    }
+                }
+            })
+            .map_err(call_error)?;
+        results_to_py(py, results)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let what = match &*state {
+            State::Running(_) => "running",
+            State::Finished { .. } => "finished",
+            State::Failed(_) => "failed",
+        };
+        format!("<tcplab._native.Simulation {what}, end_ns={}>", self.end_ns)
+    }
+}

@@ -1,0 +1,319 @@
+"""The report's figures (matplotlib, Agg canvas; no pyplot global state): windows, throughput,
+queue lengths and time-sequence plots of a run."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+import numpy as np
+import polars as pl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from tcplab.run import RunResult
+
+#: ssthresh at or above this is "unbounded" (u64::MAX before the first loss).
+_UNBOUNDED = 2**62
+_MAX_POINTS = 200_000
+_COLORS = [
+    "tab:blue",
+    "tab:orange",
+    "tab:green",
+    "tab:red",
+    "tab:purple",
+    "tab:brown",
+    "tab:pink",
+    "tab:olive",
+]
+
+
+def _png(fig: Figure) -> str:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, pil_kwargs={"compress_level": 1})
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _layout(fig: Figure, rows: int) -> None:
+    """Fixed margins (in inches): much cheaper than constrained/tight layout."""
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(
+        left=1.0 / w, right=1 - 0.2 / w, top=1 - 0.35 / h, bottom=0.55 / h, hspace=0.45 if rows > 1 else 0.2
+    )
+
+
+def _figure(rows: int, height: float = 2.6, sharex: bool = True) -> tuple[Figure, list[Any]]:
+    fig = Figure(figsize=(10, 0.9 + height * rows))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, 1, sharex=sharex, squeeze=False)[:, 0]
+    _layout(fig, rows)
+    return fig, list(axes)
+
+
+def _flow_names(result: RunResult) -> list[str]:
+    return [str(n) for n in result.flows["name"].to_list()] or [f["name"] for f in result.canonical["flows"]]
+
+
+def _mss(result: RunResult, flow: int) -> int:
+    try:
+        return int(result.canonical["flows"][flow]["tcp"]["mss"])
+    except (IndexError, KeyError, TypeError):
+        return int(result.canonical["tcp"]["mss"])
+
+
+def _flow_label(result: RunResult, flow: int) -> str:
+    f = result.canonical["flows"][flow]
+    return f"{f['name']} ({f['controller']['name']} + {f['recovery']['name']})"
+
+
+def _thin(n: int) -> int:
+    return max(1, n // _MAX_POINTS)
+
+
+# ---- plots -----------------------------------------------------------------------------------
+
+
+def plot_windows(result: RunResult) -> Figure | None:
+    s = result.series
+    nflows = len(result.canonical["flows"])
+    if s.height == 0 or nflows == 0:
+        return None
+    fig, axes = _figure(nflows)
+    ev = result.events
+    for f, ax in enumerate(axes):
+        mss = _mss(result, f)
+        rows = s.filter(pl.col("flow") == f)
+        t = rows["time_ns"].to_numpy() / 1e9
+        cwnd = rows["cwnd"].to_numpy() / mss
+        ss = rows["ssthresh"].to_numpy().astype(np.float64)
+        ss[ss >= _UNBOUNDED] = np.nan
+        ss /= mss
+        ax.plot(t, cwnd, drawstyle="steps-post", lw=0.8, color="tab:blue", label="cwnd")
+        ax.plot(t, ss, drawstyle="steps-post", lw=0.8, color="tab:green", ls="--", label="ssthresh")
+        e = ev.filter(pl.col("flow") == f)
+        for kind, marker, color, label in (
+            ("recovery_enter", "v", "tab:red", "fast retransmit"),
+            ("timeout", "X", "black", "timeout"),
+        ):
+            k = e.filter(pl.col("event") == kind)
+            if k.height:
+                ax.plot(
+                    k["time_ns"].to_numpy() / 1e9,
+                    k["cwnd"].to_numpy() / mss,
+                    ls="none",
+                    marker=marker,
+                    ms=5,
+                    color=color,
+                    label=f"{label} ({k.height})",
+                )
+        ax.set_ylabel(f"window (segments,\nMSS {mss} B)")
+        ax.set_title(_flow_label(result, f), fontsize=10, loc="left")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper right", fontsize=8, ncols=4)
+    axes[-1].set_xlabel("time (s)")
+    return fig
+
+
+def throughput_bins(result: RunResult) -> tuple[np.ndarray, list[np.ndarray], float]:
+    """(bin start times in s, per-flow throughput in Mb/s, bin width in s) from `delivered`."""
+    dur = int(result.canonical["duration"])
+    end = max(dur, int(result.stats.get("sim_time_ns", 0) or 0))
+    width = max(end // 100, 1_000_000)
+    edges = np.arange(0, end + width, width, dtype=np.int64)
+    s = result.series
+    out = []
+    for f in range(len(result.canonical["flows"])):
+        rows = s.filter(pl.col("flow") == f)
+        t = rows["time_ns"].to_numpy().astype(np.int64)
+        d = rows["delivered"].to_numpy().astype(np.float64)
+        idx = np.searchsorted(t, edges, side="right") - 1
+        at = np.where(idx >= 0, d[np.clip(idx, 0, None)] if d.size else 0.0, 0.0)
+        out.append(np.diff(at) * 8 / (width / 1e9) / 1e6)
+    return edges[:-1] / 1e9, out, width / 1e9
+
+
+def plot_throughput(result: RunResult) -> tuple[Figure, float] | None:
+    if result.series.height == 0 or not result.canonical["flows"]:
+        return None
+    t, per_flow, width = throughput_bins(result)
+    fig, (ax,) = _figure(1, height=2.8)
+    for f, y in enumerate(per_flow):
+        ax.step(t, y, where="post", lw=1.0, color=_COLORS[f % len(_COLORS)], label=_flow_label(result, f))
+    if len(per_flow) > 1:
+        ax.step(t, np.sum(per_flow, axis=0), where="post", lw=0.8, color="gray", ls=":", label="all flows")
+    topo = result.canonical["topology"]
+    if topo.get("kind") == "dumbbell":
+        rate = topo["bottleneck"]["forward"]["rate"] / 1e6
+        ax.axhline(rate, color="black", lw=0.8, ls="--", label=f"bottleneck {rate:g} Mb/s")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("throughput (Mb/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8)
+    return fig, width
+
+
+def _link_specs(canonical: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(link name, direction) -> canonical LinkDir."""
+    topo = canonical["topology"]
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    if topo.get("kind") == "dumbbell":
+        n = topo["pairs"]
+        for i in range(n):
+            sa = topo["sender_access"][i if len(topo["sender_access"]) > 1 else 0]
+            ra = topo["receiver_access"][i if len(topo["receiver_access"]) > 1 else 0]
+            for d in ("forward", "reverse"):
+                out[(f"s{i}-left", d)] = sa[d]
+                out[(f"right-r{i}", d)] = ra[d]
+        for d in ("forward", "reverse"):
+            out[("left-right", d)] = topo["bottleneck"][d]
+    elif topo.get("kind") == "explicit":
+        for link in topo.get("links", []):
+            for d in ("forward", "reverse"):
+                out[(f"{link['from']}-{link['to']}", d)] = link[d]
+    else:  # other presets
+        from tcplab.topology import graph
+
+        for a, b, fwd, rev in graph(topo)[1]:
+            out[(f"{a}-{b}", "forward")] = fwd
+            out[(f"{a}-{b}", "reverse")] = rev
+    return out
+
+
+def plot_queues(result: RunResult) -> tuple[Figure, list[str]] | None:
+    q = result.queues
+    if q.height == 0:
+        return None
+    busy = (
+        q.group_by("link")
+        .agg(pl.col("packets").max().alias("peak"))
+        .filter(pl.col("peak") > 1)  # 1 = only the packet in service: no queue
+        .sort("peak", descending=True)
+        .head(4)
+        .sort("link")
+    )
+    if busy.height == 0:
+        return None
+    links = result.links
+    specs = _link_specs(result.canonical)
+    fig, axes = _figure(busy.height, height=2.2)
+    names = []
+    for ax, link in zip(axes, busy["link"].to_list()):
+        rows = q.filter(pl.col("link") == link)
+        t = rows["time_ns"].to_numpy() / 1e9
+        ax.plot(
+            t, rows["packets"].to_numpy(), drawstyle="steps-post", lw=0.8, color="tab:purple", label="queue"
+        )
+        if link < links.height:
+            name, direction = links["link"][link], links["direction"][link]
+            label = f"{name} {direction} ({links['from'][link]} → {links['to'][link]})"
+            spec = specs.get((name, direction))
+            peak = int(rows["packets"].max() or 0)
+            if spec and "packets" in spec["buffer"]:
+                cap = spec["buffer"]["packets"]
+                if cap <= 2 * peak:
+                    ax.axhline(cap, color="tab:red", lw=0.8, ls="--", label=f"buffer {cap} packets")
+                else:
+                    label += f", buffer {cap} packets (off scale)"
+            elif spec:
+                label += f", buffer {spec['buffer']['bytes']} B"
+        else:
+            label = f"link {link}"
+        names.append(label)
+        ax.set_title(label, fontsize=10, loc="left")
+        ax.set_ylabel("queue (packets)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper right", fontsize=8)
+    axes[-1].set_xlabel("time (s)")
+    return fig, names
+
+
+def _zoom_windows(result: RunResult) -> list[tuple[float, float] | None]:
+    """Per flow, a time range (ns) around its first loss: 5 RTTs before, 15 after."""
+    out: list[tuple[float, float] | None] = []
+    drops = result.drops.filter((pl.col("flow_kind") == "tcp") & (pl.col("packet") == "data"))
+    ev = result.events.filter(pl.col("event").is_in(["recovery_enter", "timeout"]))
+    for f in range(len(result.canonical["flows"])):
+        times = (
+            drops.filter(pl.col("flow") == f)["time_ns"].to_list()
+            + ev.filter(pl.col("flow") == f)["time_ns"].to_list()
+        )
+        if not times:
+            out.append(None)
+            continue
+        srtt = result.series.filter((pl.col("flow") == f) & (pl.col("srtt_ns") > 0))["srtt_ns"]
+        rtt = float(srtt.median()) if srtt.len() else 100e6
+        t0 = min(times)
+        out.append((max(0.0, t0 - 5 * rtt), t0 + 15 * rtt))
+    return out
+
+
+def plot_time_sequence(result: RunResult, zoom: bool = False) -> Figure | None:
+    """Time-sequence plot per flow; ``zoom`` restricts each flow to the time around its first
+    loss (None when no flow lost anything)."""
+    g = result.segments
+    nflows = len(result.canonical["flows"])
+    if g.height == 0 or nflows == 0:
+        return None
+    windows = _zoom_windows(result) if zoom else [None] * nflows
+    if zoom and all(w is None for w in windows):
+        return None
+    drops = result.drops.filter((pl.col("flow_kind") == "tcp") & (pl.col("packet") == "data"))
+    fig, axes = _figure(nflows, height=3.0, sharex=not zoom)
+    if zoom:
+        fig.subplots_adjust(hspace=0.6)
+    for f, ax in enumerate(axes):
+        rows = g.filter(pl.col("flow") == f)
+        d = drops.filter(pl.col("flow") == f)
+        w = windows[f]
+        if w is not None:
+            rows = rows.filter(pl.col("time_ns").is_between(w[0], w[1]))
+            d = d.filter(pl.col("time_ns").is_between(w[0], w[1]))
+        scale = 1e6 if not zoom else float(_mss(result, f))
+        orig = rows.filter(pl.col("retransmission") == 0)
+        rtx = rows.filter(pl.col("retransmission") > 0)
+        step = _thin(orig.height)
+        ax.scatter(
+            orig["time_ns"].to_numpy()[::step] / 1e9,
+            orig["seq"].to_numpy()[::step] / scale,
+            s=1 if not zoom else 6,
+            color="tab:blue",
+            label="segment sent" + (f" (1 in {step} shown)" if step > 1 else ""),
+            rasterized=True,
+        )
+        if rtx.height:
+            ax.scatter(
+                rtx["time_ns"].to_numpy() / 1e9,
+                rtx["seq"].to_numpy() / scale,
+                s=10 if not zoom else 22,
+                color="tab:red",
+                label=f"retransmission ({rtx.height})",
+                rasterized=True,
+            )
+        if d.height:
+            ax.scatter(
+                d["time_ns"].to_numpy() / 1e9,
+                d["seq"].to_numpy() / scale,
+                s=18 if not zoom else 40,
+                marker="x",
+                color="black",
+                label=f"dropped ({d.height})",
+                rasterized=True,
+            )
+        title = _flow_label(result, f)
+        if zoom:
+            title += " — around the first loss" if w is not None else " — no loss"
+        ax.set_title(title, fontsize=10, loc="left")
+        ax.set_ylabel(
+            "sequence number (MB)" if not zoom else f"sequence number\n(segments of {int(scale)} B)"
+        )
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper left", fontsize=8, markerscale=2 if not zoom else 1)
+        if zoom or f == nflows - 1:
+            ax.set_xlabel("time (s)")
+    return fig
+

@@ -1,0 +1,324 @@
+"""The report's HTML pieces: the stylesheet, escaping, number formatting and table helpers,
+and the sections (per-flow summary, conservation, loss classification, scenario parameters,
+links, embedded figures)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from tcplab.report.plots import _png
+from tcplab.run import RunResult
+from tcplab.units import format_duration, format_rate
+
+
+def _wlan_text(w: dict[str, Any]) -> str:
+    """One line describing a canonical WLAN segment."""
+
+    def place(st: dict[str, Any]) -> str:
+        if st.get("distance") is not None:
+            return f"{st['node']} at {st['distance']:g} m"
+        return f"{st['node']} {st.get('preset') or w.get('preset')}"
+
+    m = w["mac"]
+    placed = ", ".join(place(st) for st in w["stations"])
+    return f"{m['rate'] / 1e6:g} Mb/s, buffer {m['buffer']} pkts, retry limit {m['retry_limit']}; {placed}"
+
+
+# ---- HTML ------------------------------------------------------------------------------------
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+figure { margin: 1em 0; } figure img { max-width: 100%; }
+figcaption { font-size: 0.9em; color: #444; margin-top: 0.3em; }
+.ok { color: #176317; font-weight: bold; } .bad { color: #a00; font-weight: bold; }
+.muted { color: #777; }
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _table(headers: list[str], rows: list[list[Any]], left: int = 1) -> str:
+    head = "".join(f'<th class="{"l" if i < left else ""}">{_e(h)}</th>' for i, h in enumerate(headers))
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="{"l" if i < left else ""}">{_e(v)}</td>' for i, v in enumerate(r))
+        + "</tr>"
+        for r in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _ms(ns: Any) -> str:
+    return "–" if ns is None else f"{ns / 1e6:.1f}"
+
+
+def _params_html(result: RunResult) -> str:
+    c = result.canonical
+    rows = [
+        ["name", c["name"]],
+        ["description", c.get("description") or "–"],
+        ["seed", c["seed"]],
+        ["duration", format_duration(c["duration"])],
+    ]
+    topo = c["topology"]
+    if topo.get("kind") == "dumbbell":
+        rows.append(["topology", f"dumbbell, {topo['pairs']} host pair(s)"])
+        for d in ("forward", "reverse"):
+            rows.append([f"bottleneck {d}", _linkdir(topo["bottleneck"][d])])
+        for key in ("sender_access", "receiver_access"):
+            for i, a in enumerate(topo[key]):
+                tag = f" [{i}]" if len(topo[key]) > 1 else ""
+                rows.append([f"{key.replace('_', ' ')}{tag}", _linkdir(a["forward"]) + " (forward)"])
+    elif topo.get("kind") == "wlan_access":
+        w = topo["wlan"]
+        rows.append(["topology", f"wlan_access (WLAN paper Fig. 3), {len(w['stations'])} station(s)"])
+        for d in ("forward", "reverse"):
+            rows.append([f"pipe router-ap {d}", _linkdir(topo["pipe"][d])])
+        rows.append(["802.11b", _wlan_text(w)])
+    elif topo.get("kind") != "explicit":  # other presets: every link
+        from tcplab.topology import graph
+
+        nodes, links = graph(topo)
+        rows.append(["topology", f"{topo['kind']}: {len(nodes)} nodes, {len(links)} links"])
+        for a, b, fwd, rev in links:
+            rows.append([f"{a}-{b} forward", _linkdir(fwd)])
+            rows.append([f"{a}-{b} reverse", _linkdir(rev)])
+    else:
+        rows.append(["topology", f"explicit: {len(topo['nodes'])} nodes, {len(topo['links'])} links"])
+        for w in topo.get("wlan", []):
+            rows.append([f"802.11b {w['name']} (AP {w['ap']})", _wlan_text(w)])
+        for link in topo["links"]:
+            for d in ("forward", "reverse"):
+                rows.append([f"{link['from']}-{link['to']} {d}", _linkdir(link[d])])
+    out = _table(["parameter", "value"], rows, left=2)
+    frows = []
+    for f in c["flows"]:
+        t = f["tcp"]
+        growth = t["growth"]["mode"] + (f" (L={t['growth']['limit']})" if "limit" in t["growth"] else "")
+        frows.append(
+            [
+                f["name"],
+                f"{f['src']} → {f['dst']}",
+                f["controller"]["name"] + _params(f["controller"]["params"]),
+                f["recovery"]["name"] + _params(f["recovery"]["params"]),
+                format_duration(f["start"]),
+                "–" if f["bytes"] is None else f"{f['bytes']} B",
+                t["mss"],
+                t["initial_cwnd"],
+                t["sack_blocks"],
+                "on" if t["delayed_ack"] else "off",
+                growth,
+                format_duration(t["rto_min"]),
+            ]
+        )
+    out += _table(
+        [
+            "flow",
+            "path",
+            "controller",
+            "recovery",
+            "start",
+            "bytes",
+            "MSS (B)",
+            "IW (seg)",
+            "SACK blocks",
+            "delayed ACK",
+            "growth",
+            "RTO min",
+        ],
+        frows,
+        left=4,
+    )
+    return out
+
+
+def _params(p: dict[str, Any]) -> str:
+    return "" if not p else " (" + ", ".join(f"{k}={v}" for k, v in p.items()) + ")"
+
+
+def _linkdir(d: dict[str, Any]) -> str:
+    buf = d["buffer"]
+    b = f"{buf['packets']} packets" if "packets" in buf else f"{buf['bytes']} B"
+    model = d["loss"]["model"]
+    if model == "none":
+        loss = "no random loss"
+    elif "p" in d["loss"]:
+        loss = f"loss p={d['loss']['p']:g}"
+    else:
+        loss = f"{model} loss"
+    out = f"{format_rate(d['rate'])}, delay {format_duration(d['delay'])}, buffer {b}, {d['queue']['discipline']}, {loss}"
+    if d.get("report_losses"):
+        delay = d.get("report_delay") or 0
+        out += ", reports random drops to the sender" + (f" after {format_duration(delay)}" if delay else "")
+    return out
+
+
+def _summary_html(result: RunResult) -> str:
+    rows = []
+    for r in result.flow_summary():
+        rows.append(
+            [
+                r["name"],
+                r["controller"],
+                r["recovery"],
+                f"{r['throughput_mbps']:.3f}",
+                _fmt(r["goodput"]),
+                r["bytes_delivered"],
+                "yes" if r["completed"] else "no",
+                r["segments_sent"],
+                r["retransmits"],
+                r["fast_retransmits"],
+                r["timeouts"],
+                r["data_drops"],
+                r["spurious_retransmits"],
+                _ms(r["min_rtt_ns"]),
+                _ms(r["mean_rtt_ns"]),
+            ]
+        )
+    out = _table(
+        [
+            "flow",
+            "controller",
+            "recovery",
+            "throughput (Mb/s)",
+            "goodput",
+            "bytes delivered",
+            "completed",
+            "segments sent",
+            "retransmits",
+            "fast retransmits",
+            "timeouts",
+            "data drops",
+            "spurious rtx",
+            "min RTT (ms)",
+            "mean RTT (ms)",
+        ],
+        rows,
+        left=3,
+    )
+    if result.udp.height:
+        out += _table(
+            ["UDP flow", "src", "dst", "sent", "received", "dropped", "throughput (Mb/s)"],
+            [
+                [
+                    r["name"],
+                    r["src"],
+                    r["dst"],
+                    r["packets_sent"],
+                    r["packets_received"],
+                    r["packets_dropped"],
+                    f"{r['throughput_bps'] / 1e6:.3f}",
+                ]
+                for r in result.udp.iter_rows(named=True)
+            ],
+            left=3,
+        )
+    return out
+
+
+def _classification_html(result: RunResult) -> str:
+    """Per flow with loss responses: Veno's Table I (verdict by actual cause of the loss).
+    Empty when no flow had any."""
+    parts = []
+    for r in result.flow_summary():
+        t = r["table_one"]
+        if not any(sum(t[k].values()) for k in ("ff45", "ff12", "ff_other", "timeouts")):
+            continue
+        rows = []
+        for key, label in (
+            ("ff45", "#FF4/5"),
+            ("ff12", "#FF1/2"),
+            ("ff_other", "#FF other"),
+            ("timeouts", "timeouts"),
+        ):
+            by = t[key]
+            rows.append([label, by["congestion"], by["random"], by["none"], sum(by.values())])
+        parts.append(f"<h3>{_e(r['name'])} ({_e(r['controller'])})</h3>")
+        parts.append(_table(["response", "congestion", "random", "none", "total"], rows))
+        parts.append(
+            f"<p class='muted'>4/5 accuracy (share of 4/5 decisions that answered a random loss): "
+            f"{_fmt(t['ff45_accuracy'])}; congestion misdiagnosis (congestion losses answered with "
+            f"4/5 among those answered with 4/5 or 1/2): {_fmt(t['congestion_misdiagnosis'])}.</p>"
+        )
+    if not parts:
+        return ""
+    return (
+        "<h2>Loss classification (Veno Table I form)</h2>"
+        "<p class='muted'>Loss responses by the controller's verdict (rows) and the actual cause of the "
+        "loss that triggered them (columns): congestion = buffer overflow or AQM, random = link error "
+        "or MAC, none = the segment was not lost (spurious trigger). #FF = fast retransmits.</p>"
+        + "\n".join(parts)
+    )
+
+
+def _links_html(result: RunResult) -> str:
+    causes = [c for c in result.links.columns if c.startswith("drops_")]
+    rows = []
+    for r in result.links.iter_rows(named=True):
+        rows.append(
+            [
+                r["link"],
+                r["direction"],
+                f"{r['from']} → {r['to']}",
+                format_rate(r["rate_bps"]),
+                format_duration(r["delay_ns"]),
+                r["packets_sent"],
+                f"{r['utilization']:.3f}",
+            ]
+            + [r[c] for c in causes]
+            + [r.get("ecn_marks", 0)]
+        )
+    return _table(
+        ["link", "direction", "path", "rate", "delay", "packets sent", "utilization"]
+        + [c.removeprefix("drops_").replace("_", " ") + " drops" for c in causes]
+        + ["ECN marks"],
+        rows,
+        left=3,
+    )
+
+
+def _conservation_html(result: RunResult) -> str:
+    c = result.conservation
+    status = '<span class="ok">OK</span>' if c.get("ok") else '<span class="bad">VIOLATED</span>'
+    items = "".join(f"<li>{_e(v)}</li>" for v in c.get("violations", []))
+    counts = ", ".join(
+        f"{k.replace('_', ' ')}: {c[k]}"
+        for k in ("packets_sent", "packets_delivered", "packets_dropped", "packets_in_flight")
+        if k in c
+    )
+    s = result.stats
+    stats = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in s.items())
+    return (
+        f"<p>Packet conservation: {status} ({_e(counts)}).</p>"
+        + (f"<ul>{items}</ul>" if items else "")
+        + f"<p class='muted'>Run: {_e(stats)}; wall time {result.wall_time_s:.2f} s; tcplab {_e(result.version)}; "
+        f"started {_e(result.started_at.isoformat(timespec='seconds'))}.</p>"
+    )
+
+
+def _figure_html(fig: Figure, caption: str, alt: str) -> str:
+    return f'<figure><img alt="{_e(alt)}" src="data:image/png;base64,{_png(fig)}"><figcaption>{caption}</figcaption></figure>'
+
+
+def _eth_html(result: RunResult) -> str:
+    from tcplab.report_eth import eth_html  # it imports this module's helpers
+
+    return eth_html(result)
+

@@ -1,0 +1,266 @@
+"""The Scenario model's cross-field checks (names, endpoints, routes, schedules, pcap
+selectors, WLAN segments, the merged TCP settings), as a mixin of
+:class:`tcplab.scenario.model.Scenario`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tcplab import _native
+from tcplab.scenario.errors import FieldError, _Raw
+from tcplab.scenario.flows import TcpOverrides, default_tcp_config
+from tcplab.scenario.links import Duplex
+from tcplab.scenario.wlan import WlanAccess
+from tcplab.units import format_duration
+
+
+class ScenarioChecks:
+    """Checks run by ``Scenario``'s after-validator; each raises :class:`FieldError`. They read
+    the Scenario's fields and its topology views (``hosts``, ``link_names``, ``_graph``,
+    ``_endpoints``, ...), which :mod:`tcplab.scenario.model` defines."""
+
+    def _check_explicit(self) -> None:
+        seen: dict[str, int] = {}
+        for i, n in enumerate(self.nodes or []):
+            if n.name in seen:
+                raise FieldError(
+                    f"is already the name of nodes[{seen[n.name]}]", (("nodes", i, "name")), n.name
+                )
+            seen[n.name] = i
+        pairs: dict[tuple[str, str], int] = {}
+        for i, link in enumerate(self.links or []):
+            for key, end in (("from", link.from_), ("to", link.to)):
+                if end not in seen:
+                    raise FieldError(f"is not a node (nodes: {', '.join(seen)})", ("links", i, key), end)
+            if link.from_ == link.to:
+                raise FieldError("links a node to itself", ("links", i, "to"), link.to)
+            key = tuple(sorted((link.from_, link.to)))
+            if key in pairs:
+                raise FieldError(
+                    f"duplicates links[{pairs[key]}] between the same nodes", ("links", i), show=False
+                )
+            pairs[key] = i
+
+    def _duplexes(self) -> list[tuple[tuple[str | int, ...], Duplex]]:
+        """Every duplex link table with its path."""
+        if self.topology is not None:
+            # Every Duplex-valued field of the preset, single or listed (bottleneck, access, ...).
+            out: list[tuple[tuple[str | int, ...], Duplex]] = []
+            for key in type(self.topology).model_fields:
+                value = getattr(self.topology, key)
+                if isinstance(value, Duplex):
+                    out.append((("topology", key), value))
+                elif isinstance(value, list):
+                    out.extend((("topology", key, i), d) for i, d in enumerate(value) if isinstance(d, Duplex))
+            return out
+        return [(("links", i), link) for i, link in enumerate(self.links or [])]
+
+    def _check_schedules(self) -> None:
+        """Scheduled changes must fall within the run."""
+        for path, duplex in self._duplexes():
+            for where, table in (((), duplex), (("forward",), duplex.forward), (("reverse",), duplex.reverse)):
+                for k, c in enumerate((table.schedule if table is not None else None) or []):
+                    if c["at"] > self.duration:
+                        raise FieldError(
+                            f"must be at most the duration ({format_duration(self.duration)})",
+                            (*path, *where, "schedule", k, "at"),
+                            _Raw(format_duration(c["at"])),
+                        )
+
+    def _check_routing(self) -> None:
+        if self.topology is not None:
+            for key in ("routing", "static_routes"):
+                if getattr(self, key) is not None:
+                    raise FieldError(
+                        "is only for explicit topologies ([[nodes]] and [[links]])", (key,), show=False
+                    )
+            return
+        nodes, links = self._graph()
+        joined = {(a, b) for a, b in links} | {(b, a) for a, b in links}
+        for i, r in enumerate(self.static_routes or []):
+            for key in ("at", "dst", "next"):
+                name = getattr(r, key)
+                if name not in nodes:
+                    raise FieldError(
+                        f"is not a node (nodes: {', '.join(nodes)})", ("static_routes", i, key), name
+                    )
+            if nodes[r.dst] != "host":
+                raise FieldError("is a router; routes lead to hosts", ("static_routes", i, "dst"), r.dst)
+            if (r.at, r.next) not in joined:
+                raise FieldError(
+                    f"is not a neighbour of {r.at!r} (no link joins them)", ("static_routes", i, "next"), r.next
+                )
+
+    def _check_routes(self) -> None:
+        """Each flow's ``route``: from its src to its dst along links, routers in between."""
+        if all(f.route is None for f in list(self.flows) + list(self.udp)):
+            return
+        nodes, links = self._graph()
+        joined = {(a, b) for a, b in links} | {(b, a) for a, b in links}
+        for table, items in (("flows", self.flows), ("udp", self.udp)):
+            for i, f in enumerate(items):
+                if f.route is None:
+                    continue
+                src, dst = self._endpoints(table, i)
+                where = (table, i, "route")
+                if len(f.route) < 2:
+                    raise FieldError("needs at least the flow's src and dst", where)
+                for k, n in enumerate(f.route):
+                    if n not in nodes:
+                        raise FieldError("is not a node", (*where, k), n)
+                if f.route[0] != src:
+                    raise FieldError(f"must be the flow's src {src!r}", (*where, 0), f.route[0])
+                if f.route[-1] != dst:
+                    raise FieldError(f"must be the flow's dst {dst!r}", (*where, len(f.route) - 1), f.route[-1])
+                for k in range(1, len(f.route)):
+                    a, b = f.route[k - 1], f.route[k]
+                    if (a, b) not in joined:
+                        raise FieldError(f"is not linked to {a!r} (a route follows links)", (*where, k), b)
+                    if b in f.route[:k]:
+                        raise FieldError("is visited twice (a route has no loops)", (*where, k), b)
+                    if k < len(f.route) - 1 and nodes[b] != "router":
+                        raise FieldError("is a host in the middle of the route (hosts do not forward)", (*where, k), b)
+
+    def _check_pcap(self) -> None:
+        links = self.link_names()
+        shown = ", ".join(links[:8]) + (", ..." if len(links) > 8 else "")
+        for k, sel in enumerate(self.trace.pcap):
+            if sel == "all":
+                continue
+            link, _, direction = sel.partition("/")
+            if link not in links:
+                raise FieldError(
+                    f'is not a link (expected "all", a link or "<link>/forward" / "<link>/reverse"; links: {shown})',
+                    ("trace", "pcap", k),
+                    sel,
+                )
+            if "/" in sel and direction not in ("forward", "reverse"):
+                raise FieldError(
+                    "has an unknown direction (expected <link>/forward or <link>/reverse)",
+                    ("trace", "pcap", k),
+                    sel,
+                )
+
+    def _check_wlan(self) -> None:
+        if self.topology is not None:
+            raise FieldError("needs an explicit topology ([[nodes]] and [[links]])", ("wlan",), show=False)
+        kinds = {n.name: n.kind for n in self.nodes or []}
+        hosts = {n for n, k in kinds.items() if k == "host"}
+        names: dict[str, int] = {}
+        for i, w in enumerate(self.wlan or []):
+            if w.ap not in kinds:
+                raise FieldError(f"is not a node (nodes: {', '.join(kinds)})", ("wlan", i, "ap"), w.ap)
+            if kinds[w.ap] != "router":
+                raise FieldError("is a host; the access point must be a router (it relays)", ("wlan", i, "ap"), w.ap)
+            name = w.name or f"wlan{i}"
+            if name in names:
+                raise FieldError(f"is already the name of wlan[{names[name]}]", ("wlan", i, "name"), name)
+            names[name] = i
+            w.check(("wlan", i), hosts)
+
+    def _check_dumbbell(self) -> None:
+        topo = self.topology
+        assert topo is not None
+        n = self.pairs()
+        for key in ("sender_access", "receiver_access"):
+            given = getattr(topo, key)
+            if given is not None and len(given) not in (1, n):
+                raise FieldError(
+                    f"has {len(given)} entries for {n} host pairs (give one table for all pairs, or one per pair)",
+                    ("topology", key),
+                    show=False,
+                )
+
+    def _check_flows(self) -> None:
+        hosts = self.hosts()
+        shown = ", ".join(hosts[:8]) + (", ..." if len(hosts) > 8 else "")
+        names: dict[str, str] = {}
+        for table, items, offset in (("flows", self.flows, 0), ("udp", self.udp, len(self.flows))):
+            for i, f in enumerate(items):
+                for key in ("src", "dst"):
+                    end = getattr(f, key)
+                    if end is None:
+                        if self.topology is None:
+                            raise FieldError(
+                                "is required but missing (explicit topologies have no default hosts)",
+                                (table, i, key),
+                                show=False,
+                            )
+                        end = self._dumbbell_endpoints()[offset + i][0 if key == "src" else 1]
+                        if end not in hosts:
+                            more = "more stations" if isinstance(self.topology, WlanAccess) else "more pairs"
+                            raise FieldError(
+                                f"defaults to {end!r}, which does not exist with {self._pairs_text()} (give src/dst, or {more})",
+                                (table, i, key),
+                                show=False,
+                            )
+                    elif end not in hosts:
+                        more = (
+                            "; set topology.pairs for more"
+                            if self.topology is not None and not isinstance(self.topology, WlanAccess)
+                            else ""
+                        )
+                        raise FieldError(f"is not a host (hosts: {shown}{more})", (table, i, key), end)
+                src, dst = self._endpoints(table, i)
+                if src == dst:
+                    raise FieldError("is the flow's own source", (table, i, "dst"), dst)
+                name = self._flow_name(table, i)
+                if name in names:
+                    raise FieldError(f"is already the name of {names[name]}", (table, i, "name"), name)
+                names[name] = f"{table}[{i}]"
+                if f.start > self.duration:
+                    raise FieldError(
+                        f"must be at most the duration ({format_duration(self.duration)})",
+                        (table, i, "start"),
+                        _Raw(format_duration(f.start)),
+                    )
+                stop = f.stop
+                if stop is not None and stop <= f.start:
+                    raise FieldError(
+                        f"must be after start ({format_duration(f.start)})",
+                        (table, i, "stop"),
+                        _Raw(format_duration(stop)),
+                    )
+
+    def _flow_tcp(self, i: int | None) -> dict[str, Any]:
+        """The full TCP config of flow ``i`` (None: the scenario level), cross-checked."""
+        config = default_tcp_config()
+        origin: dict[str, tuple[str | int, ...]] = {}
+        layers: list[tuple[tuple[str | int, ...], TcpOverrides | None]] = [(("tcp",), self.tcp)]
+        if i is not None:
+            layers.append((("flows", i, "tcp"), self.flows[i].tcp))
+        for where, over in layers:
+            if over is None:
+                continue
+            for k, v in over.given().items():
+                config[k] = None if v == "unbounded" else v
+                origin[k] = where + (k,)
+
+        def bad(field: str, detail: str) -> FieldError:
+            return FieldError(detail, origin.get(field, ("tcp", field)), _user(field, config[field]))
+
+        mss = config["mss"]
+        if not 64 <= mss <= 65_000:
+            raise bad("mss", "must be within [64, 65000] bytes")
+        if config["initial_ssthresh"] is not None and config["initial_ssthresh"] < 2 * mss:
+            raise bad("initial_ssthresh", f"must be at least 2 MSS ({2 * mss} bytes)")
+        if config["rto_min"] > config["rto_max"]:
+            which = "rto_min" if "rto_min" in origin or "rto_max" not in origin else "rto_max"
+            other = "rto_max" if which == "rto_min" else "rto_min"
+            words = "<=" if which == "rto_min" else ">="
+            raise bad(which, f"must be {words} {other} ({format_duration(config[other])})")
+        if config["rcv_buf"] < mss:
+            raise bad("rcv_buf", f"must be at least one MSS ({mss} bytes)")
+        try:
+            _native.check_tcp_config_json(json.dumps(config))
+        except ValueError as e:  # a rule of the simulator's that the checks above do not know
+            raise FieldError(str(e), ("flows", i) if i is not None else (), show=False) from None
+        return config
+
+
+def _user(field: str, value: Any) -> Any:
+    """A canonical TCP value shown back in user units (seconds for durations)."""
+    if field in ("rto_min", "rto_initial", "rto_max", "clock_granularity", "delayed_ack_timeout"):
+        return _Raw(format_duration(value))
+    return value

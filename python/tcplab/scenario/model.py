@@ -1,0 +1,398 @@
+"""The Scenario model: the top-level fields, the after-validator that runs the cross-field
+checks (:mod:`tcplab.scenario.checks`), the canonical form the simulator reads, and loading
+from TOML text, files and dicts."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, model_validator
+
+from tcplab import topology as _topo
+from tcplab.scenario import links as _links
+from tcplab.scenario.checks import ScenarioChecks
+from tcplab.scenario.errors import FieldError, ScenarioError, _one_error, _show
+from tcplab.scenario.fields import PosDuration, _count, _Model
+from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp
+from tcplab.scenario.topologies import (
+    DEFAULT_ACCESS_BUFFER_PACKETS,
+    DEFAULT_ACCESS_MIN_RATE,
+    Dumbbell,
+    Link,
+    Node,
+    ParkingLot,
+    StaticRoute,
+    WiredCumWireless,
+    _topology,
+)
+from tcplab.scenario.wlan import PIPES, Wlan, WlanAccess
+from tcplab.units import format_duration, format_rate
+
+
+class Scenario(ScenarioChecks, _Model):
+    """A validated scenario. ``canonical()`` is what the simulator runs."""
+
+    name: Annotated[str, Field(min_length=1)]
+    description: str = ""
+    seed: Annotated[int, _count("", 0, 2**64 - 1)] = 1
+    duration: PosDuration
+    topology: Annotated[Dumbbell | ParkingLot | WiredCumWireless | WlanAccess, BeforeValidator(_topology)] | None = None
+    nodes: list[Node] | None = None
+    links: list[Link] | None = None
+    routing: Literal["hops", "delay"] | None = None
+    static_routes: list[StaticRoute] | None = None
+    wlan: list[Wlan] | None = None
+    tcp: TcpOverrides = TcpOverrides()
+    flows: list[Flow] = []
+    udp: list[Udp] = []
+    trace: Trace = Trace()
+
+    _source: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    # ---- cross-field checks (each one is in tcplab.scenario.checks) --------------------------
+
+    @model_validator(mode="after")
+    def _check(self) -> Scenario:
+        if self.topology is not None and (self.nodes is not None or self.links is not None):
+            raise FieldError(
+                "cannot be combined with nodes/links (give either [topology] for a dumbbell, or [[nodes]] and [[links]])",
+                ("topology",),
+                show=False,
+            )
+        if self.topology is None:
+            if self.links is None and self.nodes is None:
+                raise FieldError(
+                    "is required but missing (give [topology] for a dumbbell, or [[nodes]] and [[links]])",
+                    ("topology",),
+                    show=False,
+                )
+            if self.nodes is None:
+                raise FieldError(
+                    "is required with [[links]] (list every node with its kind)", ("nodes",), show=False
+                )
+            if self.links is None:
+                raise FieldError("is required with [[nodes]]", ("links",), show=False)
+            self._check_explicit()
+        elif isinstance(self.topology, WlanAccess):
+            self.topology.check(("topology",), None)
+        elif isinstance(self.topology, Dumbbell):
+            self._check_dumbbell()
+        if self.wlan is not None:
+            self._check_wlan()
+        self._check_schedules()
+        self._check_routing()
+        self._check_flows()
+        self._check_routes()
+        self._check_pcap()
+        self._flow_tcp(None)
+        for i in range(len(self.flows)):
+            self._flow_tcp(i)
+        if not self.flows and not self.udp:
+            raise FieldError(
+                "is empty: a scenario needs at least one [[flows]] or [[udp]] entry", ("flows",), show=False
+            )
+        return self
+
+    # ---- the topology's names, hosts and default endpoints ---------------------------------
+
+    def link_names(self) -> list[str]:
+        """Names of the duplex links (``"{from}-{to}"``) in topology order."""
+        if self.topology is None:
+            return [f"{link.from_}-{link.to}" for link in self.links or []]
+        if isinstance(self.topology, Dumbbell):
+            n = self.pairs()
+            return [f"s{i}-left" for i in range(n)] + ["left-right"] + [f"right-r{i}" for i in range(n)]
+        return _topo.link_names(self.topology_canonical())
+
+    def topology_canonical(self) -> dict[str, Any]:
+        """The canonical ``topology`` (the simulator's form)."""
+        topo = self.topology
+        if isinstance(topo, ParkingLot):
+            return topo.canonical()
+        if isinstance(topo, WiredCumWireless):
+            return topo.canonical(self.pairs())
+        if isinstance(topo, WlanAccess):
+            return topo.canonical_topology()
+        return self.canonical()["topology"]
+
+    def _routing_canonical(self) -> dict[str, Any]:
+        """``routing`` and ``static_routes`` of an explicit topology, when given."""
+        out: dict[str, Any] = {}
+        if self.routing is not None:
+            out["routing"] = self.routing
+        if self.static_routes:
+            out["static_routes"] = [r.model_dump() for r in self.static_routes]
+        return out
+
+    def _graph(self) -> tuple[dict[str, str], list[tuple[str, str]]]:
+        """({node: kind}, [(from, to)]) of the topology."""
+        if self.topology is None:
+            links = [(x.from_, x.to) for x in self.links or []]
+            links += [(w.ap, st) for w in self.wlan or [] for st in w.station_names()]  # 802.11b hops
+            return {n.name: n.kind for n in self.nodes or []}, links
+        nodes, links = _topo.graph(self.topology_canonical())
+        return nodes, [(a, b) for a, b, _, _ in links]
+
+    def _dumbbell_endpoints(self) -> list[tuple[str, str]]:
+        """(src, dst) of every TCP then UDP flow, defaults filled (dumbbell: s{i}, r{i};
+        wlan_access: server, the i-th station; other presets: their host pairs in order, see
+        tcplab.topology.default_pairs)."""
+        if isinstance(self.topology, WlanAccess):
+            stations = self.topology.station_names()
+            n = len(self.flows) + len(self.udp)
+            return [("server", stations[i] if i < len(stations) else f"sta{i}") for i in range(n)]
+        if not isinstance(self.topology, (Dumbbell, type(None))):
+            pairs = _topo.default_pairs(self.topology_canonical())
+            out = []
+            for i, f in enumerate(list(self.flows) + list(self.udp)):
+                ds, dd = pairs[i] if i < len(pairs) else (f"<none: {len(pairs)} host pairs>",) * 2
+                out.append((f.src if f.src is not None else ds, f.dst if f.dst is not None else dd))
+            return out
+        out = []
+        for i, f in enumerate(list(self.flows) + list(self.udp)):
+            out.append((f.src if f.src is not None else f"s{i}", f.dst if f.dst is not None else f"r{i}"))
+        return out
+
+    def pairs(self) -> int:
+        """Host pairs of the dumbbell: given, or one per flow (TCP and UDP)."""
+        assert isinstance(self.topology, (Dumbbell, WiredCumWireless))
+        if self.topology.pairs is not None:
+            return self.topology.pairs
+        return max(1, len(self.flows) + len(self.udp))
+
+    def hosts(self) -> list[str]:
+        if isinstance(self.topology, WlanAccess):
+            return ["server", *self.topology.station_names()]
+        if self.topology is not None and not isinstance(self.topology, Dumbbell):
+            nodes, _ = self._graph()
+            return [n for n, kind in nodes.items() if kind == "host"]
+        if self.topology is not None:
+            n = self.pairs()
+            return [f"s{i}" for i in range(n)] + [f"r{i}" for i in range(n)]
+        return [node.name for node in self.nodes or [] if node.kind == "host"]
+
+    def _pairs_text(self) -> str:
+        topo = self.topology
+        if isinstance(topo, ParkingLot):
+            return f"long_pairs = {topo.long_pairs}, cross_pairs = {topo.cross_pairs}, reverse_pairs = {topo.reverse_pairs}"
+        if isinstance(topo, WlanAccess):
+            return f"{len(topo.stations)} station(s)"
+        return f"pairs = {getattr(topo, 'pairs', None)}"
+
+    def _endpoints(self, table: str, i: int) -> tuple[str, str]:
+        f = (self.flows if table == "flows" else self.udp)[i]
+        if self.topology is None:
+            assert f.src is not None and f.dst is not None
+            return f.src, f.dst
+        d_src, d_dst = self._dumbbell_endpoints()[i if table == "flows" else len(self.flows) + i]
+        return f.src or d_src, f.dst or d_dst
+
+    def _flow_name(self, table: str, i: int) -> str:
+        f = (self.flows if table == "flows" else self.udp)[i]
+        return f.name if f.name is not None else (f"flow{i}" if table == "flows" else f"udp{i}")
+
+    # ---- canonical form ------------------------------------------------------------------
+
+    def canonical(self) -> dict[str, Any]:
+        """The scenario in canonical units, as the simulator's ``Scenario`` deserializes it."""
+        if isinstance(self.topology, (ParkingLot, WiredCumWireless, WlanAccess)):
+            topology = self.topology_canonical()
+        elif self.topology is not None:
+            topo = self.topology
+            n = self.pairs()
+            rate = max(
+                DEFAULT_ACCESS_MIN_RATE,
+                10
+                * max(
+                    topo.bottleneck.direction("forward")["rate"], topo.bottleneck.direction("reverse")["rate"]
+                ),
+            )
+            default_access = {
+                "rate": rate,
+                "delay": 0,
+                "buffer": {"packets": DEFAULT_ACCESS_BUFFER_PACKETS},
+                "queue": {"discipline": "drop_tail"},
+                "loss": {"model": "none"},
+            }
+            default_duplex = {"forward": default_access, "reverse": dict(default_access)}
+            topology: dict[str, Any] = {
+                "kind": "dumbbell",
+                "pairs": n,
+                "bottleneck": topo.bottleneck.canonical(),
+                "sender_access": [d.canonical() for d in topo.sender_access]
+                if topo.sender_access
+                else [default_duplex],
+                "receiver_access": [d.canonical() for d in topo.receiver_access]
+                if topo.receiver_access
+                else [default_duplex],
+            }
+        else:
+            topology = {
+                "kind": "explicit",
+                "nodes": [{"name": n.name, "kind": n.kind} for n in self.nodes or []],
+                "links": [
+                    {"from": link.from_, "to": link.to, **link.canonical()} for link in self.links or []
+                ],
+                **self._routing_canonical(),
+            }
+            if self.wlan:
+                topology["wlan"] = [w.canonical_segment(w.name or f"wlan{i}", w.ap) for i, w in enumerate(self.wlan)]
+        flows = []
+        for i, f in enumerate(self.flows):
+            src, dst = self._endpoints("flows", i)
+            flows.append(
+                {
+                    "name": self._flow_name("flows", i),
+                    "src": src,
+                    "dst": dst,
+                    "controller": f.controller,
+                    "recovery": f.recovery,
+                    "start": f.start,
+                    "bytes": f.bytes,
+                    "stop": f.stop,
+                    "tcp": self._flow_tcp(i),
+                    **_route_of(f),
+                }
+            )
+        udp = []
+        for i, u in enumerate(self.udp):
+            src, dst = self._endpoints("udp", i)
+            udp.append(
+                {
+                    "name": self._flow_name("udp", i),
+                    "src": src,
+                    "dst": dst,
+                    "rate": u.rate,
+                    "packet_size": u.packet_size,
+                    "start": u.start,
+                    "stop": u.stop,
+                    **_route_of(u),
+                }
+            )
+        return {
+            "name": self.name,
+            "description": self.description,
+            "seed": self.seed,
+            "duration": self.duration,
+            "topology": topology,
+            "tcp": self._flow_tcp(None),
+            "flows": flows,
+            "udp": udp,
+            "trace": self.trace.model_dump(),
+        }
+
+    def canonical_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.canonical(), indent=indent)
+
+    # ---- construction --------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(
+        cls, data: dict[str, Any], *, name: str | None = None, source: dict[str, Any] | None = None
+    ) -> Scenario:
+        """Validates a TOML-shaped dict; ``name`` is used when the dict has none."""
+        if not isinstance(data, dict):
+            raise ScenarioError(f"a scenario must be a table of fields, not {type(data).__name__}")
+        if name is not None and "name" not in data:
+            data = {"name": name, **data}
+        try:
+            model = cls.model_validate(data)
+        except ValidationError as e:
+            raise _one_error(e) from None
+        model._source = {"given": data, **(source or {})}
+        return model
+
+    @classmethod
+    def from_toml(cls, text: str, *, name: str | None = None, path: str | None = None) -> Scenario:
+        where = f"{path}: " if path else ""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError(f"{where}invalid TOML: {e}") from None
+        token = _links.BASE_DIR.set(Path(path).parent if path else None)
+        try:
+            return cls.from_dict(data, name=name, source={"toml": text, "path": path})
+        finally:
+            _links.BASE_DIR.reset(token)
+
+    def with_seed(self, seed: int) -> Scenario:
+        """A copy with another seed (validated like the file's)."""
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ScenarioError(f"seed: {_show(seed)} must be a whole number within [0, 2^64 - 1]", "seed")
+        copy = self.model_copy(update={"seed": seed})
+        copy._source = dict(self._source)
+        return copy
+
+    @property
+    def source(self) -> dict[str, Any]:
+        """What the scenario was built from: ``given`` (dict), ``toml`` (text), ``path``."""
+        return self._source
+
+    def describe(self) -> str:
+        """One line of the main parameters, for captions."""
+        parts = [f"{self.name}", f"seed {self.seed}", f"duration {format_duration(self.duration)}"]
+        if isinstance(self.topology, WlanAccess):
+            t = self.topology
+            rate, delay, packets = PIPES[t.pipe]
+            queue = (t.queue or {"discipline": "drop_tail"})["discipline"]
+            placed = ", ".join(
+                st.preset or (f"{st.distance:g} m" if st.distance is not None else t.preset or "?") for st in t.stations
+            )
+            parts.append(
+                f"{t.pipe} pipe {format_rate(rate)}, {format_duration(delay)} one-way, buffer {packets} pkts, {queue}"
+            )
+            parts.append(f"802.11b {format_rate(t.rate or t.mac.rate)}, stations {placed}")
+        elif self.topology is not None and not isinstance(self.topology, Dumbbell):
+            nodes, links = self._graph()
+            parts.append(f"{self.topology.kind}: {len(nodes)} nodes, {len(links)} links")
+        elif self.topology is not None:
+            b = self.topology.bottleneck
+            fwd = b.direction("forward")
+            rev = b.direction("reverse")
+            buf = fwd["buffer"]
+            buf_s = f"{buf['packets']} pkts" if "packets" in buf else f"{buf['bytes']} B"
+            parts.append(
+                f"bottleneck {format_rate(fwd['rate'])}, {format_duration(fwd['delay'])} one-way, buffer {buf_s}"
+            )
+            for side, d in (("forward", fwd), ("reverse", rev)):
+                if d["loss"]["model"] == "bernoulli":
+                    parts.append(f"{side} loss p={d['loss']['p']:g}")
+                elif d["loss"]["model"] == "trace":
+                    parts.append(f"{side} loss trace of {len(d['loss']['packets'])} packets")
+        else:
+            parts.append(f"{len(self.nodes or [])} nodes, {len(self.links or [])} links")
+        return "; ".join(parts)
+
+
+def _route_of(flow: Flow | Udp) -> dict[str, Any]:
+    """A flow's pinned route for the canonical form (absent when not given)."""
+    return {"route": list(flow.route)} if flow.route is not None else {}
+
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Reads and validates a TOML scenario file; its name defaults to the file's stem."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{p}: no such file") from None
+    except OSError as e:
+        raise ScenarioError(f"{p}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not a UTF-8 text file") from None
+    return Scenario.from_toml(text, name=p.stem, path=str(p))
+
+
+def as_scenario(scenario: str | Path | dict | Scenario) -> Scenario:
+    """A Scenario from a path, a TOML-shaped dict or a Scenario."""
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, dict):
+        return Scenario.from_dict(scenario)
+    if isinstance(scenario, (str, Path)):
+        return load_scenario(scenario)
+    raise TypeError(f"a scenario is a path, a dict or a tcplab.Scenario, not {type(scenario).__name__}")

@@ -1,0 +1,223 @@
+"""802.11b WLAN fields (docs/wlan.md): stations, DCF/PHY and channel parameters, a [[wlan]]
+segment of an explicit topology and the wlan_access topology preset."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+
+from tcplab.scenario.errors import FieldError, _Raw
+from tcplab.scenario.fields import Duration, PosDuration, _count, _Model
+from tcplab.scenario.links import Duplex, _queue
+from tcplab.units import UnitError, format_duration, format_rate, parse_rate
+
+
+WLAN_RATES = (1_000_000, 2_000_000, 5_500_000, 11_000_000)
+WLAN_BASIC_RATES = (1_000_000, 2_000_000)
+
+
+def _distance(v: Any) -> float:
+    """A distance in metres: a number (metres) or a string with a unit ("20m", "0.05km")."""
+    if isinstance(v, str):
+        text = v.strip()
+        for unit, scale in (("km", 1000.0), ("m", 1.0)):
+            if text.endswith(unit):
+                try:
+                    x = float(text[: -len(unit)])
+                except ValueError:
+                    break
+                v = x * scale
+                break
+        else:
+            raise FieldError("is not a distance (expected metres, e.g. 20, '20m' or '0.05km')")
+        if isinstance(v, str):
+            raise FieldError("is not a distance (expected metres, e.g. 20, '20m' or '0.05km')")
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise FieldError("is not a distance (expected metres, e.g. 20, '20m' or '0.05km')")
+    if not (v > 0 and v < float("inf")):
+        raise FieldError("must be > 0 metres")
+    return float(v)
+
+
+def _number(what: str, lo: float | None = None):
+    def validate(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), -float("inf")):
+            raise FieldError(f"is not a number ({what})")
+        if lo is not None and v < lo:
+            raise FieldError(f"must be >= {lo:g} ({what})")
+        return float(v)
+
+    return BeforeValidator(validate)
+
+
+def _wlan_rate(allowed: tuple[int, ...]):
+    def validate(v: Any) -> int:
+        try:
+            bps = parse_rate(v)
+        except UnitError as e:
+            raise FieldError(str(e)) from None
+        if bps not in allowed:
+            raise FieldError(f"is not an 802.11b rate (allowed: {', '.join(format_rate(r) for r in allowed)})")
+        return bps
+
+    return BeforeValidator(validate)
+
+
+Distance = Annotated[float, BeforeValidator(_distance)]
+PresetName = Literal["LL", "HL"]
+
+
+class Station(_Model):
+    """A wireless station: a host at ``distance`` from the AP, or placed by ``preset``."""
+
+    node: str | None = None
+    distance: Distance | None = None
+    preset: PresetName | None = None
+
+
+class WlanMac(_Model):
+    """DCF/PHY parameters; every field has the 802.11b default (docs/wlan.md)."""
+
+    rate: Annotated[int, _wlan_rate(WLAN_RATES)] = 11_000_000
+    basic_rate: Annotated[int, _wlan_rate(WLAN_BASIC_RATES)] = 1_000_000
+    buffer: Annotated[int, _count("packets", 1, 1_000_000)] = 50
+    retry_limit: Annotated[int, _count("attempts", 1, 255)] = 7
+    cw_min: Annotated[int, _count("slots", 1, 65_535)] = 31
+    cw_max: Annotated[int, _count("slots", 1, 65_535)] = 1023
+    slot: PosDuration = 20_000
+    sifs: PosDuration = 10_000
+    difs: PosDuration = 50_000
+    plcp: Duration = 192_000
+    mac_overhead: Annotated[int, _count("bytes", 0, 10_000)] = 36
+    ack_bytes: Annotated[int, _count("bytes", 1, 10_000)] = 14
+
+
+class WlanChannel(_Model):
+    """Log-distance path loss + log-normal shadowing (docs/wlan.md)."""
+
+    tx_power_dbm: Annotated[float, _number("dBm")] = 15.0
+    ref_loss_db: Annotated[float, _number("dB at 1 m")] = 40.05
+    exponent: Annotated[float, _number("path-loss exponent", 0.01)] = 3.5
+    shadowing_db: Annotated[float, _number("dB", 0.0)] = 4.0
+    rx_threshold_dbm: Annotated[float, _number("dBm")] | None = None
+    coherence: Duration = 0
+
+
+class _WlanParams(_Model):
+    """Fields shared by a [[wlan]] segment and the wlan_access topology."""
+
+    stations: list[Station]
+    preset: PresetName | None = None
+    rate: Annotated[int, _wlan_rate(WLAN_RATES)] | None = None
+    buffer: Annotated[int, _count("packets", 1, 1_000_000)] | None = None
+    mac: WlanMac = WlanMac()
+    channel: WlanChannel = WlanChannel()
+    report_losses: bool = False
+    report_delay: Duration = 0
+
+    def station_names(self) -> list[str]:
+        return [st.node if st.node is not None else f"sta{j}" for j, st in enumerate(self.stations)]
+
+    def check(self, where: tuple[str | int, ...], hosts: set[str] | None) -> None:
+        if not self.stations:
+            raise FieldError("must list at least one station", (*where, "stations"), [])
+        if self.mac.cw_max < self.mac.cw_min:
+            raise FieldError(f"must be >= cw_min ({self.mac.cw_min})", (*where, "mac", "cw_max"), self.mac.cw_max)
+        if self.report_delay and not self.report_losses:
+            raise FieldError(
+                "is only allowed with report_losses = true",
+                (*where, "report_delay"),
+                _Raw(format_duration(self.report_delay)),
+            )
+        seen: dict[str, int] = {}
+        for j, (st, name) in enumerate(zip(self.stations, self.station_names())):
+            at = (*where, "stations", j)
+            if hosts is not None and st.node is None:
+                raise FieldError("is required but missing", (*at, "node"), show=False)
+            if hosts is not None and name not in hosts:
+                raise FieldError(f"is not a host (hosts: {', '.join(sorted(hosts))})", (*at, "node"), name)
+            if hosts is None and name in ("server", "router", "ap"):
+                raise FieldError("is a name the wlan_access topology uses for another node", (*at, "node"), name)
+            if name in seen:
+                raise FieldError(f"is already stations[{seen[name]}]", (*at, "node"), name)
+            seen[name] = j
+            if st.distance is not None and st.preset is not None:
+                raise FieldError("give distance or preset, not both", (*at, "preset"), st.preset)
+            if st.distance is None and st.preset is None and self.preset is None:
+                raise FieldError(
+                    "has no distance and no preset (give one, or a segment preset = 'LL'/'HL')", at, show=False
+                )
+            if st.distance is None and self.channel.shadowing_db <= 0:
+                raise FieldError(
+                    "presets need shadowing (channel.shadowing_db > 0)", (*at, "preset"), st.preset or self.preset
+                )
+
+    def canonical_segment(self, name: str, ap: str) -> dict[str, Any]:
+        mac = self.mac.model_dump()
+        if self.rate is not None:
+            mac["rate"] = self.rate
+        if self.buffer is not None:
+            mac["buffer"] = self.buffer
+        stations = []
+        for st, node in zip(self.stations, self.station_names()):
+            e: dict[str, Any] = {"node": node, "distance": st.distance, "preset": st.preset}
+            stations.append(e)
+        out: dict[str, Any] = {
+            "name": name,
+            "ap": ap,
+            "stations": stations,
+            "preset": self.preset,
+            "mac": mac,
+            "channel": self.channel.model_dump(),
+        }
+        if self.report_losses:
+            out["report_losses"] = True
+            if self.report_delay:
+                out["report_delay"] = self.report_delay
+        return out
+
+
+class Wlan(_WlanParams):
+    """A [[wlan]] segment of an explicit topology: router ``ap`` and host stations."""
+
+    name: Annotated[str, Field(min_length=1)] | None = None
+    ap: str
+
+
+#: The WLAN paper's Dummynet pipes: rate, one-way delay, buffer (packets).
+PIPES = {"thin": (1_600_000, 60_000_000, 12), "fat": (16_000_000, 30_000_000, 60)}
+
+
+class WlanAccess(_WlanParams):
+    """The WLAN paper's Fig. 3: server - 100 Mb/s - router - Dummynet pipe - AP - stations."""
+
+    kind: Literal["wlan_access"]
+    pipe: Literal["thin", "fat"] = "thin"
+    queue: Annotated[dict, BeforeValidator(_queue)] | None = None
+    access: Duplex | None = None
+
+    def canonical_topology(self) -> dict[str, Any]:
+        rate, delay, packets = PIPES[self.pipe]
+        pipe_dir = {
+            "rate": rate,
+            "delay": delay,
+            "buffer": {"packets": packets},
+            "queue": self.queue or {"discipline": "drop_tail"},
+            "loss": {"model": "none"},
+        }
+        access_dir = {
+            "rate": 100_000_000,
+            "delay": 100_000,
+            "buffer": {"packets": 1000},
+            "queue": {"discipline": "drop_tail"},
+            "loss": {"model": "none"},
+        }
+        return {
+            "kind": "wlan_access",
+            "access": self.access.canonical()
+            if self.access is not None
+            else {"forward": access_dir, "reverse": dict(access_dir)},
+            "pipe": {"forward": pipe_dir, "reverse": dict(pipe_dir)},
+            "wlan": self.canonical_segment("wlan0", "ap"),
+        }
