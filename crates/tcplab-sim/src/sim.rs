@@ -410,7 +410,7 @@ impl Simulation {
             self.running -= 1;
         }
         if self.rec.on_change() {
-            let s = FlowSample::new(&f.sender.snapshot(), f.delivered);
+            let s = FlowSample::of(&f.sender, f.delivered);
             self.rec.flow_changed(now, i, s);
         }
     }
@@ -437,7 +437,7 @@ impl Simulation {
             self.events.push(t, Event::ReceiverTimer(i));
         }
         if self.rec.on_change() {
-            let s = FlowSample::new(&f.sender.snapshot(), f.delivered);
+            let s = FlowSample::of(&f.sender, f.delivered);
             self.rec.flow_changed(now, i, s);
         }
     }
@@ -468,7 +468,7 @@ impl Simulation {
         let now = self.now;
         for (i, f) in self.tcp.iter().enumerate() {
             if f.start <= now {
-                let s = FlowSample::new(&f.sender.snapshot(), f.delivered);
+                let s = FlowSample::of(&f.sender, f.delivered);
                 self.rec.flow_row(now, i as u32, s);
             }
         }
