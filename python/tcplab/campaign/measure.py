@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import polars as pl
 
 from tcplab.campaign.population import PROBE_FLOW, Path
 from tcplab.campaign.probes import Probe
