@@ -166,6 +166,7 @@ def fig8_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
         )
     a.set_xticks(x, ["long\n(both hops)", "cross\nhop 0", "cross\nhop 1", "reverse\n(both hops)"])
     a.set_ylabel("throughput (Mb/s)")
+    a.set_ylim(bottom=0)
     a.set_title("AReno Fig. 8: throughput per path")
     a.grid(True, axis="y", alpha=0.3)
     a.legend(fontsize=8)

@@ -323,13 +323,15 @@ def exp2_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
     a.bar([0], [0], color="C0", label="Reno")
     a.bar([0], [0], color="C1", label="Veno")
     a.set_ylabel("per-flow throughput (kb/s)")
+    a.set_ylim(bottom=0)
     a.set_title("WLAN Exp. 2: per-flow throughput, fat pipe")
     a.grid(True, axis="y", alpha=0.3)
     a.legend(fontsize=8)
     cap = (
         "Per-flow throughput of the four flows of each case (labels: the station's link quality); "
         f"case 1: 2 HL + 2 LL Reno, case 2: 2 HL + 2 LL Veno, case 3: 2 Reno + 2 Veno on LL, case 4: "
-        f"the same on HL; mean ± 95% CI over {seeds_text(SEEDS[mode])} of {SECS} s ({mode} mode)."
+        f"the same on HL; mean ± 95% CI over {seeds_text(SEEDS[mode])} of {SECS} s ({mode} mode; "
+        "with 2 seeds the CI's t factor is 12.7, so the bars are wide)."
     )
     return [Plot(fig, cap, "WLAN Exp. 2 per-flow throughput")]
 
@@ -499,6 +501,7 @@ def exp3_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
             a.bar(x + (j - 0.5) * 0.38, m, 0.36, yerr=c, capsize=3, label=q, color=f"C{j + 2}")
         a.set_xticks(x, [f"{n}\n{cc.capitalize()}" for n, cc in labels])
         a.set_ylabel(ylabel)
+        a.set_ylim(bottom=0)
         a.set_title(f"WLAN Exp. 3: {title}")
         a.grid(True, axis="y", alpha=0.3)
         a.legend(fontsize=8)
