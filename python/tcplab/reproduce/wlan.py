@@ -567,7 +567,7 @@ EXP3 = Experiment(
         "absent there. On the 802.11b network both directions also hold in the runs so far, but "
         "per-seed STDs vary by a factor of 3 or more, so with 2 seeds the STD reduction is weak "
         "on its own; the wired-hop claims (3 seeds, 120 s, the Rust test's tolerances) are the "
-        "checked ones, the 802.11b claims use the manual runs' tolerances (±10%, lower) and have "
+        "checked ones; the 802.11b claims use looser tolerances (±10%; lower at all) and have "
         "no Rust test."
     ),
 )
