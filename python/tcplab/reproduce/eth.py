@@ -194,7 +194,7 @@ THROUGHPUT = Experiment(
         "observe it) and the paths are drawn from distributions chosen from the report's ranges, "
         "not its measured paths, so only directions and orders of magnitude are compared; "
         "FACK's median share of the bottleneck is close to the report's 24 %. Vegas-CA is further "
-        "below Reno than in the report (about 0.55-0.65 x Reno vs 0.78 x): it backs off when the "
+        "below Reno than in the report (about 0.5-0.65 x Reno vs 0.78 x): it backs off when the "
         "competing Reno flows fill the queue and ends up with a smaller share. The quick "
         "population has about 100 connections per protocol (the report 4100-5700); the "
         "bootstrap supports say which comparisons that size settles."
