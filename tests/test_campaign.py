@@ -21,7 +21,7 @@ from tcplab.campaign.config import (
     Uniform,
     load_campaign,
 )
-from tcplab.campaign.measure import PROBE_COLUMNS, loss_events_from_drops
+from tcplab.campaign.measure import PROBE_COLUMNS
 from tcplab.campaign.population import draw_paths, sample
 from tcplab.campaign.probes import schedule
 from tcplab.cli import app
@@ -328,25 +328,6 @@ def test_directions_hold_and_fail_on_synthetic_data():
     assert d["vegas_lower_throughput"]["holds"] is None
 
 
-def test_loss_events_fallback_from_drops():
-    def drops(times_ms, flow=0):
-        n = len(times_ms)
-        return pl.DataFrame(
-            {
-                "time_ns": [int(t * 1e6) for t in times_ms],
-                "flow_kind": ["tcp"] * n,
-                "flow": [flow] * n,
-                "packet": ["data"] * n,
-            }
-        )
-
-    # window 100 ms: {0, 50} multiple, {300} single, {1000, 1099, 1100} multiple
-    d = drops([0, 50, 300, 1000, 1099, 1100])
-    assert loss_events_from_drops(d, 0, 0.1) == (1, 2)
-    assert loss_events_from_drops(d, 1, 0.1) == (0, 0)  # another flow's drops do not count
-    assert loss_events_from_drops(drops([5]), 0, 0.1) == (1, 0)
-
-
 # --------------------------------------------------------------------------------------------
 # End to end
 
@@ -368,11 +349,10 @@ def test_tiny_campaign_writes_every_output(tmp_path):
     assert probes.height > 5 and probes["completed"].all()
     assert (probes["bytes_delivered"] == 40000).all()
     assert probes["probe"].to_list() == list(range(probes.height))
-    # timeout classes add up; loss events from the simulator or the documented fallback
+    # timeout classes add up; loss events from the simulator's flow columns
     classes = sum(probes[c] for c in PROBE_COLUMNS if c.startswith("timeouts_"))
     assert (classes == probes["timeouts"]).all()
     assert (probes["loss_events_any"] == probes["loss_events_single"] + probes["loss_events_multiple"]).all()
-    assert set(probes["loss_events_source"].unique().to_list()) <= {"flows", "drops"}
     assert (
         (probes["normalized_throughput"] - probes["throughput_bps"] / (probes["rate_mbps"] * 1e6)).abs()
         < 1e-12
@@ -404,8 +384,8 @@ def test_tiny_campaign_writes_every_output(tmp_path):
     assert math.isclose(doc["config"]["transfer"]["bytes"], 40000)
 
 
-def test_probe_row_prefers_the_simulators_loss_event_columns():
-    """When the flows table has loss_events_single/_multiple they are used, not the fallback."""
+def test_probe_row_reads_the_simulators_loss_event_columns():
+    """The probe row's loss events are the flows table's loss_events_single/_multiple."""
     from types import SimpleNamespace
 
     from tcplab.campaign.measure import probe_row
@@ -437,25 +417,9 @@ def test_probe_row_prefers_the_simulators_loss_event_columns():
         },
         "timeouts_non_trigger": 2,
     }
-    drops = pl.DataFrame(
-        {"time_ns": [1, 2], "flow_kind": ["tcp"] * 2, "flow": [0, 0], "packet": ["data"] * 2}
-    )
-    fake = SimpleNamespace(flows=pl.DataFrame([flow]), drops=drops)
+    fake = SimpleNamespace(flows=pl.DataFrame([{**flow, "loss_events_single": 3, "loss_events_multiple": 2}]))
     row = probe_row(fake, probe, path, cfg, wall_s=0.1, cpu_s=0.1)
-    assert (row["loss_events_source"], row["loss_events_single"], row["loss_events_multiple"]) == (
-        "drops",
-        0,
-        1,
-    )
-    fake = SimpleNamespace(
-        flows=pl.DataFrame([{**flow, "loss_events_single": 3, "loss_events_multiple": 2}]), drops=drops
-    )
-    row = probe_row(fake, probe, path, cfg, wall_s=0.1, cpu_s=0.1)
-    assert (row["loss_events_source"], row["loss_events_single"], row["loss_events_multiple"]) == (
-        "flows",
-        3,
-        2,
-    )
+    assert (row["loss_events_single"], row["loss_events_multiple"]) == (3, 2)
     assert row["loss_events_any"] == 5
     assert row["duration_s"] == 10.0 and row["loss_rate"] == 11 / 1100
     assert math.isclose(row["normalized_throughput"], 1e6 / (path.rate_mbps * 1e6))

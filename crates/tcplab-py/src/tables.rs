@@ -219,7 +219,8 @@ fn series_table(py: Python<'_>, s: FlowSeries) -> PyResult<Bound<'_, PyDict>> {
         .num("srtt_ns", s.srtt_ns)?
         .num("rto_ns", s.rto_ns)?
         .num("in_flight", s.in_flight)?
-        .num("delivered", s.delivered)?;
+        .num("delivered", s.delivered)?
+        .num("bytes_sent", s.bytes_sent)?;
     Ok(t.done())
 }
 

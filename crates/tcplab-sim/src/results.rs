@@ -209,6 +209,8 @@ pub struct FlowSeries {
     pub in_flight: Vec<u64>,
     /// Application bytes delivered so far.
     pub delivered: Vec<u64>,
+    /// Payload bytes sent so far, retransmissions included.
+    pub bytes_sent: Vec<u64>,
 }
 
 /// Per-link-direction queue length (table "queues"); `link` indexes `Results::links`.

@@ -412,7 +412,7 @@ impl Simulation {
             self.running -= 1;
         }
         if self.rec.on_change() {
-            let s = FlowSample::new(&f.sender.snapshot(), f.delivered);
+            let s = FlowSample::of(&f.sender, f.delivered);
             self.rec.flow_changed(now, i, s);
         }
     }
@@ -439,7 +439,7 @@ impl Simulation {
             self.events.push_timer(t, Event::ReceiverTimer(i));
         }
         if self.rec.on_change() {
-            let s = FlowSample::new(&f.sender.snapshot(), f.delivered);
+            let s = FlowSample::of(&f.sender, f.delivered);
             self.rec.flow_changed(now, i, s);
         }
     }
@@ -470,7 +470,7 @@ impl Simulation {
         let now = self.now;
         for (i, f) in self.tcp.iter().enumerate() {
             if f.start <= now {
-                let s = FlowSample::new(&f.sender.snapshot(), f.delivered);
+                let s = FlowSample::of(&f.sender, f.delivered);
                 self.rec.flow_row(now, i as u32, s);
             }
         }

@@ -6,7 +6,7 @@ use crate::packet::Packet;
 use crate::queue::Occupancy;
 use crate::results::{DropCause, DropLog, EventLog, FlowSeries, QueueSeries, SegmentLog};
 use crate::scenario::{SeriesMode, TraceSpec};
-use tcplab_core::{DataSegment, LogRecord, SenderSnapshot, Time};
+use tcplab_core::{DataSegment, LogRecord, Sender, SenderSnapshot, Time};
 
 /// The sampled state of one flow: one row of the series table without flow and time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,10 +19,12 @@ pub struct FlowSample {
     pub in_flight: u64,
     /// Application bytes delivered so far.
     pub delivered: u64,
+    /// Payload bytes the sender has put on the wire so far, retransmissions included.
+    pub bytes_sent: u64,
 }
 
 impl FlowSample {
-    pub fn new(s: &SenderSnapshot, delivered: u64) -> Self {
+    pub fn new(s: &SenderSnapshot, delivered: u64, bytes_sent: u64) -> Self {
         FlowSample {
             cwnd: s.cwnd,
             ssthresh: s.ssthresh,
@@ -30,7 +32,13 @@ impl FlowSample {
             rto_ns: s.rto.as_nanos(),
             in_flight: s.in_flight,
             delivered,
+            bytes_sent,
         }
+    }
+
+    /// The sample of a sender now.
+    pub fn of(sender: &Sender, delivered: u64) -> Self {
+        FlowSample::new(&sender.snapshot(), delivered, sender.counters().bytes_sent)
     }
 }
 
@@ -90,6 +98,7 @@ impl Recorder {
         t.rto_ns.push(s.rto_ns);
         t.in_flight.push(s.in_flight);
         t.delivered.push(s.delivered);
+        t.bytes_sent.push(s.bytes_sent);
     }
 
     /// A queue row (every change in change mode, every interval in interval mode).

@@ -2,10 +2,8 @@
 run), with the path's and the probe's parameters beside it.
 
 Loss events (report §11: a single lost packet, or several lost packets in one congestion
-window) come from the flows table's ``loss_events_single`` / ``loss_events_multiple``
-columns when the simulator provides them. Until it does, :func:`loss_events_from_drops`
-derives them from the ``drops`` table (the fallback; ``loss_events_source`` says which was
-used, and deleting the fallback later is deleting that one function and its call).
+window) are the flows table's ``loss_events_single`` / ``loss_events_multiple`` columns
+(the simulator's ground truth, docs/results.md).
 """
 
 from __future__ import annotations
@@ -13,13 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-import polars as pl
 
 from tcplab.campaign.population import PROBE_FLOW, Path
 from tcplab.campaign.probes import Probe
 
-__all__ = ["probe_row", "loss_events_from_drops", "TIMEOUT_CLASSES", "PROBE_COLUMNS"]
+__all__ = ["probe_row", "TIMEOUT_CLASSES", "PROBE_COLUMNS"]
 
 #: the flows table's timeout classes (docs/timeouts.md), in the report's Fig. 8 order
 TIMEOUT_CLASSES = (
@@ -80,36 +76,9 @@ PROBE_COLUMNS = (
     "loss_events_single",
     "loss_events_multiple",
     "loss_events_any",
-    "loss_events_source",
     "wall_s",
     "cpu_s",
 )
-
-
-def loss_events_from_drops(drops: pl.DataFrame, flow: int, window_s: float) -> tuple[int, int]:
-    """FALLBACK (until the flows table has ``loss_events_single``/``_multiple``):
-    (single, multiple) loss events of TCP flow ``flow`` from the ground-truth ``drops`` table.
-
-    The flow's dropped data packets are taken in time order; a loss event starts at a drop
-    and takes in every later drop within ``window_s`` (one RTT: a congestion window's
-    packets pass the bottleneck within about one RTT) of that first drop; the next drop
-    after that starts a new event. An event with one drop is single, with more multiple.
-    """
-    d = drops.filter((pl.col("flow_kind") == "tcp") & (pl.col("flow") == flow) & (pl.col("packet") == "data"))
-    if d.height == 0:
-        return 0, 0
-    times = np.sort(d["time_ns"].to_numpy()) / 1e9
-    single = multiple = 0
-    i = 0
-    n = len(times)
-    while i < n:
-        j = int(np.searchsorted(times, times[i] + window_s, side="right"))
-        if j - i == 1:
-            single += 1
-        else:
-            multiple += 1
-        i = j
-    return single, multiple
 
 
 def probe_row(result: Any, probe: Probe, path: Path, cfg: Any, wall_s: float, cpu_s: float) -> dict[str, Any]:
@@ -147,12 +116,7 @@ def probe_row(result: Any, probe: Probe, path: Path, cfg: Any, wall_s: float, cp
     row["mathis_bps"] = mss_bits / rtt_s * math.sqrt(1.5) / math.sqrt(p) if p and p > 0 else None
     for c in TIMEOUT_CLASSES:
         row[f"timeouts_{c}"] = f.get(f"timeouts_{c}", 0)
-    if "loss_events_single" in f and "loss_events_multiple" in f:
-        single, multiple = f["loss_events_single"], f["loss_events_multiple"]
-        row["loss_events_source"] = "flows"
-    else:
-        single, multiple = loss_events_from_drops(result.drops, PROBE_FLOW, rtt_s)
-        row["loss_events_source"] = "drops"
+    single, multiple = f["loss_events_single"], f["loss_events_multiple"]
     row["loss_events_single"] = int(single)
     row["loss_events_multiple"] = int(multiple)
     row["loss_events_any"] = int(single) + int(multiple)

@@ -214,12 +214,9 @@ def _table3_html(df: pl.DataFrame, order: list[str]) -> str:
             rows.append(
                 [kind, p] + [f"{r[f'p{q}']:g}" + (f" ({pub[i]})" if pub else "") for i, q in enumerate(qs)]
             )
-    src = df.group_by("loss_events_source").len().to_dicts()
-    note = ", ".join(f"{d['loss_events_source']}: {d['len']} probes" for d in src)
     return _table(["loss", "protocol", *[f"p{q}" for q in qs]], rows, left=2) + (
-        f"<p class='muted'>Loss events per connection, campaign (report's Table 3). Source of the single/multiple "
-        f"split: {_e(note)} (flows = the simulator's columns; drops = the fallback from the drops table, "
-        "docs/campaign.md).</p>"
+        "<p class='muted'>Loss events per connection, campaign (report's Table 3); the single/multiple "
+        "split is the simulator's <code>loss_events_single</code>/<code>_multiple</code> flow columns.</p>"
     )
 
 

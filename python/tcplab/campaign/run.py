@@ -116,7 +116,7 @@ def _schema() -> dict[str, Any]:
     }
     s: dict[str, Any] = {}
     for c in PROBE_COLUMNS:
-        if c in ("protocol", "controller", "recovery", "loss_events_source"):
+        if c in ("protocol", "controller", "recovery"):
             s[c] = pl.String
         elif c == "completed":
             s[c] = pl.Boolean
@@ -149,9 +149,6 @@ def campaign_summary(result: CampaignResult, report: str | None = "report.html")
     df = result.probes
     order = result.protocols
     rev, dirty = git_revision()
-    source_counts = (
-        df.group_by("loss_events_source").len().sort("loss_events_source").to_dicts() if df.height else []
-    )
     return _clean(
         {
             "schema": CAMPAIGN_SCHEMA,
@@ -172,7 +169,6 @@ def campaign_summary(result: CampaignResult, report: str | None = "report.html")
             "probes": df.height,
             "probes_completed": int(df["completed"].sum()) if df.height else 0,
             "simulated_probe_cpu_s": float(df["cpu_s"].sum()) if df.height else 0.0,
-            "loss_events_source": source_counts,
             "throughput": _records(analysis.throughput_medians(df, order)) if df.height else [],
             "timeout_free": _records(analysis.timeout_free_share(df, order)) if df.height else [],
             "timeout_causes": _records(analysis.timeout_breakdown(df, order)) if df.height else [],

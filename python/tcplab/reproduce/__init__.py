@@ -10,7 +10,7 @@ yet are listed in :mod:`tcplab.reproduce.pending`.
 
 from __future__ import annotations
 
-from tcplab.reproduce import areno, pending, veno, venoplus
+from tcplab.reproduce import areno, areno_fig8, eth, pending, veno, venoplus, wlan
 from tcplab.reproduce.docs import write_docs
 from tcplab.reproduce.experiment import Claim, Experiment, Outcome, Row, Suite, run_suite
 from tcplab.reproduce.html import render_report, write_report
@@ -32,7 +32,15 @@ __all__ = [
 ]
 
 #: Every experiment, runnable ones first, in the order of DIGEST.md.
-ALL: list[Experiment] = [*veno.EXPERIMENTS, *areno.EXPERIMENTS, *venoplus.EXPERIMENTS, *pending.EXPERIMENTS]
+ALL: list[Experiment] = [
+    *veno.EXPERIMENTS,
+    *wlan.EXPERIMENTS,
+    *eth.EXPERIMENTS,
+    *areno.EXPERIMENTS,
+    *areno_fig8.EXPERIMENTS,
+    *venoplus.EXPERIMENTS,
+    *pending.EXPERIMENTS,
+]
 
 
 def get(id: str) -> Experiment:
