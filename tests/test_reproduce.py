@@ -24,6 +24,7 @@ def test_every_runnable_experiment_is_complete_and_ids_are_unique():
     assert len(ids) == len(set(ids))
     ready = [e for e in reproduce.ALL if e.pending is None]
     assert {
+        "veno-fig1",
         "veno-fig4",
         "veno-fig5",
         "veno-fig6",
@@ -377,3 +378,26 @@ def test_series_bytes_sent_is_the_sending_rate_source():
     assert (sent >= s["delivered"].to_numpy().astype(np.int64)).all()
     f = r.flows.row(0, named=True)
     assert 0 < sent[-1] <= f["bytes_sent"]
+
+
+def test_veno_cwnd_mean_is_time_weighted_and_claims_can_fail():
+    from tcplab.reproduce import veno_cwnd
+
+    # cwnd 10 segments for 1 s, then 20 segments for 3 s (to the end at 4 s): mean 17.5.
+    s = pl.DataFrame({"time_ns": [0, 1_000_000_000], "cwnd": [14_600, 29_200]})
+    assert veno_cwnd.mean_cwnd_segments(s, 4.0) == pytest.approx(17.5)
+
+    def frame(reno_red, veno_red, reno_w, veno_w):
+        return pl.DataFrame(
+            {
+                "variant": ["reno", "veno", "reno", "veno"],
+                "loss": [0.0, 0.0, 1e-2, 1e-2],
+                "reductions_after_slow_start": [reno_red, veno_red, 0, 0],
+                "mean_cwnd": [20.0, 20.0, reno_w, veno_w],
+            }
+        )
+
+    fewer, larger = (c.check for c in veno_cwnd.FIG1.claims)
+    assert fewer(frame(24, 16, 8.0, 14.0))[0] and larger(frame(24, 16, 8.0, 14.0))[0]
+    assert not fewer(frame(24, 20, 8.0, 14.0))[0]  # 0.83 > 0.8
+    assert not larger(frame(24, 16, 14.0, 8.0))[0]

@@ -10,7 +10,7 @@ yet are listed in :mod:`tcplab.reproduce.pending`.
 
 from __future__ import annotations
 
-from tcplab.reproduce import areno, areno_fig8, eth, pending, veno, venoplus, wlan
+from tcplab.reproduce import areno, areno_fig8, eth, pending, veno, veno_cwnd, venoplus, wlan
 from tcplab.reproduce.docs import write_docs
 from tcplab.reproduce.experiment import Claim, Experiment, Outcome, Row, Suite, run_suite
 from tcplab.reproduce.html import render_report, write_report
@@ -33,6 +33,7 @@ __all__ = [
 
 #: Every experiment, runnable ones first, in the order of DIGEST.md.
 ALL: list[Experiment] = [
+    *veno_cwnd.EXPERIMENTS,
     *veno.EXPERIMENTS,
     *wlan.EXPERIMENTS,
     *eth.EXPERIMENTS,

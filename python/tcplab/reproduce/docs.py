@@ -12,12 +12,12 @@ def _cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-#: The measured time of the whole quick suite from an empty cache (updated by hand when it
-#: is measured again; the rest of the header comes from the run that wrote the file).
+#: The measured time of the whole quick suite from an empty cache, quoted when the run that
+#: writes the file reused cached points (updated by hand when it is measured again; the rest
+#: of the header comes from that run).
 QUICK_SUITE_TIME = (
-    "the whole quick suite from an empty cache, 833 runs (507 of them the ETH probes), took 5 min 4 s "
-    "there while other builds shared the machine (load average about 5), 3.9 CPU-minutes "
-    "(224 s user, 9 s system)"
+    "the whole quick suite from an empty cache, 845 runs (507 of them the ETH probes), took 3 min 37 s "
+    "there while another build shared the machine, 3.9 CPU-minutes (226 s user, 11 s system)"
 )
 RUST_CLAIMS_TIME = (
     "The Rust claims tests took about 47 s in `cargo test --workspace` on the shared machine "
@@ -48,7 +48,8 @@ def render_docs(suite: Suite) -> str:
             else ""
         ) + f"; {suite.computed} runs "
         f"computed and {suite.cached} reused from the run cache, {suite.wall_time_s:.0f} s on the 2-core "
-        f"development machine; {QUICK_SUITE_TIME}). Every number below comes from that run; the "
+        f"development machine{'' if suite.cached == 0 else '; ' + QUICK_SUITE_TIME}). Every number "
+        "below comes from that run; the "
         "explanations of the differences live in the experiment definitions "
         "(`python/tcplab/reproduce/`). Where a claim is also a Rust test (`crates/tcplab-sim/tests/"
         "claims_*.rs`: Veno, AReno Fig. 6/7, Venoplus, WLAN Exp. 1/2, wired RED) it has the same "
