@@ -162,6 +162,12 @@ def throughput_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[
             + _caption(mode, frame),
             "ETH: normalized throughput CDFs",
         ),
+        Plot(
+            plots.plot_loss_bins(frame, order),
+            "Median throughput / bottleneck rate per data-loss-rate bin (the report's Fig. 4). "
+            + _caption(mode, frame),
+            "ETH Fig. 4: normalized throughput vs loss rate",
+        ),
     ]
 
 
@@ -169,7 +175,7 @@ THROUGHPUT = Experiment(
     id="eth-throughput",
     title="Throughput CDFs and medians per protocol",
     paper=PAPER,
-    reference="Fig. 2, §8.1 medians",
+    reference="Fig. 2, Fig. 4, §8.1 medians",
     points=eth_points,
     analyze=probes_frame,
     plots=throughput_plots,
@@ -274,6 +280,12 @@ def timeouts_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Pl
             + _caption(mode, frame),
             "ETH Fig. 9: MPL timeouts by cause",
         ),
+        Plot(
+            plots.plot_timeouts_cdf(frame, order),
+            "CDF of timeouts per connection; circles: the report's timeout-free shares (the report's Fig. 7). "
+            + _caption(mode, frame),
+            "ETH Fig. 7: timeouts per connection",
+        ),
     ]
 
 
@@ -281,7 +293,7 @@ TIMEOUTS = Experiment(
     id="eth-timeouts",
     title="Timeouts by cause, stacked bars per protocol",
     paper=PAPER,
-    reference="§10, Fig. 8/9, Table 5",
+    reference="§10, Fig. 7, Fig. 8/9, Table 5",
     points=eth_points,
     analyze=probes_frame,
     plots=timeouts_plots,
