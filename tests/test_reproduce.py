@@ -36,6 +36,7 @@ def test_every_runnable_experiment_is_complete_and_ids_are_unique():
         "areno-fig6",
         "areno-fig7",
         "areno-fig8",
+        "areno-lab",
         "venoplus",
         "eth-throughput",
         "eth-timeouts",
@@ -401,3 +402,21 @@ def test_veno_cwnd_mean_is_time_weighted_and_claims_can_fail():
     assert fewer(frame(24, 16, 8.0, 14.0))[0] and larger(frame(24, 16, 8.0, 14.0))[0]
     assert not fewer(frame(24, 20, 8.0, 14.0))[0]  # 0.83 > 0.8
     assert not larger(frame(24, 16, 14.0, 8.0))[0]
+
+
+def test_areno_lab_claims_compare_ratios():
+    from tcplab.reproduce import areno_lab
+
+    def frame(reno_alone, areno_alone, reno_next):
+        return pl.DataFrame(
+            {
+                "run": ["reno alone", "areno alone", "coexisting", "coexisting"],
+                "controller": ["reno", "areno", "reno", "areno"],
+                "mbps": [reno_alone, areno_alone, reno_next, 200.0],
+            }
+        )
+
+    gain, friendly = (c.check for c in areno_lab.LAB.claims)
+    assert gain(frame(18.3, 232.1, 18.5))[0] and friendly(frame(18.3, 232.1, 18.5))[0]
+    assert not gain(frame(54.5, 222.4, 49.5))[0]  # x4.1 < x5
+    assert not friendly(frame(50.0, 222.4, 30.0))[0]  # 0.6 < 0.8
