@@ -317,8 +317,10 @@ impl Link {
         self.stats.busy += s.done - s.start;
     }
 
-    /// Starts serializing the next waiting packet, if any, at `now`.
-    #[inline]
+    /// Starts serializing the next waiting packet, if any, at `now`. Always inlined: it is
+    /// the per-packet path of `offer` (as a call it cost B4 about 50 instructions per
+    /// transmission more).
+    #[inline(always)]
     fn start_next(&mut self, now: Time, wake: &mut Wakeups) {
         let Some(q) = self.queue.dequeue(now) else {
             return;

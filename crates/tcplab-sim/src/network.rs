@@ -213,6 +213,7 @@ impl Network {
     }
 
     /// A source at node `at` hands `p` to the network.
+    #[inline]
     pub fn send<E: From<NetEvent>>(
         &mut self,
         now: Time,
@@ -482,6 +483,7 @@ impl Network {
     }
 
     /// Forgets TCP flow `flow`'s drops of segments below `una` (acknowledged data).
+    #[inline]
     pub fn prune_drops(&mut self, flow: u32, una: u64) {
         let latest = &mut self.latest_drops[flow as usize];
         while latest.first_key_value().is_some_and(|(&k, _)| k < una) {
