@@ -157,6 +157,9 @@ pub struct Link {
     held: Occupancy,
     /// Propagating packets with their arrival times, oldest first.
     wire: VecDeque<(Time, PacketId)>,
+    /// The latest serialization time computed: (rate, size, time). Links carry few distinct
+    /// sizes in a row (full segments one way, ACKs the other), and this saves a division.
+    last_transmission: (u64, u32, Dur),
     stats: LinkStats,
 }
 
@@ -181,6 +184,7 @@ impl Link {
             every_departure: false,
             held: Occupancy::default(),
             wire: VecDeque::new(),
+            last_transmission: (0, 0, Dur::ZERO),
             stats: LinkStats::default(),
         }
     }
@@ -194,6 +198,18 @@ impl Link {
     /// Time to serialize `size` bytes.
     pub fn transmission_time(&self, size: u32) -> Dur {
         Dur::transmission(size as u64, self.rate)
+    }
+
+    /// [`transmission_time`](Self::transmission_time), remembering the latest result.
+    #[inline]
+    fn cached_transmission_time(&mut self, size: u32) -> Dur {
+        let (rate, last, d) = self.last_transmission;
+        if rate == self.rate && last == size {
+            return d;
+        }
+        let d = self.transmission_time(size);
+        self.last_transmission = (self.rate, size, d);
+        d
     }
 
     /// What the buffer holds at `now`: waiting + the packet being serialized.
@@ -301,8 +317,9 @@ impl Link {
     /// Retires the packet in service if its serialization ended by `now` (lost packets are
     /// retired by their own event, which records the drop).
     fn retire_finished(&mut self, now: Time) {
-        if let Some(s) = self.in_service {
+        if let Some(s) = &self.in_service {
             if !s.lost && s.done <= now {
+                let s = *s;
                 self.retire(s);
             }
         }
@@ -326,7 +343,7 @@ impl Link {
             return;
         };
         wake.started = Some(q.id);
-        let done = now + self.transmission_time(q.size);
+        let done = now + self.cached_transmission_time(q.size);
         let lost = match &mut self.loss {
             Some(m) => m.lose(done, q.size),
             None => false,

@@ -393,7 +393,7 @@ impl Network {
         let mut wake = Wakeups::default();
         let offer = link.offer(now, id, &mut self.pool, &mut wake);
         schedule(q, l, wake);
-        if offer == Offer::Marked {
+        if matches!(offer, Offer::Marked) {
             self.tcp_marks[self.pool.get(id).flow as usize] += 1;
         }
         match offer {
@@ -410,8 +410,10 @@ impl Network {
     /// The pcap hook: link direction `l` started serializing `started` at `now`.
     #[inline]
     fn capture_started(&mut self, now: Time, l: u32, started: Option<PacketId>) {
-        if let (Some(c), Some(id)) = (&mut self.capture, started) {
-            c.on_transmit(now, l, id, self.pool.get(id));
+        if let Some(c) = &mut self.capture {
+            if let Some(id) = started {
+                c.on_transmit(now, l, id, self.pool.get(id));
+            }
         }
     }
 

@@ -497,7 +497,7 @@ enum Receipt {
 }
 
 /// Hands delivered packet `p` to its endpoint.
-#[inline]
+#[inline(always)]
 fn receive(tcp: &mut [TcpFlow], udp: &mut [UdpFlow], now: Time, p: &Packet) -> Receipt {
     let i = p.flow;
     match &p.payload {
