@@ -57,6 +57,7 @@ impl SackList {
         }
     }
     /// Appends a block; returns false (and drops it) when the list is full.
+    #[inline]
     pub fn push(&mut self, b: SackBlock) -> bool {
         if (self.len as usize) < MAX_SACK_BLOCKS {
             self.blocks[self.len as usize] = b;
@@ -89,6 +90,7 @@ impl<'a> IntoIterator for &'a SackList {
 }
 
 impl FromIterator<SackBlock> for SackList {
+    #[inline]
     fn from_iter<I: IntoIterator<Item = SackBlock>>(it: I) -> Self {
         let mut l = SackList::new();
         for b in it {

@@ -8,12 +8,12 @@
 
 use crate::engine::EventQueue;
 use crate::flow_route::PinnedRoutes;
-use crate::link::{Link, Offer, Wakeups};
+use crate::link::{Discipline, Link, Offer, Wakeups};
 use crate::loss;
 use crate::node::{Node, Routes};
 use crate::packet::{Packet, PacketId, PacketKind, PacketPool, Payload};
 use crate::pcap::Capture;
-use crate::queue;
+
 use crate::results::DropCause;
 use crate::rng::Rng;
 use crate::scenario::LinkChange;
@@ -41,6 +41,15 @@ pub enum NetEvent {
 pub struct Delivery {
     pub node: u32,
     pub packet: Packet,
+}
+
+/// A packet that reached its destination host, as [`Network::handle_arrival`] returns it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrival {
+    /// Still in the pool under `id`: the caller frees it ([`PacketPool::release`]).
+    InPool { node: u32, id: PacketId },
+    /// Already out of the pool (WLAN hops).
+    Removed(Delivery),
 }
 
 /// Name and direction of a link direction, for results.
@@ -120,7 +129,7 @@ impl Network {
                 ("reverse", &l.reverse, l.to, l.from),
             ] {
                 let label = format!("{}/{direction}", l.name);
-                let q = queue::build(
+                let q = Discipline::build(
                     &spec.queue,
                     spec.buffer,
                     spec.rate,
@@ -204,6 +213,7 @@ impl Network {
     }
 
     /// A source at node `at` hands `p` to the network.
+    #[inline]
     pub fn send<E: From<NetEvent>>(
         &mut self,
         now: Time,
@@ -221,7 +231,6 @@ impl Network {
     }
 
     /// Processes one network event; returns a packet that reached its destination.
-    #[inline]
     pub fn handle<E: From<NetEvent>>(
         &mut self,
         now: Time,
@@ -229,6 +238,26 @@ impl Network {
         q: &mut EventQueue<E>,
         rec: &mut Recorder,
     ) -> Option<Delivery> {
+        match self.handle_arrival(now, ev, q, rec)? {
+            Arrival::InPool { node, id } => Some(Delivery {
+                node,
+                packet: self.pool.remove(id),
+            }),
+            Arrival::Removed(d) => Some(d),
+        }
+    }
+
+    /// Like [`handle`](Self::handle), but a packet that reached its destination over a link
+    /// stays in the pool ([`Arrival::InPool`]): the caller reads it there and frees it with
+    /// [`PacketPool::release`], which saves moving the packet out (ACKs are large).
+    #[inline]
+    pub fn handle_arrival<E: From<NetEvent>>(
+        &mut self,
+        now: Time,
+        ev: NetEvent,
+        q: &mut EventQueue<E>,
+        rec: &mut Recorder,
+    ) -> Option<Arrival> {
         match ev {
             NetEvent::ServiceDone(l) => {
                 let link = &mut self.links[l as usize];
@@ -251,10 +280,10 @@ impl Network {
                 if let Some(t) = next {
                     q.push(t, NetEvent::Arrive(l).into());
                 }
-                if self.pool.get(id).dst == node {
-                    let packet = self.pool.remove(id);
-                    self.counts.delivered[packet.kind() as usize] += 1;
-                    Some(Delivery { node, packet })
+                let p = self.pool.get(id);
+                if p.dst == node {
+                    self.counts.delivered[p.kind() as usize] += 1;
+                    Some(Arrival::InPool { node, id })
                 } else {
                     self.forward(now, node, id, q, rec);
                     None
@@ -269,7 +298,7 @@ impl Network {
                 self.links[l as usize].reconfigure(&change, rng);
                 None
             }
-            NetEvent::Wlan(w) => self.wlan_wake(now, w, q, rec),
+            NetEvent::Wlan(w) => self.wlan_wake(now, w, q, rec).map(Arrival::Removed),
         }
     }
 
@@ -364,7 +393,7 @@ impl Network {
         let mut wake = Wakeups::default();
         let offer = link.offer(now, id, &mut self.pool, &mut wake);
         schedule(q, l, wake);
-        if offer == Offer::Marked {
+        if matches!(offer, Offer::Marked) {
             self.tcp_marks[self.pool.get(id).flow as usize] += 1;
         }
         match offer {
@@ -381,8 +410,10 @@ impl Network {
     /// The pcap hook: link direction `l` started serializing `started` at `now`.
     #[inline]
     fn capture_started(&mut self, now: Time, l: u32, started: Option<PacketId>) {
-        if let (Some(c), Some(id)) = (&mut self.capture, started) {
-            c.on_transmit(now, l, id, self.pool.get(id));
+        if let Some(c) = &mut self.capture {
+            if let Some(id) = started {
+                c.on_transmit(now, l, id, self.pool.get(id));
+            }
         }
     }
 
@@ -454,6 +485,7 @@ impl Network {
     }
 
     /// Forgets TCP flow `flow`'s drops of segments below `una` (acknowledged data).
+    #[inline]
     pub fn prune_drops(&mut self, flow: u32, una: u64) {
         let latest = &mut self.latest_drops[flow as usize];
         while latest.first_key_value().is_some_and(|(&k, _)| k < una) {

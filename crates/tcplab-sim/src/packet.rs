@@ -183,6 +183,17 @@ impl PacketPool {
         p
     }
 
+    /// Frees the slot of packet `id` (delivered or dropped) without moving the packet out:
+    /// [`remove`](Self::remove) for a caller that has read it in place.
+    #[inline]
+    pub fn release(&mut self, id: PacketId) {
+        let slot = &mut self.slots[id.0 as usize];
+        assert!(slot.is_some(), "packet id of a live packet");
+        *slot = None;
+        self.free.push(id.0);
+        self.live -= 1;
+    }
+
     /// Packets currently stored.
     pub fn live(&self) -> usize {
         self.live
@@ -251,5 +262,25 @@ mod tests {
         assert_eq!(c, a);
         assert_ne!(b, c);
         assert_eq!(pool.iter().count(), 2);
+        // `release` frees a slot like `remove`, without handing the packet back.
+        pool.release(b);
+        assert_eq!(pool.live(), 1);
+        assert_eq!(pool.insert(p), b);
+    }
+
+    #[test]
+    #[should_panic(expected = "live packet")]
+    fn releasing_a_free_slot_panics() {
+        let mut pool = PacketPool::new();
+        let p = Packet {
+            flow: 0,
+            dst: 1,
+            size: 100,
+            sent_at: Time::ZERO,
+            payload: Payload::Udp(0),
+        };
+        let a = pool.insert(p);
+        pool.release(a);
+        pool.release(a);
     }
 }

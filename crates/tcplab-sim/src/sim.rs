@@ -24,8 +24,8 @@ use crate::engine::{EventQueue, TimerSlot};
 use crate::eth_metrics::EthMetrics;
 use crate::flow::{FlowPackets, TcpFlow};
 use crate::flow_route::{self, PinnedRoutes};
-use crate::network::{Delivery, NetEvent, Network};
-use crate::packet::{ack_wire_size, data_wire_size, Packet, Payload};
+use crate::network::{Arrival, NetEvent, Network};
+use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, Payload};
 use crate::pcap::{self, Capture};
 use crate::results::{RunStats, VerdictLog};
 use crate::scenario::SeriesMode;
@@ -286,8 +286,16 @@ impl Simulation {
         let now = self.now;
         match ev {
             Event::Net(e) => {
-                if let Some(d) = self.net.handle(now, e, &mut self.events, &mut self.rec) {
-                    self.deliver(d);
+                match self
+                    .net
+                    .handle_arrival(now, e, &mut self.events, &mut self.rec)
+                {
+                    Some(Arrival::InPool { id, .. }) => self.deliver(id),
+                    Some(Arrival::Removed(d)) => {
+                        let to = receive(&mut self.tcp, &mut self.udp, now, &d.packet);
+                        self.after_delivery(to);
+                    }
+                    None => {}
                 }
             }
             Event::SenderTimer(i) => {
@@ -334,27 +342,24 @@ impl Simulation {
         }
     }
 
-    fn deliver(&mut self, d: Delivery) {
-        let now = self.now;
-        let i = d.packet.flow;
-        match &d.packet.payload {
-            Payload::Data(seg) => {
-                let f = &mut self.tcp[i as usize];
-                f.packets.data_delivered += 1;
-                f.receiver.on_segment(now, seg);
-                self.after_receiver(i);
-            }
-            Payload::Ack(ack) => {
-                let f = &mut self.tcp[i as usize];
-                f.packets.acks_delivered += 1;
-                f.sender.on_segment(now, ack);
-                self.after_sender(i);
-            }
-            Payload::Udp(_) => {
-                let u = &mut self.udp[i as usize];
-                u.received += 1;
-                u.received_bytes += d.packet.size as u64;
-            }
+    /// Packet `id`, still in the pool, reached its destination: the endpoint reads it there,
+    /// then its slot is freed (before the endpoint sends anything).
+    fn deliver(&mut self, id: PacketId) {
+        let to = receive(
+            &mut self.tcp,
+            &mut self.udp,
+            self.now,
+            self.net.pool.get(id),
+        );
+        self.net.pool.release(id);
+        self.after_delivery(to);
+    }
+
+    fn after_delivery(&mut self, to: Receipt) {
+        match to {
+            Receipt::Receiver(i) => self.after_receiver(i),
+            Receipt::Sender(i) => self.after_sender(i),
+            Receipt::Udp => {}
         }
     }
 
@@ -480,6 +485,39 @@ impl Simulation {
         let next = now + self.interval;
         if next <= self.end {
             self.events.push(next, Event::Sample);
+        }
+    }
+}
+
+/// Which endpoint took a delivered packet (the driver then lets it react).
+enum Receipt {
+    Receiver(u32),
+    Sender(u32),
+    Udp,
+}
+
+/// Hands delivered packet `p` to its endpoint.
+#[inline(always)]
+fn receive(tcp: &mut [TcpFlow], udp: &mut [UdpFlow], now: Time, p: &Packet) -> Receipt {
+    let i = p.flow;
+    match &p.payload {
+        Payload::Data(seg) => {
+            let f = &mut tcp[i as usize];
+            f.packets.data_delivered += 1;
+            f.receiver.on_segment(now, seg);
+            Receipt::Receiver(i)
+        }
+        Payload::Ack(ack) => {
+            let f = &mut tcp[i as usize];
+            f.packets.acks_delivered += 1;
+            f.sender.on_segment(now, ack);
+            Receipt::Sender(i)
+        }
+        Payload::Udp(_) => {
+            let u = &mut udp[i as usize];
+            u.received += 1;
+            u.received_bytes += p.size as u64;
+            Receipt::Udp
         }
     }
 }

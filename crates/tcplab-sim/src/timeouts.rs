@@ -60,10 +60,14 @@ pub struct TimeoutTracker {
 impl TimeoutTracker {
     /// A segment starting at `seq` was just sent as its transmission number
     /// `retransmission` (0 = original), of the kind the sender reported.
+    #[inline]
     pub fn on_send(&mut self, seq: u64, retransmission: u8, kind: TxKind) {
-        if retransmission == 0 || !kind.is_retransmission() {
-            return;
+        if retransmission != 0 && kind.is_retransmission() {
+            self.record(seq, retransmission, kind);
         }
+    }
+
+    fn record(&mut self, seq: u64, retransmission: u8, kind: TxKind) {
         let v = self.rtx.entry(seq).or_default();
         v.resize(retransmission as usize - 1, TxKind::Timeout);
         v.push(kind);
@@ -75,6 +79,7 @@ impl TimeoutTracker {
     }
 
     /// Forgets segments below `una`.
+    #[inline]
     pub fn prune(&mut self, una: u64) {
         while self.rtx.first_key_value().is_some_and(|(&k, _)| k < una) {
             self.rtx.pop_first();
