@@ -16,9 +16,8 @@ def _cell(s: str) -> str:
 #: writes the file reused cached points (updated by hand when it is measured again; the rest
 #: of the header comes from that run).
 QUICK_SUITE_TIME = (
-    "the whole quick suite from an empty cache, 845 runs (507 of them the ETH probes), took 3 min 37 s "
-    "there while another build shared the machine, 3.9 CPU-minutes (226 s user, 11 s system), before "
-    "`areno-lab` was added (its 6 runs take about 40 s more)"
+    "the whole quick suite from an empty cache, 851 runs (507 of them the ETH probes), took 3 min 53 s "
+    "there while a CI run shared the machine"
 )
 RUST_CLAIMS_TIME = (
     "The Rust claims tests took about 47 s in `cargo test --workspace` on the shared machine "
