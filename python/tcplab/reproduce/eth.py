@@ -357,7 +357,7 @@ def _first_block(frame: pl.DataFrame) -> tuple[bool, str]:
 
 def _later_blocks(frame: pl.DataFrame) -> tuple[bool, str]:
     s = sack_shares(frame)
-    return all(s[n] > 0 for n in BLOCKS), ", ".join(f"{n}: {s[n]:.2g}%" for n in BLOCKS)
+    return all(s[n] > 0 for n in BLOCKS), ", ".join(f"{n}: {s[n]:.3g}%" for n in BLOCKS)
 
 
 def sack_table(frame: pl.DataFrame) -> list[Row]:
