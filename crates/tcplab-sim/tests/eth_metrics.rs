@@ -4,59 +4,17 @@
 
 mod common;
 
-use tcplab_core::{Dur, TcpConfig};
-use tcplab_sim::builder::{explicit, ScenarioBuilder};
-use tcplab_sim::scenario::{Duplex, LossSpec, NodeKind, Scenario, TcpFlowSpec, TraceSpec};
-use tcplab_sim::{Results, Simulation};
+use tcplab_core::TcpConfig;
+use tcplab_sim::scenario::Scenario;
+use tcplab_sim::Results;
 
-const MSS: u64 = 1460;
-
-/// s -> r, 10 Mb/s, 10 ms, large buffer; the forward direction loses the data packets with
-/// indices `drop` (0 = the first data packet sent), the reverse one the ACKs `ack_drop`.
+/// The two-host path of `common::trace_loss_path` with initial window `cwnd`.
 fn path(recovery: &str, cwnd: u32, segments: u64, drop: &[u64], ack_drop: &[u64]) -> Scenario {
-    let tcp = TcpConfig {
-        initial_cwnd: cwnd,
-        delayed_ack: false,
-        ..TcpConfig::default()
-    };
-    path_with(recovery, tcp, segments, drop, ack_drop)
-}
-
-fn path_with(
-    recovery: &str,
-    tcp: TcpConfig,
-    segments: u64,
-    drop: &[u64],
-    ack_drop: &[u64],
-) -> Scenario {
-    let fwd = common::dir(10_000_000, 10, 1000).loss(LossSpec::Trace {
-        packets: drop.to_vec(),
-    });
-    let rev = common::dir(10_000_000, 10, 1000).loss(LossSpec::Trace {
-        packets: ack_drop.to_vec(),
-    });
-    let topo = explicit(
-        &[("s", NodeKind::Host), ("r", NodeKind::Host)],
-        vec![("s", "r", Duplex::new(fwd, rev))],
-    );
-    ScenarioBuilder::new("eth", topo)
-        .seed(1)
-        .duration(Dur::from_secs(60))
-        .tcp(tcp)
-        .flow(
-            TcpFlowSpec::bulk("s", "r")
-                .controller("reno")
-                .recovery(recovery)
-                .bytes(segments * MSS),
-        )
-        .trace(TraceSpec::all())
-        .build()
+    common::trace_loss_path(recovery, common::tcp_cwnd(cwnd), segments, drop, ack_drop)
 }
 
 fn run(s: &Scenario) -> Results {
-    let r = Simulation::run(s).unwrap();
-    assert!(r.conservation.ok, "{:?}", r.conservation.violations);
-    assert!(r.flows[0].completed, "{:?}", r.flows[0]);
+    let r = common::run_completed(s);
     // Every row of the verdicts table has its loss-event size; the summary agrees with them.
     let v = &r.verdicts;
     assert_eq!(v.lost_segments.len(), v.len());
@@ -205,7 +163,13 @@ fn a_spurious_timeout_retransmission_is_reported_in_a_dsack_block() {
             dsack,
             ..TcpConfig::default()
         };
-        let r = run(&path_with("sack", tcp, 20, &[], &[0, 1, 2, 3]));
+        let r = run(&common::trace_loss_path(
+            "sack",
+            tcp,
+            20,
+            &[],
+            &[0, 1, 2, 3],
+        ));
         let f = &r.flows[0];
         assert!(f.timeouts >= 1 && f.spurious_retransmits >= 1, "{f:?}");
         assert_eq!(f.dsacks_sent > 0, dsack, "{f:?}");

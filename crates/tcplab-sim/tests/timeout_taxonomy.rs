@@ -4,52 +4,19 @@
 
 mod common;
 
-use tcplab_core::{Dur, TcpConfig};
-use tcplab_sim::builder::{explicit, ScenarioBuilder};
-use tcplab_sim::scenario::{Duplex, LossSpec, NodeKind, Scenario, TcpFlowSpec, TraceSpec};
+use tcplab_sim::scenario::Scenario;
 use tcplab_sim::timeouts::TimeoutClass;
-use tcplab_sim::{Results, Simulation};
+use tcplab_sim::Results;
 
-const MSS: u64 = 1460;
+use common::MSS;
 
-/// s -> r, 10 Mb/s, 10 ms, large buffer; the forward direction (data only) loses the data
-/// packets with indices `drop` (0 = the first data packet sent).
+/// The two-host path of `common::trace_loss_path` (no ACK loss) with initial window `cwnd`.
 fn path(recovery: &str, cwnd: u32, segments: u64, drop: &[u64]) -> Scenario {
-    let fwd = common::dir(10_000_000, 10, 1000).loss(LossSpec::Trace {
-        packets: drop.to_vec(),
-    });
-    let topo = explicit(
-        &[("s", NodeKind::Host), ("r", NodeKind::Host)],
-        vec![(
-            "s",
-            "r",
-            Duplex::new(fwd, common::dir(10_000_000, 10, 1000)),
-        )],
-    );
-    let tcp = TcpConfig {
-        initial_cwnd: cwnd,
-        delayed_ack: false,
-        ..TcpConfig::default()
-    };
-    ScenarioBuilder::new("taxonomy", topo)
-        .seed(1)
-        .duration(Dur::from_secs(60))
-        .tcp(tcp)
-        .flow(
-            TcpFlowSpec::bulk("s", "r")
-                .controller("reno")
-                .recovery(recovery)
-                .bytes(segments * MSS),
-        )
-        .trace(TraceSpec::all())
-        .build()
+    common::trace_loss_path(recovery, common::tcp_cwnd(cwnd), segments, drop, &[])
 }
 
 fn run(s: &Scenario) -> Results {
-    let r = Simulation::run(s).unwrap();
-    assert!(r.conservation.ok, "{:?}", r.conservation.violations);
-    assert!(r.flows[0].completed, "{:?}", r.flows[0]);
-    r
+    common::run_completed(s)
 }
 
 /// Index (among data packets sent) of the first retransmission of the segment at `seq`.

@@ -1,9 +1,14 @@
 //! Scenario shorthands shared by the integration tests.
 #![allow(dead_code)]
 
-use tcplab_core::Dur;
-use tcplab_sim::builder::dumbbell;
-use tcplab_sim::scenario::{Buffer, Duplex, LinkDir, Topology};
+use tcplab_core::{Dur, TcpConfig};
+use tcplab_sim::builder::{dumbbell, explicit, ScenarioBuilder};
+use tcplab_sim::scenario::{
+    Buffer, Duplex, LinkDir, LossSpec, NodeKind, Scenario, TcpFlowSpec, Topology, TraceSpec,
+};
+use tcplab_sim::{Results, Simulation};
+
+pub const MSS: u64 = 1460;
 
 pub fn dir(rate_bps: u64, delay_ms: u64, buffer_pkts: u32) -> LinkDir {
     LinkDir::new(
@@ -28,4 +33,55 @@ pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
     s * s / (x.len() as f64 * s2)
+}
+
+/// The TCP settings of the constructed-loss tests: initial window `cwnd`, no delayed ACKs.
+pub fn tcp_cwnd(cwnd: u32) -> TcpConfig {
+    TcpConfig {
+        initial_cwnd: cwnd,
+        delayed_ack: false,
+        ..TcpConfig::default()
+    }
+}
+
+/// s -> r, 10 Mb/s, 10 ms both ways, large buffers; one Reno flow with `recovery` sends
+/// `segments` full segments. The forward direction loses the data packets with indices
+/// `drop` (0 = the first data packet sent), the reverse one the ACKs `ack_drop`
+/// (trace-driven loss, `LossSpec::Trace`).
+pub fn trace_loss_path(
+    recovery: &str,
+    tcp: TcpConfig,
+    segments: u64,
+    drop: &[u64],
+    ack_drop: &[u64],
+) -> Scenario {
+    let lossy = |packets: &[u64]| {
+        dir(10_000_000, 10, 1000).loss(LossSpec::Trace {
+            packets: packets.to_vec(),
+        })
+    };
+    let topo = explicit(
+        &[("s", NodeKind::Host), ("r", NodeKind::Host)],
+        vec![("s", "r", Duplex::new(lossy(drop), lossy(ack_drop)))],
+    );
+    ScenarioBuilder::new("trace-loss", topo)
+        .seed(1)
+        .duration(Dur::from_secs(60))
+        .tcp(tcp)
+        .flow(
+            TcpFlowSpec::bulk("s", "r")
+                .controller("reno")
+                .recovery(recovery)
+                .bytes(segments * MSS),
+        )
+        .trace(TraceSpec::all())
+        .build()
+}
+
+/// Runs `s`, checking packet conservation and that the first flow completed.
+pub fn run_completed(s: &Scenario) -> Results {
+    let r = Simulation::run(s).unwrap();
+    assert!(r.conservation.ok, "{:?}", r.conservation.violations);
+    assert!(r.flows[0].completed, "{:?}", r.flows[0]);
+    r
 }
