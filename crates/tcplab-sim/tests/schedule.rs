@@ -5,67 +5,16 @@
 
 use tcplab_core::{Dur, Time};
 use tcplab_sim::builder::{explicit, ScenarioBuilder};
-use tcplab_sim::engine::EventQueue;
-use tcplab_sim::network::{NetEvent, Network};
-use tcplab_sim::packet::{Packet, Payload};
-use tcplab_sim::scenario::{
-    Buffer, Duplex, LinkChange, LinkDir, LossSpec, NodeKind, TraceSpec, UdpFlowSpec,
-};
-use tcplab_sim::topology;
-use tcplab_sim::trace::Recorder;
+use tcplab_sim::scenario::{Buffer, Duplex, LinkChange, LinkDir, LossSpec, NodeKind, UdpFlowSpec};
 
-#[derive(Clone, Copy)]
-enum Ev {
-    Net(NetEvent),
-    Send(usize),
-}
-impl From<NetEvent> for Ev {
-    fn from(e: NetEvent) -> Self {
-        Ev::Net(e)
-    }
-}
+mod common;
 
 /// Sends UDP packets `(time, size)` over one link direction `fwd` from host a to host b;
 /// returns (packet number, arrival time) in arrival order and the drop causes in order.
 fn run(fwd: LinkDir, sends: &[(Time, u32)]) -> (Vec<(u64, Time)>, Vec<&'static str>) {
-    let rev = LinkDir::new(1_000_000, Dur::ZERO, Buffer::Packets(10));
-    let topo = explicit(
-        &[("a", NodeKind::Host), ("b", NodeKind::Host)],
-        vec![("a", "b", Duplex::new(fwd, rev))],
-    );
-    let mut errs = vec![];
-    let layout = topology::expand(&topo, &mut errs);
-    assert!(errs.is_empty(), "{errs:?}");
-    let (a, b) = (layout.node("a").unwrap(), layout.node("b").unwrap());
-    let mut net = Network::new(&layout, 1, 0, 1);
-    let mut rec = Recorder::new(&TraceSpec::all(), 0);
-    let mut q = EventQueue::new();
-    net.schedule_changes(&mut q);
-    for (i, &(at, _)) in sends.iter().enumerate() {
-        q.push(at, Ev::Send(i));
-    }
-    let mut arrivals = vec![];
-    while let Some((now, ev)) = q.pop() {
-        match ev {
-            Ev::Send(i) => {
-                let p = Packet {
-                    flow: 0,
-                    dst: b,
-                    size: sends[i].1,
-                    sent_at: now,
-                    payload: Payload::Udp(i as u64),
-                };
-                net.send(now, a, p, &mut q, &mut rec);
-            }
-            Ev::Net(e) => {
-                if let Some(d) = net.handle(now, e, &mut q, &mut rec) {
-                    arrivals.push((d.packet.seq(), now));
-                }
-            }
-        }
-    }
-    assert_eq!(net.pool.live(), 0);
-    (arrivals, rec.drops.cause)
+    let out = common::one_link::run(fwd, sends, false);
+    assert_eq!(out.net.pool.live(), 0);
+    (out.arrivals, out.rec.drops.cause)
 }
 
 fn ms(x: u64) -> Time {

@@ -1,6 +1,8 @@
 //! Scenario shorthands shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod one_link;
+
 use tcplab_core::{Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, explicit, ScenarioBuilder};
 use tcplab_sim::scenario::{
