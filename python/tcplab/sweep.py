@@ -338,6 +338,14 @@ def load_sweep(path: str | Path) -> tuple[dict[str, Any], SweepSpec]:
 # Storage
 
 
+def default_jobs() -> int:
+    """Worker processes by default: the cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def point_dir(out: str | Path, key: str) -> Path:
     return Path(out) / "points" / key
 
@@ -448,13 +456,13 @@ def run_sweep(
         if todo:
             if scheduler is not None:
                 run_dask(todo, out, fn, scheduler, res, bar)
-            elif (jobs or os.cpu_count() or 1) <= 1 or len(todo) == 1:
+            elif (jobs or default_jobs()) <= 1 or len(todo) == 1:
                 for key, p in todo.items():
                     fn(p.document, str(point_dir(out, key)))
                     res.computed.append(key)
                     bar.advance(p)
             else:
-                run_pool(todo, out, fn, jobs or os.cpu_count() or 1, res, bar)
+                run_pool(todo, out, fn, jobs or default_jobs(), res, bar)
     res.wall_time_s = time.perf_counter() - t0
     return res
 

@@ -24,7 +24,7 @@ pub mod wired_wireless;
 use crate::node::Node;
 use crate::node::Routes;
 use crate::scenario::{
-    Dumbbell, Explicit, LinkDir, NodeKind, Routing, Topology, WlanAccess, WlanSpec,
+    Dumbbell, Duplex, Explicit, LinkDir, NodeKind, Routing, Topology, WlanAccess, WlanSpec,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -129,6 +129,11 @@ pub fn expand<'a>(t: &'a Topology, errs: &mut Vec<String>) -> Layout<'a> {
     }
 }
 
+/// The two directions of `d`, borrowed (what [`push_link`] takes).
+pub(crate) fn borrowed(d: &Duplex) -> (Cow<'_, LinkDir>, Cow<'_, LinkDir>) {
+    (Cow::Borrowed(&d.forward), Cow::Borrowed(&d.reverse))
+}
+
 /// Appends duplex link `from`-`to` (node indices) named after the nodes.
 pub(crate) fn push_link<'a>(
     nodes: &[Node],
@@ -164,6 +169,12 @@ pub(crate) fn one_or_each<'a, T>(
         ));
         return None;
     }
+    pick_entry(field, list, i)
+}
+
+/// The entry of a one-or-per-item list that item `i` uses (the only one, or the i-th), with
+/// its scenario path `topology.{field}[j]`; None when there is none.
+fn pick_entry<'a, T>(field: &str, list: &'a [T], i: usize) -> Option<(&'a T, String)> {
     let j = if list.len() == 1 { 0 } else { i };
     list.get(j).map(|x| (x, format!("topology.{field}[{j}]")))
 }
@@ -196,40 +207,26 @@ fn dumbbell<'a>(d: &'a Dumbbell, errs: &mut Vec<String>) -> Layout<'a> {
         nodes.push(host(format!("r{i}")));
     }
     let mut links = Vec::with_capacity(2 * n + 1);
-    let pick = |field: &str, list: &'a [crate::scenario::Duplex], i: usize| {
-        let j = if list.len() == 1 { 0 } else { i };
-        list.get(j).map(|dx| (dx, format!("topology.{field}[{j}]")))
-    };
     for i in 0..n {
-        if let Some((dx, path)) = pick("sender_access", &d.sender_access, i) {
-            links.push(DuplexLink {
-                name: format!("s{i}-left"),
-                from: i as u32,
-                to: left,
-                forward: Cow::Borrowed(&dx.forward),
-                reverse: Cow::Borrowed(&dx.reverse),
-                spec_path: path,
-            });
+        if let Some((dx, path)) = pick_entry("sender_access", &d.sender_access, i) {
+            let (f, r) = borrowed(dx);
+            push_link(&nodes, &mut links, (i as u32, left), f, r, path);
         }
     }
-    links.push(DuplexLink {
-        name: "left-right".into(),
-        from: left,
-        to: right,
-        forward: Cow::Borrowed(&d.bottleneck.forward),
-        reverse: Cow::Borrowed(&d.bottleneck.reverse),
-        spec_path: "topology.bottleneck".into(),
-    });
+    let (f, r) = borrowed(&d.bottleneck);
+    let bottleneck = "topology.bottleneck".to_string();
+    push_link(&nodes, &mut links, (left, right), f, r, bottleneck);
     for i in 0..n {
-        if let Some((dx, path)) = pick("receiver_access", &d.receiver_access, i) {
-            links.push(DuplexLink {
-                name: format!("right-r{i}"),
-                from: right,
-                to: right + 1 + i as u32,
-                forward: Cow::Borrowed(&dx.forward),
-                reverse: Cow::Borrowed(&dx.reverse),
-                spec_path: path,
-            });
+        if let Some((dx, path)) = pick_entry("receiver_access", &d.receiver_access, i) {
+            let (f, r) = borrowed(dx);
+            push_link(
+                &nodes,
+                &mut links,
+                (right, right + 1 + i as u32),
+                f,
+                r,
+                path,
+            );
         }
     }
     finish(nodes, links)
@@ -354,24 +351,11 @@ fn wlan_access<'a>(w: &'a WlanAccess, errs: &mut Vec<String>) -> Layout<'a> {
             nodes.push(host(s.node.clone()));
         }
     }
-    let links = vec![
-        DuplexLink {
-            name: "server-router".into(),
-            from: 0,
-            to: 1,
-            forward: Cow::Borrowed(&w.access.forward),
-            reverse: Cow::Borrowed(&w.access.reverse),
-            spec_path: "topology.access".into(),
-        },
-        DuplexLink {
-            name: "router-ap".into(),
-            from: 1,
-            to: 2,
-            forward: Cow::Borrowed(&w.pipe.forward),
-            reverse: Cow::Borrowed(&w.pipe.reverse),
-            spec_path: "topology.pipe".into(),
-        },
-    ];
+    let mut links = Vec::with_capacity(2);
+    let (f, r) = borrowed(&w.access);
+    push_link(&nodes, &mut links, (0, 1), f, r, "topology.access".into());
+    let (f, r) = borrowed(&w.pipe);
+    push_link(&nodes, &mut links, (1, 2), f, r, "topology.pipe".into());
     let mut layout = finish(nodes, links);
     wlan_segment(&mut layout, &w.wlan, "topology.wlan".into(), errs);
     layout

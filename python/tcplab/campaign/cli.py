@@ -18,8 +18,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-EXIT_INTERNAL = 1
-EXIT_INVALID = 2
+from tcplab.cli import EXIT_INTERNAL, EXIT_INVALID
 
 
 def run_campaign_command(

@@ -9,7 +9,6 @@ only needs a map of :func:`run_probe` over :class:`ProbeTask`\\ s.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -20,6 +19,7 @@ from tcplab.campaign.config import CampaignConfig, CampaignError
 from tcplab.campaign.measure import probe_row
 from tcplab.campaign.population import Path, probe_scenario
 from tcplab.campaign.probes import Probe
+from tcplab.sweep import default_jobs
 
 __all__ = ["ProbeTask", "run_probe", "run_probes", "preflight", "default_jobs"]
 
@@ -33,13 +33,6 @@ class ProbeTask:
     def scenario(self) -> dict[str, Any]:
         t = self.cfg.transfer
         return probe_scenario(self.cfg, self.path, self.probe, t.warmup_s + t.time_limit_s)
-
-
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def run_probe(task: ProbeTask) -> dict[str, Any]:

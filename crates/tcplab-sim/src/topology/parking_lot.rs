@@ -16,7 +16,7 @@
 //! link direction uses it. Not given: [`default_router_queue`] decides (RED with those thresholds
 //! unless the hop sets its own queue).
 
-use super::{finish, host, one_or_each, push_link, router, DuplexLink, Layout};
+use super::{borrowed, finish, host, one_or_each, push_link, router, DuplexLink, Layout};
 use crate::node::Node;
 use crate::scenario::{Duplex, LinkDir, QueueSpec, RedMode, RedSpec};
 use serde::{Deserialize, Serialize};
@@ -197,14 +197,8 @@ pub fn expand<'a>(p: &'a ParkingLot, errs: &mut Vec<String>) -> Layout<'a> {
             } else {
                 (at as u32, id)
             };
-            push_link(
-                &nodes,
-                &mut links,
-                ends,
-                Cow::Borrowed(&p.access.forward),
-                Cow::Borrowed(&p.access.reverse),
-                "topology.access".into(),
-            );
+            let (f, r) = borrowed(&p.access);
+            push_link(&nodes, &mut links, ends, f, r, "topology.access".into());
         }
     }
     finish(nodes, links)

@@ -8,10 +8,9 @@
 //! in either direction or both (ACK-path loss is its reverse direction), and its
 //! `report_losses` feeds the cross-layer channel (Venoplus).
 
-use super::{finish, host, one_or_each, push_link, router, Layout};
+use super::{borrowed, finish, host, one_or_each, push_link, router, Layout};
 use crate::scenario::Duplex;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,14 +38,11 @@ pub fn expand<'a>(w: &'a WiredCumWireless, errs: &mut Vec<String>) -> Layout<'a>
     let mut links = Vec::with_capacity(2 * n + 1);
     for i in 0..n {
         if let Some((d, path)) = one_or_each("wired", &w.wired, n, i, errs) {
-            let (f, b) = (Cow::Borrowed(&d.forward), Cow::Borrowed(&d.reverse));
+            let (f, b) = borrowed(d);
             push_link(&nodes, &mut links, (i as u32, r), f, b, path);
         }
     }
-    let (f, b) = (
-        Cow::Borrowed(&w.bottleneck.forward),
-        Cow::Borrowed(&w.bottleneck.reverse),
-    );
+    let (f, b) = borrowed(&w.bottleneck);
     push_link(
         &nodes,
         &mut links,
@@ -57,7 +53,7 @@ pub fn expand<'a>(w: &'a WiredCumWireless, errs: &mut Vec<String>) -> Layout<'a>
     );
     for i in 0..n {
         if let Some((d, path)) = one_or_each("wireless", &w.wireless, n, i, errs) {
-            let (f, b) = (Cow::Borrowed(&d.forward), Cow::Borrowed(&d.reverse));
+            let (f, b) = borrowed(d);
             push_link(&nodes, &mut links, (bs, bs + 1 + i as u32), f, b, path);
         }
     }
