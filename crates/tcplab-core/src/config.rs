@@ -42,6 +42,24 @@ pub struct TcpConfig {
     /// The receiver reports duplicate segments in a DSACK block (RFC 2883); needs SACK.
     /// Off by default: the ETH framework and the foundation's results had no DSACK.
     pub dsack: bool,
+    /// What a repeated retransmission timeout (the timer fires again before the cumulative
+    /// ACK moved) does to ssthresh: held (RFC 5681 §3.1, Linux) or recomputed from the
+    /// collapsed window (4.4BSD and the NetBSD stacks of the Veno paper's experiments).
+    pub repeated_rto: RepeatedRto,
+}
+
+/// ssthresh at a repeated retransmission timeout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepeatedRto {
+    /// RFC 5681 §3.1: "if the segment has already been retransmitted via the retransmission
+    /// timer at least once, then ssthresh is held constant". Linux's tcp_enter_loss recomputes
+    /// ssthresh only when the cumulative ACK moved since the last timeout.
+    #[default]
+    Rfc5681,
+    /// 4.4BSD tcp_timer.c (TCPT_REXMT): ssthresh = max(min(wnd, cwnd)/2, 2 MSS) at every
+    /// expiry, so a second expiry takes ssthresh to 2 MSS.
+    Bsd,
 }
 
 impl Default for TcpConfig {
@@ -64,6 +82,7 @@ impl Default for TcpConfig {
             rcv_buf: 64 << 20,
             ecn: false,
             dsack: false,
+            repeated_rto: RepeatedRto::default(),
         }
     }
 }

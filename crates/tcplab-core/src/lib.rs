@@ -20,7 +20,7 @@ pub mod seq;
 pub mod time;
 
 pub use cc::{CongestionControl, ControllerSpec};
-pub use config::TcpConfig;
+pub use config::{RepeatedRto, TcpConfig};
 pub use error::ConfigError;
 pub use log::{
     Event, LogRecord, LossResponse, ReceiverCounters, SenderCounters, TxKind, WindowReason,

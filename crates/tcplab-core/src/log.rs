@@ -28,6 +28,9 @@ pub struct SenderCounters {
     pub probes: u64,
     /// Retransmission-timer expiries.
     pub timeouts: u64,
+    /// Among them, repeated expiries before the cumulative ACK moved (ssthresh held unless
+    /// `tcp.repeated_rto = "bsd"`).
+    pub timeouts_repeated: u64,
     /// Window reductions in answer to ECN echoes.
     pub ecn_reductions: u64,
     pub acks_received: u64,

@@ -86,8 +86,11 @@ pub struct Acked {
     pub segments: u64,
     /// Bytes among them that had already been SACKed.
     pub previously_sacked_bytes: u64,
-    /// The highest segment removed, for RTT timing (Karn: only if never retransmitted).
-    pub newest: Option<SegState>,
+    /// Some segment removed had been retransmitted (Karn: the ACK may be for either copy).
+    pub retransmitted: bool,
+    /// When the newest removed segment that was neither retransmitted nor SACKed earlier
+    /// was sent: the one RTT sample such an ACK gives without timestamps.
+    pub timed: Option<Time>,
 }
 
 #[derive(Clone, Debug)]
@@ -220,10 +223,14 @@ impl Scoreboard {
             out.bytes += len;
             out.segments += 1;
             self.outstanding_bytes -= len;
+            out.retransmitted |= s.retransmitted();
             if s.sacked() {
                 self.sacked_bytes -= len;
                 out.previously_sacked_bytes += len;
             } else {
+                if !s.retransmitted() {
+                    out.timed = Some(s.sent_at);
+                }
                 self.delivery.record(self.una, &s);
                 if s.lost() {
                     self.lost_bytes -= len;
@@ -234,7 +241,6 @@ impl Scoreboard {
                     self.pending.remove(&self.una);
                 }
             }
-            out.newest = Some(s);
             self.una += 1;
         }
         if self.forced.is_some_and(|f| f < self.una) {

@@ -14,8 +14,8 @@ use crate::log::{Event, LogRecord, LossResponse, SenderCounters, TxKind, WindowR
 use crate::recovery::{self, AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::{
-    AckSegment, ConfigError, ControllerSpec, DataSegment, Dur, RecoverySpec, RttEstimator, Seq,
-    TcpConfig, Time,
+    AckSegment, ConfigError, ControllerSpec, DataSegment, Dur, RecoverySpec, RepeatedRto,
+    RttEstimator, Seq, TcpConfig, Time,
 };
 
 /// The sender's state at a moment, for time series.
@@ -49,12 +49,22 @@ pub struct Sender {
     /// After a timeout: snd.max at that time; retransmissions below it count as timeout
     /// retransmissions until the cumulative ACK passes it.
     rto_recover: Option<Seq>,
+    /// snd.una at the latest retransmission timeout: a timeout at the same point is a
+    /// repeated timeout of a segment the timer already retransmitted (RFC 5681 §3.1).
+    rto_una: Option<Seq>,
     /// The next retransmission is the fast retransmission of a new recovery.
     fast_pending: bool,
     /// The strategy asked for a probe (`RecoveryAction::Probe`): the next transmission.
     probe_pending: bool,
-    /// ECN: no further reduction until snd.una passes this point; CWR owed on next segment.
-    ecn_recover: Option<Seq>,
+    /// RFC 3168 §6.1.2, one reduction per window for any mix of drops and CE: after a window
+    /// reduction (an ECN response, or a fast-retransmit entry) no ECN echo reduces again
+    /// until snd.una passes this point, and a fast retransmit inside the window of an ECN
+    /// response does not reduce again. (Loss after loss in one window stays the recovery
+    /// strategy's business: Reno reduces at each fast retransmit, NewReno once.)
+    reduced_until: Option<Seq>,
+    /// The last reduction was an ECN response (not a loss) and covers up to `reduced_until`.
+    ecn_window: bool,
+    /// CWR owed on the next new segment.
     cwr_pending: bool,
     counters: SenderCounters,
     /// Duplicate ACKs since the cumulative ACK last advanced (see `on_segment`).
@@ -94,9 +104,11 @@ impl Sender {
             rto_deadline: None,
             delivered: 0,
             rto_recover: None,
+            rto_una: None,
             fast_pending: false,
             probe_pending: false,
-            ecn_recover: None,
+            reduced_until: None,
+            ecn_window: false,
             cwr_pending: false,
             counters: SenderCounters::default(),
             dupacks_in_row: 0,
@@ -259,9 +271,13 @@ impl Sender {
         // RTT: timestamps on every ACK that advances; otherwise Karn's rule.
         let mut rtt = None;
         if acked.bytes > 0 {
-            rtt = match (self.cfg.timestamps, ack.ts_ecr, acked.newest) {
-                (true, Some(ecr), _) => Some(now.saturating_since(ecr)),
-                (false, _, Some(s)) if s.tx_count == 1 => Some(now.saturating_since(s.sent_at)),
+            rtt = match (self.cfg.timestamps, ack.ts_ecr) {
+                (true, Some(ecr)) => Some(now.saturating_since(ecr)),
+                // Karn (RFC 6298 §3): no sample when the ACK covers retransmitted data, and
+                // a segment SACKed earlier was delivered long before this ACK.
+                (false, _) if !acked.retransmitted => {
+                    acked.timed.map(|sent| now.saturating_since(sent))
+                }
                 _ => None,
             };
         }
@@ -319,7 +335,8 @@ impl Sender {
                 } else {
                     WindowReason::CongestionAvoidance
                 };
-                if acked.bytes > 0 {
+                // RFC 3168 §6.1.2: an ACK that echoes congestion never grows the window.
+                if acked.bytes > 0 && !(ack.ece && self.cfg.ecn) {
                     self.cc.on_ack(&sample);
                 }
                 reason
@@ -335,7 +352,7 @@ impl Sender {
         // RFC 6298 §5.2-5.3: stop the timer when all is acknowledged, restart it on new ACKs.
         if self.sb.is_empty() {
             self.rto_deadline = None;
-        } else if acked.bytes > 0 || self.rto_deadline.is_none() {
+        } else if (acked.bytes > 0 && self.rec.restarts_timer()) || self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         self.log_window(now, reason);
@@ -376,7 +393,19 @@ impl Sender {
         }
         let ev = self.congestion_event(now, CongestionKind::FastRetransmit);
         let cwnd_before = self.cc.cwnd();
-        let verdict = self.cc.on_congestion(&ev);
+        // The hole (at snd.una) was sent before the ECN response: the same window.
+        let same_window = self.reduced_until.is_some_and(|r| self.snd_una() < r);
+        let verdict = if !restart && self.ecn_window && same_window {
+            // Already reduced for this window by an ECN response (RFC 3168 §6.1.2).
+            cc::Verdict {
+                label: "ecn-held",
+                value: 1.0,
+            }
+        } else {
+            self.cc.on_congestion(&ev)
+        };
+        self.reduced_until = Some(self.snd_nxt);
+        self.ecn_window = false;
         self.note_loss_response(now, ev.kind, restart, verdict, cwnd_before);
         self.rec.enter(
             now,
@@ -400,13 +429,14 @@ impl Sender {
         // RFC 3168 §6.1.2: one reduction per window. ECE is ignored until an ACK covers data
         // sent after the last reduction (snd_una > recover): the ACK of exactly `recover` was
         // sent before the receiver saw our CWR, so its ECE still echoes the old mark.
-        if self.rec.in_recovery() || self.ecn_recover.is_some_and(|r| self.snd_una() <= r) {
+        if self.rec.in_recovery() || self.reduced_until.is_some_and(|r| self.snd_una() <= r) {
             return;
         }
         self.counters.ecn_reductions += 1;
         let ev = self.congestion_event(now, CongestionKind::Ecn);
         let verdict = self.cc.on_congestion(&ev);
-        self.ecn_recover = Some(self.snd_nxt);
+        self.reduced_until = Some(self.snd_nxt);
+        self.ecn_window = true;
         self.cwr_pending = true;
         self.record(now, Event::EcnResponse, verdict.label, verdict.value);
         self.log_window(now, WindowReason::Ecn);
@@ -431,7 +461,7 @@ impl Sender {
 
     /// When `on_timeout` is due.
     pub fn poll_timeout(&self) -> Option<Time> {
-        match (self.rto_deadline, self.rec.poll_timeout()) {
+        match (self.rto_deadline, self.rec.poll_timeout(self.rto_deadline)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -439,8 +469,12 @@ impl Sender {
 
     /// A timer expired (call at or after `poll_timeout`; early calls do nothing).
     pub fn on_timeout(&mut self, now: Time) {
-        if self.rec.poll_timeout().is_some_and(|t| t <= now) {
-            let action = self.rec.on_timer(now, &mut self.sb);
+        if self
+            .rec
+            .poll_timeout(self.rto_deadline)
+            .is_some_and(|t| t <= now)
+        {
+            let action = self.rec.on_timer(now, self.rto_deadline, &mut self.sb);
             if let Some(reason) = self.apply(now, action) {
                 self.log_window(now, reason);
             }
@@ -453,7 +487,18 @@ impl Sender {
         self.sb.mark_all_lost();
         let ev = self.congestion_event(now, CongestionKind::Timeout);
         let cwnd_before = self.cc.cwnd();
-        let verdict = self.cc.on_congestion(&ev);
+        let una = self.snd_una();
+        let repeated = self.rto_una.replace(una) == Some(una);
+        let verdict = if repeated && self.cfg.repeated_rto == RepeatedRto::Rfc5681 {
+            self.counters.timeouts_repeated += 1;
+            self.cc.on_repeated_timeout(now);
+            cc::Verdict {
+                label: "held",
+                value: 1.0,
+            }
+        } else {
+            self.cc.on_congestion(&ev)
+        };
         self.note_loss_response(now, ev.kind, false, verdict, cwnd_before);
         self.rec.on_timeout(now, self.snd_nxt);
         self.rto_recover = Some(self.snd_nxt);

@@ -52,16 +52,19 @@ fn echo_reduces_once_per_window_without_retransmitting() {
     assert_eq!(first.len(), 10);
     assert!(first.iter().all(|d| d.ect && !d.cwr && !d.ce));
 
-    // Segment 0 was marked: its ACK echoes ECE. Window 10 -> 11 by the ACK, then halved
-    // as for a congestion loss, without recovery or retransmission.
+    // Segment 0 was marked: its ACK echoes ECE. The ACK does not grow the window (RFC 3168
+    // §6.1.2), which is halved as for a congestion loss, without recovery or retransmission.
     ack(&mut s, t, 1, true);
     let c = s.counters();
     assert_eq!((c.ecn_reductions, c.retransmits, c.recoveries), (1, 0, 0));
     let snap = s.snapshot();
-    assert_eq!(snap.ssthresh, 5500, "Reno: ssthresh = cwnd (11) / 2");
-    assert_eq!(snap.cwnd, 5500);
+    assert_eq!(
+        snap.ssthresh, 5000,
+        "Reno: ssthresh = cwnd (10) / 2, not 11 / 2"
+    );
+    assert_eq!(snap.cwnd, 5000);
     assert!(!snap.in_recovery);
-    // The window is full (9 in flight > 5.5): nothing goes out yet.
+    // The window is full (9 in flight > 5): nothing goes out yet.
     assert!(drain(&mut s, t).is_empty());
 
     // Echoes continue until the receiver sees CWR: ACKs up to and including segment 10
@@ -109,4 +112,62 @@ fn without_ecn_echoes_are_ignored_and_nothing_is_ect() {
     ack(&mut s, t, 1, true);
     assert_eq!(s.counters().ecn_reductions, 0);
     assert_eq!(s.snapshot().cwnd, 11 * MSS);
+}
+
+#[test]
+fn an_echo_then_a_loss_in_the_same_window_reduce_once() {
+    // RFC 3168 §6.1.2: one reduction per window for any mix of drops and CE marks.
+    let mut s = sender(true);
+    let t = Time::from_millis(100);
+    assert_eq!(drain(&mut s, Time::ZERO).len(), 10);
+    ack(&mut s, t, 1, true); // CE on segment 0: cwnd 10 -> 5
+    assert_eq!((s.snapshot().cwnd, s.snapshot().ssthresh), (5000, 5000));
+    // Segment 1 was lost: three duplicate ACKs for it, from segments 2..5 of the same window.
+    for _ in 0..3 {
+        ack(&mut s, t, 1, false);
+    }
+    drain(&mut s, t);
+    let c = s.counters();
+    assert_eq!(
+        (c.recoveries, c.retransmits_fast),
+        (1, 1),
+        "the loss is repaired"
+    );
+    assert_eq!(
+        s.snapshot().ssthresh,
+        5000,
+        "no second reduction for the same window (was 2500)"
+    );
+    // A loss in data sent after the ECN reduction is a new window: it reduces.
+    let mut s = sender(true);
+    drain(&mut s, Time::ZERO);
+    ack(&mut s, t, 1, true);
+    for k in 2..=10 {
+        ack(&mut s, t, k, false);
+    }
+    drain(&mut s, t);
+    for _ in 0..3 {
+        ack(&mut s, t, 10, false);
+    }
+    assert_eq!(s.counters().recoveries, 1);
+    assert!(s.snapshot().ssthresh < 5000, "{}", s.snapshot().ssthresh);
+}
+
+#[test]
+fn a_loss_then_an_echo_in_the_same_window_reduce_once() {
+    let mut s = sender(true);
+    let t = Time::from_millis(100);
+    drain(&mut s, Time::ZERO);
+    ack(&mut s, t, 1, false);
+    drain(&mut s, t);
+    for _ in 0..3 {
+        ack(&mut s, t, 1, false); // segment 1 lost: recovery, cwnd 11 -> ssthresh 5500
+    }
+    assert_eq!(s.snapshot().ssthresh, 5500);
+    ack(&mut s, t, 12, false); // the retransmission repairs it: recovery ends
+    assert!(!s.snapshot().in_recovery);
+    // An echo for data sent before the loss (segments up to 11) is the same window.
+    ack(&mut s, t, 12, true);
+    assert_eq!(s.counters().ecn_reductions, 0);
+    assert_eq!(s.snapshot().ssthresh, 5500);
 }

@@ -153,7 +153,8 @@ fn flows_table(py: Python<'_>, rows: Vec<FlowSummary>) -> PyResult<Bound<'_, PyD
     t.num("loss_indication_p", column!(rows, loss_indication_p))?;
     eth_columns(&mut t, &rows)?;
     t.num("ecn_marks", column!(rows, ecn_marks))?
-        .num("ecn_reductions", column!(rows, ecn_reductions))?;
+        .num("ecn_reductions", column!(rows, ecn_reductions))?
+        .num("timeouts_repeated", column!(rows, timeouts_repeated))?;
     Ok(t.done())
 }
 

@@ -161,6 +161,8 @@ pub struct FlowSummary {
     pub ecn_marks: u64,
     /// Window reductions in answer to ECN echoes (at most one per window of data).
     pub ecn_reductions: u64,
+    /// Timeouts that fired again before the cumulative ACK moved (among `timeouts`).
+    pub timeouts_repeated: u64,
 }
 
 /// One row per UDP flow.

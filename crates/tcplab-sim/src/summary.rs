@@ -49,6 +49,7 @@ pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary 
         recovery_restarts: sc.recovery_restarts,
         probes: sc.probes,
         timeouts: sc.timeouts,
+        timeouts_repeated: sc.timeouts_repeated,
         loss_events: sc.recoveries + sc.recovery_restarts + sc.timeouts + sc.ecn_reductions,
         dup_acks: sc.dup_acks,
         acks_sent: rc.acks_sent,

@@ -172,6 +172,9 @@ impl CongestionControl for AReno {
             value: c,
         }
     }
+    fn on_repeated_timeout(&mut self, _now: Time) {
+        self.w.set_cwnd(self.w.mss());
+    }
     fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.w.set_cwnd(cwnd);
         self.sync_parts();

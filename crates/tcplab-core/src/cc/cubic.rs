@@ -171,6 +171,10 @@ impl CongestionControl for Cubic {
             value: self.beta,
         }
     }
+    fn on_repeated_timeout(&mut self, _now: Time) {
+        // W_max and the epoch stay as the first timeout left them.
+        self.w.set_cwnd(self.w.mss());
+    }
     fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.w.set_cwnd(cwnd);
         self.epoch = None;

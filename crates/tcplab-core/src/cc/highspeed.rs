@@ -169,6 +169,9 @@ impl CongestionControl for HighSpeed {
             value: 1.0 - b,
         }
     }
+    fn on_repeated_timeout(&mut self, _now: Time) {
+        self.w.set_cwnd(self.w.mss());
+    }
     fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.w.set_cwnd(cwnd);
     }

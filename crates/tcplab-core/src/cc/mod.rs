@@ -119,6 +119,12 @@ pub trait CongestionControl: Send {
     fn on_ack(&mut self, s: &AckSample);
     /// A congestion signal: set ssthresh (and cwnd, for timeouts and ECN) and say why.
     fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict;
+    /// The retransmission timer expired again before the cumulative ACK moved, so the segment
+    /// it retransmits was already retransmitted by the timer (RFC 5681 §3.1): ssthresh and
+    /// the controller's estimates are held, cwnd falls to the loss window of one segment.
+    /// (With `tcp.repeated_rto = "bsd"` the sender calls `on_congestion` instead, as 4.4BSD
+    /// recomputed ssthresh from the collapsed window at every expiry.)
+    fn on_repeated_timeout(&mut self, now: Time);
     /// Loss recovery ended; `cwnd` is what the recovery strategy proposes (usually ssthresh).
     fn on_recovery_exit(&mut self, now: Time, cwnd: u64);
     /// A cross-layer report from a lossy hop. Only controllers that use such information

@@ -160,6 +160,9 @@ impl CongestionControl for Vegas {
         self.restart();
         reno_reduction(&mut self.w, ev)
     }
+    fn on_repeated_timeout(&mut self, _now: Time) {
+        self.w.set_cwnd(self.w.mss());
+    }
     fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.restart();
         self.w.set_cwnd(cwnd);

@@ -273,6 +273,9 @@ impl CongestionControl for Veno {
         }
         v
     }
+    fn on_repeated_timeout(&mut self, _now: Time) {
+        self.w.set_cwnd(self.w.mss());
+    }
     fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.w.set_cwnd(cwnd);
     }

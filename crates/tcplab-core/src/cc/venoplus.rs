@@ -161,6 +161,10 @@ impl CongestionControl for Venoplus {
             _ => reno_reduction(self.veno.window_mut(), ev),
         }
     }
+    fn on_repeated_timeout(&mut self, _now: Time) {
+        let w = self.veno.window_mut();
+        w.set_cwnd(w.mss());
+    }
     fn on_recovery_exit(&mut self, now: Time, cwnd: u64) {
         self.veno.on_recovery_exit(now, cwnd);
     }

@@ -6,12 +6,16 @@
 //! Growth is Reno's. The sender estimates the rate at which its data is delivered from the
 //! ACK stream ([`BandwidthEstimator`]: bytes acknowledged per RTT-long interval, duplicate
 //! ACKs counting one MSS, EWMA 7/8 old + 1/8 sample) and, after a loss, sets the window to
-//! what that rate needs on an empty path: `ssthresh = BWE × RTT_min` (at least 2 MSS), where
-//! RTT_min is the smallest RTT sample of the connection.
-//! - Fast retransmit: ssthresh = BWE·RTT_min; at the end of recovery cwnd = ssthresh (the
-//!   recovery strategy's proposal), but never more than cwnd was at the loss (Westwood's
-//!   "if cwnd > ssthresh then cwnd = ssthresh": the estimate never raises the window).
-//! - Timeout: ssthresh = BWE·RTT_min, cwnd = 1.
+//! what that rate needs on an empty path: `ssthresh = min(BWE × RTT_min, cwnd)` (at least
+//! 2 MSS), where RTT_min is the smallest RTT sample since the last timeout.
+//! - Fast retransmit: ssthresh = BWE·RTT_min, capped at cwnd at the loss (Westwood's
+//!   "if cwnd > ssthresh then cwnd = ssthresh": the estimate never raises the window; the
+//!   recovery strategies take ssthresh (+3 MSS) as their recovery window, so an uncapped
+//!   lagging estimate would release a burst at a loss); at the end of recovery cwnd =
+//!   ssthresh (the recovery strategy's proposal), never more than cwnd was at the loss.
+//! - Timeout: ssthresh = BWE·RTT_min (capped likewise), cwnd = 1, and RTT_min restarts from
+//!   the next sample (Linux tcp_westwood.c: `reset_rtt_min` at CA_EVENT_LOSS), since a
+//!   timeout may mean the path changed.
 //! - ECN: ssthresh = BWE·RTT_min, cwnd = min(cwnd, ssthresh).
 //! - Before the first estimate (a loss within the first RTT), Reno's cwnd/2.
 
@@ -27,6 +31,8 @@ pub struct Westwood {
     bwe: BandwidthEstimator,
     rtt_min: MinFilter,
     cwnd_at_loss: Option<u64>,
+    /// The next RTT sample replaces RTT_min (set at a timeout).
+    reset_rtt_min: bool,
 }
 
 impl Westwood {
@@ -36,6 +42,7 @@ impl Westwood {
             bwe,
             rtt_min: MinFilter::new(),
             cwnd_at_loss: None,
+            reset_rtt_min: false,
         }
     }
 
@@ -84,6 +91,10 @@ impl CongestionControl for Westwood {
         self.w.ssthresh
     }
     fn observe(&mut self, s: &AckSample) {
+        if self.reset_rtt_min && s.rtt.is_some() {
+            self.rtt_min.reset();
+            self.reset_rtt_min = false;
+        }
         self.rtt_min.update_opt(s.rtt);
         self.bwe.on_ack(s);
     }
@@ -94,7 +105,7 @@ impl CongestionControl for Westwood {
         let cwnd = self.w.cwnd;
         let verdict = match self.bdp() {
             Some(bdp) => {
-                self.w.set_ssthresh(bdp);
+                self.w.set_ssthresh(bdp.min(cwnd));
                 Verdict {
                     label: "bwe",
                     value: self.w.ssthresh as f64 / cwnd as f64,
@@ -113,11 +124,15 @@ impl CongestionControl for Westwood {
             CongestionKind::Timeout => {
                 // A timeout abandons any recovery in progress.
                 self.cwnd_at_loss = None;
+                self.reset_rtt_min = true;
                 self.w.set_cwnd(self.w.mss());
             }
             CongestionKind::Ecn => self.w.set_cwnd(cwnd.min(self.w.ssthresh)),
         }
         verdict
+    }
+    fn on_repeated_timeout(&mut self, _now: Time) {
+        self.w.set_cwnd(self.w.mss());
     }
     fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
         let cap = self.cwnd_at_loss.take().unwrap_or(u64::MAX);
@@ -170,9 +185,28 @@ mod tests {
         stream(&mut w, &mut t, 3000, 1000, 100);
         w.w.set_cwnd(50 * MSS as u64);
         w.on_congestion(&event(CongestionKind::FastRetransmit, Time::ZERO));
-        assert!(w.ssthresh() > 90 * MSS as u64);
+        // The estimate says 100 segments; ssthresh (the recovery window's base) is capped at
+        // the 50 the window held at the loss.
+        assert_eq!(w.ssthresh(), 50 * MSS as u64);
         w.on_recovery_exit(Time::ZERO, w.ssthresh());
         assert_eq!(w.cwnd(), 50 * MSS as u64);
+    }
+
+    #[test]
+    fn rtt_min_restarts_after_a_timeout() {
+        let mut w = westwood();
+        let mut t = 0;
+        stream(&mut w, &mut t, 3000, 1000, 100); // 1 MB/s, RTT_min 100 ms
+        w.on_congestion(&event(CongestionKind::Timeout, Time::ZERO));
+        // The path now has 200 ms: RTT_min follows, so BWE·RTT_min doubles.
+        stream(&mut w, &mut t, 3000, 1000, 200);
+        w.w.set_cwnd(1000 * MSS as u64);
+        w.on_congestion(&event(CongestionKind::FastRetransmit, Time::ZERO));
+        let ss = w.ssthresh() as f64 / MSS as f64;
+        assert!(
+            (ss - 200.0).abs() < 4.0,
+            "ssthresh {ss} segments, expected ~200"
+        );
     }
 
     #[test]

@@ -106,11 +106,18 @@ pub trait LossRecovery: Send {
     /// Segment `idx` left at `now` (for strategies that count transmissions or time them);
     /// `sb` already records it.
     fn on_transmit(&mut self, _now: Time, _idx: SegIdx, _retransmission: bool, _sb: &Scoreboard) {}
-    /// A timer of the strategy's own.
-    fn poll_timeout(&self) -> Option<Time> {
+    /// Whether the ACK just handed to `on_ack`, which advanced the cumulative ACK point,
+    /// restarts the retransmission timer (RFC 6298 §5.3). NewReno's Impatient variant
+    /// (RFC 6582 §4) answers false for partial ACKs after the first of a recovery.
+    fn restarts_timer(&self) -> bool {
+        true
+    }
+    /// A timer of the strategy's own. `rto` is when the sender's retransmission timer is
+    /// due, for strategies whose timer must not fire later (RFC 8985 §7.2: the PTO).
+    fn poll_timeout(&self, _rto: Option<Time>) -> Option<Time> {
         None
     }
-    fn on_timer(&mut self, _now: Time, _sb: &mut Scoreboard) -> RecoveryAction {
+    fn on_timer(&mut self, _now: Time, _rto: Option<Time>, _sb: &mut Scoreboard) -> RecoveryAction {
         RecoveryAction::None
     }
 }

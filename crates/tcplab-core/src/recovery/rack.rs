@@ -24,10 +24,14 @@
 //! is in flight; 1 s without SRTT), unless the reordering timer runs or a probe is
 //! outstanding. When it fires the sender sends one segment past the window (new data if any,
 //! else the highest un-SACKed segment again) and restarts the RTO. The probe's ACK lets RACK
-//! detect the tail losses. If the probe was a retransmission and its episode ends without
-//! a recovery having started, the probe repaired a loss (no DSACK can tell otherwise):
-//! recovery is entered with nothing to retransmit, which reduces the window once (§7.4).
-//! Not done: capping the PTO at the RTO expiry (the sender's earlier timer wins).
+//! detect the tail losses. The PTO never fires later than the retransmission timer would
+//! (§7.2; Linux tcp_schedule_loss_probe caps it at tcp_rto_delta_us): when both are due
+//! together the probe goes out and the RTO restarts. A retransmitted probe's episode
+//! (§7.4, Linux tcp_process_tlp_ack) ends without a reduction when an ACK carries a DSACK
+//! (the original and the probe both arrived) or is a pure duplicate ACK of exactly the
+//! probe's end (the same, from a receiver without DSACK); it ends with one reduction when an
+//! ACK goes beyond the data sent before the probe with neither seen and no recovery started:
+//! the probe repaired a loss, so recovery is entered with nothing to retransmit.
 
 use super::detect::{require_sack, Episode};
 use super::prr::{PrrBound, PrrWindow};
@@ -289,11 +293,22 @@ impl LossRecovery for Rack {
         }
         // §7.4: the probe's episode ends; a retransmitted probe that repaired a loss with
         // no recovery started means one reduction.
-        if self.tlp_end.is_some_and(|e| sb.una() >= e) {
-            self.tlp_end = None;
-            if self.tlp_retrans && !lost && self.episode.may_start(ack.snd_una) {
-                self.entry_delivered = ack.delivered_bytes;
-                return RecoveryAction::Enter;
+        if let Some(e) = self.tlp_end {
+            let una = sb.una();
+            let pure_dupack =
+                una == e && ack.snd_una == ack.prev_una && ack.sacked_bytes == 0 && !ack.dsack;
+            if !self.tlp_retrans {
+                if una >= e {
+                    self.tlp_end = None;
+                }
+            } else if (ack.dsack && una >= e) || pure_dupack {
+                self.tlp_end = None; // the probe was a duplicate: no loss
+            } else if una > e {
+                self.tlp_end = None;
+                if !lost && self.episode.may_start(ack.snd_una) {
+                    self.entry_delivered = ack.delivered_bytes;
+                    return RecoveryAction::Enter;
+                }
             }
         }
         let action = self.maybe_enter(lost, ack.snd_una, ack.delivered_bytes);
@@ -340,13 +355,17 @@ impl LossRecovery for Rack {
             self.arm_pto(now, sb);
         }
     }
-    fn poll_timeout(&self) -> Option<Time> {
-        match (self.reo_timer, self.pto) {
+    fn poll_timeout(&self, rto: Option<Time>) -> Option<Time> {
+        let pto = match (self.pto, rto) {
+            (Some(p), Some(r)) => Some(p.min(r)),
+            (p, _) => p,
+        };
+        match (self.reo_timer, pto) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
-    fn on_timer(&mut self, now: Time, sb: &mut Scoreboard) -> RecoveryAction {
+    fn on_timer(&mut self, now: Time, rto: Option<Time>, sb: &mut Scoreboard) -> RecoveryAction {
         let una = sb.snd_una();
         if self.reo_timer.is_some_and(|t| t <= now) {
             let lost = self.detect_loss(now, una, sb);
@@ -355,7 +374,7 @@ impl LossRecovery for Rack {
                 return action;
             }
         }
-        if self.pto.is_some_and(|t| t <= now) {
+        if self.pto.is_some_and(|t| t.min(rto.unwrap_or(t)) <= now) {
             self.pto = None;
             if !self.in_recovery() && !sb.is_empty() && self.tlp_end.is_none() {
                 self.probe_requested = true;
