@@ -6,7 +6,7 @@
 use tcplab_core::cc::{Growth, CONTROLLERS};
 use tcplab_core::{
     AckSegment, ControllerSpec, Dur, ParamValue, RecoverySpec, RepeatedRto, SackBlock, SackList,
-    Sender, Seq, TcpConfig, Time,
+    Sender, Seq, TcpConfig,
 };
 
 mod common;
