@@ -46,6 +46,12 @@ pub struct TcpConfig {
     /// ACK moved) does to ssthresh: held (RFC 5681 §3.1, Linux) or recomputed from the
     /// collapsed window (4.4BSD and the NetBSD stacks of the Veno paper's experiments).
     pub repeated_rto: RepeatedRto,
+    /// F-RTO (RFC 5682, SACK-enhanced as in Linux): detect spurious timeouts by sending new
+    /// data after the first ACK of a timeout's recovery (see `spurious`).
+    pub frto: bool,
+    /// Undo reductions found unnecessary: every retransmission reported as a duplicate
+    /// (DSACK), an echoed timestamp older than the first retransmission, or F-RTO.
+    pub undo: bool,
 }
 
 /// ssthresh at a repeated retransmission timeout.
@@ -83,6 +89,8 @@ impl Default for TcpConfig {
             ecn: false,
             dsack: false,
             repeated_rto: RepeatedRto::default(),
+            frto: false,
+            undo: false,
         }
     }
 }

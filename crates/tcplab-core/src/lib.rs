@@ -17,6 +17,7 @@ pub mod scoreboard;
 pub mod segment;
 pub mod sender;
 pub mod seq;
+pub mod spurious;
 pub mod time;
 
 pub use cc::{CongestionControl, ControllerSpec};

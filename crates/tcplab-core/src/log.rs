@@ -33,6 +33,11 @@ pub struct SenderCounters {
     pub timeouts_repeated: u64,
     /// Window reductions in answer to ECN echoes.
     pub ecn_reductions: u64,
+    /// Timeouts found spurious and undone (F-RTO, DSACK or timestamps; `tcp.frto`,
+    /// `tcp.undo`).
+    pub undos_timeout: u64,
+    /// Fast-recovery reductions found unnecessary and undone (DSACK or timestamps).
+    pub undos_recovery: u64,
     pub acks_received: u64,
     pub dup_acks: u64,
     pub rtt_samples: u64,
@@ -114,6 +119,7 @@ pub enum WindowReason {
     RecoveryExit,
     Timeout,
     Ecn,
+    Undo,
 }
 
 impl WindowReason {
@@ -126,6 +132,7 @@ impl WindowReason {
             WindowReason::RecoveryExit => "recovery_exit",
             WindowReason::Timeout => "timeout",
             WindowReason::Ecn => "ecn",
+            WindowReason::Undo => "undo",
         }
     }
 }
@@ -142,6 +149,9 @@ pub enum Event {
     Timeout,
     /// ECN echo answered; verdict in `label`/`value`.
     EcnResponse,
+    /// A reduction found unnecessary was undone; `label` says how ("frto", "dsack",
+    /// "timestamp").
+    Undo,
 }
 
 impl Event {
@@ -152,6 +162,7 @@ impl Event {
             Event::RecoveryExit => "recovery_exit",
             Event::Timeout => "timeout",
             Event::EcnResponse => "ecn_response",
+            Event::Undo => "undo",
         }
     }
     pub fn reason(self) -> &'static str {

@@ -455,6 +455,19 @@ impl Scoreboard {
         self.forced = None;
     }
 
+    /// A timeout turned out spurious: no segment is presumed lost any more (Linux
+    /// `tcp_undo_cwnd_reduction(sk, true)` clears every LOST mark). Retransmissions in flight
+    /// stay counted. O(window), once per undo.
+    pub fn unmark_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.flags &= !LOST;
+        }
+        self.lost_bytes = 0;
+        self.pending.clear();
+        self.lost_scan = self.una;
+        self.forced = None;
+    }
+
     /// Lowest segment presumed lost and not yet retransmitted.
     pub fn next_pending(&self) -> Option<SegIdx> {
         self.pending.first().copied()

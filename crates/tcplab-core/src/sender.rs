@@ -13,6 +13,7 @@ use crate::cc::{
 use crate::log::{Event, LogRecord, LossResponse, SenderCounters, TxKind, WindowReason};
 use crate::recovery::{self, AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
+use crate::spurious::{Frto, FrtoAck, FrtoStep, Undo};
 use crate::{
     AckSegment, ConfigError, ControllerSpec, DataSegment, Dur, RecoverySpec, RepeatedRto,
     RttEstimator, Seq, TcpConfig, Time,
@@ -52,6 +53,12 @@ pub struct Sender {
     /// snd.una at the latest retransmission timeout: a timeout at the same point is a
     /// repeated timeout of a segment the timer already retransmitted (RFC 5681 §3.1).
     rto_una: Option<Seq>,
+    /// The latest reduction, while it may still be undone (`tcp.undo`, `tcp.frto`).
+    undo: Option<Undo>,
+    /// F-RTO after the latest timeout, while it runs (`tcp.frto`).
+    frto: Option<Frto>,
+    /// F-RTO step 2b on this ACK: new data goes out before further retransmissions.
+    frto_send_new: bool,
     /// The next retransmission is the fast retransmission of a new recovery.
     fast_pending: bool,
     /// The strategy asked for a probe (`RecoveryAction::Probe`): the next transmission.
@@ -105,6 +112,9 @@ impl Sender {
             delivered: 0,
             rto_recover: None,
             rto_una: None,
+            undo: None,
+            frto: None,
+            frto_send_new: false,
             fast_pending: false,
             probe_pending: false,
             reduced_until: None,
@@ -238,6 +248,10 @@ impl Sender {
         let dsack = is_dsack(ack);
         if dsack {
             self.counters.dsacks_received += 1;
+            if let (Some(u), Some(b)) = (self.undo.as_mut(), ack.sack.as_slice().first()) {
+                let mss = self.cfg.mss as u64;
+                u.on_dsack((b.end.0.saturating_sub(b.start.0)).div_ceil(mss) as u32);
+            }
         }
         let mut sacked = 0;
         let uses_sack = self.rec.uses_sack();
@@ -290,6 +304,16 @@ impl Sender {
         }
         let delivered_bytes = acked.bytes - acked.previously_sacked_bytes + sacked;
         self.delivered += delivered_bytes;
+        self.frto_send_new = false;
+        if self.rto_recover.is_some() {
+            self.after_timeout_ack(
+                now,
+                ack,
+                acked.bytes > 0,
+                &delivery,
+                is_duplicate || sacked > 0,
+            );
+        }
 
         let sample = AckSample {
             now,
@@ -326,7 +350,10 @@ impl Sender {
         };
         let was_in_recovery = self.rec.in_recovery();
         let action = self.rec.on_ack(&info, &mut self.sb);
-        let reason = match self.apply(now, action) {
+        if dsack && !was_in_recovery && self.rto_recover.is_none() {
+            self.try_undo(now, None, "dsack");
+        }
+        let reason = match self.apply(now, action, ack.ts_ecr) {
             Some(reason) => reason,
             None if was_in_recovery => WindowReason::Recovery,
             None => {
@@ -358,8 +385,91 @@ impl Sender {
         self.log_window(now, reason);
     }
 
+    /// During a timeout's recovery (Linux `tcp_process_loss`): undo when the timeout proves
+    /// spurious, and run F-RTO.
+    fn after_timeout_ack(
+        &mut self,
+        now: Time,
+        ack: &AckSegment,
+        advanced: bool,
+        delivery: &crate::scoreboard::Delivery,
+        dup_or_sacked: bool,
+    ) {
+        // tcp_try_undo_loss(sk, false): an advancing ACK, with every retransmission
+        // duplicated or echoing a timestamp older than the first retransmission.
+        if self.cfg.undo && advanced && self.try_undo(now, ack.ts_ecr, "timestamp") {
+            return;
+        }
+        let Some(mut f) = self.frto else {
+            return;
+        };
+        let len = self.app_remaining().min(self.cfg.mss as u64);
+        let step = f.on_ack(&FrtoAck {
+            snd_una: self.snd_una(),
+            snd_nxt: self.snd_nxt,
+            advanced,
+            lowest_original: delivery.lowest_original.map(|i| self.sb.seq_of(i)),
+            dup_or_sacked,
+            can_send_new: len > 0
+                && (self.snd_nxt + len).0 <= self.snd_una().0.saturating_add(self.rwnd),
+        });
+        self.frto = Some(f);
+        match step {
+            FrtoStep::Spurious => {
+                if self.undo.is_some() {
+                    self.undo_with(now, "frto");
+                }
+                self.frto = None;
+            }
+            FrtoStep::SendNew => self.frto_send_new = true,
+            FrtoStep::Retransmit => {}
+            FrtoStep::Off => self.frto = None,
+        }
+    }
+
+    /// Undoes the latest reduction if `Undo::may_undo` says it was unnecessary.
+    fn try_undo(&mut self, now: Time, ts_ecr: Option<Time>, how: &'static str) -> bool {
+        let ts_ecr = if self.cfg.timestamps { ts_ecr } else { None };
+        if !self.cfg.undo || !self.undo.is_some_and(|u| u.may_undo(ts_ecr)) {
+            return false;
+        }
+        let how = match self
+            .undo
+            .is_some_and(|u| u.all_retransmissions_duplicated())
+        {
+            true => "dsack",
+            false => how,
+        };
+        self.undo_with(now, how);
+        true
+    }
+
+    /// Hands the window before the latest reduction back to the controller; after a timeout
+    /// nothing is presumed lost any more.
+    fn undo_with(&mut self, now: Time, how: &'static str) {
+        let Some(u) = self.undo.take() else {
+            return;
+        };
+        self.cc.on_undo(now, u.prior_cwnd, u.prior_ssthresh);
+        if self.rto_recover.take().is_some() {
+            self.sb.unmark_lost();
+            self.frto = None;
+            self.frto_send_new = false;
+            self.counters.undos_timeout += 1;
+        } else {
+            self.counters.undos_recovery += 1;
+        }
+        self.record(now, Event::Undo, how, 0.0);
+        self.log_window(now, WindowReason::Undo);
+    }
+
     /// Carries out what the recovery strategy asked for; the window reason when it acted.
-    fn apply(&mut self, now: Time, action: RecoveryAction) -> Option<WindowReason> {
+    fn apply(
+        &mut self,
+        now: Time,
+        action: RecoveryAction,
+        ts_ecr: Option<Time>,
+    ) -> Option<WindowReason> {
         match action {
             RecoveryAction::None => None,
             RecoveryAction::Enter => {
@@ -368,6 +478,10 @@ impl Sender {
             }
             RecoveryAction::Exit { cwnd } => {
                 self.exit_recovery(now, cwnd);
+                // Linux tcp_try_undo_recovery: at the end of recovery.
+                if self.try_undo(now, ts_ecr, "timestamp") {
+                    return Some(WindowReason::Undo);
+                }
                 Some(WindowReason::RecoveryExit)
             }
             RecoveryAction::Restart { cwnd } => {
@@ -402,6 +516,10 @@ impl Sender {
                 value: 1.0,
             }
         } else {
+            let ssthresh_before = self.cc.ssthresh();
+            // A restart (a lost retransmission) proves a real loss: nothing to undo.
+            self.undo =
+                (self.cfg.undo && !restart).then(|| Undo::start(cwnd_before, ssthresh_before));
             self.cc.on_congestion(&ev)
         };
         self.reduced_until = Some(self.snd_nxt);
@@ -433,6 +551,7 @@ impl Sender {
             return;
         }
         self.counters.ecn_reductions += 1;
+        self.undo = None;
         let ev = self.congestion_event(now, CongestionKind::Ecn);
         let verdict = self.cc.on_congestion(&ev);
         self.reduced_until = Some(self.snd_nxt);
@@ -475,7 +594,7 @@ impl Sender {
             .is_some_and(|t| t <= now)
         {
             let action = self.rec.on_timer(now, self.rto_deadline, &mut self.sb);
-            if let Some(reason) = self.apply(now, action) {
+            if let Some(reason) = self.apply(now, action, None) {
                 self.log_window(now, reason);
             }
         }
@@ -489,6 +608,7 @@ impl Sender {
         let cwnd_before = self.cc.cwnd();
         let una = self.snd_una();
         let repeated = self.rto_una.replace(una) == Some(una);
+        let was_in_recovery = self.rec.in_recovery();
         let verdict = if repeated && self.cfg.repeated_rto == RepeatedRto::Rfc5681 {
             self.counters.timeouts_repeated += 1;
             self.cc.on_repeated_timeout(now);
@@ -497,8 +617,16 @@ impl Sender {
                 value: 1.0,
             }
         } else {
+            if !repeated {
+                let (cwnd, ssthresh) = (cwnd_before, self.cc.ssthresh());
+                self.undo = (self.cfg.undo || self.cfg.frto).then(|| Undo::start(cwnd, ssthresh));
+            }
             self.cc.on_congestion(&ev)
         };
+        // RFC 5682 §3.1 step 1 (Linux tcp_enter_loss): F-RTO unless the timeout interrupts a
+        // fast recovery, also for a repeated timeout of the same segment (§3.2).
+        self.frto =
+            (self.cfg.frto && (!was_in_recovery || repeated)).then(|| Frto::start(self.snd_nxt));
         self.note_loss_response(now, ev.kind, false, verdict, cwnd_before);
         self.rec.on_timeout(now, self.snd_nxt);
         self.rto_recover = Some(self.snd_nxt);
@@ -532,7 +660,7 @@ impl Sender {
         }
         let window = self.send_window().min(self.rwnd.max(self.cfg.mss as u64));
         let in_flight = self.rec.in_flight(&self.sb);
-        if let Some(idx) = self.sb.next_pending() {
+        if let Some(idx) = self.sb.next_pending().filter(|_| !self.frto_send_new) {
             let len = self.sb.seg(idx).map_or(0, |s| s.len as u64);
             if in_flight + len <= window {
                 return Some(self.retransmit(now, idx, false));
@@ -573,6 +701,9 @@ impl Sender {
         let st = *self.sb.seg(idx).expect("retransmission inside the window");
         let seg = self.segment(now, self.sb.seq_of(idx), st.len, st.tx_count);
         self.sb.on_retransmit(idx, now);
+        if let Some(u) = self.undo.as_mut() {
+            u.on_retransmit(now);
+        }
         let kind = if probe {
             TxKind::Probe
         } else if std::mem::take(&mut self.fast_pending) {

@@ -154,7 +154,9 @@ fn flows_table(py: Python<'_>, rows: Vec<FlowSummary>) -> PyResult<Bound<'_, PyD
     eth_columns(&mut t, &rows)?;
     t.num("ecn_marks", column!(rows, ecn_marks))?
         .num("ecn_reductions", column!(rows, ecn_reductions))?
-        .num("timeouts_repeated", column!(rows, timeouts_repeated))?;
+        .num("timeouts_repeated", column!(rows, timeouts_repeated))?
+        .num("undos_timeout", column!(rows, undos_timeout))?
+        .num("undos_recovery", column!(rows, undos_recovery))?;
     Ok(t.done())
 }
 

@@ -163,6 +163,10 @@ pub struct FlowSummary {
     pub ecn_reductions: u64,
     /// Timeouts that fired again before the cumulative ACK moved (among `timeouts`).
     pub timeouts_repeated: u64,
+    /// Timeouts found spurious and undone (`tcp.frto`, `tcp.undo`).
+    pub undos_timeout: u64,
+    /// Fast-recovery reductions found unnecessary and undone (`tcp.undo`).
+    pub undos_recovery: u64,
 }
 
 /// One row per UDP flow.

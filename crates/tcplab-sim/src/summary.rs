@@ -50,6 +50,8 @@ pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary 
         probes: sc.probes,
         timeouts: sc.timeouts,
         timeouts_repeated: sc.timeouts_repeated,
+        undos_timeout: sc.undos_timeout,
+        undos_recovery: sc.undos_recovery,
         loss_events: sc.recoveries + sc.recovery_restarts + sc.timeouts + sc.ecn_reductions,
         dup_acks: sc.dup_acks,
         acks_sent: rc.acks_sent,

@@ -108,6 +108,9 @@ class TcpOverrides(_Model):
     rcv_buf: Size | None = None
     ecn: bool | None = None
     dsack: bool | None = None
+    repeated_rto: Literal["rfc5681", "bsd"] | None = None
+    frto: bool | None = None
+    undo: bool | None = None
 
     def given(self) -> dict[str, Any]:
         return self.model_dump(exclude_unset=True)

@@ -175,6 +175,10 @@ impl CongestionControl for Cubic {
         // W_max and the epoch stay as the first timeout left them.
         self.w.set_cwnd(self.w.mss());
     }
+    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
+        self.w.undo(prior_cwnd, prior_ssthresh);
+        self.epoch = None;
+    }
     fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.w.set_cwnd(cwnd);
         self.epoch = None;

@@ -172,6 +172,9 @@ impl CongestionControl for HighSpeed {
     fn on_repeated_timeout(&mut self, _now: Time) {
         self.w.set_cwnd(self.w.mss());
     }
+    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
+        self.w.undo(prior_cwnd, prior_ssthresh);
+    }
     fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.w.set_cwnd(cwnd);
     }

@@ -127,6 +127,11 @@ pub trait CongestionControl: Send {
     fn on_repeated_timeout(&mut self, now: Time);
     /// Loss recovery ended; `cwnd` is what the recovery strategy proposes (usually ssthresh).
     fn on_recovery_exit(&mut self, now: Time, cwnd: u64);
+    /// The last reduction was unnecessary (see `crate::spurious`): go back to at least the
+    /// window before it. Linux's `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`, which
+    /// Reno, CUBIC, Veno and Westwood all use: cwnd = max(cwnd, prior_cwnd), ssthresh =
+    /// max(ssthresh, prior_ssthresh).
+    fn on_undo(&mut self, now: Time, prior_cwnd: u64, prior_ssthresh: u64);
     /// A cross-layer report from a lossy hop. Only controllers that use such information
     /// (Venoplus) override this; for the others it is a no-op.
     fn on_cross_layer(&mut self, _report: &CrossLayerReport) {}

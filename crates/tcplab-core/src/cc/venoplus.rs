@@ -165,6 +165,9 @@ impl CongestionControl for Venoplus {
         let w = self.veno.window_mut();
         w.set_cwnd(w.mss());
     }
+    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
+        self.veno.window_mut().undo(prior_cwnd, prior_ssthresh);
+    }
     fn on_recovery_exit(&mut self, now: Time, cwnd: u64) {
         self.veno.on_recovery_exit(now, cwnd);
     }

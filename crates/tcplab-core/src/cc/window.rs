@@ -118,6 +118,14 @@ impl Window {
         self.frac = 0.0;
     }
 
+    /// Undoes a reduction (Linux `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`).
+    pub fn undo(&mut self, prior_cwnd: u64, prior_ssthresh: u64) {
+        if prior_cwnd > self.cwnd {
+            self.set_cwnd(prior_cwnd);
+        }
+        self.ssthresh = self.ssthresh.max(prior_ssthresh);
+    }
+
     /// cwnd in segments, fractional.
     pub fn cwnd_segments(&self) -> f64 {
         (self.cwnd as f64 + self.frac) / self.mss as f64
