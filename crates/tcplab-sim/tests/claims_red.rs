@@ -11,7 +11,7 @@
 //! their seeds give the same run.
 
 use tcplab_core::cc::Growth;
-use tcplab_core::{Dur, TcpConfig};
+use tcplab_core::{Dur, RepeatedRto, TcpConfig};
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
 use tcplab_sim::scenario::{
     Buffer, Duplex, LinkDir, QueueSpec, RedMode, RedSpec, TcpFlowSpec, TraceSpec,
@@ -42,6 +42,9 @@ fn run(controller: &str, red: bool) -> (f64, f64) {
     let tcp = TcpConfig {
         mss: 1460,
         growth: Growth::PerAck,
+        // The BSD senders of the papers (NetBSD 1.1, FreeBSD 4.x) recompute ssthresh at
+        // every timer expiry (docs/tcp.md, `repeated_rto`).
+        repeated_rto: RepeatedRto::Bsd,
         ..TcpConfig::default()
     };
     let (mut agg, mut std) = (0.0, 0.0);

@@ -14,7 +14,7 @@
 mod common;
 
 use tcplab_core::cc::Growth;
-use tcplab_core::{ControllerSpec, Dur, ParamValue, TcpConfig};
+use tcplab_core::{ControllerSpec, Dur, ParamValue, RepeatedRto, TcpConfig};
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
 use tcplab_sim::results::{FlowSummary, LossCause};
 use tcplab_sim::scenario::{Duplex, TcpFlowSpec, Topology, TraceSpec, UdpFlowSpec};
@@ -29,6 +29,9 @@ fn netbsd() -> TcpConfig {
         mss: 1460,
         sack_blocks: 0,
         growth: Growth::PerAck,
+        // The BSD senders of the papers (NetBSD 1.1, FreeBSD 4.x) recompute ssthresh at
+        // every timer expiry (docs/tcp.md, `repeated_rto`).
+        repeated_rto: RepeatedRto::Bsd,
         ..TcpConfig::default()
     }
 }

@@ -8,7 +8,7 @@
 //! Every flow runs for the whole run; throughput is the mean over `SEEDS` seeds.
 
 use tcplab_core::cc::Growth;
-use tcplab_core::{Dur, TcpConfig};
+use tcplab_core::{Dur, RepeatedRto, TcpConfig};
 use tcplab_sim::builder::{wlan_access, ScenarioBuilder};
 use tcplab_sim::results::FlowSummary;
 use tcplab_sim::scenario::{ChannelPreset, PipePreset, TcpFlowSpec, Topology, TraceSpec, WlanSpec};
@@ -22,6 +22,9 @@ fn tcp() -> TcpConfig {
         mss: 1460,
         sack_blocks: 0,
         growth: Growth::PerAck,
+        // The BSD senders of the papers (NetBSD 1.1, FreeBSD 4.x) recompute ssthresh at
+        // every timer expiry (docs/tcp.md, `repeated_rto`).
+        repeated_rto: RepeatedRto::Bsd,
         ..TcpConfig::default()
     }
 }
