@@ -42,6 +42,23 @@ pub struct TcpConfig {
     /// The receiver reports duplicate segments in a DSACK block (RFC 2883); needs SACK.
     /// Off by default: the ETH framework and the foundation's results had no DSACK.
     pub dsack: bool,
+    /// What a SACK block reports: RFC 2018 byte ranges (default) or, as the ETH framework
+    /// did (Bolliger et al. 1999, Appendix A.2), one out-of-order packet each.
+    pub sack_style: SackStyle,
+}
+
+/// How the receiver fills the SACK blocks of an ACK (docs/tcp.md, "Receiver rules").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SackStyle {
+    /// RFC 2018: each block a contiguous range of held data, the one with the most recently
+    /// received segment first, the others by recency.
+    #[default]
+    Ranges,
+    /// The ETH framework: each block one out-of-order packet as it arrived (only its bytes
+    /// not reported by an earlier packet), the most recently received first, up to
+    /// `sack_blocks`.
+    EthPackets,
 }
 
 impl Default for TcpConfig {
@@ -64,6 +81,7 @@ impl Default for TcpConfig {
             rcv_buf: 64 << 20,
             ecn: false,
             dsack: false,
+            sack_style: SackStyle::Ranges,
         }
     }
 }
