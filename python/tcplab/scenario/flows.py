@@ -108,6 +108,7 @@ class TcpOverrides(_Model):
     rcv_buf: Size | None = None
     ecn: bool | None = None
     dsack: bool | None = None
+    sack_style: Literal["ranges", "eth_packets"] | None = None
 
     def given(self) -> dict[str, Any]:
         return self.model_dump(exclude_unset=True)
