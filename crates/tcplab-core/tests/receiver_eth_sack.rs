@@ -293,7 +293,7 @@ fn a_sack_sender_completes_a_lossy_transfer_from_packet_blocks() {
         let mut acks = Vec::new();
         while let Some(d) = s.poll_transmit(now) {
             sent += 1;
-            if sent % 7 != 0 {
+            if !sent.is_multiple_of(7) {
                 r.on_segment(now, &d);
                 acks.extend(r.poll_transmit(now));
             }
