@@ -52,6 +52,9 @@ pub struct TcpConfig {
     /// Undo reductions found unnecessary: every retransmission reported as a duplicate
     /// (DSACK), an echoed timestamp older than the first retransmission, or F-RTO.
     pub undo: bool,
+    /// What a SACK block reports: RFC 2018 byte ranges (default) or, as the ETH framework
+    /// did (Bolliger et al. 1999, Appendix A.2), one out-of-order packet each.
+    pub sack_style: SackStyle,
 }
 
 /// ssthresh at a repeated retransmission timeout.
@@ -66,6 +69,20 @@ pub enum RepeatedRto {
     /// 4.4BSD tcp_timer.c (TCPT_REXMT): ssthresh = max(min(wnd, cwnd)/2, 2 MSS) at every
     /// expiry, so a second expiry takes ssthresh to 2 MSS.
     Bsd,
+}
+
+/// How the receiver fills the SACK blocks of an ACK (docs/tcp.md, "Receiver rules").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SackStyle {
+    /// RFC 2018: each block a contiguous range of held data, the one with the most recently
+    /// received segment first, the others by recency.
+    #[default]
+    Ranges,
+    /// The ETH framework: each block one out-of-order packet as it arrived (only its bytes
+    /// not reported by an earlier packet), the most recently received first, up to
+    /// `sack_blocks`.
+    EthPackets,
 }
 
 impl Default for TcpConfig {
@@ -91,6 +108,7 @@ impl Default for TcpConfig {
             repeated_rto: RepeatedRto::default(),
             frto: false,
             undo: false,
+            sack_style: SackStyle::Ranges,
         }
     }
 }

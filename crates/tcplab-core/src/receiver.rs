@@ -27,9 +27,17 @@
 //!   trimmed to the window); the ordinary blocks follow, the block holding the duplicate
 //!   first (§4.1), up to `cfg.sack_blocks` blocks in all. Of several duplicates before one
 //!   ACK only the latest is reported.
+//! - `cfg.sack_style = EthPackets` (the ETH framework, Bolliger et al. 1999, Appendix A.2):
+//!   each SACK block is one out-of-order packet instead of a held range. Every out-of-order
+//!   arrival is recorded as the bytes it brought that no recorded packet covers (for the
+//!   sender's whole, aligned segments: the segment itself), so the packets are disjoint and
+//!   lie inside the held blocks; a duplicate makes the packet holding its first byte the
+//!   most recent. The blocks are the most recently received packets above `rcv_nxt`, most
+//!   recent first, up to `cfg.sack_blocks` (after a DSACK block, if any).
 
 use std::collections::BTreeMap;
 
+use crate::config::SackStyle;
 use crate::log::ReceiverCounters;
 use crate::{AckSegment, DataSegment, SackBlock, SackList, Seq, TcpConfig, Time, MAX_SACK_BLOCKS};
 
@@ -71,6 +79,8 @@ pub struct Receiver {
     ece: bool,
     /// The duplicate the next ACK reports in a DSACK block.
     dsack: Option<SackBlock>,
+    /// The out-of-order packets, with `sack_style = EthPackets` only.
+    packets: Option<Packets>,
     counters: ReceiverCounters,
 }
 
@@ -91,6 +101,7 @@ impl Receiver {
             delack_deadline: None,
             ece: false,
             dsack: None,
+            packets: (cfg.sack_style == SackStyle::EthPackets).then(Packets::default),
             counters: ReceiverCounters::default(),
         }
     }
@@ -141,6 +152,9 @@ impl Receiver {
             }
             if from < end {
                 self.touch(from);
+                if let Some(p) = &mut self.packets {
+                    p.touch(from);
+                }
             }
             return;
         }
@@ -156,6 +170,9 @@ impl Receiver {
         } else {
             self.counters.out_of_order_segments += 1;
             self.insert(from, end);
+            if let Some(p) = &mut self.packets {
+                p.insert(from, end);
+            }
             self.ack_due = true;
         }
     }
@@ -200,6 +217,9 @@ impl Receiver {
             nxt = nxt.max(h.end);
             self.recency.remove(&h.stamp);
         }
+        if let Some(p) = &mut self.packets {
+            p.drop_below(nxt);
+        }
         self.counters.bytes_delivered += nxt - self.rcv_nxt.0;
         self.rcv_nxt = Seq(nxt);
     }
@@ -236,6 +256,9 @@ impl Receiver {
 
     fn sack_list(&self, dsack: Option<SackBlock>) -> SackList {
         let room = self.sack_blocks - dsack.is_some() as usize;
+        if let Some(p) = &self.packets {
+            return dsack.into_iter().chain(p.latest(room)).collect();
+        }
         dsack
             .into_iter()
             .chain(self.recency.values().rev().take(room).map(|&s| SackBlock {
@@ -333,6 +356,83 @@ impl Receiver {
         self.ooo.iter().map(|(&s, h)| SackBlock {
             start: Seq(s),
             end: Seq(h.end),
+        })
+    }
+}
+
+/// The out-of-order packets of `sack_style = EthPackets`: disjoint byte ranges above
+/// `rcv_nxt`, each the bytes one arrival added, by first byte and by recency.
+#[derive(Debug, Default)]
+struct Packets {
+    by_start: BTreeMap<u64, Held>,
+    /// stamp -> start, as `Receiver::recency`.
+    recency: BTreeMap<u64, u64>,
+    stamp: u64,
+}
+
+impl Packets {
+    fn restamp(&mut self, start: u64, end: u64) {
+        if let Some(old) = self.by_start.get(&start) {
+            self.recency.remove(&old.stamp);
+        }
+        let stamp = self.stamp;
+        self.stamp += 1;
+        self.recency.insert(stamp, start);
+        self.by_start.insert(start, Held { end, stamp });
+    }
+
+    /// An out-of-order arrival of `[from, end)` that brought new bytes: recorded without the
+    /// bytes of the packets it overlaps at its edges; the packets inside it are superseded.
+    fn insert(&mut self, from: u64, end: u64) {
+        let mut lo = from;
+        if let Some((_, h)) = self.by_start.range(..from).next_back() {
+            lo = lo.max(h.end);
+        }
+        let mut hi = end;
+        let inside: Vec<(u64, Held)> = self
+            .by_start
+            .range(from..end)
+            .map(|(&s, &h)| (s, h))
+            .collect();
+        for (s, h) in inside {
+            if h.end <= end {
+                self.by_start.remove(&s);
+                self.recency.remove(&h.stamp);
+            } else {
+                hi = s;
+            }
+        }
+        if lo < hi {
+            self.restamp(lo, hi);
+        }
+    }
+
+    /// A duplicate arrived: the packet holding byte `at` becomes the most recent.
+    fn touch(&mut self, at: u64) {
+        if let Some((&s, &h)) = self.by_start.range(..=at).next_back() {
+            if h.end > at {
+                self.restamp(s, h.end);
+            }
+        }
+    }
+
+    /// `rcv_nxt` moved to `nxt`: the packets below it are acknowledged (held blocks are
+    /// swallowed whole, so no packet straddles it).
+    fn drop_below(&mut self, nxt: u64) {
+        while let Some(e) = self.by_start.first_entry() {
+            if *e.key() >= nxt {
+                break;
+            }
+            let h = e.remove();
+            self.recency.remove(&h.stamp);
+        }
+    }
+
+    /// The `n` most recently received packets, most recent first.
+    fn latest(&self, n: usize) -> impl Iterator<Item = SackBlock> + '_ {
+        self.recency.values().rev().take(n).map(|&s| SackBlock {
+            start: Seq(s),
+            end: Seq(self.by_start.get(&s).map_or(s, |h| h.end)),
         })
     }
 }

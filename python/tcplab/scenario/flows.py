@@ -111,6 +111,7 @@ class TcpOverrides(_Model):
     repeated_rto: Literal["rfc5681", "bsd"] | None = None
     frto: bool | None = None
     undo: bool | None = None
+    sack_style: Literal["ranges", "eth_packets"] | None = None
 
     def given(self) -> dict[str, Any]:
         return self.model_dump(exclude_unset=True)
