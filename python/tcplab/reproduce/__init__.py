@@ -10,7 +10,7 @@ yet are listed in :mod:`tcplab.reproduce.pending`.
 
 from __future__ import annotations
 
-from tcplab.reproduce import areno, areno_fig8, areno_lab, eth, pending, veno, veno_cwnd, venoplus, wlan
+from tcplab.reproduce import areno, areno_fig8, areno_lab, eth, pending, veno, veno_cwnd, venoplus, wlan, wlan_red
 from tcplab.reproduce.docs import write_docs
 from tcplab.reproduce.experiment import Claim, Experiment, Outcome, Row, Suite, run_suite
 from tcplab.reproduce.html import render_report, write_report
@@ -36,6 +36,7 @@ ALL: list[Experiment] = [
     *veno_cwnd.EXPERIMENTS,
     *veno.EXPERIMENTS,
     *wlan.EXPERIMENTS,
+    *wlan_red.EXPERIMENTS,
     *eth.EXPERIMENTS,
     *areno.EXPERIMENTS,
     *areno_fig8.EXPERIMENTS,
