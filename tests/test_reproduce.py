@@ -592,3 +592,30 @@ def test_areno_lab_claims_compare_ratios():
     assert gain.evaluate(f).verdict == HOLDS and same.evaluate(f).verdict == HOLDS
     f = frame(54.5, 222.4, 30.0, 222.0)
     assert gain.evaluate(f).verdict == FAILS and same.evaluate(f).verdict == FAILS  # x4.1; Reno 0.55 of alone
+
+
+def test_areno_sensitivity_runs_and_reports_both_readings(tmp_path, monkeypatch):
+    """With a build that takes the W_inc reading, the sensitivity runs AReno once per reading
+    (here stood in by AReno's `a` parameter, 2 s runs) and reports each, the baseline
+    Reno-Reno runs shared."""
+    from tcplab.reproduce import areno, areno_claims, common
+    from tcplab.sweep import SweepResult, run_sweep
+
+    def controller(reading):
+        return "areno" if reading is None else {"name": "areno", "a": {"printed": 0.15, "prose": 0.5}[reading]}
+
+    monkeypatch.setattr(common, "areno_readings_supported", lambda: True)
+    monkeypatch.setattr(areno_claims, "areno_readings_supported", lambda: True)
+    monkeypatch.setattr(areno, "areno_controller", controller)
+    monkeypatch.setattr(areno, "FIG7_SECS", {"quick": 2, "full": 2})
+    pts = areno_claims.fig7_sensitivity_points("quick")
+    assert {p.params["reading"] for p in pts} == set(common.ARENO_READINGS)
+    unique = {p.key: p for p in pts}
+    assert len(unique) == len(pts) * 3 // 4  # the Reno-Reno runs are the same for both readings
+    run_sweep(list(unique.values()), tmp_path, jobs=1, progress=False)
+    rows = areno_claims.fig7_sensitivity(SweepResult(out=tmp_path, points=pts), "quick")
+    assert len(rows) == 2 * 3 * 2
+    assert {r.quantity.split(",")[0] for r in rows} == {"W_inc 'printed'", "W_inc 'prose'"}
+    assert all(r.mean is not None for r in rows)
+    assert [r.published for r in rows if "'printed'" in r.quantity] == ["headline"] * 6
+    assert "claims use 'printed'" in areno_claims.readings_note("Fig. 7")
