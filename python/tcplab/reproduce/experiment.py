@@ -40,13 +40,17 @@ class ClaimResult:
     threshold: str = ""
     weakened: str = ""
     estimate: Estimate | None = None
+    #: what ``estimate`` measures, when the claim has several tests
+    estimate_label: str = ""
 
     @property
     def holds(self) -> bool:
         return self.verdict == HOLDS
 
     def measured(self) -> str:
-        return self.estimate.text() if self.estimate is not None else "—"
+        if self.estimate is None:
+            return "—"
+        return f"{self.estimate_label}: {self.estimate.text()}" if self.estimate_label else self.estimate.text()
 
     def summary(self) -> dict[str, Any]:
         """The machine-readable form (summary.json)."""
@@ -63,6 +67,7 @@ class ClaimResult:
             "measured": None if e is None else num(e.value),
             "ci_low": None if e is None else num(e.low),
             "ci_high": None if e is None else num(e.high),
+            "measured_quantity": self.estimate_label or None,
             "n": None if e is None else e.n,
             "method": None if e is None else e.method,
             "numbers": self.numbers,
@@ -81,7 +86,7 @@ class Claim:
     ``threshold``: how the words became a bound and why (from the paper's own numbers);
     ``weakened``: empty, or why the tested statement is deliberately weaker than the quote.
     ``check(frame)`` returns one :class:`~tcplab.reproduce.verdict.Test` or several (all must
-    hold); the first one's estimate is the headline measured value."""
+    hold); the headline measured value is the first test that decides the verdict."""
 
     text: str
     check: Check
@@ -98,11 +103,16 @@ class Claim:
         except Exception as e:  # a claim whose data is missing cannot be decided
             return ClaimResult(self.text, INCONCLUSIVE, f"could not be evaluated: {type(e).__name__}: {e}", **meta)
         tests = [out] if isinstance(out, Test) else list(out)
+        verdict = combine(t.verdict for t in tests)
+        # the headline: the first test that decides the verdict (a failing one, else an
+        # inconclusive one, else the first)
+        head = next((t for t in tests if t.verdict == verdict), tests[0]) if tests else None
         return ClaimResult(
             self.text,
-            combine(t.verdict for t in tests),
+            verdict,
             "; ".join(f"{t.text()}: {t.verdict}" for t in tests),
-            estimate=tests[0].estimate if tests else None,
+            estimate=head.estimate if head else None,
+            estimate_label=head.label if head and len(tests) > 1 else "",
             **meta,
         )
 
