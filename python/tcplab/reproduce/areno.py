@@ -32,7 +32,10 @@ from tcplab.sweep import SweepResult
 
 PAPER = "Shimonishi, Hama, Murase, TCP-Adaptive Reno, PFLDnet 2006"
 OTHERS = ("reno", "highspeed", "areno")
-SEEDS = {"quick": 5, "full": 10}
+#: Fig. 7 (100 Mb/s runs, about a second each): 10 seeds in quick mode; Fig. 6's capacity sweep
+#: costs about a minute of CPU per seed (300 and 500 Mb/s runs), so it keeps 5.
+SEEDS = {"quick": 10, "full": 20}
+FIG6_SEEDS = {"quick": 5, "full": 10}
 #: Capacity (Mb/s) -> run length (s) per mode; 1 Gb/s is left out of quick mode.
 #: 200 Mb/s is the paper's HighSpeed example; quick mode replaces 1 Gb/s by 500 Mb/s (300 s), the
 #: cheapest capacity above the 300 Mb/s of "use up the rest".
@@ -145,7 +148,7 @@ def fig6_points(mode: Mode):
     pts = []
     for mbps, secs in CAPACITIES[mode].items():
         for other in OTHERS:
-            pts += points(_doc(mbps, 1e-6, other, secs), SEEDS[mode], params={"capacity": mbps, "loss": 1e-6, "other": other})
+            pts += points(_doc(mbps, 1e-6, other, secs), FIG6_SEEDS[mode], params={"capacity": mbps, "loss": 1e-6, "other": other})
     return pts
 
 
@@ -155,7 +158,7 @@ def fig6_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
 
 def fig6_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
     secs = ", ".join(f"{c} Mb/s: {s} s" for c, s in CAPACITIES[mode].items())
-    cap = f"One Reno flow against one flow of each protocol; loss 1e-6, RTT 100 ms, buffer = BDP; run lengths {secs}; mean ± 95% CI over {seeds_text(SEEDS[mode])} ({mode} mode)."
+    cap = f"One Reno flow against one flow of each protocol; loss 1e-6, RTT 100 ms, buffer = BDP; run lengths {secs}; mean ± 95% CI over {seeds_text(FIG6_SEEDS[mode])} ({mode} mode)."
     return _plot(frame, "capacity", "bottleneck capacity (Mb/s)", "AReno Fig. 6: throughput vs capacity", cap)
 
 
@@ -181,8 +184,8 @@ FIG6 = Experiment(
     table=fig6_table,
     claims=FIG6_CLAIMS,
     sensitivity=Sensitivity(fig6_sensitivity_points, fig6_sensitivity, readings_note("Fig. 6")),
-    seeds=SEEDS,
-    setting=SETTING + " Capacity sweep at loss 1e-6 (`scenarios/areno-fig6.toml`), 300 s per run; full mode adds 1 Gb/s (1000 s runs, minutes each) and seeds.",
+    seeds=FIG6_SEEDS,
+    setting=SETTING + " Capacity sweep at loss 1e-6 (`scenarios/areno-fig6.toml`), 10, 50, 100, 200 (the paper's HighSpeed example), 300 and 500 Mb/s, 300 s per run; full mode adds 1 Gb/s (1000 s runs, minutes each) and seeds.",
     explanation=(
         "The claims now state the paper's words (equal shares below 300 Mb/s, HighSpeed leaving Reno "
         "about 10% at 200 Mb/s, AReno using up the rest above 300 Mb/s); earlier versions tested "

@@ -220,8 +220,8 @@ def _pairs_by_reading(res: SweepResult) -> pl.DataFrame:
     return pl.concat(out)
 
 
-def _sensitivity_points(mode: Mode, grid: list[tuple[int, float]], secs) -> list:
-    from tcplab.reproduce.areno import SEEDS, _doc
+def _sensitivity_points(mode: Mode, grid: list[tuple[int, float]], secs, seeds: dict[str, int]) -> list:
+    from tcplab.reproduce.areno import _doc
 
     pts = []
     for reading in areno_reading_list():
@@ -229,7 +229,7 @@ def _sensitivity_points(mode: Mode, grid: list[tuple[int, float]], secs) -> list
             for other in ("reno", "areno"):
                 pts += points(
                     _doc(mbps, loss, other, secs(mbps), reading),
-                    SEEDS[mode],
+                    seeds[mode],
                     params={"capacity": mbps, "loss": loss, "other": other, "reading": reading or "default"},
                 )
     return pts
@@ -257,10 +257,10 @@ FIG7_SENS = [1e-4, 1e-3, 1e-2]
 
 
 def fig6_sensitivity_points(mode: Mode):
-    from tcplab.reproduce.areno import CAPACITIES
+    from tcplab.reproduce.areno import CAPACITIES, FIG6_SEEDS
 
     caps = CAPACITIES[mode]
-    return _sensitivity_points(mode, [(c, 1e-6) for c in FIG6_SENS if c in caps], lambda c: caps[c])
+    return _sensitivity_points(mode, [(c, 1e-6) for c in FIG6_SENS if c in caps], lambda c: caps[c], FIG6_SEEDS)
 
 
 def fig6_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:
@@ -268,9 +268,9 @@ def fig6_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:
 
 
 def fig7_sensitivity_points(mode: Mode):
-    from tcplab.reproduce.areno import FIG7_SECS
+    from tcplab.reproduce.areno import FIG7_SECS, SEEDS
 
-    return _sensitivity_points(mode, [(100, p) for p in FIG7_SENS], lambda c: FIG7_SECS[mode])
+    return _sensitivity_points(mode, [(100, p) for p in FIG7_SENS], lambda c: FIG7_SECS[mode], SEEDS)
 
 
 def fig7_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:

@@ -24,7 +24,7 @@ from tcplab.reproduce.verdict import ABOUT, Estimate, Test, about, at_least, poo
 from tcplab.sweep import SweepResult
 
 PAPER = "Shimonishi, Hama, Murase, TCP-Adaptive Reno, PFLDnet 2006"
-SEEDS = {"quick": 5, "full": 10}
+SEEDS = {"quick": 10, "full": 20}
 SECS = 60
 #: Flows in the preset's order: 2 long (both hops), 2 cross on hop 0, 2 cross on hop 1, 2 reverse.
 PATHS = ("long", "cross0", "cross1", "reverse")

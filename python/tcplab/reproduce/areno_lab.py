@@ -27,7 +27,7 @@ from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row, Sens
 from tcplab.reproduce.verdict import ABOUT, Test, about, ratio_of_means, within
 from tcplab.sweep import SweepResult, point_dir
 
-SEEDS = {"quick": 5, "full": 10}
+SEEDS = {"quick": 10, "full": 20}
 SECS = {"quick": 300, "full": 600}
 MBPS = 300
 LOSS = 1e-5
