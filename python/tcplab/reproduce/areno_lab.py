@@ -1,4 +1,4 @@
-"""Shimonishi, Hama, Murase, "TCP-Adaptive Reno": the laboratory measurement (§III-B, Fig. 10
+"""Shimonishi, Hama, Murase, "TCP-Adaptive Reno": the laboratory measurement (§IV-B, Fig. 10
 and 11): 300 Mb/s emulated bottleneck with random loss 1e-5; a lone Reno flow 18.3 Mb/s, a lone
 AReno flow 232.1 Mb/s (12.6x); coexisting, AReno 227 and Reno 18.5 Mb/s (Reno not hurt).
 The lab's delay and buffer are not in the text: tcplab uses the RTT (100 ms) and buffer
@@ -152,7 +152,7 @@ LAB = Experiment(
     id="areno-lab",
     title="Laboratory measurement: 300 Mb/s, random loss 1e-5, alone and coexisting",
     paper=PAPER,
-    reference="§III-B, Fig. 10, Fig. 11",
+    reference="§IV-B, Fig. 10, Fig. 11",
     points=lab_points,
     analyze=lab_analyze,
     plots=lab_plots,

@@ -205,7 +205,7 @@ EXPERIMENT = Experiment(
             "One flow: the largest TH_norm over the loss rates is 1.8 ± 10%",
             _claim_max,
             "close to 80%",
-            quote="The maximum improvement is close to 80 % when the bit error rate is 10^-x (exponent lost in the text)",
+            quote="The maximum improvement is close to 80 % when the bit error rate is 10[exponent illegible in the text]",
             section="§4.2, Fig. 3",
             threshold="a published number reproduced within ±10% (ABOUT): [1.62, 1.98], the maximum over tcplab's loss rates (the paper's rate is illegible).",
         ),
