@@ -4,7 +4,9 @@
     suite = reproduce.run_suite(reproduce.select(["veno-fig5"]), mode="quick", out="results/repro")
     reproduce.write_report(suite, "results/repro/report.html")
 
-One module per paper; each exports ``EXPERIMENTS``. Experiments whose feature is not built
+One module per paper (some split in two); each exports ``EXPERIMENTS``. Claims quote the
+papers and are decided three-valued from 95% intervals over seeds (:mod:`tcplab.reproduce.verdict`);
+``write_report`` also writes ``summary.json``, the claims in machine-readable form. Experiments whose feature is not built
 yet are listed in :mod:`tcplab.reproduce.pending`.
 """
 

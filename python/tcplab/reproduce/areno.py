@@ -1,6 +1,7 @@
 """Shimonishi, Hama, Murase, "TCP-Adaptive Reno": Fig. 6 (capacity sweep) and Fig. 7 (loss
-sweep). Claims as ``crates/tcplab-sim/tests/claims_areno.rs``; setting as
-``scenarios/areno-fig6.toml`` and ``areno-fig7.toml``."""
+sweep). The claims (the paper's words, thresholds from them) are in
+:mod:`tcplab.reproduce.areno_claims`; setting as ``scenarios/areno-fig6.toml`` and
+``areno-fig7.toml``."""
 
 from __future__ import annotations
 

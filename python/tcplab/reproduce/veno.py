@@ -1,7 +1,8 @@
 """Fu & Liew, "TCP Veno", IEEE JSAC 21(2) 2003: Fig. 4, 5, 6, 7 (Table I: veno_table1.py).
 
-The claims are the statements of ``crates/tcplab-sim/tests/claims_veno.rs``, with its
-tolerances. Settings as ``scenarios/veno-fig5.toml``, ``veno-fig6.toml``, ``veno-fig7.toml``
+Each claim quotes the paper and takes its threshold from the paper's words
+(:mod:`tcplab.reproduce.verdict`); ``crates/tcplab-sim/tests/claims_veno.rs`` keeps its own,
+older tolerances. Settings as ``scenarios/veno-fig5.toml``, ``veno-fig6.toml``, ``veno-fig7.toml``
 and ``veno-table1.toml``.
 """
 

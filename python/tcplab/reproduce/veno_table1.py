@@ -1,6 +1,6 @@
 """Fu & Liew, "TCP Veno", IEEE JSAC 21(2) 2003, Table I: Veno's loss classification (#FF4/5
-and #FF1/2 by the actual cause of the loss). Claims as ``table1_*`` in
-``crates/tcplab-sim/tests/claims_veno.rs``; setting as ``scenarios/veno-table1.toml``."""
+and #FF1/2 by the actual cause of the loss). Claims quote §III-A
+(thresholds: :mod:`tcplab.reproduce.verdict`); setting as ``scenarios/veno-table1.toml``."""
 
 from __future__ import annotations
 

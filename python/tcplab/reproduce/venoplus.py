@@ -1,6 +1,6 @@
 """TCP Venoplus: Fig. 3 (normalized throughput TH_venoplus / TH_veno) and Fig. 4 (Jain index)
-vs the number of flows and the wireless loss rate. Claims as
-``crates/tcplab-sim/tests/claims_venoplus.rs``; setting as ``scenarios/venoplus.toml``."""
+vs the number of flows and the wireless loss rate. Claims quote the
+paper (thresholds: :mod:`tcplab.reproduce.verdict`); setting as ``scenarios/venoplus.toml``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Pang et al., "Performance study of TCP Veno over WLAN and RED router": Exp. 1 (Table I) and
-Exp. 2 (fairness cases 1-4); Exp. 3 (RED) is in :mod:`tcplab.reproduce.wlan_red`. Claims and tolerances as
-``crates/tcplab-sim/tests/claims_wlan.rs`` and ``claims_red.rs``; settings as
+Exp. 2 (fairness cases 1-4); Exp. 3 (RED) is in :mod:`tcplab.reproduce.wlan_red`. Claims quote the paper
+(thresholds: :mod:`tcplab.reproduce.verdict`; ``claims_wlan.rs`` keeps older tolerances); settings as
 ``scenarios/wlan-*.toml`` and ``scenarios/red-dumbbell.toml``."""
 
 from __future__ import annotations
