@@ -10,6 +10,7 @@ import tempfile
 from tcplab.reproduce import veno
 from tcplab.reproduce.common import bulk_flows, points
 from tcplab.reproduce.experiment import run_suite
+from tcplab.sweep import expand
 
 LOSSES = [1e-5, 1e-4, 1e-2]
 
@@ -23,7 +24,19 @@ def tiny_points(mode):
     return pts
 
 
-TINY_FIG5 = dataclasses.replace(veno.FIG5, points=tiny_points)
+def tiny_sensitivity_points(mode):
+    """The first two stacks of the Fig. 5 sensitivity grid, 0.3 MB transfers, 2 seeds."""
+    pts = []
+    for p in veno.fig5_sensitivity_points(mode):
+        if p.params["seed"] <= 2 and p.params["stack"] in {veno._stack_label(*s) for s in veno.FIG5_STACKS[:2]}:
+            doc = {**p.document, "name": "tiny-fig5", "flows": [{**p.document["flows"][0], "bytes": "300KB"}]}
+            pts += expand(doc, params={k: v for k, v in p.params.items() if k not in ("seed", "topology.bottleneck.forward.loss.p")})
+    return pts
+
+
+TINY_FIG5 = dataclasses.replace(
+    veno.FIG5, points=tiny_points, sensitivity=dataclasses.replace(veno.FIG5.sensitivity, points=tiny_sensitivity_points)
+)
 TINY_FIG4 = dataclasses.replace(veno.FIG4, points=tiny_points)
 
 

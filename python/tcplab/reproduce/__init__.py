@@ -4,13 +4,15 @@
     suite = reproduce.run_suite(reproduce.select(["veno-fig5"]), mode="quick", out="results/repro")
     reproduce.write_report(suite, "results/repro/report.html")
 
-One module per paper; each exports ``EXPERIMENTS``. Experiments whose feature is not built
+One module per paper (some split in two); each exports ``EXPERIMENTS``. Claims quote the
+papers and are decided three-valued from 95% intervals over seeds (:mod:`tcplab.reproduce.verdict`);
+``write_report`` also writes ``summary.json``, the claims in machine-readable form. Experiments whose feature is not built
 yet are listed in :mod:`tcplab.reproduce.pending`.
 """
 
 from __future__ import annotations
 
-from tcplab.reproduce import areno, areno_fig8, areno_lab, eth, pending, veno, veno_cwnd, venoplus, wlan
+from tcplab.reproduce import areno, areno_fig8, areno_lab, eth, pending, veno, veno_cwnd, venoplus, wlan, wlan_red
 from tcplab.reproduce.docs import write_docs
 from tcplab.reproduce.experiment import Claim, Experiment, Outcome, Row, Suite, run_suite
 from tcplab.reproduce.html import render_report, write_report
@@ -36,6 +38,7 @@ ALL: list[Experiment] = [
     *veno_cwnd.EXPERIMENTS,
     *veno.EXPERIMENTS,
     *wlan.EXPERIMENTS,
+    *wlan_red.EXPERIMENTS,
     *eth.EXPERIMENTS,
     *areno.EXPERIMENTS,
     *areno_fig8.EXPERIMENTS,

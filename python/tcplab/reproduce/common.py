@@ -4,10 +4,12 @@ figures."""
 from __future__ import annotations
 
 import base64
+from functools import lru_cache
 import io
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import polars as pl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -104,3 +106,75 @@ def lossfmt(p: float) -> str:
 
 def seeds_text(n: int) -> str:
     return f"{n} seed{'s' if n != 1 else ''}"
+
+
+def seed_values(frame: pl.DataFrame, col: str, **where: Any) -> np.ndarray:
+    """The per-seed values of ``col`` in the rows selected by ``where`` (one row per seed),
+    in seed order; KeyError if there is no such row."""
+    sel = frame
+    for k, v in where.items():
+        sel = sel.filter(pl.col(k) == v)
+    if sel.height == 0:
+        raise KeyError(f"no data for {where}")
+    if "seed" in sel.columns:
+        sel = sel.sort("seed")
+    return sel[col].cast(pl.Float64).to_numpy()
+
+
+def per_seed_sum(frame: pl.DataFrame, col: str, by: Sequence[str] = ("seed",), **where: Any) -> pl.DataFrame:
+    """Sum of ``col`` per seed (and ``by``) over the rows selected by ``where``."""
+    sel = frame
+    for k, v in where.items():
+        sel = sel.filter(pl.col(k) == v)
+    if sel.height == 0:
+        raise KeyError(f"no data for {where}")
+    return sel.group_by(list(by)).agg(pl.col(col).sum()).sort(list(by))
+
+
+# ---- AReno's two readings of W_inc (and its RTT_cong update) -------------------------------
+#: The controller parameters that select the readings, in one place (the core's names may
+#: still change): ``w_inc`` = "printed" (the paper's formula as printed) or "prose" (as its
+#: text describes it); ``rtt_cong_update`` = "every_loss" or "congestive".
+ARENO_W_INC = "w_inc"
+ARENO_READINGS = ("printed", "prose")
+#: The reading the claims are checked on; the other is reported in the sensitivity table.
+ARENO_HEADLINE = "printed"
+
+
+def areno_controller(reading: str | None) -> Any:
+    """AReno's controller entry for a W_inc reading (None: the core's default, no parameter)."""
+    if reading is None:
+        return "areno"
+    return {"name": "areno", ARENO_W_INC: reading}
+
+
+@lru_cache(maxsize=1)
+def areno_readings_supported() -> bool:
+    """Whether this build's AReno takes the W_inc reading parameter (built before the core
+    change it does not; then the experiments run the default reading only and say so)."""
+    import json
+
+    from tcplab import _native
+    from tcplab.scenario import Scenario
+
+    doc = {
+        "name": "probe",
+        "duration": "1s",
+        "topology": {"pairs": 1, "bottleneck": {"rate": "10Mbps", "delay": "10ms", "buffer": 10}},
+        "flows": [{"controller": areno_controller(ARENO_HEADLINE), "recovery": "sack"}],
+    }
+    try:
+        _native.Simulation(json.dumps(Scenario.from_dict(doc).canonical()))
+    except Exception:
+        return False
+    return True
+
+
+def areno_reading_list() -> list[str | None]:
+    """The readings the AReno experiments run: both when the build supports them, else the
+    default only (None)."""
+    return list(ARENO_READINGS) if areno_readings_supported() else [None]
+
+
+def headline_reading() -> str | None:
+    return ARENO_HEADLINE if areno_readings_supported() else None

@@ -8,6 +8,7 @@ measured ones, the paper's claims as predicates, and the explanation of every kn
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any, Literal
 import polars as pl
 from matplotlib.figure import Figure
 
+from tcplab.reproduce.verdict import HOLDS, INCONCLUSIVE, Estimate, Test, combine
 from tcplab.sweep import Point, SweepResult, run_sweep
 
 Mode = Literal["quick", "full"]
@@ -25,29 +27,94 @@ Mode = Literal["quick", "full"]
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """A claim checked on the measured data."""
+    """A claim checked on the measured data: the three-valued ``verdict``, the headline
+    ``estimate`` (point value and 95% interval), ``numbers`` (every test with its interval and
+    bound), and the claim's words and operationalization."""
 
     text: str
-    holds: bool
+    verdict: str
     numbers: str
     published: str = ""
+    quote: str = ""
+    section: str = ""
+    threshold: str = ""
+    weakened: str = ""
+    estimate: Estimate | None = None
+    #: what ``estimate`` measures, when the claim has several tests
+    estimate_label: str = ""
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict == HOLDS
+
+    def measured(self) -> str:
+        if self.estimate is None:
+            return "—"
+        return f"{self.estimate_label}: {self.estimate.text()}" if self.estimate_label else self.estimate.text()
+
+    def summary(self) -> dict[str, Any]:
+        """The machine-readable form (summary.json)."""
+        e = self.estimate
+        num = lambda x: x if x is not None and math.isfinite(x) else None  # noqa: E731
+        return {
+            "claim": self.text,
+            "quote": self.quote,
+            "section": self.section,
+            "published": self.published,
+            "threshold": self.threshold,
+            "weakened": self.weakened or None,
+            "verdict": self.verdict,
+            "measured": None if e is None else num(e.value),
+            "ci_low": None if e is None else num(e.low),
+            "ci_high": None if e is None else num(e.high),
+            "measured_quantity": self.estimate_label or None,
+            "n": None if e is None else e.n,
+            "method": None if e is None else e.method,
+            "numbers": self.numbers,
+        }
+
+
+Check = Callable[[pl.DataFrame], "Test | list[Test]"]
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A qualitative statement of the paper as a predicate on the analysis frame:
-    ``check(frame) -> (holds, numbers)``; ``numbers`` says what was measured."""
+    """A statement of the paper, tested on the analysis frame.
+
+    ``quote``: the paper's exact words; ``section``: where (section, figure, table);
+    ``published``: the paper's value; ``text``: the statement as tcplab tests it;
+    ``threshold``: how the words became a bound and why (from the paper's own numbers);
+    ``weakened``: empty, or why the tested statement is deliberately weaker than the quote.
+    ``check(frame)`` returns one :class:`~tcplab.reproduce.verdict.Test` or several (all must
+    hold); the headline measured value is the first test that decides the verdict."""
 
     text: str
-    check: Callable[[pl.DataFrame], tuple[bool, str]]
+    check: Check
     published: str = ""
+    quote: str = ""
+    section: str = ""
+    threshold: str = ""
+    weakened: str = ""
 
     def evaluate(self, frame: pl.DataFrame) -> ClaimResult:
+        meta = dict(published=self.published, quote=self.quote, section=self.section, threshold=self.threshold, weakened=self.weakened)
         try:
-            holds, numbers = self.check(frame)
-        except Exception as e:  # a claim whose data is missing does not hold
-            holds, numbers = False, f"could not be evaluated: {type(e).__name__}: {e}"
-        return ClaimResult(self.text, bool(holds), numbers, self.published)
+            out = self.check(frame)
+        except Exception as e:  # a claim whose data is missing cannot be decided
+            return ClaimResult(self.text, INCONCLUSIVE, f"could not be evaluated: {type(e).__name__}: {e}", **meta)
+        tests = [out] if isinstance(out, Test) else list(out)
+        verdict = combine(t.verdict for t in tests)
+        # the headline: the first test that decides the verdict (a failing one, else an
+        # inconclusive one, else the first)
+        head = next((t for t in tests if t.verdict == verdict), tests[0]) if tests else None
+        return ClaimResult(
+            self.text,
+            verdict,
+            "; ".join(f"{t.text()}: {t.verdict}" for t in tests),
+            estimate=head.estimate if head else None,
+            estimate_label=head.label if head and len(tests) > 1 else "",
+            **meta,
+        )
 
 
 @dataclass(frozen=True)
@@ -61,11 +128,23 @@ class Row:
     ci: float | None
     unit: str = ""
     n: int = 0
+    #: an asymmetric interval (e.g. a bootstrap's) instead of ± ci
+    low: float | None = None
+    high: float | None = None
+
+    @classmethod
+    def of(cls, quantity: str, published: str, est: Estimate, unit: str = "") -> Row:
+        """A row from an :class:`Estimate` (its interval as printed)."""
+        ok = math.isfinite(est.low) and math.isfinite(est.high)
+        val = est.value if math.isfinite(est.value) else None
+        return cls(quantity, published, val, None, unit, est.n, est.low if ok else None, est.high if ok else None)
 
     def measured(self, digits: int = 3) -> str:
         if self.mean is None:
             return "—"
         m = f"{self.mean:.{digits}g}"
+        if self.low is not None and self.high is not None:
+            return f"{m} [{self.low:.{digits}g}, {self.high:.{digits}g}] (n={self.n})"
         if self.ci is None:
             return f"{m} (n={self.n})" if self.n else m
         return f"{m} ± {self.ci:.2g} (n={self.n})"
@@ -76,6 +155,18 @@ class Plot:
     figure: Figure
     caption: str
     alt: str
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """The headline numbers over a small grid of the stack choices a reader will question:
+    ``points(mode)`` (runs of their own; those equal to the main runs are shared through the
+    store), ``table(result, mode)`` rows (``quantity`` names the setting, ``published`` marks
+    the headline setting), ``note`` what is varied and why."""
+
+    points: Callable[[Mode], list[Point]]
+    table: Callable[[SweepResult, Mode], list[Row]]
+    note: str
 
 
 @dataclass(frozen=True)
@@ -102,6 +193,7 @@ class Experiment:
     explanation: str = ""
     seeds: dict[str, int] = field(default_factory=lambda: {"quick": 3, "full": 10})
     pending: str | None = None
+    sensitivity: Sensitivity | None = None
 
     def command(self, mode: Mode) -> str:
         return f"tcplab reproduce {self.id}" + (" --full" if mode == "full" else " --quick")
@@ -119,6 +211,7 @@ class Outcome:
     claims: list[ClaimResult]
     runs: int
     error: str | None = None
+    sensitivity: list[Row] = field(default_factory=list)
 
 
 @dataclass
@@ -148,15 +241,17 @@ def run_suite(
     out = Path(out)
     runnable = [e for e in experiments if e.pending is None]
     per_exp: dict[str, list[Point]] = {e.id: e.points(mode) for e in runnable}
+    per_sens: dict[str, list[Point]] = {e.id: e.sensitivity.points(mode) for e in runnable if e.sensitivity}
     seen: dict[str, Point] = {}
-    for pts in per_exp.values():
+    for pts in [*per_exp.values(), *per_sens.values()]:
         for p in pts:
             seen.setdefault(p.key, p)
     res = run_sweep(list(seen.values()), out, jobs=jobs, scheduler=scheduler, progress=progress, label=f"reproduce ({mode})")
     outcomes = []
     for e in runnable:
         sub = SweepResult(out=out, points=per_exp[e.id])
-        outcomes.append(_outcome(e, sub, mode))
+        sens = SweepResult(out=out, points=per_sens[e.id]) if e.id in per_sens else None
+        outcomes.append(_outcome(e, sub, mode, sens))
     return Suite(
         outcomes=outcomes,
         mode=mode,
@@ -168,10 +263,12 @@ def run_suite(
     )
 
 
-def _outcome(e: Experiment, res: SweepResult, mode: Mode) -> Outcome:
+def _outcome(e: Experiment, res: SweepResult, mode: Mode, sens: SweepResult | None = None) -> Outcome:
     assert e.analyze is not None
     frame = e.analyze(res, mode)
     plots = e.plots(frame, res, mode) if e.plots else []
     rows = e.table(frame) if e.table else []
     claims = [c.evaluate(frame) for c in e.claims]
-    return Outcome(e, mode, frame, plots, rows, claims, runs=len(res.points))
+    srows = e.sensitivity.table(sens, mode) if e.sensitivity and sens is not None else []
+    runs = len({p.key for p in [*res.points, *(sens.points if sens is not None else [])]})
+    return Outcome(e, mode, frame, plots, rows, claims, runs=runs, sensitivity=srows)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
 from tcplab import _native
 from tcplab.reproduce.common import png_data_uri
 from tcplab.reproduce.experiment import Outcome, Suite
+from tcplab.reproduce.verdict import FAILS, HOLDS, INCONCLUSIVE, VERDICTS
 
 _CSS = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 1.5em auto; padding: 0 1em; color: #222; }
@@ -17,6 +19,8 @@ table { border-collapse: collapse; margin: .6em 0; font-size: .9em; }
 th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .holds { color: #0a6b0a; font-weight: bold; } .fails { color: #b00020; font-weight: bold; }
+.inconclusive { color: #8a6d00; font-weight: bold; } .quote { font-style: italic; color: #333; }
+.weak { color: #8a6d00; font-size: .85em; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: .85em; color: #444; } code, pre { background: #f6f6f6; padding: .1em .3em; }
 .meta { color: #555; font-size: .9em; }
@@ -33,6 +37,21 @@ def md_inline(text: str) -> str:
         h = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<i>\1</i>", h)
         out.append(f"<p>{h}</p>")
     return "\n".join(out)
+
+
+_VERDICT_CLASS = {HOLDS: "holds", FAILS: "fails", INCONCLUSIVE: "inconclusive"}
+
+
+def _verdict_cell(verdict: str) -> str:
+    return f'<td class="{_VERDICT_CLASS.get(verdict, "fails")}">{html.escape(verdict)}</td>'
+
+
+def _quote(c) -> str:
+    return f'<span class="quote">“{html.escape(c.quote)}”</span> ({html.escape(c.section)})'
+
+
+def _weak(c) -> str:
+    return f'<br><span class="weak">weakened: {html.escape(c.weakened)}</span>' if c.weakened else ""
 
 
 def _outcome_html(o: Outcome) -> str:
@@ -57,12 +76,25 @@ def _outcome_html(o: Outcome) -> str:
             )
         parts.append("</table>")
     if o.claims:
-        parts.append("<h3>Claims</h3><table><tr><th>claim</th><th>published</th><th>tcplab</th><th></th></tr>")
+        parts.append(
+            "<h3>Claims</h3><table><tr><th>claim (as tested)</th><th>the paper's words</th><th>threshold</th>"
+            "<th>published</th><th>tcplab (95% CI)</th><th>verdict</th></tr>"
+        )
         for c in o.claims:
-            cls, word = ("holds", "holds") if c.holds else ("fails", "does not hold")
             parts.append(
-                f"<tr><td>{html.escape(c.text)}</td><td>{html.escape(c.published)}</td>"
-                f'<td>{html.escape(c.numbers)}</td><td class="{cls}">{word}</td></tr>'
+                f"<tr><td>{html.escape(c.text)}{_weak(c)}</td><td>{_quote(c)}</td><td>{html.escape(c.threshold)}</td>"
+                f"<td>{html.escape(c.published)}</td><td>{html.escape(c.numbers)}</td>{_verdict_cell(c.verdict)}</tr>"
+            )
+        parts.append("</table>")
+    if o.sensitivity:
+        parts.append("<h3>Sensitivity</h3>")
+        if e.sensitivity is not None:
+            parts.append(md_inline(e.sensitivity.note))
+        parts.append("<table><tr><th>setting</th><th>headline?</th><th>tcplab (mean ± 95% CI)</th><th>unit</th></tr>")
+        for r in o.sensitivity:
+            parts.append(
+                f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.published)}</td>"
+                f'<td class="num">{html.escape(r.measured())}</td><td>{html.escape(r.unit)}</td></tr>'
             )
         parts.append("</table>")
     if e.explanation:
@@ -74,15 +106,15 @@ def _outcome_html(o: Outcome) -> str:
 def render_report(suite: Suite) -> str:
     from tcplab.reproduce import ALL
 
-    held = sum(c.holds for o in suite.outcomes for c in o.claims)
-    total = sum(len(o.claims) for o in suite.outcomes)
+    counts = {v: sum(c.verdict == v for o in suite.outcomes for c in o.claims) for v in VERDICTS}
+    total = sum(counts.values())
     rows = []
     for o in suite.outcomes:
         for c in o.claims:
-            cls, word = ("holds", "yes") if c.holds else ("fails", "no")
             rows.append(
                 f'<tr><td><a href="#{html.escape(o.experiment.id)}">{html.escape(o.experiment.id)}</a></td>'
-                f"<td>{html.escape(c.text)}</td><td>{html.escape(c.numbers)}</td><td class=\"{cls}\">{word}</td></tr>"
+                f"<td>{html.escape(c.text)}{_weak(c)}</td><td>{_quote(c)}</td><td>{html.escape(c.published)}</td>"
+                f'<td class="num">{html.escape(c.measured())}</td>{_verdict_cell(c.verdict)}</tr>'
             )
     pending = [f"<li><code>{html.escape(e.id)}</code> ({html.escape(e.reference)}): pending, needs {html.escape(e.pending or '')}</li>" for e in ALL if e.pending]
     body = [
@@ -90,8 +122,11 @@ def render_report(suite: Suite) -> str:
         f'<p class="meta">tcplab {html.escape(_native.version())}; {suite.mode} mode; '
         f"{suite.started_at:%Y-%m-%d %H:%M} UTC; {suite.wall_time_s:.0f} s wall; "
         f"{suite.computed} runs computed, {suite.cached} reused from <code>{html.escape(str(suite.out))}</code>. "
-        f"{held} of {total} claims hold.</p>",
-        "<h2>Claims</h2><table><tr><th>experiment</th><th>claim</th><th>tcplab</th><th>holds</th></tr>",
+        f"Of {total} claims, {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[INCONCLUSIVE]} are "
+        "inconclusive (decided from 95% confidence intervals over seeds; see each experiment for every "
+        "test).</p>",
+        "<h2>Claims</h2><table><tr><th>experiment</th><th>claim (as tested)</th><th>the paper's words</th>"
+        "<th>published</th><th>measured (95% CI)</th><th>verdict</th></tr>",
         *rows,
         "</table>",
         *[_outcome_html(o) for o in suite.outcomes],
@@ -105,10 +140,39 @@ def render_report(suite: Suite) -> str:
     )
 
 
+def summary(suite: Suite) -> dict:
+    """The claims, machine-readable: per experiment, each claim's verdict, published and
+    measured values, CI, quote, section, threshold and weakened reason."""
+    return {
+        "tcplab": _native.version(),
+        "mode": suite.mode,
+        "started_at": suite.started_at.isoformat(),
+        "wall_time_s": suite.wall_time_s,
+        "runs_computed": suite.computed,
+        "runs_cached": suite.cached,
+        "confidence": 0.95,
+        "experiments": [
+            {
+                "id": o.experiment.id,
+                "paper": o.experiment.paper,
+                "reference": o.experiment.reference,
+                "runs": o.runs,
+                "claims": [c.summary() for c in o.claims],
+            }
+            for o in suite.outcomes
+        ],
+    }
+
+
 def write_report(suite: Suite, path: str | Path) -> Path:
+    """Writes the HTML report and, beside it, ``summary.json`` (:func:`summary`)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.tmp")
     tmp.write_text(render_report(suite), encoding="utf-8")
     tmp.replace(p)
+    js = p.with_name("summary.json")
+    tmp = js.with_name(f".{js.name}.tmp")
+    tmp.write_text(json.dumps(summary(suite), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(js)
     return p

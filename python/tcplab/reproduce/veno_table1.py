@@ -1,21 +1,21 @@
 """Fu & Liew, "TCP Veno", IEEE JSAC 21(2) 2003, Table I: Veno's loss classification (#FF4/5
-and #FF1/2 by the actual cause of the loss). Claims as ``table1_*`` in
-``crates/tcplab-sim/tests/claims_veno.rs``; setting as ``scenarios/veno-table1.toml``."""
+and #FF1/2 by the actual cause of the loss). Claims quote §III-A
+(thresholds: :mod:`tcplab.reproduce.verdict`); setting as ``scenarios/veno-table1.toml``."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from tcplab.reproduce.common import NETBSD_TCP, VENO_LINUX, figure, points, row, seeds_text, stats, with_kbps
-from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
+from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row, Sensitivity
+from tcplab.reproduce.verdict import ABOUT, Estimate, Test, at_least, at_most, pooled_ratio
 from tcplab.sweep import SweepResult
 
 PAPER = "Fu & Liew, TCP Veno, IEEE JSAC 21(2), 2003"
-SEEDS = {"quick": 3, "full": 10}
+SEEDS = {"quick": 10, "full": 20}
 
 
 UDP = {"none": None, "500 kb/s": "500kbps", "1 Mb/s": "1Mbps"}
@@ -66,24 +66,76 @@ def table1_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
     return f.select("flavor", "udp", "seed", "kBps", "ff45_accuracy", "congestion_misdiagnosis", *cols)
 
 
-def _pooled(frame: pl.DataFrame, flavor: str, udp: str) -> tuple[float, float, str]:
-    s = frame.filter((pl.col("flavor") == flavor) & (pl.col("udp") == udp))
+#: The published 4/5 accuracy per run (#FF4/5 on random losses / all #FF4/5): 97.6% .. 100%.
+PUBLISHED_WORST_ACCURACY = min(r[0][1] / (r[0][0] + r[0][1]) for runs in PUBLISHED_RUNS.values() for r in runs)
+#: "no more than 17% (two out of twelve ...)"
+PUBLISHED_MISDIAGNOSIS_MAX = 0.17
+
+
+def _sel(frame: pl.DataFrame, flavor: str, udp: str) -> pl.DataFrame:
+    s = frame.filter((pl.col("flavor") == flavor) & (pl.col("udp") == udp)).sort("seed")
     if s.height == 0:
         raise KeyError(f"no runs for {flavor}, {udp}")
-    t = {c: int(s[c].sum()) for c in s.columns if c.startswith("ff4") or c.startswith("ff1")}
-    all45 = t["ff45_congestion"] + t["ff45_random"] + t["ff45_none"]
-    acc = t["ff45_random"] / all45 if all45 else math.nan
-    cong = t["ff45_congestion"] + t["ff12_congestion"]
-    mis = t["ff45_congestion"] / cong if cong else math.nan
-    return acc, mis, f"{t['ff45_random']}/{all45}"
+    return s
+
+
+def accuracy(s: pl.DataFrame) -> Estimate:
+    """4/5 decisions on random losses / all 4/5 decisions, pooled over the seeds (bootstrap)."""
+    all45 = s["ff45_congestion"] + s["ff45_random"] + s["ff45_none"]
+    return pooled_ratio(s["ff45_random"].to_numpy(), all45.to_numpy())
+
+
+def misdiagnosis(s: pl.DataFrame) -> Estimate:
+    """Congestion losses answered 4/5 / all congestion fast retransmits, pooled (bootstrap)."""
+    cong = s["ff45_congestion"] + s["ff12_congestion"]
+    return pooled_ratio(s["ff45_congestion"].to_numpy(), cong.to_numpy())
 
 
 def _accuracy_claim(flavor: str, udp: str):
-    def check(frame: pl.DataFrame) -> tuple[bool, str]:
-        acc, mis, frac = _pooled(frame, flavor, udp)
-        return acc >= 0.9, f"4/5 accuracy {frac} = {acc:.3f}; congestion misdiagnosis {mis:.3f}"
+    def check(frame: pl.DataFrame) -> Test:
+        return at_least(f"4/5 accuracy, UDP {udp}", accuracy(_sel(frame, flavor, udp)), PUBLISHED_WORST_ACCURACY * (1 - ABOUT))
 
     return check
+
+
+def _misdiagnosis_claim(frame: pl.DataFrame) -> list[Test]:
+    return [
+        at_most(f"congestion misdiagnosis, UDP {udp}", misdiagnosis(_sel(frame, "paper", udp)), PUBLISHED_MISDIAGNOSIS_MAX)
+        for udp in UDP
+    ]
+
+
+ACCURACY_QUOTE = (
+    "For the 84 fast retransmits, there was only one wrong estimation [...] The accuracy of the estimation is "
+    "close to 83/84 = 99%. Data with zero and 1 Mb/s UDP background traffic, as well as those in the other two "
+    "runs of the experiment show consistently high estimation accuracy"
+)
+#: Sensitivity: the wireless hop's loss rate (the headline 0.02 first).
+WIRELESS_LOSSES = [0.02, 0.01, 0.04]
+
+
+def table1_sensitivity_points(mode: Mode):
+    pts = []
+    for p in WIRELESS_LOSSES:
+        for label, udp in UDP.items():
+            doc = _table1_doc("veno", udp)
+            doc["topology"]["receiver_access"][0]["forward"]["loss"] = p
+            pts += points(doc, SEEDS[mode], params={"flavor": "paper", "udp": label, "wireless_loss": p})
+    return pts
+
+
+def table1_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:
+    f = res.flows()
+    rows = []
+    for p in WIRELESS_LOSSES:
+        head = "headline" if p == WIRELESS_LOSSES[0] else ""
+        for udp in UDP:
+            s = f.filter((pl.col("wireless_loss") == p) & (pl.col("udp") == udp)).sort("seed")
+            if s.height == 0:
+                continue
+            rows.append(Row.of(f"wireless loss {p:g}, UDP {udp}: 4/5 accuracy", head, accuracy(s), "ratio"))
+            rows.append(Row.of(f"wireless loss {p:g}, UDP {udp}: congestion misdiagnosis", head, misdiagnosis(s), "ratio"))
+    return rows
 
 
 def table1_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
@@ -143,10 +195,46 @@ TABLE1 = Experiment(
     plots=table1_plots,
     table=table1_table,
     claims=(
-        Claim("≥ 90% of 4/5 decisions on random losses, no background", _accuracy_claim("paper", "none"), "215/215"),
-        Claim("same, 500 kb/s UDP", _accuracy_claim("paper", "500 kb/s"), "228/231"),
-        Claim("same, 1 Mb/s UDP", _accuracy_claim("paper", "1 Mb/s"), "226/231"),
-        Claim("(tcplab, not the paper) the Linux flavor keeps ≥ 90% with 1 Mb/s UDP", _accuracy_claim("linux", "1 Mb/s"), "—"),
+        *(
+            Claim(
+                f"4/5 accuracy ≥ 0.88, UDP background {udp} (paper flavor, pooled over seeds)",
+                _accuracy_claim("paper", udp),
+                PUBLISHED_ACCURACY[udp],
+                quote=ACCURACY_QUOTE,
+                section="§III-A, Table I",
+                threshold=(
+                    "\"consistently high\" is read against the paper's own per-run accuracies, 97.6% .. 100% "
+                    "(Table I): reproduced within ABOUT (±10%, verdict.py), i.e. ≥ 0.976 × 0.9 = 0.88."
+                ),
+            )
+            for udp in UDP
+        ),
+        Claim(
+            "Congestion losses answered 4/5 ≤ 17% of all congestion fast retransmits, at every UDP level (paper flavor, pooled)",
+            _misdiagnosis_claim,
+            "≤ 17% (2 of 12)",
+            quote=(
+                "Looking at all the results, the rate of misdiagnosing congestive loss as random losses is no more "
+                "than 17% (two out of twelve in the first run when UDP traffic is 1 Mb/s), and usually much lower than that"
+            ),
+            section="§III-A, Table I",
+            threshold=(
+                "the paper's bound as printed, 17%. The paper divides by #FF1/2 on congestion (2/12); tcplab divides by "
+                "all congestion fast retransmits (#FF4/5 + #FF1/2, 2/14 = 14% for the same run), the natural rate; "
+                "17% is the looser of the two readings of the paper's words. Pooled over seeds, bootstrap interval."
+            ),
+            weakened=(
+                "the paper bounds every run; tcplab bounds the rate pooled over seeds (without background a run has "
+                "about one congestion loss, so a per-run rate is 0 or 1)."
+            ),
+        ),
+    ),
+    sensitivity=Sensitivity(
+        table1_sensitivity_points,
+        table1_sensitivity,
+        "The wireless loss rate is not in the paper (tcplab chose p = 0.02 from the paper's count of random-loss fast "
+        "retransmits); the headline numbers at p = 0.01, 0.02 and 0.04, paper flavor, same seeds. Pooled over seeds, "
+        "bootstrap intervals.",
     ),
     seeds=SEEDS,
     setting=(
@@ -161,15 +249,16 @@ TABLE1 = Experiment(
         "retransmits (`scenarios/veno-table1.toml`)."
     ),
     explanation=(
-        "The accuracy claim holds without background and with 500 kb/s; with 1 Mb/s it does not "
-        "(about 0.81 with 3 seeds), and tcplab's misdiagnosis rate is far above the paper's with "
+        "In earlier runs (3 seeds) the accuracy held without background and with 500 kb/s; with 1 Mb/s it "
+        "did not (about 0.81), and tcplab's misdiagnosis rate is far above the paper's with "
         "1 Mb/s (and noisy without background, where each run has a single congestion loss, the "
         "slow-start overshoot). Likely reason: the paper flavor forgets BaseRTT at every loss and "
         "re-learns it from RTT samples taken while the CBR stream (62% of the bottleneck) keeps the "
         "router queue occupied, and it judges with the smoothed RTT; so it underestimates the "
         "backlog N, and the Veno flow's own share of a full 12-packet buffer, about 0.38 x 12 = 4.6 "
         "packets, is close to beta = 3 anyway. The Linux flavor (BaseRTT never forgotten, the "
-        "latest RTT sample) keeps its accuracy (about 0.98).\n\n"
+        "latest RTT sample) keeps its accuracy (about 0.98; shown in the table, not a claim: the paper has no "
+        "Linux flavor).\n\n"
         "Other differences from the published table: tcplab's Veno answers far fewer random losses "
         "with 1/2 (8..36 per run vs 102..146): the paper reports most random losses as arriving "
         "while the connection was \"trapped into congestive states\", which tcplab's queue rarely "
