@@ -20,7 +20,9 @@ from tcplab.sweep import Point, expand
 
 #: The Veno paper's stack (NetBSD 1.1): MSS 1460, no SACK, growth per ACK; delayed ACKs and
 #: a 1 s minimum RTO are tcplab's defaults.
-NETBSD_TCP = {"mss": 1460, "sack_blocks": 0, "growth": "per_ack"}
+# The BSD senders of the Veno and WLAN papers (NetBSD 1.1, FreeBSD 4.3): per-ACK growth, no
+# SACK, and ssthresh recomputed at every timer expiry (4.4BSD tcp_timer.c; docs/tcp.md).
+NETBSD_TCP = {"mss": 1460, "sack_blocks": 0, "growth": "per_ack", "repeated_rto": "bsd"}
 
 #: Veno as Linux's tcp_veno.c does it (BaseRTT never reset, the latest RTT sample).
 VENO_LINUX = {"name": "veno", "flavor": "linux"}

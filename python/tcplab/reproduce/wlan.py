@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from tcplab.reproduce.common import figure, points, row, seed_values, seeds_text, stats
+from tcplab.reproduce.common import NETBSD_TCP, figure, points, row, seed_values, seeds_text, stats
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.reproduce.verdict import ABOUT, Estimate, Test, about, above, at_least, below, bootstrap, ratio_of_means, within
 from tcplab.sweep import SweepResult
@@ -84,7 +84,7 @@ def _doc(pipe: str, stations: list[str], controllers: list[str], queue: dict | N
         "name": "wlan",
         "duration": f"{SECS}s",
         "topology": topo,
-        "tcp": {"mss": 1460, "sack_blocks": 0, "growth": "per_ack"},
+        "tcp": dict(NETBSD_TCP),
         "flows": [
             {"dst": f"sta{i}", "controller": cc, "recovery": "reno", "start": f"{10 * i}ms"}
             for i, cc in enumerate(controllers)
