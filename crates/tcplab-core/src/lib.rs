@@ -28,7 +28,7 @@ pub use log::{
 pub use params::{ParamReader, ParamValue, Params};
 pub use receiver::Receiver;
 pub use recovery::{LossRecovery, RecoverySpec};
-pub use rtt::RttEstimator;
+pub use rtt::{RtoMode, RttEstimator};
 pub use scoreboard::Scoreboard;
 pub use segment::{AckSegment, DataSegment, SackBlock, SackList, MAX_SACK_BLOCKS};
 pub use sender::{Sender, SenderSnapshot};
