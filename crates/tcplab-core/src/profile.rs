@@ -151,6 +151,9 @@ mod tests {
             (c.delayed_ack_min, c.delayed_ack_timeout),
             (Dur::from_millis(40), Dur::from_millis(200))
         );
+        assert_eq!(crate::RttEstimator::for_config(&c).mode(), RtoMode::Linux);
+        let rfc = crate::RttEstimator::for_config(&TcpConfig::default());
+        assert_eq!(rfc.mode(), RtoMode::Rfc6298);
         // What Linux does not fix stays as the RFC profile has it.
         let d = TcpConfig::default();
         assert_eq!(
