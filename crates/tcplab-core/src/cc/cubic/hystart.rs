@@ -2,9 +2,10 @@
 //! 2011), as Linux 6.x implements it in net/ipv4/tcp_cubic.c (hystart_update,
 //! bictcp_hystart_reset, cubictcp_acked).
 //!
-//! Rounds: a round ends when snd_una passes the snd_nxt recorded at its start. Once cwnd is
-//! at least `HYSTART_LOW_WINDOW` (16) segments, every ACK with an RTT sample checks two exit
-//! conditions; the first that holds ends slow start (the caller sets ssthresh = cwnd):
+//! Rounds: a round ends when snd_una passes the snd_nxt recorded at its start (tracked at
+//! every window size). Once cwnd is at least `hystart_low_window` (16) segments, every ACK
+//! with an RTT sample checks two exit conditions; the first that holds ends slow start (the
+//! caller sets ssthresh = cwnd):
 //! - ACK train: ACKs arriving at most 2 ms apart (hystart_ack_delta_us) since the round began
 //!   have spanned more than delay_min / 2.
 //! - Delay increase: the smallest RTT of the round, after its first 8 samples
@@ -77,11 +78,16 @@ impl HyStart {
         snd_una: Seq,
         snd_nxt: Seq,
     ) -> Option<Exit> {
-        if self.found.is_some() || cwnd < LOW_WINDOW {
+        if self.found.is_some() {
             return None;
         }
+        // Rounds are tracked whatever the window (Linux 6.12, "tcp_cubic: fix incorrect
+        // HyStart round start detection"); the tests wait for the low window.
         if snd_una > self.end_seq {
             self.new_round(now, snd_nxt);
+        }
+        if cwnd < LOW_WINDOW {
+            return None;
         }
         let delay = delay.max(Dur::from_nanos(1));
         if now.saturating_since(self.last_ack) <= ACK_DELTA {
@@ -205,7 +211,7 @@ mod tests {
     }
 
     #[test]
-    fn nothing_below_the_low_window() {
+    fn nothing_below_the_low_window_but_rounds_still_start() {
         let mut h = HyStart::default();
         assert_eq!(
             acks(
@@ -220,6 +226,18 @@ mod tests {
             ),
             None
         );
-        assert!(acks(&mut h, 0, 1000, 60, 1, 100, Dur::from_secs(1), LOW_WINDOW).is_some());
+        // Rounds are tracked below the low window too: round 1 begins at the first ACK
+        // (cwnd 15, snd_nxt = 20 segments) and ends when snd_una passes 20, though cwnd
+        // reached 16 at segment 16. Round 2's delays are tested on their own: the 9th
+        // sample of 50 ms exits. (Had round 1 restarted at segment 16 with snd_nxt = 40,
+        // its 40 ms samples would have kept the round minimum low to segment 40.)
+        let mut h = HyStart::default();
+        let rtt = Dur::from_millis(50);
+        assert_eq!(acks(&mut h, 0, 3000, 15, 1, 20, MIN, LOW_WINDOW - 1), None);
+        assert_eq!(acks(&mut h, 45_000, 3000, 5, 16, 40, MIN, LOW_WINDOW), None);
+        assert_eq!(
+            acks(&mut h, 60_000, 3000, 15, 21, 40, rtt, LOW_WINDOW),
+            Some((8, Exit::Delay))
+        );
     }
 }
