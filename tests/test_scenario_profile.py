@@ -4,7 +4,7 @@ and the controller/recovery of flows that name none; explicit fields override th
 import pytest
 
 import tcplab
-from tcplab.scenario import ScenarioError, default_tcp_config
+from tcplab.scenario import ScenarioError, default_tcp_config, profile_defaults
 
 from conftest import SMALL_TOML, canonical_of
 
@@ -148,3 +148,10 @@ def test_new_fields_in_an_rfc_scenario():
 def test_a_linux_profile_scenario_runs():
     r = tcplab.run(tcplab.Scenario.from_toml(linux()))
     assert r is not None
+
+
+def test_profile_defaults_come_from_the_simulator():
+    assert profile_defaults("rfc")["tcp"] == default_tcp_config()
+    assert profile_defaults("rfc")["controller"] is None
+    assert profile_defaults("linux")["tcp"] == LINUX_TCP
+    assert tcplab._native.profiles() == ["rfc", "linux"]
