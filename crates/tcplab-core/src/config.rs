@@ -2,7 +2,7 @@
 //! (RFC 5681, 6298, 7323, 2018); docs/tcp.md tells how to select each paper's settings.
 
 use crate::cc::Growth;
-use crate::{ConfigError, Dur};
+use crate::{ConfigError, Dur, RtoMode};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -14,7 +14,8 @@ pub struct TcpConfig {
     pub initial_cwnd: u32,
     /// Initial slow-start threshold in bytes; None = unbounded.
     pub initial_ssthresh: Option<u64>,
-    /// Window growth per ACK (BSD) or per acknowledged byte (RFC 3465).
+    /// Window growth per ACK (BSD), per acknowledged byte (RFC 3465) or per acknowledged
+    /// segment (Linux).
     pub growth: Growth,
     /// RFC 6298 lower bound on the RTO.
     pub rto_min: Dur,
@@ -55,6 +56,14 @@ pub struct TcpConfig {
     /// What a SACK block reports: RFC 2018 byte ranges (default) or, as the ETH framework
     /// did (Bolliger et al. 1999, Appendix A.2), one out-of-order packet each.
     pub sack_style: SackStyle,
+    /// How the RTO follows the RTT samples: RFC 6298 (default) or Linux (docs/tcp.md).
+    pub rto_mode: RtoMode,
+    /// Linux's quick-ACK mode and adaptive delayed-ACK timeout (tcp_incr_quickack,
+    /// tcp_event_data_recv; docs/tcp.md). Needs `delayed_ack`. Off by default.
+    pub quickack: bool,
+    /// With `quickack`: the floor of the adaptive delayed-ACK timeout (Linux TCP_ATO_MIN);
+    /// `delayed_ack_timeout` is its ceiling.
+    pub delayed_ack_min: Dur,
 }
 
 /// ssthresh at a repeated retransmission timeout.
@@ -109,6 +118,9 @@ impl Default for TcpConfig {
             frto: false,
             undo: false,
             sack_style: SackStyle::Ranges,
+            rto_mode: RtoMode::Rfc6298,
+            quickack: false,
+            delayed_ack_min: Dur::from_millis(40),
         }
     }
 }
@@ -156,6 +168,16 @@ impl TcpConfig {
         }
         if self.rcv_buf < self.mss as u64 {
             return Err(bad("rcv_buf", self.rcv_buf, "expected at least one MSS"));
+        }
+        if self.quickack
+            && (self.delayed_ack_min.as_nanos() == 0
+                || self.delayed_ack_min > self.delayed_ack_timeout)
+        {
+            return Err(bad(
+                "delayed_ack_min",
+                self.delayed_ack_min,
+                "expected > 0 and <= delayed_ack_timeout with quickack",
+            ));
         }
         Ok(())
     }

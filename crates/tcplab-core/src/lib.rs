@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod log;
 pub mod params;
+pub mod profile;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
@@ -27,9 +28,10 @@ pub use log::{
     Event, LogRecord, LossResponse, ReceiverCounters, SenderCounters, TxKind, WindowReason,
 };
 pub use params::{ParamReader, ParamValue, Params};
+pub use profile::Profile;
 pub use receiver::Receiver;
 pub use recovery::{LossRecovery, RecoverySpec};
-pub use rtt::RttEstimator;
+pub use rtt::{RtoMode, RttEstimator};
 pub use scoreboard::Scoreboard;
 pub use segment::{AckSegment, DataSegment, SackBlock, SackList, MAX_SACK_BLOCKS};
 pub use sender::{Sender, SenderSnapshot};

@@ -34,6 +34,12 @@
 //!   lie inside the held blocks; a duplicate makes the packet holding its first byte the
 //!   most recent. The blocks are the most recently received packets above `rcv_nxt`, most
 //!   recent first, up to `cfg.sack_blocks` (after a DSACK block, if any).
+//! - Linux quick-ACK mode (when `cfg.quickack`, [`quickack`]): in-order data is acknowledged
+//!   at once while quick-ACK credit lasts (at the start, after an idle gap, after a duplicate
+//!   or out-of-window segment), and the delayed-ACK timer adapts to the inter-arrival time
+//!   between `cfg.delayed_ack_min` and `cfg.delayed_ack_timeout`.
+
+mod quickack;
 
 use std::collections::BTreeMap;
 
@@ -82,6 +88,8 @@ pub struct Receiver {
     /// The out-of-order packets, with `sack_style = EthPackets` only.
     packets: Option<Packets>,
     counters: ReceiverCounters,
+    /// Linux quick-ACK state, when `cfg.quickack`.
+    quick: Option<quickack::QuickAck>,
 }
 
 impl Receiver {
@@ -103,6 +111,7 @@ impl Receiver {
             dsack: None,
             packets: (cfg.sack_style == SackStyle::EthPackets).then(Packets::default),
             counters: ReceiverCounters::default(),
+            quick: cfg.quickack.then(|| quickack::QuickAck::new(cfg)),
         }
     }
 
@@ -136,6 +145,7 @@ impl Receiver {
         if start >= right_edge {
             self.counters.out_of_window_segments += 1;
             self.ack_due = true;
+            self.enter_quickack();
             return;
         }
         let end = start.saturating_add(seg.len as u64).min(right_edge);
@@ -144,6 +154,9 @@ impl Receiver {
             // Every byte (inside the window) had arrived already.
             self.counters.duplicate_segments += 1;
             self.ack_due = true;
+            if from >= end {
+                self.enter_quickack(); // below rcv_nxt: a retransmission (tcp_data_queue)
+            }
             if self.cfg.dsack && self.sack_blocks > 0 {
                 self.dsack = Some(SackBlock {
                     start: Seq(start),
@@ -161,8 +174,12 @@ impl Receiver {
 
         if from == self.rcv_nxt.0 {
             let fills_hole = !self.ooo.is_empty();
+            if let Some(q) = self.quick.as_mut() {
+                q.on_data(now);
+            }
             self.advance(end);
-            if fills_hole || !self.cfg.delayed_ack {
+            let quick = self.quick.as_ref().is_some_and(|q| q.active());
+            if fills_hole || !self.cfg.delayed_ack || quick {
                 self.ack_due = true;
             } else {
                 self.delay_ack(now, seg.len);
@@ -185,9 +202,29 @@ impl Receiver {
         }
         if self.full_unacked >= self.cfg.ack_every.max(1) {
             self.ack_due = true;
+        } else if let Some(q) = &self.quick {
+            // tcp_send_delayed_ack: keep an earlier deadline; one due within ato/4 fires now.
+            let ato = q.timeout();
+            match self.delack_deadline {
+                Some(d) if d <= now + ato / 4 => self.ack_due = true,
+                Some(d) => self.delack_deadline = Some(d.min(now + ato)),
+                None => self.delack_deadline = Some(now + ato),
+            }
         } else if self.delack_deadline.is_none() {
             self.delack_deadline = Some(now + self.cfg.delayed_ack_timeout);
         }
+    }
+
+    /// tcp_enter_quickack_mode, when `cfg.quickack`.
+    fn enter_quickack(&mut self) {
+        if let Some(q) = self.quick.as_mut() {
+            q.enter();
+        }
+    }
+
+    /// Quick-ACK credit left (Linux icsk_ack.quick); None without `cfg.quickack`.
+    pub fn quickacks_left(&self) -> Option<u32> {
+        self.quick.as_ref().map(|q| q.quick())
     }
 
     /// `[from, end)` lies inside one held block.
@@ -278,6 +315,9 @@ impl Receiver {
         self.full_unacked = 0;
         self.last_ack_sent = self.rcv_nxt;
         self.counters.acks_sent += 1;
+        if let Some(q) = self.quick.as_mut() {
+            q.on_ack_sent();
+        }
         let dsack = self.dsack.take();
         self.counters.dsacks_sent += dsack.is_some() as u64;
         Some(AckSegment {

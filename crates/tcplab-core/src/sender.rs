@@ -91,12 +91,7 @@ impl Sender {
         rec: Box<dyn LossRecovery>,
         app_bytes: Option<u64>,
     ) -> Self {
-        let rtt = RttEstimator::new(
-            cfg.rto_initial,
-            cfg.rto_min,
-            cfg.rto_max,
-            cfg.clock_granularity,
-        );
+        let rtt = RttEstimator::for_config(cfg);
         let logged_window = (cc.cwnd(), cc.ssthresh());
         Sender {
             sb: Scoreboard::new(cfg.mss),
@@ -296,7 +291,7 @@ impl Sender {
             };
         }
         if let Some(r) = rtt {
-            self.rtt.on_sample(r);
+            self.rtt.on_sample_at(r, self.snd_una(), self.snd_nxt);
             let c = &mut self.counters;
             c.rtt_samples += 1;
             c.rtt_sum_ns += r.as_nanos() as u128;

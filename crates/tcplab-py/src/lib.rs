@@ -48,6 +48,36 @@ fn default_tcp_config_json() -> PyResult<String> {
         .map_err(|e| internal_error(&e.to_string()))
 }
 
+/// Names of the TCP profiles (`tcplab_core::Profile`).
+#[pyfunction]
+fn profiles() -> Vec<&'static str> {
+    tcplab_core::Profile::NAMES.to_vec()
+}
+
+/// A profile's defaults as canonical JSON: `{"tcp": TcpConfig, "controller": spec or null,
+/// "recovery": spec or null, "controller_params": {controller: params the profile adds}}`
+/// (null: flows must name one). Raises ValueError for an unknown profile.
+#[pyfunction]
+fn profile_json(name: &str) -> PyResult<String> {
+    let p = tcplab_core::Profile::parse(name).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let added: serde_json::Map<String, serde_json::Value> = tcplab_core::cc::CONTROLLERS
+        .iter()
+        .filter_map(|c| {
+            let mut spec = tcplab_core::ControllerSpec::named(c);
+            p.complete_controller(&mut spec);
+            let params = serde_json::to_value(&spec.params).ok()?;
+            (!spec.params.is_empty()).then(|| (c.to_string(), params))
+        })
+        .collect();
+    let v = serde_json::json!({
+        "tcp": p.tcp(),
+        "controller": p.controller(),
+        "recovery": p.recovery(),
+        "controller_params": added,
+    });
+    Ok(v.to_string())
+}
+
 /// Checks a TCP configuration given as canonical JSON with `TcpConfig::validate`;
 /// raises ValueError with the reason when it is not acceptable.
 #[pyfunction]
@@ -103,6 +133,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(default_tcp_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_tcp_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())

@@ -36,6 +36,7 @@ from tcplab.scenario.errors import (  # noqa: F401 (re-exported)
 )
 from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, _count, _Model, _unit  # noqa: F401
 from tcplab.scenario.flows import DEFAULT_PCAP_SNAPLEN, Flow, TcpOverrides, Trace, Udp, default_tcp_config  # noqa: F401
+from tcplab.scenario.flows import profile_defaults  # noqa: F401
 from tcplab.scenario.links import Duplex, LinkDirection, _buffer, _loss, _probability, _queue  # noqa: F401
 from tcplab.scenario.model import Scenario, as_scenario, load_scenario  # noqa: F401
 from tcplab.scenario.topologies import (  # noqa: F401 (re-exported)
@@ -58,4 +59,5 @@ __all__ = [
     "Scenario",
     "load_scenario",
     "default_tcp_config",
+    "profile_defaults",
 ]

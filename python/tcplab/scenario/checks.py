@@ -9,7 +9,7 @@ from typing import Any
 
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, _Raw
-from tcplab.scenario.flows import TcpOverrides, default_tcp_config
+from tcplab.scenario.flows import TcpOverrides, profile_defaults
 from tcplab.scenario.links import Duplex
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import format_duration
@@ -223,9 +223,39 @@ class ScenarioChecks:
                         _Raw(format_duration(stop)),
                     )
 
+    def _flow_profile(self, i: int | None) -> str:
+        """The profile of flow ``i`` (None: the scenario level): the flow's ``tcp.profile``,
+        else the scenario's, else ``"rfc"``."""
+        flow = self.flows[i].tcp if i is not None else None
+        for over in (flow, self.tcp):
+            if over is not None and over.profile is not None:
+                return over.profile
+        return "rfc"
+
+    def _flow_component(self, i: int, kind: str) -> dict[str, Any]:
+        """The controller or recovery of flow ``i``: the one it names (with the parameters its
+        profile adds, e.g. CUBIC's ``hystart`` under ``linux``), else its profile's default."""
+        profile = self._flow_profile(i)
+        defaults = profile_defaults(profile)
+        given = getattr(self.flows[i], kind)
+        if given is None:
+            if defaults[kind] is None:
+                raise FieldError(
+                    f'is required but missing (profile {profile!r} has no default; tcp.profile = "linux" has one)',
+                    ("flows", i, kind),
+                    show=False,
+                )
+            return defaults[kind]
+        if kind == "controller":
+            added = defaults["controller_params"].get(given["name"], {})
+            return {"name": given["name"], "params": {**added, **given["params"]}}
+        return given
+
     def _flow_tcp(self, i: int | None) -> dict[str, Any]:
-        """The full TCP config of flow ``i`` (None: the scenario level), cross-checked."""
-        config = default_tcp_config()
+        """The full TCP config of flow ``i`` (None: the scenario level), cross-checked. The
+        profile gives the base; explicit fields of the scenario's ``[tcp]``, then of the
+        flow's ``tcp``, override it."""
+        config = profile_defaults(self._flow_profile(i))["tcp"]
         origin: dict[str, tuple[str | int, ...]] = {}
         layers: list[tuple[tuple[str | int, ...], TcpOverrides | None]] = [(("tcp",), self.tcp)]
         if i is not None:
@@ -234,6 +264,8 @@ class ScenarioChecks:
             if over is None:
                 continue
             for k, v in over.given().items():
+                if k == "profile":
+                    continue
                 config[k] = None if v == "unbounded" else v
                 origin[k] = where + (k,)
 
@@ -252,6 +284,9 @@ class ScenarioChecks:
             raise bad(which, f"must be {words} {other} ({format_duration(config[other])})")
         if config["rcv_buf"] < mss:
             raise bad("rcv_buf", f"must be at least one MSS ({mss} bytes)")
+        if config["quickack"] and config["delayed_ack_min"] > config["delayed_ack_timeout"]:
+            limit = format_duration(config["delayed_ack_timeout"])
+            raise bad("delayed_ack_min", f"must be <= delayed_ack_timeout ({limit}) with quickack")
         try:
             _native.check_tcp_config_json(json.dumps(config))
         except ValueError as e:  # a rule of the simulator's that the checks above do not know
@@ -261,6 +296,7 @@ class ScenarioChecks:
 
 def _user(field: str, value: Any) -> Any:
     """A canonical TCP value shown back in user units (seconds for durations)."""
-    if field in ("rto_min", "rto_initial", "rto_max", "clock_granularity", "delayed_ack_timeout"):
+    durations = ("rto_min", "rto_initial", "rto_max", "clock_granularity", "delayed_ack_timeout", "delayed_ack_min")
+    if field in durations:
         return _Raw(format_duration(value))
     return value

@@ -16,8 +16,9 @@ from tcplab.units import UnitError, parse_size
 
 
 def _growth(v: Any) -> dict[str, Any]:
-    """``"per_ack"``, ``"byte_counting"`` (limit 2) or ``{mode = "byte_counting", limit = L}``."""
-    modes = ("per_ack", "byte_counting")
+    """``"per_ack"``, ``"byte_counting"`` (limit 2), ``{mode = "byte_counting", limit = L}`` or
+    ``"linux"`` (per acknowledged segment)."""
+    modes = ("per_ack", "byte_counting", "linux")
     if isinstance(v, dict):
         if "mode" not in v and "limit" not in v:
             raise FieldError("is required but missing", ("mode",), show=False)
@@ -34,8 +35,8 @@ def _growth(v: Any) -> dict[str, Any]:
         mode, sub, v = v, (), {}
     if mode not in modes:
         raise FieldError(f"is not a known growth mode (known: {', '.join(modes)})", sub, mode)
-    if mode == "per_ack":
-        return {"mode": "per_ack"}
+    if mode in ("per_ack", "linux"):
+        return {"mode": mode}
     limit = v.get("limit", 2)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise FieldError("must be a whole number of segments >= 1", ("limit",), limit)
@@ -49,6 +50,30 @@ def _ssthresh(v: Any) -> int | str:
         return parse_size(v)
     except UnitError as e:
         raise FieldError(f"{e}, or 'unbounded'") from None
+
+
+def _choice(what: str, known: tuple[str, ...] | None = None):
+    """One of ``known`` (default: the simulator's profile names)."""
+
+    def validate(v: Any) -> str:
+        names = known if known is not None else tuple(_native.profiles())
+        if not isinstance(v, str) or v not in names:
+            raise FieldError(f"is not a known {what} (known: {', '.join(names)})")
+        return v
+
+    return BeforeValidator(validate)
+
+
+@cache
+def _profile_json(name: str) -> str:
+    return _native.profile_json(name)
+
+
+def profile_defaults(name: str) -> dict[str, Any]:
+    """A profile's defaults, as a fresh dict: ``tcp`` (the full TCP config in canonical units),
+    ``controller`` and ``recovery`` (what a flow that names none gets; None: it must name one)
+    and ``controller_params`` (parameters the profile adds to a named controller)."""
+    return json.loads(_profile_json(name))
 
 
 @cache
@@ -112,6 +137,10 @@ class TcpOverrides(_Model):
     frto: bool | None = None
     undo: bool | None = None
     sack_style: Literal["ranges", "eth_packets"] | None = None
+    profile: Annotated[str, _choice("profile")] | None = None
+    rto_mode: Annotated[str, _choice("RTO mode", ("rfc6298", "linux"))] | None = None
+    quickack: bool | None = None
+    delayed_ack_min: PosDuration | None = None
 
     def given(self) -> dict[str, Any]:
         return self.model_dump(exclude_unset=True)
@@ -123,8 +152,9 @@ class Flow(_Model):
     name: str | None = None
     src: str | None = None
     dst: str | None = None
-    controller: Annotated[dict, _component("controller")]
-    recovery: Annotated[dict, _component("recovery")]
+    # None: the profile's default (tcp.profile = "linux"); required under "rfc".
+    controller: Annotated[dict, _component("controller")] | None = None
+    recovery: Annotated[dict, _component("recovery")] | None = None
     start: Duration = 0
     bytes: Size | None = None
     stop: Duration | None = None

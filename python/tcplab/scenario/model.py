@@ -90,6 +90,8 @@ class Scenario(ScenarioChecks, _Model):
         self._flow_tcp(None)
         for i in range(len(self.flows)):
             self._flow_tcp(i)
+            self._flow_component(i, "controller")
+            self._flow_component(i, "recovery")
         if not self.flows and not self.udp:
             raise FieldError(
                 "is empty: a scenario needs at least one [[flows]] or [[udp]] entry", ("flows",), show=False
@@ -248,8 +250,8 @@ class Scenario(ScenarioChecks, _Model):
                     "name": self._flow_name("flows", i),
                     "src": src,
                     "dst": dst,
-                    "controller": f.controller,
-                    "recovery": f.recovery,
+                    "controller": self._flow_component(i, "controller"),
+                    "recovery": self._flow_component(i, "recovery"),
                     "start": f.start,
                     "bytes": f.bytes,
                     "stop": f.stop,

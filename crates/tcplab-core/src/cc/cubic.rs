@@ -14,7 +14,17 @@
 //!   previous W_max, else `W_max = cwnd`), ssthresh = beta cwnd (at least 2); cwnd = 1 at a
 //!   timeout (the next stage then starts with K = 0 and W_max = its cwnd_epoch, RFC 9438
 //!   §4.8), cwnd = ssthresh at ECN. Before any congestion event, W_max = cwnd_epoch (K = 0).
-//! - Slow start: standard (no HyStart).
+//!   Whenever W_max <= cwnd_epoch at the start of a stage, K = 0 and the curve's origin is
+//!   cwnd_epoch (Linux bictcp_update: `if (ca->last_max_cwnd <= cwnd) { bic_K = 0;
+//!   bic_origin_point = cwnd; }`), so the curve never starts past its plateau.
+//! - Slow start: standard, or with `hystart = true` Linux's HyStart ([`hystart`]), which sets
+//!   ssthresh = cwnd when it detects an ACK train or a delay increase (checked on the ACKs
+//!   that reach `on_ack`, i.e. outside recovery, with an RTT sample; delay_min is the
+//!   smallest RTT seen).
+
+mod hystart;
+
+pub use hystart::{Exit as HyStartExit, HyStart};
 
 use super::filter::MinFilter;
 use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
@@ -37,6 +47,8 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     w_est: f64,
     after_timeout: bool,
+    /// HyStart state when `hystart` is on.
+    hystart: Option<HyStart>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,19 +72,32 @@ impl Cubic {
             epoch: None,
             w_est: 0.0,
             after_timeout: false,
+            hystart: None,
         }
     }
 
+    /// The same controller with HyStart in slow start (Linux tcp_cubic.c `hystart`).
+    pub fn with_hystart(mut self, on: bool) -> Self {
+        self.hystart = on.then(HyStart::default);
+        self
+    }
+
+    /// The HyStart exit found since the start or the last timeout, when HyStart is on.
+    pub fn hystart_exit(&self) -> Option<HyStartExit> {
+        self.hystart.as_ref().and_then(|h| h.found())
+    }
+
     /// Parameters (RFC 9438 defaults): `c` 0.4, `beta` 0.7, `fast_convergence` true,
-    /// `reno_friendly` true.
+    /// `reno_friendly` true; `hystart` false (Linux turns it on).
     pub fn from_params(ctx: &CcContext, params: &Params) -> Result<Self, ConfigError> {
         let mut r = ParamReader::new("cubic", params);
         let c = r.num("c", 0.4, 1e-6, 1e6)?;
         let beta = r.num("beta", 0.7, 0.01, 0.99)?;
         let fc = r.flag("fast_convergence", true)?;
         let reno = r.flag("reno_friendly", true)?;
+        let hystart = r.flag("hystart", false)?;
         r.finish()?;
-        Ok(Self::new(ctx, c, beta, fc, reno))
+        Ok(Self::new(ctx, c, beta, fc, reno).with_hystart(hystart))
     }
 
     pub fn growth(&self) -> Growth {
@@ -95,9 +120,14 @@ impl Cubic {
             Some(m) if !self.after_timeout => m,
             _ => cwnd,
         };
+        let (k, w_max) = if w_max <= cwnd {
+            (0.0, cwnd)
+        } else {
+            (((w_max - cwnd) / self.c).cbrt(), w_max)
+        };
         self.epoch = Some(Epoch {
             start: now,
-            k: ((w_max - cwnd) / self.c).cbrt(),
+            k,
             w_max,
         });
         self.w_est = cwnd;
@@ -126,6 +156,19 @@ impl CongestionControl for Cubic {
         self.rtt_min.update_opt(s.rtt);
     }
     fn on_ack(&mut self, s: &AckSample) {
+        if let (true, Some(h), Some(rtt), Some(min)) = (
+            self.w.in_slow_start(),
+            self.hystart.as_mut(),
+            s.rtt,
+            self.rtt_min.get(),
+        ) {
+            let cwnd = self.w.cwnd / self.w.mss();
+            if h.on_ack(s.now, rtt, min, cwnd, s.snd_una, s.snd_nxt)
+                .is_some()
+            {
+                self.w.ssthresh = self.w.cwnd; // tp->snd_ssthresh = tcp_snd_cwnd(tp)
+            }
+        }
         if self.w.in_slow_start() {
             self.w.slow_start(s);
             return;
@@ -163,6 +206,9 @@ impl CongestionControl for Cubic {
             CongestionKind::Timeout => {
                 self.w.set_cwnd(self.w.mss());
                 self.after_timeout = true;
+                if let Some(h) = self.hystart.as_mut() {
+                    h.restart();
+                }
             }
             CongestionKind::Ecn => self.w.set_cwnd(self.w.ssthresh),
         }
@@ -325,6 +371,67 @@ mod tests {
         assert!(Cubic::from_params(&ctx(Growth::PerAck), &p).is_err());
         let mut p = Params::new();
         p.insert("hystart".into(), ParamValue::Bool(true));
+        let cc = Cubic::from_params(&ctx(Growth::PerAck), &p).unwrap();
+        assert!(cc.hystart.is_some());
+        let cc = Cubic::from_params(&ctx(Growth::PerAck), &Params::new()).unwrap();
+        assert!(cc.hystart.is_none(), "off by default");
+        p.insert("hystart".into(), ParamValue::Num(1.0));
         assert!(Cubic::from_params(&ctx(Growth::PerAck), &p).is_err());
+    }
+
+    #[test]
+    fn a_stage_starting_above_w_max_has_k_zero_and_origin_cwnd() {
+        let mut cc = cubic(100);
+        cc.on_congestion(&event(CongestionKind::FastRetransmit, Time::ZERO));
+        assert_eq!(cc.w_max, Some(100.0));
+        // Recovery ends with a window above W_max (e.g. restored by an undo).
+        cc.on_recovery_exit(Time::ZERO, 110 * MSS as u64);
+        cc.on_ack(&AckBuilder::at_ms(1).build());
+        assert_eq!(cc.k(), Some(0.0));
+        assert!((cc.epoch.unwrap().w_max - 110.0).abs() < 1e-9);
+        // The curve starts at its plateau: no jump in the first RTT.
+        assert!(cc.w.cwnd_segments() < 110.1, "{}", cc.w.cwnd_segments());
+    }
+
+    #[test]
+    fn hystart_ends_slow_start_with_ssthresh_at_cwnd() {
+        let mut p = Params::new();
+        p.insert("hystart".into(), ParamValue::Bool(true));
+        let mut c = ctx(Growth::Linux);
+        c.initial_cwnd = 16 * MSS as u64;
+        let mut cc = Cubic::from_params(&c, &p).unwrap();
+        assert_eq!(cc.ssthresh(), u64::MAX);
+        // An ACK train 1 ms apart with RTT 40 ms: found after 20 ms of the round.
+        let mut found_at = None;
+        for i in 1..=30u64 {
+            let a = AckBuilder::at_ms(i)
+                .rtt_ms(40)
+                .acked(MSS as u64)
+                .seq(i * MSS as u64, 1000 * MSS as u64)
+                .build();
+            cc.observe(&a);
+            let before = cc.cwnd();
+            cc.on_ack(&a);
+            if found_at.is_none() && cc.hystart_exit().is_some() {
+                found_at = Some(i);
+                assert_eq!(cc.ssthresh(), before, "ssthresh = cwnd at the exit");
+            }
+        }
+        assert_eq!(found_at, Some(22));
+        assert_eq!(cc.hystart_exit(), Some(HyStartExit::AckTrain));
+        assert!(cc.epoch.is_some(), "congestion avoidance from the exit on");
+        // Off (the default), the same ACKs keep slow start going.
+        let mut cc = Cubic::from_params(&c, &Params::new()).unwrap();
+        for i in 1..=30u64 {
+            let a = AckBuilder::at_ms(i).rtt_ms(40).acked(MSS as u64).build();
+            cc.observe(&a);
+            cc.on_ack(&a);
+        }
+        assert_eq!(cc.cwnd(), 46 * MSS as u64);
+        // A timeout restarts HyStart.
+        let mut cc = Cubic::from_params(&c, &p).unwrap();
+        cc.hystart.as_mut().unwrap().restart();
+        cc.on_congestion(&event(CongestionKind::Timeout, Time::ZERO));
+        assert_eq!(cc.hystart_exit(), None);
     }
 }

@@ -1,5 +1,6 @@
 //! The window machinery every loss-based controller shares (Linux: tcp_cong.c):
-//! slow start and additive increase, per ACK (BSD) or per acknowledged byte (RFC 3465).
+//! slow start and additive increase, per ACK (BSD), per acknowledged byte (RFC 3465) or per
+//! acknowledged segment (Linux).
 
 use super::AckSample;
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,12 @@ pub enum Growth {
     /// RFC 3465 appropriate byte counting: slow start adds the bytes acked (at most
     /// `limit` MSS per ACK); congestion avoidance adds one MSS per cwnd of acked bytes.
     ByteCounting { limit: u32 },
+    /// Linux (tcp_cong.c tcp_slow_start, tcp_cong_avoid_ai): counts acknowledged segments
+    /// (`ceil(acked bytes / MSS)`, a partial segment is one packet). Slow start adds them all
+    /// up to ssthresh, the rest goes to congestion avoidance; congestion avoidance adds them
+    /// to a counter and cwnd grows by one segment per cwnd segments counted (more than one
+    /// at a time if the counter holds several windows).
+    Linux,
 }
 
 impl Default for Growth {
@@ -32,7 +39,8 @@ pub struct Window {
     pub ssthresh: u64,
     pub mss: u32,
     pub growth: Growth,
-    /// Bytes acknowledged since the last whole-MSS increase in congestion avoidance.
+    /// Bytes (Linux: segments, snd_cwnd_cnt) acknowledged since the last whole-MSS increase
+    /// in congestion avoidance.
     ca_acked: u64,
     /// Sub-byte remainder of fractional changes made with `add_segments`.
     frac: f64,
@@ -58,8 +66,13 @@ impl Window {
         self.cwnd < self.ssthresh
     }
 
+    /// Segments an ACK of `acked_bytes` acknowledged, as Linux counts them (packets).
+    fn segments(&self, acked_bytes: u64) -> u64 {
+        acked_bytes.div_ceil(self.mss())
+    }
+
     /// One slow-start step. Returns the acked bytes not used because cwnd reached ssthresh
-    /// (byte counting only), which the caller may feed to congestion avoidance.
+    /// (byte counting and Linux only), which the caller may feed to congestion avoidance.
     pub fn slow_start(&mut self, s: &AckSample) -> u64 {
         match self.growth {
             Growth::PerAck => {
@@ -71,6 +84,14 @@ impl Window {
                 let used = inc.min(self.ssthresh.saturating_sub(self.cwnd));
                 self.cwnd += used;
                 inc - used
+            }
+            Growth::Linux => {
+                // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh), in whole segments.
+                let segs = self.segments(s.acked_bytes);
+                let room = self.ssthresh.saturating_sub(self.cwnd) / self.mss();
+                let used = segs.min(room);
+                self.cwnd += used * self.mss();
+                (segs - used) * self.mss()
             }
         }
     }
@@ -90,6 +111,23 @@ impl Window {
                     self.cwnd += self.mss();
                 }
             }
+            Growth::Linux => self.linux_ai(self.segments(acked_bytes)),
+        }
+    }
+
+    /// tcp_cong_avoid_ai with w = cwnd in segments: credit accumulated at a smaller w first
+    /// gives one segment, then every w segments counted give one more.
+    fn linux_ai(&mut self, acked: u64) {
+        let w = (self.cwnd / self.mss()).max(1);
+        if self.ca_acked >= w {
+            self.ca_acked = 0;
+            self.cwnd += self.mss();
+        }
+        self.ca_acked += acked;
+        if self.ca_acked >= w {
+            let delta = self.ca_acked / w;
+            self.ca_acked -= delta * w;
+            self.cwnd += delta * self.mss();
         }
     }
 
@@ -132,12 +170,14 @@ impl Window {
     }
 
     /// How many "ACKs' worth" of growth one ACK gives: 1 per ACK (BSD), or the number of
-    /// segments it acknowledged (byte counting, RFC 3465, without the slow-start limit).
+    /// segments it acknowledged (byte counting, RFC 3465, without the slow-start limit;
+    /// Linux, in whole packets as tcp_cong.c's `acked`).
     /// Controllers whose increase is written "per ACK" in segments (w += a/w) multiply by it.
     pub fn ack_weight(&self, acked_bytes: u64) -> f64 {
         match self.growth {
             Growth::PerAck => 1.0,
             Growth::ByteCounting { .. } => acked_bytes as f64 / self.mss as f64,
+            Growth::Linux => self.segments(acked_bytes) as f64,
         }
     }
 
@@ -241,5 +281,40 @@ mod tests {
         assert_eq!(w.ssthresh, 2000);
         w.set_cwnd(0);
         assert_eq!(w.cwnd, 1000);
+    }
+
+    #[test]
+    fn linux_slow_start_adds_every_acked_segment_up_to_ssthresh_rest_to_avoidance() {
+        let mut w = Window::new(1000, 2000, u64::MAX, Growth::Linux);
+        w.grow(&ack(5000));
+        assert_eq!(w.cwnd, 7000, "no per-ACK limit");
+        w.grow(&ack(1500));
+        assert_eq!(w.cwnd, 9000, "a partial segment counts as one");
+        // ssthresh 10 segments: 1 segment to reach it, 3 left for avoidance (w = 10).
+        let mut w = Window::new(1000, 9000, 10_000, Growth::Linux);
+        w.grow(&ack(4000));
+        assert_eq!((w.cwnd, w.ca_acked), (10_000, 3));
+        assert_eq!(w.slow_start(&ack(2000)), 2000, "nothing used at ssthresh");
+    }
+
+    #[test]
+    fn linux_avoidance_one_segment_per_window_and_several_per_ack() {
+        let mut w = Window::new(1000, 4000, 4000, Growth::Linux);
+        for _ in 0..3 {
+            w.grow(&ack(1000));
+        }
+        assert_eq!(w.cwnd, 4000);
+        w.grow(&ack(1000));
+        assert_eq!((w.cwnd, w.ca_acked), (5000, 0));
+        // A stretch ACK of 11 segments at w = 5: +2 segments, 1 left in the counter.
+        w.grow(&ack(11_000));
+        assert_eq!((w.cwnd, w.ca_acked), (7000, 1));
+        // Credit accumulated at a larger w is applied gently: counter 9 >= w = 4 after a
+        // reduction gives +1 first and restarts the count (tcp_cong_avoid_ai).
+        w.ca_acked = 9;
+        w.cwnd = 4000;
+        w.additive_increase(1000);
+        assert_eq!((w.cwnd, w.ca_acked), (5000, 1));
+        assert_eq!(w.ack_weight(2500), 3.0);
     }
 }
