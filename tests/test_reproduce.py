@@ -288,7 +288,7 @@ def test_reproduce_command_writes_report_and_docs(tmp_path, monkeypatch):
     args = ["reproduce", "veno-fig5", "--out", str(tmp_path / "out"), "--jobs", "1", "-q", "--write-docs", str(doc)]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
-    assert "1 experiments, " in r.output and "claims hold" in r.output
+    assert "1 experiments, " in r.output and "holds" in r.output and "inconclusive" in r.output
     html = (tmp_path / "out" / "report.html").read_text()
     assert "data:image/png;base64," in html and "tcplab reproduce veno-fig5 --quick" in html
     assert "Veno/Reno throughput at loss 1e-2 within 1.79 ± 10%" in doc.read_text()

@@ -338,10 +338,15 @@ def reproduce(
     report = rp.write_report(suite, out / "report.html")
     if write_docs is not None:
         rp.write_docs(suite, write_docs)
-    held = sum(c.holds for o in suite.outcomes for c in o.claims)
-    total = sum(len(o.claims) for o in suite.outcomes)
+    from collections import Counter
+
+    from tcplab.reproduce.verdict import VERDICTS
+
+    verdicts = Counter(c.verdict for o in suite.outcomes for c in o.claims)
+    total = sum(verdicts.values())
+    counts = ", ".join(f"{verdicts[v]} {v}" for v in VERDICTS)
     typer.echo(
-        f"{len(suite.outcomes)} experiments, {held}/{total} claims hold, {suite.wall_time_s:.0f} s; report: {report}"
+        f"{len(suite.outcomes)} experiments, {total} claims: {counts}; {suite.wall_time_s:.0f} s; report: {report}"
     )
 
 
