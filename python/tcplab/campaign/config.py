@@ -225,6 +225,9 @@ class Transfer(BaseModel):
     rcv_buf_bytes: Annotated[int, Field(ge=64)] = 262_144
     initial_cwnd: Annotated[int, Field(ge=1, le=10_000)] = 1
     sack_blocks: Annotated[int, Field(ge=0, le=6)] = 6
+    #: Appendix A.2: the framework SACKed individual packets, not RFC 2018 byte ranges
+    #: (`tcp.sack_style`, docs/tcp.md).
+    sack_style: Literal["ranges", "eth_packets"] = "eth_packets"
     rto_min_ms: Annotated[float, Field(gt=0)] = 1000.0
     warmup_s: Annotated[float, Field(ge=0)] = 2.0
     time_limit_s: Annotated[float, Field(gt=0)] = 120.0

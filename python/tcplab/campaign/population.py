@@ -183,6 +183,7 @@ def probe_scenario(cfg: CampaignConfig, path: Path, probe: Any, duration_s: floa
                 "initial_ssthresh": t.initial_ssthresh_bytes,
                 "rcv_buf": t.rcv_buf_bytes,
                 "sack_blocks": t.sack_blocks,
+                "sack_style": t.sack_style,
                 "rto_min": _ns(t.rto_min_ms / 1e3),
             },
         }

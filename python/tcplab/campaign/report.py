@@ -44,7 +44,7 @@ def _overview(result: Any) -> str:
         [
             "transfer",
             f"{t.bytes} bytes, {t.packet_bytes}-byte packets, ssthresh {t.initial_ssthresh_bytes} B, "
-            f"receive buffer {t.rcv_buf_bytes} B, initial window {t.initial_cwnd}, {t.sack_blocks} SACK blocks, "
+            f"receive buffer {t.rcv_buf_bytes} B, initial window {t.initial_cwnd}, {t.sack_blocks} SACK blocks ({t.sack_style}), "
             f"RTO min {t.rto_min_ms:g} ms, time limit {t.time_limit_s:g} s",
         ],
         ["seed", cfg.seed],
