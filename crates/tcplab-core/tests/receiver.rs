@@ -3,6 +3,10 @@
 
 use tcplab_core::{AckSegment, DataSegment, Receiver, Seq, TcpConfig, Time};
 
+mod common;
+
+use common::seg;
+
 const MSS: u32 = 1000;
 
 /// Test defaults: MSS 1000, delayed ACKs every 2nd segment / 200 ms, 3 SACK blocks,
@@ -23,19 +27,6 @@ fn config(f: impl FnOnce(&mut TcpConfig)) -> TcpConfig {
 
 fn ms(t: u64) -> Time {
     Time::from_millis(t)
-}
-
-/// `len` bytes at byte `seq`.
-fn seg(seq: u64, len: u32) -> DataSegment {
-    DataSegment {
-        seq: Seq(seq),
-        len,
-        ts_val: None,
-        retransmission: 0,
-        ect: false,
-        ce: false,
-        cwr: false,
-    }
 }
 
 /// The `n`-th full-sized segment of the stream.

@@ -10,6 +10,10 @@ use tcplab_core::{
     AckSegment, ControllerSpec, DataSegment, Receiver, RecoverySpec, Sender, Seq, TcpConfig, Time,
 };
 
+mod common;
+
+use common::seg;
+
 const MSS: u32 = 1000;
 
 /// MSS 1000, delayed ACKs every 2nd segment, `blocks` SACK blocks in `style`, no timestamps.
@@ -20,18 +24,6 @@ fn config(style: SackStyle, blocks: u8) -> TcpConfig {
         sack_blocks: blocks,
         sack_style: style,
         ..TcpConfig::default()
-    }
-}
-
-fn seg(seq: u64, len: u32) -> DataSegment {
-    DataSegment {
-        seq: Seq(seq),
-        len,
-        ts_val: None,
-        retransmission: 0,
-        ect: false,
-        ce: false,
-        cwr: false,
     }
 }
 

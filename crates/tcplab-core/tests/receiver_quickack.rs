@@ -2,7 +2,11 @@
 //! quick-ACK credit (tcp_incr_quickack, tcp_enter_quickack_mode, tcp_dec_quickack_mode) and
 //! the adaptive delayed-ACK timeout (tcp_event_data_recv, tcp_send_delayed_ack).
 
-use tcplab_core::{DataSegment, Dur, Receiver, Seq, TcpConfig, Time};
+use tcplab_core::{DataSegment, Dur, Receiver, TcpConfig, Time};
+
+mod common;
+
+use common::seg;
 
 const MSS: u32 = 1000;
 
@@ -23,18 +27,6 @@ fn config(quickack: bool) -> TcpConfig {
 
 fn ms(t: u64) -> Time {
     Time::from_millis(t)
-}
-
-fn seg(seq: u64, len: u32) -> DataSegment {
-    DataSegment {
-        seq: Seq(seq),
-        len,
-        ts_val: None,
-        retransmission: 0,
-        ect: false,
-        ce: false,
-        cwr: false,
-    }
 }
 
 /// Feeds `s` at `t` ms and returns the cumulative ACK sent at once, if any.

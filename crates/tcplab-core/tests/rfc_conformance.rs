@@ -4,10 +4,7 @@
 //! earlier code. MSS 1000, so sequence numbers read as segments.
 
 use tcplab_core::cc::{Growth, CONTROLLERS};
-use tcplab_core::{
-    AckSegment, ControllerSpec, Dur, ParamValue, RecoverySpec, RepeatedRto, SackBlock, SackList,
-    Sender, Seq, TcpConfig,
-};
+use tcplab_core::{ControllerSpec, Dur, ParamValue, RecoverySpec, RepeatedRto, Sender, TcpConfig};
 
 mod common;
 
@@ -171,24 +168,6 @@ fn karn_no_rtt_sample_from_an_ack_that_covers_retransmitted_data() {
     assert_eq!(t.s.rtt().srtt(), srtt);
 }
 
-fn ack_with(t: &mut Script, ack: u64, sack: &[(u64, u64)]) {
-    let sack: SackList = sack
-        .iter()
-        .map(|&(a, b)| SackBlock {
-            start: Seq(a * MSS),
-            end: Seq(b * MSS),
-        })
-        .collect();
-    let a = AckSegment {
-        ack: Seq(ack * MSS),
-        sack,
-        ts_ecr: None,
-        window: 1 << 30,
-        ece: false,
-    };
-    t.s.on_segment(t.now, &a);
-}
-
 /// RACK-TLP, a 10-segment transfer: 0..8 acknowledged after one RTT, 8 and 9 outstanding,
 /// then the probe (9 again) goes out at the PTO.
 fn probe_sent() -> Script {
@@ -209,7 +188,7 @@ fn tlp_a_dsack_for_the_probe_means_no_reduction() {
     let mut t = probe_sent();
     let ss = t.s.snapshot().ssthresh;
     t.advance(100);
-    ack_with(&mut t, 10, &[(9, 10)]); // a DSACK: the block lies below the cumulative ACK
+    t.ack(10, &[(9, 10)]); // a DSACK: the block lies below the cumulative ACK
     assert_eq!(t.s.counters().recoveries, 0);
     assert_eq!(t.s.snapshot().ssthresh, ss);
 }

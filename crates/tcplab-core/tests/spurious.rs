@@ -3,10 +3,7 @@
 //! sequence numbers read as segments.
 
 use tcplab_core::cc::Growth;
-use tcplab_core::{
-    AckSegment, ControllerSpec, Dur, RecoverySpec, SackBlock, SackList, Sender, Seq, TcpConfig,
-    Time,
-};
+use tcplab_core::{ControllerSpec, Dur, RecoverySpec, Sender, TcpConfig, Time};
 
 mod common;
 
@@ -36,24 +33,6 @@ fn script(cfg: &TcpConfig, recovery: &str) -> Script {
         )
         .unwrap(),
     )
-}
-
-fn ack_ts(t: &mut Script, ack: u64, sack: &[(u64, u64)], ts_ecr: Option<Time>) {
-    let sack: SackList = sack
-        .iter()
-        .map(|&(a, b)| SackBlock {
-            start: Seq(a * MSS),
-            end: Seq(b * MSS),
-        })
-        .collect();
-    let a = AckSegment {
-        ack: Seq(ack * MSS),
-        sack,
-        ts_ecr,
-        window: 1 << 30,
-        ece: false,
-    };
-    t.s.on_segment(t.now, &a);
 }
 
 /// Ten segments out at 0 ms, the ACKs delayed past the RTO (1 s): the timer fires and
@@ -130,14 +109,14 @@ fn timestamps_undo_a_spurious_timeout_at_the_first_ack() {
     // older than the retransmission.
     let mut t = delay_spike(&cfg(false, true, true));
     t.advance(10);
-    ack_ts(&mut t, 1, &[], Some(Time::ZERO));
+    t.ack_ts(1, &[], Some(Time::ZERO));
     assert_eq!(t.s.counters().undos_timeout, 1);
     assert_eq!(t.cwnd_segments(), 11.0, "10 restored, +1 slow start");
     // The echo of the retransmission itself proves nothing.
     let mut t = delay_spike(&cfg(false, true, true));
     let rtx_at = t.now;
     t.advance(100);
-    ack_ts(&mut t, 1, &[], Some(rtx_at));
+    t.ack_ts(1, &[], Some(rtx_at));
     assert_eq!(t.s.counters().undos_timeout, 0);
 }
 
@@ -147,10 +126,10 @@ fn reordered(cfg: &TcpConfig) -> Script {
     let mut t = script(cfg, "sack");
     assert_eq!(t.sent(), new(0..10));
     t.advance(100);
-    ack_ts(&mut t, 2, &[], Some(Time::ZERO));
+    t.ack_ts(2, &[], Some(Time::ZERO));
     t.sent();
     for k in 4..=6 {
-        ack_ts(&mut t, 2, &[(3, k)], Some(Time::ZERO));
+        t.ack_ts(2, &[(3, k)], Some(Time::ZERO));
     }
     let sent = t.sent();
     assert_eq!(sent[0], (2, 1), "fast retransmission of 2: {sent:?}");
@@ -164,7 +143,7 @@ fn a_dsack_for_the_only_retransmission_undoes_fast_recovery() {
     let mut t = reordered(&cfg(false, true, false));
     t.advance(1);
     let all = t.s.snd_nxt().0 / MSS;
-    ack_ts(&mut t, all, &[], None); // the late original fills the hole: recovery ends
+    t.ack_ts(all, &[], None); // the late original fills the hole: recovery ends
     assert!(!t.s.snapshot().in_recovery);
     assert_eq!(
         t.s.counters().undos_recovery,
@@ -172,7 +151,7 @@ fn a_dsack_for_the_only_retransmission_undoes_fast_recovery() {
         "the retransmission is not yet reported"
     );
     t.advance(1);
-    ack_ts(&mut t, all, &[(2, 3)], None); // DSACK: the retransmission was a duplicate
+    t.ack_ts(all, &[(2, 3)], None); // DSACK: the retransmission was a duplicate
     assert_eq!(t.s.counters().undos_recovery, 1);
     assert_eq!(t.cwnd_segments(), 11.0, "back to cwnd before the reduction");
     // max(ssthresh before, 3/4 cwnd): ssthresh was still unbounded (slow start), as in Linux.
@@ -184,14 +163,14 @@ fn a_timestamp_older_than_the_retransmission_undoes_fast_recovery_at_its_end() {
     let mut t = reordered(&cfg(false, true, true));
     t.advance(1);
     let all = t.s.snd_nxt().0 / MSS;
-    ack_ts(&mut t, all, &[], Some(Time::ZERO)); // the original's echo ends recovery
+    t.ack_ts(all, &[], Some(Time::ZERO)); // the original's echo ends recovery
     assert_eq!(t.s.counters().undos_recovery, 1);
     assert_eq!(t.cwnd_segments(), 11.0);
     // Off by default: the same exchange keeps the reduction.
     let mut t = reordered(&cfg(false, false, true));
     t.advance(1);
     let all = t.s.snd_nxt().0 / MSS;
-    ack_ts(&mut t, all, &[], Some(Time::ZERO));
+    t.ack_ts(all, &[], Some(Time::ZERO));
     assert_eq!(t.s.counters().undos_recovery, 0);
     assert_eq!(t.cwnd_segments(), 5.5);
 }

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test file uses part of it
 
-use tcplab_core::{AckSegment, Dur, SackBlock, SackList, Sender, Seq, Time};
+use tcplab_core::{AckSegment, DataSegment, Dur, SackBlock, SackList, Sender, Seq, Time};
 
 pub const MSS: u64 = 1000;
 
@@ -31,6 +31,11 @@ impl Script {
 
     /// An ACK for everything below segment `ack`, with SACK blocks in segments.
     pub fn ack(&mut self, ack: u64, sack: &[(u64, u64)]) {
+        self.ack_ts(ack, sack, None);
+    }
+
+    /// As `ack`, echoing the timestamp `ts_ecr`.
+    pub fn ack_ts(&mut self, ack: u64, sack: &[(u64, u64)], ts_ecr: Option<Time>) {
         let sack: SackList = sack
             .iter()
             .map(|&(a, b)| SackBlock {
@@ -41,7 +46,7 @@ impl Script {
         let a = AckSegment {
             ack: Seq(ack * MSS),
             sack,
-            ts_ecr: None,
+            ts_ecr,
             window: 1 << 30,
             ece: false,
         };
@@ -69,4 +74,17 @@ impl Script {
 /// Originals of segments `range`, as `Script::sent` lists them.
 pub fn new(range: std::ops::Range<u64>) -> Vec<(u64, u8)> {
     range.map(|i| (i, 0)).collect()
+}
+
+/// A data segment of `len` bytes at byte `seq`, as a sender sends it (the receiver tests).
+pub fn seg(seq: u64, len: u32) -> DataSegment {
+    DataSegment {
+        seq: Seq(seq),
+        len,
+        ts_val: None,
+        retransmission: 0,
+        ect: false,
+        ce: false,
+        cwr: false,
+    }
 }
