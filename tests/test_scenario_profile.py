@@ -33,6 +33,8 @@ LINUX_TCP = {
     "delayed_ack_min": 40 * MS,
     "frto": True,
     "undo": True,
+    "repeated_rto": "rfc5681",
+    "sack_style": "ranges",
 }
 
 LINUX_TOML = """
