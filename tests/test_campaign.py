@@ -199,6 +199,21 @@ def test_cli_bad_config_exit_2(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_cross_traffic_is_one_flow_group_with_each_flows_start():
+    from tcplab.campaign.population import probe_scenario
+    from tcplab.scenario import Scenario
+
+    cfg = load_campaign(ROOT / "campaigns" / "eth-default.toml")
+    paths = {p.id: p for p in draw_paths(cfg)}
+    probe = next(pr for pr in schedule(cfg, list(paths.values())) if pr.tcp_flows >= 2)
+    doc = probe_scenario(cfg, paths[probe.path], probe, 10.0)
+    assert sum("count" in f for f in doc["flows"]) == 1
+    flows = Scenario.from_dict(doc).canonical()["flows"]
+    assert [f["name"] for f in flows] == ["probe"] + [f"cross{k}" for k in range(probe.tcp_flows)]
+    assert [f["start"] for f in flows[1:]] == [round(s * 1e9) for s in probe.cross_start_s[: probe.tcp_flows]]
+    assert {f["controller"]["name"] for f in flows[1:]} == {cfg.cross.controller}
+
+
 def test_shipped_campaign_is_valid():
     cfg = load_campaign(ROOT / "campaigns" / "eth-default.toml")
     assert cfg.name == "eth-default"

@@ -16,7 +16,7 @@ from tcplab.scenario import links as _links
 from tcplab.scenario.checks import ScenarioChecks
 from tcplab.scenario.errors import FieldError, ScenarioError, _one_error, _show
 from tcplab.scenario.fields import PosDuration, _count, _Model
-from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp
+from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups
 from tcplab.scenario.topologies import (
     DEFAULT_ACCESS_BUFFER_PACKETS,
     DEFAULT_ACCESS_MIN_RATE,
@@ -51,6 +51,16 @@ class Scenario(ScenarioChecks, _Model):
     trace: Trace = Trace()
 
     _source: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flow_groups(cls, data: Any) -> Any:
+        """``[[flows]]`` groups (``count = N``) become N flows here, before anything else."""
+        if isinstance(data, dict) and "flows" in data:
+            flows = expand_flow_groups(data["flows"], data.get("seed", 1))
+            if flows is not data["flows"]:
+                data = {**data, "flows": flows}
+        return data
 
     # ---- cross-field checks (each one is in tcplab.scenario.checks) --------------------------
 
@@ -324,6 +334,12 @@ class Scenario(ScenarioChecks, _Model):
         """A copy with another seed (validated like the file's)."""
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
             raise ScenarioError(f"seed: {_show(seed)} must be a whole number within [0, 2^64 - 1]", "seed")
+        given = self._source.get("given")
+        if isinstance(given, dict) and any(
+            isinstance(f, dict) and "start_jitter" in f for f in given.get("flows") or []
+        ):  # a flow group's start jitter is drawn from the seed: validate again
+            source = {k: v for k, v in self._source.items() if k != "given"}
+            return type(self).from_dict({**given, "seed": seed}, source=source)
         copy = self.model_copy(update={"seed": seed})
         copy._source = dict(self._source)
         return copy
