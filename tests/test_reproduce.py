@@ -36,7 +36,7 @@ from tcplab.reproduce.verdict import (
     t_interval,
     within,
 )
-from tcplab.reproduce.html import render_report
+from tcplab.report.reproduce import render_report
 
 
 def test_every_runnable_experiment_is_complete_and_ids_are_unique():

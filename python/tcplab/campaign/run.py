@@ -211,7 +211,7 @@ def write_campaign(result: CampaignResult, out: str | FsPath, *, report: bool = 
                 pass
         report_name = None
         if report:
-            from tcplab.campaign.report import render_campaign_report
+            from tcplab.report.campaign import render_campaign_report
 
             (tmp / "report.html").write_text(render_campaign_report(result), encoding="utf-8")
             report_name = "report.html"
