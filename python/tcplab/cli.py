@@ -7,7 +7,6 @@ written; 2 invalid scenario or usage (one line on stderr, no traceback).
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -48,12 +47,13 @@ def _load_base(path: Path, seed: int | None = None) -> tuple[Scenario, dict[str,
     """The file's scenario and its ``[sweep]`` table (None when it has none). The table is
     stripped here, so the base scenario validates as a plain one (``Scenario.from_toml`` keeps
     rejecting unknown fields); the source kept for results is the file as given."""
+    from tcplab.toml_file import TomlError, read_toml
+
     try:
-        text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        data = None  # load_scenario reports these with the usual messages
-    if not isinstance(data, dict) or "sweep" not in data:
+        data, text = read_toml(path)
+    except TomlError as e:
+        _fail(str(e), EXIT_INVALID)
+    if "sweep" not in data:
         return _load(path, seed), None
     from tcplab.scenario.links import BASE_DIR
 
@@ -146,9 +146,9 @@ def run(
         if quiet:
             result = run_scenario(sc)
         else:
-            from tcplab.run import _RichProgress
+            from tcplab.progress import SimProgress
 
-            with _RichProgress(sc.name, console=err) as bar:
+            with SimProgress(sc.name, console=err) as bar:
                 result = run_scenario(sc, progress=bar)
     except ScenarioError as e:  # what only the simulator checks
         _fail(f"{scenario}: {e}", EXIT_INVALID)

@@ -5,7 +5,6 @@ from TOML text, files and dicts."""
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -29,6 +28,7 @@ from tcplab.scenario.topologies import (
     _topology,
 )
 from tcplab.scenario.wlan import PIPES, Wlan, WlanAccess
+from tcplab.toml_file import TomlError, parse_toml, read_text
 from tcplab.units import format_duration, format_rate
 
 
@@ -319,11 +319,10 @@ class Scenario(ScenarioChecks, _Model):
 
     @classmethod
     def from_toml(cls, text: str, *, name: str | None = None, path: str | None = None) -> Scenario:
-        where = f"{path}: " if path else ""
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{where}invalid TOML: {e}") from None
+            data = parse_toml(text, path)
+        except TomlError as e:
+            raise ScenarioError(str(e)) from None
         token = _links.BASE_DIR.set(Path(path).parent if path else None)
         try:
             return cls.from_dict(data, name=name, source={"toml": text, "path": path})
@@ -395,13 +394,9 @@ def load_scenario(path: str | Path) -> Scenario:
     """Reads and validates a TOML scenario file; its name defaults to the file's stem."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: no such file") from None
-    except OSError as e:
-        raise ScenarioError(f"{p}: cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{p}: not a UTF-8 text file") from None
+        text = read_text(p)
+    except TomlError as e:
+        raise ScenarioError(str(e)) from None
     return Scenario.from_toml(text, name=p.stem, path=str(p))
 
 
