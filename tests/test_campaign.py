@@ -399,6 +399,30 @@ def test_tiny_campaign_writes_every_output(tmp_path):
     assert math.isclose(doc["config"]["transfer"]["bytes"], 40000)
 
 
+def test_campaign_store_resumes_without_running_again(tmp_path, monkeypatch):
+    """The probes run through the sweep engine: with a store, a second run reuses every row."""
+    from tcplab.campaign import runner as campaign_runner
+    from tcplab.campaign.run import run_campaign
+
+    cfg = CampaignConfig.from_toml(TINY).with_overrides(max_probes=4)
+    store = tmp_path / "store"
+    first = run_campaign(cfg, jobs=1, store=store)
+    assert first.probes.height == 4
+    assert len(list((store / "points").iterdir())) == 4
+    assert json.loads((store / "sweep.json").read_text())["points"][0]["params"]["probe"] == 0
+
+    def boom(*a, **k):
+        raise AssertionError("a stored probe ran again")
+
+    monkeypatch.setattr(campaign_runner, "run_probe", boom)
+    again = run_campaign(cfg, jobs=1, store=store)
+    assert again.probes.equals(first.probes)
+    # without a store nothing is left behind and the rows are the same (but for timing)
+    monkeypatch.undo()
+    fresh = run_campaign(cfg, jobs=1)
+    assert fresh.probes.drop("wall_s", "cpu_s").equals(first.probes.drop("wall_s", "cpu_s"))
+
+
 def test_probe_row_reads_the_simulators_loss_event_columns():
     """The probe row's loss events are the flows table's loss_events_single/_multiple."""
     from types import SimpleNamespace

@@ -1,4 +1,4 @@
-"""The ``tcplab`` command line: run, validate, list, sweep, reproduce.
+"""The ``tcplab`` command line: run, validate, list, sweep, reproduce, campaign.
 
 Exit codes: 0 success; 1 the simulator failed (internal error) or the results could not be
 written; 2 invalid scenario or usage (one line on stderr, no traceback).
@@ -376,6 +376,17 @@ def campaign(
     max_probes: Annotated[
         int | None, typer.Option("--max-probes", min=0, help="Run only the first N probes of the schedule.")
     ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store",
+            help="Keep every finished probe here; a rerun with the same store resumes (default: a temporary directory).",
+        ),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Run on a Dask cluster instead: its scheduler, tcp://HOST:PORT."),
+    ] = None,
     no_report: Annotated[bool, typer.Option("--no-report", help="Do not write report.html.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar; print only the output path.")
@@ -383,9 +394,73 @@ def campaign(
 ) -> None:
     """Run a virtual measurement campaign (the ETH report's methodology) and write its
     probes table, campaign.json and report."""
-    from tcplab.campaign.cli import run_campaign_command
+    from tcplab.campaign.config import CampaignError, load_campaign
+    from tcplab.campaign.run import run_campaign, write_campaign
+    from tcplab.results import OutDirError, check_out_dir, default_out_dir
 
-    run_campaign_command(config, out, jobs, seed, max_probes, no_report, quiet, fail=_fail)
+    try:
+        cfg = load_campaign(config).with_overrides(seed=seed, max_probes=max_probes)
+    except CampaignError as e:
+        _fail(str(e), EXIT_INVALID)
+    target = out if out is not None else default_out_dir(cfg.name)
+    try:
+        check_out_dir(target)
+    except OutDirError as e:
+        _fail(str(e), EXIT_INVALID)
+    err = Console(stderr=True)
+    try:
+        result = run_campaign(cfg, jobs=jobs, progress=False if quiet else err, store=store, scheduler=scheduler)
+    except CampaignError as e:
+        _fail(f"{config}: {e}", EXIT_INVALID)
+    except RuntimeError as e:
+        _fail(str(e), EXIT_INTERNAL)
+    try:
+        path = write_campaign(result, target, report=not no_report)
+    except OutDirError as e:
+        _fail(str(e), EXIT_INVALID)
+    except OSError as e:
+        _fail(f"cannot write results to {target}: {e}", EXIT_INTERNAL)
+    if quiet:
+        typer.echo(str(path))
+        return
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    console.print(_campaign_table(result))
+    console.print(
+        f"{result.probes.height} probes on {len(result.paths)} paths in {result.wall_time_s:.1f} s wall, "
+        f"{result.cpu_time_s:.1f} s CPU ({result.jobs} jobs)"
+    )
+    console.print(f"results: {path}")
+
+
+def _campaign_table(result: Any) -> Table:
+    """Per protocol: probes, median throughput, timeout-free share and mean timeouts, each
+    beside the report's value."""
+    import polars as pl
+
+    from tcplab.campaign import analysis
+
+    df = result.probes
+    order = result.protocols
+    t = Table(title=f"campaign {result.cfg.name} (seed {result.cfg.seed})")
+    for col in ("protocol", "probes", "median Mb/s", "report", "timeout-free", "report", "mean timeouts"):
+        t.add_column(col, justify="left" if col == "protocol" else "right")
+    if df.height == 0:
+        return t
+    med = {r["protocol"]: r for r in analysis.throughput_medians(df, order).iter_rows(named=True)}
+    free = {r["protocol"]: r for r in analysis.timeout_free_share(df, order).iter_rows(named=True)}
+    mean = dict(df.group_by("protocol").agg(pl.col("timeouts").mean()).iter_rows())
+    for p in order:
+        pm, pf = med[p]["published_mbps"], free[p]["published"]
+        t.add_row(
+            p,
+            str(med[p]["connections"]),
+            f"{med[p]['median_mbps']:.3f}",
+            "–" if pm is None else f"{pm:.2f}",
+            f"{100 * free[p]['timeout_free']:.1f} %",
+            "–" if pf is None else f"{100 * pf:.1f} %",
+            f"{mean[p]:.2f}",
+        )
+    return t
 
 
 if __name__ == "__main__":  # pragma: no cover
