@@ -55,32 +55,23 @@ def _load_base(path: Path, seed: int | None = None) -> tuple[Scenario, dict[str,
         _fail(str(e), EXIT_INVALID)
     if "sweep" not in data:
         return _load(path, seed), None
-    from tcplab.scenario.links import BASE_DIR
-
     table = data.pop("sweep")
-    token = BASE_DIR.set(path.parent)  # time-trace files are relative to the scenario file
-    try:
-        sc = Scenario.from_dict(data, name=path.stem, source={"toml": text, "path": str(path)})
+    try:  # time-trace files are relative to the scenario file
+        sc = Scenario.from_dict(data, name=path.stem, source={"toml": text, "path": str(path)}, base_dir=path.parent)
         return (sc.with_seed(seed) if seed is not None else sc), table
     except ScenarioError as e:
         _fail(str(e), EXIT_INVALID)
-    finally:
-        BASE_DIR.reset(token)
 
 
 def _check_sweep(path: Path, sc: Scenario, table: dict[str, Any]) -> int:
     """Validates every point of the ``[sweep]`` table over ``sc`` (schema, then the
     simulator's checks); the number of points."""
-    from tcplab.scenario.links import BASE_DIR
     from tcplab.sweep import SweepError, expand
 
-    token = BASE_DIR.set(path.parent)
     try:
-        return len(expand(sc, table))
+        return len(expand(sc, table))  # sc's base_dir: time-trace files as for the base scenario
     except (SweepError, ScenarioError) as e:
         _fail(f"{path}: {e}", EXIT_INVALID)
-    finally:
-        BASE_DIR.reset(token)
 
 
 def _version_callback(value: bool) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 
 from tcplab.progress import CountProgress
 from tcplab.scenario import Scenario, ScenarioError
+from tcplab.scenario.model import resolve_files
 from tcplab.toml_file import TomlError, read_toml
 from tcplab.sweep_backends import run_dask, run_pool
 from tcplab.sweep_store import (  # noqa: F401 (re-exported: the sweep API)
@@ -233,6 +234,7 @@ def expand(
     if isinstance(base, Scenario):
         doc.setdefault("name", base.name)
         doc["seed"] = base.seed
+        doc = resolve_files(doc, base.source.get("base_dir"))  # its time-trace files
     doc.pop("sweep", None)
     base_seed = doc.get("seed", 1) if isinstance(doc.get("seed", 1), int) else 1
     spec = SweepSpec.parse(sweep, base_seed=base_seed)
@@ -275,7 +277,8 @@ def _simulator_check(canonical: dict[str, Any]) -> None:
 
 def load_sweep(path: str | Path) -> tuple[dict[str, Any], SweepSpec]:
     """Reads a scenario file with an optional ``[sweep]`` table: (document without it, spec).
-    The document is validated as a scenario."""
+    The document is validated as a scenario; its relative time-trace files are resolved
+    against the file's directory (:func:`tcplab.scenario.model.resolve_files`)."""
     p = Path(path)
     try:
         data, _ = read_toml(p)
@@ -283,6 +286,7 @@ def load_sweep(path: str | Path) -> tuple[dict[str, Any], SweepSpec]:
         raise SweepError(str(e)) from None
     table = data.pop("sweep", None)
     data.setdefault("name", p.stem)
+    data = resolve_files(data, p.parent)  # time-trace files are relative to the file
     try:
         Scenario.from_dict(data)
     except ScenarioError as e:

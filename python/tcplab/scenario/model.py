@@ -11,7 +11,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, model_validator
 
 from tcplab import topology as _topo
-from tcplab.scenario import links as _links
 from tcplab.scenario.checks import ScenarioChecks
 from tcplab.scenario.errors import FieldError, ScenarioError, _one_error, _show
 from tcplab.scenario.fields import PosDuration, _count, _Model
@@ -303,18 +302,27 @@ class Scenario(ScenarioChecks, _Model):
 
     @classmethod
     def from_dict(
-        cls, data: dict[str, Any], *, name: str | None = None, source: dict[str, Any] | None = None
+        cls,
+        data: dict[str, Any],
+        *,
+        name: str | None = None,
+        source: dict[str, Any] | None = None,
+        base_dir: str | Path | None = None,
     ) -> Scenario:
-        """Validates a TOML-shaped dict; ``name`` is used when the dict has none."""
+        """Validates a TOML-shaped dict; ``name`` is used when the dict has none. Relative
+        file names in it (time-trace loss files) are read from ``base_dir`` (None: the
+        current directory); it is kept as ``source["base_dir"]``."""
         if not isinstance(data, dict):
             raise ScenarioError(f"a scenario must be a table of fields, not {type(data).__name__}")
         if name is not None and "name" not in data:
             data = {"name": name, **data}
         try:
-            model = cls.model_validate(data)
+            model = cls.model_validate(resolve_files(data, base_dir))
         except ValidationError as e:
             raise _one_error(e) from None
         model._source = {"given": data, **(source or {})}
+        if base_dir is not None:
+            model._source["base_dir"] = str(base_dir)
         return model
 
     @classmethod
@@ -323,11 +331,8 @@ class Scenario(ScenarioChecks, _Model):
             data = parse_toml(text, path)
         except TomlError as e:
             raise ScenarioError(str(e)) from None
-        token = _links.BASE_DIR.set(Path(path).parent if path else None)
-        try:
-            return cls.from_dict(data, name=name, source={"toml": text, "path": path})
-        finally:
-            _links.BASE_DIR.reset(token)
+        base_dir = Path(path).parent if path else None
+        return cls.from_dict(data, name=name, source={"toml": text, "path": path}, base_dir=base_dir)
 
     def with_seed(self, seed: int) -> Scenario:
         """A copy with another seed (validated like the file's)."""
@@ -337,8 +342,10 @@ class Scenario(ScenarioChecks, _Model):
         if isinstance(given, dict) and any(
             isinstance(f, dict) and "start_jitter" in f for f in given.get("flows") or []
         ):  # a flow group's start jitter is drawn from the seed: validate again
-            source = {k: v for k, v in self._source.items() if k != "given"}
-            return type(self).from_dict({**given, "seed": seed}, source=source)
+            source = {k: v for k, v in self._source.items() if k not in ("given", "base_dir")}
+            return type(self).from_dict(
+                {**given, "seed": seed}, source=source, base_dir=self._source.get("base_dir")
+            )
         copy = self.model_copy(update={"seed": seed})
         copy._source = dict(self._source)
         return copy
@@ -382,6 +389,33 @@ class Scenario(ScenarioChecks, _Model):
         else:
             parts.append(f"{len(self.nodes or [])} nodes, {len(self.links or [])} links")
         return "; ".join(parts)
+
+
+class ScenarioFile(str):
+    """A file name of a scenario resolved against the scenario's directory; ``given`` is the
+    name as written (what errors show)."""
+
+    given: str
+
+
+def resolve_files(data: Any, base_dir: str | Path | None) -> Any:
+    """``data`` with every relative time-trace ``file`` (a table with ``model =
+    "time_trace"``) resolved against ``base_dir``, as a :class:`ScenarioFile`; ``data``
+    itself when there is nothing to resolve. The one place a scenario's directory is used."""
+    if base_dir is None:
+        return data
+    if isinstance(data, list):
+        items = [resolve_files(x, base_dir) for x in data]
+        return items if any(a is not b for a, b in zip(items, data)) else data
+    if not isinstance(data, dict):
+        return data
+    out = {k: resolve_files(v, base_dir) for k, v in data.items()}
+    name = data.get("file")
+    if data.get("model") == "time_trace" and isinstance(name, str) and name and not Path(name).is_absolute():
+        resolved = ScenarioFile(Path(base_dir) / name)
+        resolved.given = name
+        out["file"] = resolved
+    return out if any(out[k] is not data[k] for k in data) else data
 
 
 def _route_of(flow: Flow | Udp) -> dict[str, Any]:
