@@ -7,6 +7,7 @@ written; 2 invalid scenario or usage (one line on stderr, no traceback).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -74,6 +75,31 @@ def _check_sweep(path: Path, sc: Scenario, table: dict[str, Any]) -> int:
         _fail(f"{path}: {e}", EXIT_INVALID)
 
 
+def _out_dir(out: Path | None, name: str) -> Path:
+    """``--out`` or the default directory for ``name``; exit 2 when it is not usable."""
+    from tcplab.results import OutDirError, check_out_dir, default_out_dir
+
+    target = out if out is not None else default_out_dir(name)
+    try:
+        check_out_dir(target)
+    except OutDirError as e:
+        _fail(str(e), EXIT_INVALID)
+    return target
+
+
+def _write_out(write: Callable[[], Path], target: Path) -> Path:
+    """``write()`` (a results or campaign directory at ``target``); exit 2 when ``target`` is
+    unusable, 1 when it cannot be written."""
+    from tcplab.results import OutDirError
+
+    try:
+        return write()
+    except OutDirError as e:
+        _fail(str(e), EXIT_INVALID)
+    except OSError as e:
+        _fail(f"cannot write results to {target}: {e}", EXIT_INTERNAL)
+
+
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"tcplab {_native.version()}")
@@ -118,7 +144,7 @@ def run(
     """Run a scenario and write its results directory (Parquet tables, summary.json, report.html).
 
     A file with a [sweep] table runs its base scenario only (tcplab sweep runs every point)."""
-    from tcplab.results import OutDirError, check_out_dir, default_out_dir, write_results
+    from tcplab.results import write_results
     from tcplab.run import run as run_scenario
 
     sc, sweep_table = _load_base(scenario, seed)
@@ -127,11 +153,7 @@ def run(
             f"note: {scenario} has a [sweep] table; running the base scenario only, without it "
             f"(hint: `tcplab sweep {scenario} --out DIR` runs every point)\n"
         )
-    target = out if out is not None else default_out_dir(sc.name)
-    try:
-        check_out_dir(target)
-    except OutDirError as e:
-        _fail(str(e), EXIT_INVALID)
+    target = _out_dir(out, sc.name)
     err = Console(stderr=True)
     try:
         if quiet:
@@ -145,12 +167,7 @@ def run(
         _fail(f"{scenario}: {e}", EXIT_INVALID)
     except RuntimeError as e:
         _fail(str(e), EXIT_INTERNAL)
-    try:
-        path = write_results(result, target, report=not no_report)
-    except OutDirError as e:
-        _fail(str(e), EXIT_INVALID)
-    except OSError as e:
-        _fail(f"cannot write results to {target}: {e}", EXIT_INTERNAL)
+    path = _write_out(lambda: write_results(result, target, report=not no_report), target)
     if not quiet:
         # Not a terminal (a pipe, a log): no wrapping of the summary table.
         console = Console() if sys.stdout.isatty() else Console(width=200)
@@ -387,17 +404,12 @@ def campaign(
     probes table, campaign.json and report."""
     from tcplab.campaign.config import CampaignError, load_campaign
     from tcplab.campaign.run import run_campaign, write_campaign
-    from tcplab.results import OutDirError, check_out_dir, default_out_dir
 
     try:
         cfg = load_campaign(config).with_overrides(seed=seed, max_probes=max_probes)
     except CampaignError as e:
         _fail(str(e), EXIT_INVALID)
-    target = out if out is not None else default_out_dir(cfg.name)
-    try:
-        check_out_dir(target)
-    except OutDirError as e:
-        _fail(str(e), EXIT_INVALID)
+    target = _out_dir(out, cfg.name)
     err = Console(stderr=True)
     try:
         result = run_campaign(cfg, jobs=jobs, progress=False if quiet else err, store=store, scheduler=scheduler)
@@ -405,12 +417,7 @@ def campaign(
         _fail(f"{config}: {e}", EXIT_INVALID)
     except RuntimeError as e:
         _fail(str(e), EXIT_INTERNAL)
-    try:
-        path = write_campaign(result, target, report=not no_report)
-    except OutDirError as e:
-        _fail(str(e), EXIT_INVALID)
-    except OSError as e:
-        _fail(f"cannot write results to {target}: {e}", EXIT_INTERNAL)
+    path = _write_out(lambda: write_campaign(result, target, report=not no_report), target)
     if quiet:
         typer.echo(str(path))
         return

@@ -56,6 +56,20 @@ def _weak(c) -> str:
     return f'<br><span class="weak">weakened: {html.escape(c.weakened)}</span>' if c.weakened else ""
 
 
+def _rows_table(first: tuple[str, str], rows: list) -> list[str]:
+    """A table of Rows: ``first`` names the quantity and published columns."""
+    out = [
+        f"<table><tr><th>{first[0]}</th><th>{first[1]}</th><th>tcplab (mean ± 95% CI)</th><th>unit</th></tr>"
+    ]
+    for r in rows:
+        out.append(
+            f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.published)}</td>"
+            f'<td class="num">{html.escape(r.measured())}</td><td>{html.escape(r.unit)}</td></tr>'
+        )
+    out.append("</table>")
+    return out
+
+
 def _outcome_html(o: Outcome) -> str:
     e = o.experiment
     parts = [
@@ -70,13 +84,8 @@ def _outcome_html(o: Outcome) -> str:
             f"<figcaption>{html.escape(p.caption)}</figcaption></figure>"
         )
     if o.rows:
-        parts.append("<h3>Published vs measured</h3><table><tr><th>quantity</th><th>published</th><th>tcplab (mean ± 95% CI)</th><th>unit</th></tr>")
-        for r in o.rows:
-            parts.append(
-                f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.published)}</td>"
-                f'<td class="num">{html.escape(r.measured())}</td><td>{html.escape(r.unit)}</td></tr>'
-            )
-        parts.append("</table>")
+        parts.append("<h3>Published vs measured</h3>")
+        parts += _rows_table(("quantity", "published"), o.rows)
     if o.claims:
         parts.append(
             "<h3>Claims</h3><table><tr><th>claim (as tested)</th><th>the paper's words</th><th>threshold</th>"
@@ -92,13 +101,7 @@ def _outcome_html(o: Outcome) -> str:
         parts.append("<h3>Sensitivity</h3>")
         if e.sensitivity is not None:
             parts.append(md_inline(e.sensitivity.note))
-        parts.append("<table><tr><th>setting</th><th>headline?</th><th>tcplab (mean ± 95% CI)</th><th>unit</th></tr>")
-        for r in o.sensitivity:
-            parts.append(
-                f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.published)}</td>"
-                f'<td class="num">{html.escape(r.measured())}</td><td>{html.escape(r.unit)}</td></tr>'
-            )
-        parts.append("</table>")
+        parts += _rows_table(("setting", "headline?"), o.sensitivity)
     if e.explanation:
         parts.append("<h3>Differences from the paper</h3>")
         parts.append(md_inline(e.explanation))
