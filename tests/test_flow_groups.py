@@ -103,3 +103,18 @@ def test_bad_groups_are_one_line_naming_the_field(entry, message):
         Scenario.from_dict({**BASE, "flows": [{"controller": "reno", "recovery": "reno", **entry}]})
     assert str(e.value).startswith(message)
     assert "\n" not in str(e.value)
+
+
+def test_an_error_in_a_groups_flow_names_the_flow_and_its_group():
+    flows = [
+        {"controller": "reno", "recovery": "reno"},
+        {"name": "bulk", "count": 3, "controller": "renoo", "recovery": "reno"},
+    ]
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict({**BASE, "flows": flows})
+    assert str(e.value).startswith("flows[1].controller: 'renoo' is not a known controller")
+    assert str(e.value).endswith("(flow 0 of the group flows[1])")
+    flows = [{"count": 2, "controller": "reno", "recovery": "reno", "start": "1s", "start_step": "5s"}]
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict({**BASE, "flows": flows})  # the second flow starts after the end (2 s)
+    assert str(e.value).startswith("flows[1].start") and str(e.value).endswith("(flow 1 of the group flows[0])")

@@ -287,3 +287,18 @@ def expand_flow_groups(flows: Any, seed: Any = 1) -> Any:
                 flow["start"] = starts[k]
             out.append(flow)
     return out
+
+
+def group_member(flows: Any, index: int) -> tuple[int, int] | None:
+    """(entry, k) when flow ``index`` of the expanded list is the k-th flow of the group at
+    ``flows[entry]`` of the document; None when it is a plain entry (or there are no groups)."""
+    if not isinstance(flows, list):
+        return None
+    pos = 0
+    for i, entry in enumerate(flows):
+        count = entry.get("count") if isinstance(entry, dict) and "count" in entry else None
+        n = count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else 1
+        if index < pos + n:
+            return (i, index - pos) if count is not None else None
+        pos += n
+    return None

@@ -5,6 +5,7 @@ from TOML text, files and dicts."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -14,7 +15,7 @@ from tcplab import topology as _topo
 from tcplab.scenario.checks import ScenarioChecks
 from tcplab.scenario.errors import FieldError, ScenarioError, _one_error, _show
 from tcplab.scenario.fields import PosDuration, _count, _Model
-from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups
+from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups, group_member
 from tcplab.scenario.topologies import (
     DEFAULT_ACCESS_BUFFER_PACKETS,
     DEFAULT_ACCESS_MIN_RATE,
@@ -319,7 +320,7 @@ class Scenario(ScenarioChecks, _Model):
         try:
             model = cls.model_validate(resolve_files(data, base_dir))
         except ValidationError as e:
-            raise _one_error(e) from None
+            raise _in_group(_one_error(e), data) from None
         model._source = {"given": data, **(source or {})}
         if base_dir is not None:
             model._source["base_dir"] = str(base_dir)
@@ -389,6 +390,21 @@ class Scenario(ScenarioChecks, _Model):
         else:
             parts.append(f"{len(self.nodes or [])} nodes, {len(self.links or [])} links")
         return "; ".join(parts)
+
+
+def _in_group(error: ScenarioError, data: dict[str, Any]) -> ScenarioError:
+    """``error`` saying, when it is about a flow of a ``[[flows]]`` group (its position in the
+    expanded list), which group and which of its flows."""
+    m = re.match(r"flows\[(\d+)\]", error.path or "")
+    member = group_member(data.get("flows"), int(m.group(1))) if m else None
+    if member is None:
+        return error
+    try:
+        expand_flow_groups(data.get("flows"), data.get("seed", 1))
+    except FieldError:
+        return error  # the group itself is invalid: the error already names its entry
+    entry, k = member
+    return ScenarioError(f"{error.message} (flow {k} of the group flows[{entry}])", error.path)
 
 
 class ScenarioFile(str):
