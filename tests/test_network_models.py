@@ -141,6 +141,27 @@ def test_time_trace_file_is_read_relative_to_the_scenario(tmp_path):
         load_scenario(scen)
 
 
+def test_time_trace_file_base_dir_is_explicit_for_sweeps_and_seeds(tmp_path, monkeypatch):
+    """No ambient state: the scenario's directory travels with it (from_dict's base_dir,
+    load_sweep, expand, with_seed), whatever the current directory is."""
+    from tcplab.sweep import expand, load_sweep
+
+    (tmp_path / "losses.txt").write_text("0.5\n")
+    text = _bottleneck('loss = { model = "time_trace", file = "losses.txt" }')
+    (tmp_path / "s.toml").write_text(text + '\n[sweep]\nseeds = 2\n')
+    monkeypatch.chdir(tmp_path.parent)
+    doc, spec = load_sweep(tmp_path / "s.toml")
+    points = expand(doc, spec)
+    assert len(points) == 2
+    sc = Scenario.from_dict(points[1].document)
+    assert sc.canonical()["topology"]["bottleneck"]["forward"]["loss"]["times"] == [500_000_000]
+    base = Scenario.from_toml(text, path=str(tmp_path / "s.toml"))
+    assert base.source["base_dir"] == str(tmp_path)
+    assert len(expand(base, {"seeds": 3})) == 3
+    with pytest.raises(ScenarioError, match=r"'losses\.txt' cannot be read"):
+        Scenario.from_toml(text)  # no directory given: the current one, which lacks the file
+
+
 def test_schedule_canonical_and_errors():
     sched = 'schedule = [{ at = "0.5s", rate = "1Mbps" }, { at = "1s", loss = { model = "bernoulli", p = 0.5 }, buffer = 5, delay = "1ms" }]'
     c = canonical_of(_bottleneck(sched))

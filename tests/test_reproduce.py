@@ -36,7 +36,7 @@ from tcplab.reproduce.verdict import (
     t_interval,
     within,
 )
-from tcplab.reproduce.html import render_report
+from tcplab.report.reproduce import render_report
 
 
 def test_every_runnable_experiment_is_complete_and_ids_are_unique():
@@ -538,7 +538,7 @@ def test_series_bytes_sent_is_the_sending_rate_source():
     from tcplab.run import run
 
     trace = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
-    doc = veno._fig3a(1, "1.6Mbps", 12, 1e-2, bulk_flows(["reno"], "reno", bytes="200KB"), "bytes-sent", trace)
+    doc = veno.fig3a_doc(1, "1.6Mbps", 12, 1e-2, bulk_flows(["reno"], "reno", bytes="200KB"), "bytes-sent", trace)
     r = run(doc)
     s = r.series.sort("time_ns")
     sent = s["bytes_sent"].to_numpy().astype(np.int64)

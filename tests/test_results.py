@@ -167,7 +167,7 @@ def test_eth_metrics_summary_and_report(result):
 
 
 def test_eth_timeout_bars_per_flow_or_per_protocol():
-    from tcplab.report_eth import MAX_FLOW_BARS, timeout_bars
+    from tcplab.report.eth import MAX_FLOW_BARS, timeout_bars
     from tcplab.run import TIMEOUT_CLASSES
 
     def flow(i, recovery, cls):

@@ -19,7 +19,7 @@ def tiny_points(mode):
     pts = []
     trace = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
     for label, cc in veno.FIG5_VARIANTS.items():
-        base = veno._fig3a(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno", bytes="300KB"), "tiny-fig5", trace)
+        base = veno.fig3a_doc(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno", bytes="300KB"), "tiny-fig5", trace)
         pts += points(base, 2, {"topology.bottleneck.forward.loss.p": LOSSES}, params={"variant": label})
     return pts
 

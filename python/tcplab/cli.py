@@ -1,4 +1,4 @@
-"""The ``tcplab`` command line: run, validate, list, sweep, reproduce.
+"""The ``tcplab`` command line: run, validate, list, sweep, reproduce, campaign.
 
 Exit codes: 0 success; 1 the simulator failed (internal error) or the results could not be
 written; 2 invalid scenario or usage (one line on stderr, no traceback).
@@ -7,7 +7,7 @@ written; 2 invalid scenario or usage (one line on stderr, no traceback).
 from __future__ import annotations
 
 import sys
-import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -48,39 +48,56 @@ def _load_base(path: Path, seed: int | None = None) -> tuple[Scenario, dict[str,
     """The file's scenario and its ``[sweep]`` table (None when it has none). The table is
     stripped here, so the base scenario validates as a plain one (``Scenario.from_toml`` keeps
     rejecting unknown fields); the source kept for results is the file as given."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        data = None  # load_scenario reports these with the usual messages
-    if not isinstance(data, dict) or "sweep" not in data:
-        return _load(path, seed), None
-    from tcplab.scenario.links import BASE_DIR
+    from tcplab.toml_file import TomlError, read_toml
 
-    table = data.pop("sweep")
-    token = BASE_DIR.set(path.parent)  # time-trace files are relative to the scenario file
     try:
-        sc = Scenario.from_dict(data, name=path.stem, source={"toml": text, "path": str(path)})
+        data, text = read_toml(path)
+    except TomlError as e:
+        _fail(str(e), EXIT_INVALID)
+    if "sweep" not in data:
+        return _load(path, seed), None
+    table = data.pop("sweep")
+    try:  # time-trace files are relative to the scenario file
+        sc = Scenario.from_dict(data, name=path.stem, source={"toml": text, "path": str(path)}, base_dir=path.parent)
         return (sc.with_seed(seed) if seed is not None else sc), table
     except ScenarioError as e:
         _fail(str(e), EXIT_INVALID)
-    finally:
-        BASE_DIR.reset(token)
 
 
 def _check_sweep(path: Path, sc: Scenario, table: dict[str, Any]) -> int:
     """Validates every point of the ``[sweep]`` table over ``sc`` (schema, then the
     simulator's checks); the number of points."""
-    from tcplab.scenario.links import BASE_DIR
     from tcplab.sweep import SweepError, expand
 
-    token = BASE_DIR.set(path.parent)
     try:
-        return len(expand(sc, table))
+        return len(expand(sc, table))  # sc's base_dir: time-trace files as for the base scenario
     except (SweepError, ScenarioError) as e:
         _fail(f"{path}: {e}", EXIT_INVALID)
-    finally:
-        BASE_DIR.reset(token)
+
+
+def _out_dir(out: Path | None, name: str) -> Path:
+    """``--out`` or the default directory for ``name``; exit 2 when it is not usable."""
+    from tcplab.results import OutDirError, check_out_dir, default_out_dir
+
+    target = out if out is not None else default_out_dir(name)
+    try:
+        check_out_dir(target)
+    except OutDirError as e:
+        _fail(str(e), EXIT_INVALID)
+    return target
+
+
+def _write_out(write: Callable[[], Path], target: Path) -> Path:
+    """``write()`` (a results or campaign directory at ``target``); exit 2 when ``target`` is
+    unusable, 1 when it cannot be written."""
+    from tcplab.results import OutDirError
+
+    try:
+        return write()
+    except OutDirError as e:
+        _fail(str(e), EXIT_INVALID)
+    except OSError as e:
+        _fail(f"cannot write results to {target}: {e}", EXIT_INTERNAL)
 
 
 def _version_callback(value: bool) -> None:
@@ -127,7 +144,7 @@ def run(
     """Run a scenario and write its results directory (Parquet tables, summary.json, report.html).
 
     A file with a [sweep] table runs its base scenario only (tcplab sweep runs every point)."""
-    from tcplab.results import OutDirError, check_out_dir, default_out_dir, write_results
+    from tcplab.results import write_results
     from tcplab.run import run as run_scenario
 
     sc, sweep_table = _load_base(scenario, seed)
@@ -136,30 +153,21 @@ def run(
             f"note: {scenario} has a [sweep] table; running the base scenario only, without it "
             f"(hint: `tcplab sweep {scenario} --out DIR` runs every point)\n"
         )
-    target = out if out is not None else default_out_dir(sc.name)
-    try:
-        check_out_dir(target)
-    except OutDirError as e:
-        _fail(str(e), EXIT_INVALID)
+    target = _out_dir(out, sc.name)
     err = Console(stderr=True)
     try:
         if quiet:
             result = run_scenario(sc)
         else:
-            from tcplab.run import _RichProgress
+            from tcplab.progress import SimProgress
 
-            with _RichProgress(sc.name, console=err) as bar:
+            with SimProgress(sc.name, console=err) as bar:
                 result = run_scenario(sc, progress=bar)
     except ScenarioError as e:  # what only the simulator checks
         _fail(f"{scenario}: {e}", EXIT_INVALID)
     except RuntimeError as e:
         _fail(str(e), EXIT_INTERNAL)
-    try:
-        path = write_results(result, target, report=not no_report)
-    except OutDirError as e:
-        _fail(str(e), EXIT_INVALID)
-    except OSError as e:
-        _fail(f"cannot write results to {target}: {e}", EXIT_INTERNAL)
+    path = _write_out(lambda: write_results(result, target, report=not no_report), target)
     if not quiet:
         # Not a terminal (a pipe, a log): no wrapping of the summary table.
         console = Console() if sys.stdout.isatty() else Console(width=200)
@@ -376,6 +384,17 @@ def campaign(
     max_probes: Annotated[
         int | None, typer.Option("--max-probes", min=0, help="Run only the first N probes of the schedule.")
     ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store",
+            help="Keep every finished probe here; a rerun with the same store resumes (default: a temporary directory).",
+        ),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Run on a Dask cluster instead: its scheduler, tcp://HOST:PORT."),
+    ] = None,
     no_report: Annotated[bool, typer.Option("--no-report", help="Do not write report.html.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar; print only the output path.")
@@ -383,9 +402,63 @@ def campaign(
 ) -> None:
     """Run a virtual measurement campaign (the ETH report's methodology) and write its
     probes table, campaign.json and report."""
-    from tcplab.campaign.cli import run_campaign_command
+    from tcplab.campaign.config import CampaignError, load_campaign
+    from tcplab.campaign.run import run_campaign, write_campaign
 
-    run_campaign_command(config, out, jobs, seed, max_probes, no_report, quiet, fail=_fail)
+    try:
+        cfg = load_campaign(config).with_overrides(seed=seed, max_probes=max_probes)
+    except CampaignError as e:
+        _fail(str(e), EXIT_INVALID)
+    target = _out_dir(out, cfg.name)
+    err = Console(stderr=True)
+    try:
+        result = run_campaign(cfg, jobs=jobs, progress=False if quiet else err, store=store, scheduler=scheduler)
+    except CampaignError as e:
+        _fail(f"{config}: {e}", EXIT_INVALID)
+    except RuntimeError as e:
+        _fail(str(e), EXIT_INTERNAL)
+    path = _write_out(lambda: write_campaign(result, target, report=not no_report), target)
+    if quiet:
+        typer.echo(str(path))
+        return
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    console.print(_campaign_table(result))
+    console.print(
+        f"{result.probes.height} probes on {len(result.paths)} paths in {result.wall_time_s:.1f} s wall, "
+        f"{result.cpu_time_s:.1f} s CPU ({result.jobs} jobs)"
+    )
+    console.print(f"results: {path}")
+
+
+def _campaign_table(result: Any) -> Table:
+    """Per protocol: probes, median throughput, timeout-free share and mean timeouts, each
+    beside the report's value."""
+    import polars as pl
+
+    from tcplab.campaign import analysis
+
+    df = result.probes
+    order = result.protocols
+    t = Table(title=f"campaign {result.cfg.name} (seed {result.cfg.seed})")
+    for col in ("protocol", "probes", "median Mb/s", "report", "timeout-free", "report", "mean timeouts"):
+        t.add_column(col, justify="left" if col == "protocol" else "right")
+    if df.height == 0:
+        return t
+    med = {r["protocol"]: r for r in analysis.throughput_medians(df, order).iter_rows(named=True)}
+    free = {r["protocol"]: r for r in analysis.timeout_free_share(df, order).iter_rows(named=True)}
+    mean = dict(df.group_by("protocol").agg(pl.col("timeouts").mean()).iter_rows())
+    for p in order:
+        pm, pf = med[p]["published_mbps"], free[p]["published"]
+        t.add_row(
+            p,
+            str(med[p]["connections"]),
+            f"{med[p]['median_mbps']:.3f}",
+            "–" if pm is None else f"{pm:.2f}",
+            f"{100 * free[p]['timeout_free']:.1f} %",
+            "–" if pf is None else f"{100 * pf:.1f} %",
+            f"{mean[p]:.2f}",
+        )
+    return t
 
 
 if __name__ == "__main__":  # pragma: no cover

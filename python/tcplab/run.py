@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from tcplab import _native
+from tcplab.progress import SimProgress
 from tcplab.scenario import Scenario, ScenarioError, as_scenario
 
 __all__ = ["RunResult", "run", "TABLES", "Progress"]
@@ -286,36 +287,6 @@ def eth_metrics(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class _RichProgress:
-    """A rich progress bar in simulated seconds."""
-
-    def __init__(self, label: str, console: Any = None):
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            TextColumn("{task.fields[sim]} simulated"),
-            TimeElapsedColumn(),
-            transient=False,
-            console=console,
-        )
-        self.label = label
-        self.task = None
-
-    def __enter__(self) -> _RichProgress:
-        self.progress.__enter__()
-        self.task = self.progress.add_task(self.label, total=1.0, sim="0 s")
-        return self
-
-    def __call__(self, now_ns: int, end_ns: int) -> None:
-        frac = 1.0 if end_ns == 0 else min(1.0, now_ns / end_ns)
-        self.progress.update(self.task, completed=frac, sim=f"{now_ns / 1e9:.3g} s / {end_ns / 1e9:g} s")
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)
-
-
 def run(
     scenario: str | Path | dict | Scenario,
     progress: Progress | bool | None = None,
@@ -345,7 +316,7 @@ def run(
         raise ScenarioError(str(e)) from None
 
     if progress is True:
-        with _RichProgress(sc.name) as bar:
+        with SimProgress(sc.name) as bar:
             raw = _drive(sim, bar, steps)
     else:
         raw = _drive(sim, progress or None, steps)

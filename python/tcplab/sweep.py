@@ -23,22 +23,37 @@ cluster (``scheduler="tcp://host:port"``).
 from __future__ import annotations
 
 import copy
-import functools
-import hashlib
 import itertools
 import json
-import os
-import shutil
 import time
-import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
+from tcplab.progress import CountProgress
 from tcplab.scenario import Scenario, ScenarioError
+from tcplab.scenario.model import resolve_files
+from tcplab.toml_file import TomlError, read_toml
+from tcplab.sweep_backends import run_dask, run_pool
+from tcplab.sweep_store import (  # noqa: F401 (re-exported: the sweep API)
+    INDEX_FILE,
+    MAX_RETRIES,
+    Point,
+    PointFn,
+    SweepError,
+    SweepResult,
+    cache_key,
+    clean_temporaries,
+    default_jobs,
+    flows_frame,
+    native_build_id,
+    point_complete,
+    point_dir,
+    run_point,
+    table_frame,
+    write_index,
+)
 
 __all__ = [
     "Point",
@@ -55,16 +70,6 @@ __all__ = [
     "run_sweep",
     "set_path",
 ]
-
-#: Retries of a point whose worker died (or whose pool broke) before it is given up.
-MAX_RETRIES = 2
-
-#: Index of a sweep's points, written beside ``points/``.
-INDEX_FILE = "sweep.json"
-
-
-class SweepError(ValueError):
-    """A sweep declaration or one of its points is invalid; the message names the field."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,48 +215,9 @@ def set_path(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 # Points
 
 
-@dataclass(frozen=True)
-class Point:
-    """One run of a sweep: its parameters (path -> value, and ``seed``), the resolved scenario
-    document (TOML-shaped, validated) and the cache key of its canonical form."""
-
-    index: int
-    params: dict[str, Any]
-    document: dict[str, Any]
-    key: str
-
-    @property
-    def label(self) -> str:
-        return ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in self.params.items())
 
 
-@functools.cache
-def native_build_id() -> str:
-    """A hash of the native extension's file (the simulator build), or "" if not found."""
-    from tcplab import _native
 
-    path = getattr(_native, "__file__", None)
-    if not path or not os.path.isfile(path):
-        return ""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
-
-
-def cache_key(canonical: dict[str, Any], *, version: str | None = None, build: str | None = None) -> str:
-    """The storage key of a run: sha256 of its canonical scenario JSON (keys sorted), the
-    tcplab version and the native build id."""
-    from tcplab import _native
-
-    doc = {
-        "scenario": canonical,
-        "tcplab": version if version is not None else _native.version(),
-        "build": build if build is not None else native_build_id(),
-    }
-    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def expand(
@@ -268,6 +234,7 @@ def expand(
     if isinstance(base, Scenario):
         doc.setdefault("name", base.name)
         doc["seed"] = base.seed
+        doc = resolve_files(doc, base.source.get("base_dir"))  # its time-trace files
     doc.pop("sweep", None)
     base_seed = doc.get("seed", 1) if isinstance(doc.get("seed", 1), int) else 1
     spec = SweepSpec.parse(sweep, base_seed=base_seed)
@@ -310,18 +277,16 @@ def _simulator_check(canonical: dict[str, Any]) -> None:
 
 def load_sweep(path: str | Path) -> tuple[dict[str, Any], SweepSpec]:
     """Reads a scenario file with an optional ``[sweep]`` table: (document without it, spec).
-    The document is validated as a scenario."""
+    The document is validated as a scenario; its relative time-trace files are resolved
+    against the file's directory (:func:`tcplab.scenario.model.resolve_files`)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise SweepError(f"{p}: cannot read: {e.strerror or e}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SweepError(f"{p}: invalid TOML: {e}") from None
+        data, _ = read_toml(p)
+    except TomlError as e:
+        raise SweepError(str(e)) from None
     table = data.pop("sweep", None)
     data.setdefault("name", p.stem)
+    data = resolve_files(data, p.parent)  # time-trace files are relative to the file
     try:
         Scenario.from_dict(data)
     except ScenarioError as e:
@@ -335,86 +300,7 @@ def load_sweep(path: str | Path) -> tuple[dict[str, Any], SweepSpec]:
 
 
 # --------------------------------------------------------------------------------------------
-# Storage
-
-
-def default_jobs() -> int:
-    """Worker processes by default: the cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def point_dir(out: str | Path, key: str) -> Path:
-    return Path(out) / "points" / key
-
-
-def point_complete(out: str | Path, key: str) -> bool:
-    """A point's directory exists only once complete (it is renamed into place)."""
-    return (point_dir(out, key) / "summary.json").is_file()
-
-
-def run_point(document: dict[str, Any], target: str) -> dict[str, Any]:
-    """Runs one point and stores its results directory at ``target`` atomically (built in a
-    hidden sibling, renamed when complete). Returns a small summary. The default point
-    function of :func:`run_sweep`; it runs in a worker process."""
-    from tcplab.results import write_results
-    from tcplab.run import run
-
-    t = Path(target)
-    result = run(Scenario.from_dict(document))
-    if t.exists():  # another worker finished the same point first
-        shutil.rmtree(t, ignore_errors=True)
-    write_results(result, t, report=False)
-    return {"wall_time_s": result.wall_time_s, "sim_time_s": result.summary["sim_time_s"]}
-
-
-PointFn = Callable[[dict[str, Any], str], Any]
-
-
-@dataclass
-class SweepResult:
-    """What :func:`run_sweep` did: every point, which were computed now and which came from
-    the store, and where they are."""
-
-    out: Path
-    points: list[Point]
-    computed: list[str] = field(default_factory=list)
-    cached: list[str] = field(default_factory=list)
-    retried: dict[str, int] = field(default_factory=dict)
-    wall_time_s: float = 0.0
-
-    def dir(self, point: Point) -> Path:
-        return point_dir(self.out, point.key)
-
-    def flows(self) -> pl.DataFrame:
-        """Every point's ``flows`` table with the point's parameters as columns."""
-        return flows_frame(self)
-
-    def table(self, name: str) -> pl.DataFrame:
-        return table_frame(self, name)
-
-
-def _write_index(out: Path, points: list[Point]) -> None:
-    doc = {
-        "points": [
-            {"index": p.index, "key": p.key, "params": p.params, "name": p.document.get("name")}
-            for p in points
-        ]
-    }
-    tmp = out / f".{INDEX_FILE}.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, out / INDEX_FILE)
-
-
-def _clean_temporaries(out: Path) -> None:
-    """Removes what killed points left: hidden temporary directories in ``points/``."""
-    d = out / "points"
-    if d.is_dir():
-        for p in d.iterdir():
-            if p.name.startswith(".") and ".tmp-" in p.name:
-                shutil.rmtree(p, ignore_errors=True)
+# Running
 
 
 def run_sweep(
@@ -426,20 +312,21 @@ def run_sweep(
     progress: bool | Any = True,
     point_fn: PointFn | None = None,
     label: str = "sweep",
+    unit: str = "points",
 ) -> SweepResult:
     """Runs every point not yet stored under ``out``.
 
     ``jobs``: worker processes on this machine (default: the number of cores; 1 runs the
     points in this process). ``scheduler``: a Dask scheduler address (``tcp://host:port``)
     or a ``distributed.Client``; then the points run on that cluster. ``progress``: a rich
-    progress bar with ETA on stderr (or a rich Console to draw it on). ``point_fn(document,
+    progress bar with ETA on stderr (or a rich Console to draw it on), counting ``unit``. ``point_fn(document,
     target)`` runs one point and stores it at ``target`` (default :func:`run_point`).
     """
     points = list(points)
     out = Path(out)
     (out / "points").mkdir(parents=True, exist_ok=True)
-    _clean_temporaries(out)
-    _write_index(out, points)
+    clean_temporaries(out)
+    write_index(out, points)
     fn = point_fn or run_point
     res = SweepResult(out=out, points=points)
     t0 = time.perf_counter()
@@ -450,9 +337,7 @@ def run_sweep(
         else:
             todo.setdefault(p.key, p)  # equal points (same canonical scenario) run once
 
-    from tcplab.sweep_backends import ProgressBar, run_dask, run_pool
-
-    with ProgressBar(label, len(points), len(res.cached), progress) as bar:
+    with CountProgress(label, len(points), len(res.cached), progress, unit=unit) as bar:
         if todo:
             if scheduler is not None:
                 run_dask(todo, out, fn, scheduler, res, bar)
@@ -460,35 +345,9 @@ def run_sweep(
                 for key, p in todo.items():
                     fn(p.document, str(point_dir(out, key)))
                     res.computed.append(key)
-                    bar.advance(p)
+                    bar.advance(p.label)
             else:
                 run_pool(todo, out, fn, jobs or default_jobs(), res, bar)
     res.wall_time_s = time.perf_counter() - t0
     return res
 
-
-# --------------------------------------------------------------------------------------------
-# Reading back
-
-
-def table_frame(res: SweepResult, name: str) -> pl.DataFrame:
-    """Table ``name`` of every point, with the point's parameters, ``point`` (its index) and
-    ``key`` as leading columns (``point`` = position in ``res.points``) (parameters that are not scalars are shown as JSON text; a
-    parameter named like a column of the table replaces it)."""
-    frames = []
-    for i, p in enumerate(res.points):
-        df = pl.read_parquet(point_dir(res.out, p.key) / f"{name}.parquet")
-        cols = [pl.lit(i).cast(pl.UInt32).alias("point"), pl.lit(p.key).alias("key")]
-        for k, v in p.params.items():
-            if not isinstance(v, (bool, int, float, str)):
-                v = json.dumps(v, sort_keys=True)
-            cols.append(pl.lit(v).alias(k))
-        names = [c.meta.output_name() for c in cols]
-        rest = [c for c in df.columns if c not in names]  # a parameter named like a column wins
-        frames.append(df.with_columns(cols).select(names + rest))
-    return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
-
-
-def flows_frame(res: SweepResult) -> pl.DataFrame:
-    """The ``flows`` table of every point, with its parameters (see :func:`table_frame`)."""
-    return table_frame(res, "flows")

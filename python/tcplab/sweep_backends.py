@@ -1,5 +1,5 @@
-"""Where the points of a sweep run: a local process pool or a Dask cluster, with a rich
-progress bar. Used by :func:`tcplab.sweep.run_sweep`; docs/sweeps.md says what each does
+"""Where the points of a sweep run: a local process pool or a Dask cluster (progress on a
+:class:`tcplab.progress.CountProgress`). Used by :func:`tcplab.sweep.run_sweep`; docs/sweeps.md says what each does
 when a worker dies."""
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from tcplab.sweep import MAX_RETRIES, Point, PointFn, SweepError, SweepResult, point_complete, point_dir
+from tcplab.progress import CountProgress
+from tcplab.sweep_store import MAX_RETRIES, Point, PointFn, SweepError, SweepResult, point_complete, point_dir
 
-__all__ = ["ProgressBar", "run_dask", "run_pool"]
+__all__ = ["run_dask", "run_pool"]
 
 
-def run_pool(todo: dict[str, Point], out: Path, fn: PointFn, jobs: int, res: SweepResult, bar: ProgressBar) -> None:
+def run_pool(todo: dict[str, Point], out: Path, fn: PointFn, jobs: int, res: SweepResult, bar: CountProgress) -> None:
     # spawn: no fork of a process holding polars/rayon threads.
     ctx = multiprocessing.get_context("spawn")
     pending = dict(todo)
@@ -33,7 +34,7 @@ def run_pool(todo: dict[str, Point], out: Path, fn: PointFn, jobs: int, res: Swe
                         broken = True
                         continue
                     res.computed.append(key)
-                    bar.advance(pending.pop(key))
+                    bar.advance(pending.pop(key).label)
             if not broken:
                 return
         # A worker died: the pool is gone with every point it held. Those are retried in a
@@ -41,7 +42,7 @@ def run_pool(todo: dict[str, Point], out: Path, fn: PointFn, jobs: int, res: Swe
         for key in list(pending):
             if point_complete(out, key):
                 res.computed.append(key)
-                bar.advance(pending.pop(key))
+                bar.advance(pending.pop(key).label)
                 continue
             res.retried[key] = res.retried.get(key, 0) + 1
             if res.retried[key] > MAX_RETRIES:
@@ -49,7 +50,7 @@ def run_pool(todo: dict[str, Point], out: Path, fn: PointFn, jobs: int, res: Swe
 
 
 def run_dask(
-    todo: dict[str, Point], out: Path, fn: PointFn, scheduler: Any, res: SweepResult, bar: ProgressBar
+    todo: dict[str, Point], out: Path, fn: PointFn, scheduler: Any, res: SweepResult, bar: CountProgress
 ) -> None:
     try:
         from distributed import Client, as_completed
@@ -90,53 +91,8 @@ def run_dask(
                 ac.add(g)
                 continue
             res.computed.append(key)
-            bar.advance(todo[key])
+            bar.advance(todo[key].label)
     finally:
         if own:
             client.close()
 
-
-class ProgressBar:
-    """A rich progress bar over points (count, elapsed, ETA), or nothing."""
-
-    def __init__(self, label: str, total: int, cached: int, progress: bool | Any):
-        self.enabled = bool(progress)
-        self.console = None if isinstance(progress, bool) else progress
-        self.label, self.total, self.cached = label, total, cached
-
-    def __enter__(self) -> ProgressBar:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self.progress = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("points"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                TextColumn("{task.fields[last]}"),
-                console=self.console or Console(stderr=True),
-            )
-            self.progress.__enter__()
-            self.task = self.progress.add_task(
-                self.label, total=self.total, completed=self.cached, last=f"({self.cached} stored)"
-            )
-        return self
-
-    def advance(self, point: Point) -> None:
-        if self.enabled:
-            self.progress.update(self.task, advance=1, last=point.label[:60])
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.progress.__exit__(*exc)

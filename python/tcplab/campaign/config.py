@@ -12,14 +12,14 @@ Use :func:`load_campaign` (file), :meth:`CampaignConfig.from_toml` (text) or
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 # The scenario module's one-line error rendering (not changed, only reused).
-from tcplab.scenario import _describe, _path, _show
+from tcplab.scenario.errors import describe_error, field_path, show_value
+from tcplab.toml_file import TomlError, parse_toml, read_toml
 
 __all__ = [
     "CampaignError",
@@ -359,9 +359,9 @@ class CampaignConfig(BaseModel):
     @classmethod
     def from_toml(cls, text: str) -> CampaignConfig:
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise CampaignError(f"not valid TOML: {e}") from None
+            data = parse_toml(text)
+        except TomlError as e:
+            raise CampaignError(str(e)) from None
         return cls.from_dict(data)
 
     @property
@@ -390,20 +390,20 @@ def _one_error(e: ValidationError) -> CampaignError:
     inner = ctx.get("error")
     loc = tuple(x for x in err["loc"] if not _is_union_tag(x))
     if isinstance(inner, _FieldValueError):
-        prefix = _path(loc)
+        prefix = field_path(loc)
         path = f"{prefix}.{inner.field}" if prefix else inner.field
         if inner.value is None:
             return CampaignError(f"{path}: {inner.detail}", path)
-        return CampaignError(f"{path}: {_show(inner.value)} {inner.detail}", path)
+        return CampaignError(f"{path}: {show_value(inner.value)} {inner.detail}", path)
     if err["type"] == "union_tag_invalid":
-        path = _path(loc)
+        path = field_path(loc)
         return CampaignError(
-            f"{path}.dist: {_show(ctx.get('tag'))} is not a known distribution (known: {ctx.get('expected_tags')})",
+            f"{path}.dist: {show_value(ctx.get('tag'))} is not a known distribution (known: {ctx.get('expected_tags')})",
             f"{path}.dist",
         )
     err = {**err, "loc": loc}
-    loc2, detail = _describe(err)
-    path = _path(loc2)
+    loc2, detail = describe_error(err)
+    path = field_path(loc2)
     return CampaignError(f"{path}: {detail}" if path else detail, path or None)
 
 
@@ -423,13 +423,9 @@ def load_campaign(path: str | Path) -> CampaignConfig:
     """Reads and validates a campaign TOML file; the name defaults to the file stem."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise CampaignError(f"{p}: cannot read: {e.strerror or e}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise CampaignError(f"{p}: not valid TOML: {e}") from None
+        data, _ = read_toml(p)
+    except TomlError as e:
+        raise CampaignError(str(e)) from None
     data.setdefault("name", p.stem)
     cfg = CampaignConfig.from_dict(data)
     cfg._source_path = str(p)

@@ -188,13 +188,14 @@ def probe_scenario(cfg: CampaignConfig, path: Path, probe: Any, duration_s: floa
             },
         }
     ]
-    for k in range(n_tcp):
+    if n_tcp:  # one flow group: cross0, cross1, ... (docs/scenario.md, "Flow groups")
         flows.append(
             {
-                "name": f"cross{k}",
+                "name": "cross",
+                "count": n_tcp,
                 "controller": x.controller,
                 "recovery": x.recovery,
-                "start": _ns(probe.cross_start_s[k]),
+                "start": [_ns(s) for s in probe.cross_start_s[:n_tcp]],
             }
         )
     udp = []

@@ -15,7 +15,6 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path as FsPath
@@ -65,10 +64,16 @@ def _cpu_seconds() -> float:
 def run_campaign(
     cfg: CampaignConfig,
     jobs: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: bool | Any = False,
+    *,
+    store: str | FsPath | None = None,
+    scheduler: Any = None,
 ) -> CampaignResult:
     """Draws the population and the schedule, checks one scenario per protocol, then runs
-    every probe (``jobs`` processes; default: the usable cores)."""
+    every probe through the sweep engine (``jobs`` processes, default: the usable cores; or
+    the Dask cluster ``scheduler``). ``store``: where the probes' rows are kept, so that a
+    second run resumes (None: a temporary directory). ``progress``: True for a bar over the
+    probes on stderr, or a rich Console to draw it on."""
     jobs = default_jobs() if jobs is None else max(1, jobs)
     paths = draw_paths(cfg)
     probes = schedule(cfg, paths)
@@ -78,7 +83,7 @@ def run_campaign(
     started = datetime.now(UTC)
     wall = time.perf_counter()
     cpu = _cpu_seconds()
-    rows = run_probes(tasks, jobs=jobs, progress=progress)
+    rows = run_probes(tasks, jobs=jobs, store=store, scheduler=scheduler, progress=progress, label=cfg.name)
     wall_s = time.perf_counter() - wall
     cpu_s = _cpu_seconds() - cpu
     df = pl.DataFrame(rows, schema=_schema(), orient="row") if rows else pl.DataFrame(schema=_schema())
@@ -211,7 +216,7 @@ def write_campaign(result: CampaignResult, out: str | FsPath, *, report: bool = 
                 pass
         report_name = None
         if report:
-            from tcplab.campaign.report import render_campaign_report
+            from tcplab.report.campaign import render_campaign_report
 
             (tmp / "report.html").write_text(render_campaign_report(result), encoding="utf-8")
             report_name = "report.html"

@@ -1,27 +1,35 @@
-"""Runs the probes: one simulation each, in a small self-contained process pool.
+"""Runs the probes through the sweep engine (:func:`tcplab.sweep.run_sweep`): one point per
+probe, stored under ``<store>/points/<key>/summary.json`` (the probe's row), so a campaign
+resumes where it stopped, a worker that dies is retried, and the probes can run on a local
+process pool or a Dask cluster.
 
-The unit of work is :func:`run_probe` (probe -> row); :func:`run_probes` maps it over the
-schedule on ``jobs`` processes (``jobs = 1``: in this process) with an optional progress
-callback, and returns the rows in probe order. Swapping the pool for another executor later
-only needs a map of :func:`run_probe` over :class:`ProbeTask`\\ s.
+The unit of work is :func:`run_probe` (probe -> row); :func:`store_probe` is the sweep's
+point function around it. A probe point's ``document`` is a :class:`ProbeTask` as a dict
+(``cfg``, ``path``, ``probe``), not a scenario: the row needs the probe and its path.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import json
+import os
+import secrets
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path as FsPath
 from typing import Any
 
 from tcplab.campaign.config import CampaignConfig, CampaignError
 from tcplab.campaign.measure import probe_row
 from tcplab.campaign.population import Path, probe_scenario
 from tcplab.campaign.probes import Probe
-from tcplab.sweep import default_jobs
+from tcplab.sweep import Point, cache_key, default_jobs, point_dir, run_sweep
 
-__all__ = ["ProbeTask", "run_probe", "run_probes", "preflight", "default_jobs"]
+__all__ = ["ProbeTask", "default_jobs", "preflight", "probe_points", "run_probe", "run_probes", "store_probe"]
+
+#: The file of a probe point: its row.
+ROW_FILE = "summary.json"
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,37 @@ def run_probe(task: ProbeTask) -> dict[str, Any]:
     )
 
 
+def store_probe(document: dict[str, Any], target: str) -> None:
+    """The sweep's point function: runs the probe of ``document`` (``cfg``, ``path``,
+    ``probe``) and writes its row to ``target/summary.json`` atomically (built in a hidden
+    sibling, renamed when complete)."""
+    row = run_probe(ProbeTask(document["cfg"], document["path"], document["probe"]))
+    t = FsPath(target)
+    tmp = t.parent / f".{t.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir(parents=True)
+    try:
+        (tmp / ROW_FILE).write_text(json.dumps(row) + "\n", encoding="utf-8")
+        if t.exists():  # another worker finished the same probe first
+            shutil.rmtree(t, ignore_errors=True)
+        os.rename(tmp, t)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def probe_points(tasks: list[ProbeTask]) -> list[Point]:
+    """One sweep point per probe; the key covers the probe's scenario, the configuration, the
+    probe and its path (and, through :func:`tcplab.sweep.cache_key`, the tcplab build)."""
+    points = []
+    cfg_json = json.dumps(tasks[0].cfg.to_dict(), sort_keys=True, default=str) if tasks else ""
+    for i, task in enumerate(tasks):
+        doc = {"cfg": task.cfg, "path": task.path, "probe": task.probe}
+        key = cache_key({"scenario": task.scenario(), "cfg": cfg_json, "probe": repr(task.probe), "path": repr(task.path)})
+        params = {"probe": task.probe.id, "path": task.path.id, "protocol": task.probe.protocol}
+        points.append(Point(i, params, doc, key))
+    return points
+
+
 def preflight(tasks: list[ProbeTask]) -> None:
     """Checks one scenario per protocol with the schema and the simulator before anything
     runs, so a bad protocol or cross-traffic setting is one clear error, not N failures."""
@@ -78,33 +117,32 @@ def preflight(tasks: list[ProbeTask]) -> None:
 
 
 def run_probes(
-    tasks: Iterable[ProbeTask],
+    tasks: list[ProbeTask],
+    *,
     jobs: int = 1,
-    progress: Callable[[int, int], None] | None = None,
+    store: str | FsPath | None = None,
+    scheduler: Any = None,
+    progress: bool | Any = False,
+    label: str = "campaign",
 ) -> list[dict[str, Any]]:
-    """Rows of all ``tasks`` in their order; ``progress(done, total)`` after each."""
-    tasks = list(tasks)
-    total = len(tasks)
-    rows: list[dict[str, Any] | None] = [None] * total
-    if jobs <= 1 or total <= 1:
-        for i, t in enumerate(tasks):
-            rows[i] = run_probe(t)
-            if progress:
-                progress(i + 1, total)
-        return rows  # type: ignore[return-value]
-    done = 0
-    # "spawn", not fork: forking a process whose polars/rayon threads hold locks can deadlock
-    # the child (seen when the caller had used polars before starting the campaign).
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(run_probe, t): i for i, t in enumerate(tasks)}
-        try:
-            for fut in as_completed(futures):
-                rows[futures[fut]] = fut.result()
-                done += 1
-                if progress:
-                    progress(done, total)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
-    return rows  # type: ignore[return-value]
+    """The rows of all ``tasks`` in their order, run by :func:`tcplab.sweep.run_sweep` with
+    its store under ``store`` (None: a temporary directory, removed afterwards); ``progress``
+    as for ``run_sweep`` (True: a bar over the probes on stderr)."""
+    points = probe_points(tasks)
+    own = store is None
+    out = FsPath(tempfile.mkdtemp(prefix="tcplab-campaign-")) if own else FsPath(store)
+    try:
+        run_sweep(
+            points,
+            out,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+            point_fn=store_probe,
+            label=label,
+            unit="probes",
+        )
+        return [json.loads((point_dir(out, p.key) / ROW_FILE).read_text(encoding="utf-8")) for p in points]
+    finally:
+        if own:
+            shutil.rmtree(out, ignore_errors=True)

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tcplab.report.eth import eth_html
+from tcplab.report.html import esc, figure_html, page
 from tcplab.report.plots import plot_queues, plot_throughput, plot_time_sequence, plot_windows
 from tcplab.report.sections import (
-    _CSS,
-    _classification_html,
-    _conservation_html,
-    _e,
-    _eth_html,
-    _figure_html,
-    _links_html,
-    _params_html,
-    _summary_html,
+    classification_html,
+    conservation_html,
+    links_html,
+    params_html,
+    summary_html,
 )
 from tcplab.run import RunResult
 
@@ -23,23 +21,21 @@ from tcplab.run import RunResult
 def render_report(result: RunResult) -> str:
     """The report as one HTML string (images embedded as data URIs)."""
     sc = result.scenario
-    caption_base = _e(sc.describe())
+    caption_base = esc(sc.describe())
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>tcplab report: {_e(result.name)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(result.name)}</h1>",
-        f"<p class='muted'>{_e(result.canonical.get('description') or '')}</p>",
+        f"<h1>{esc(result.name)}</h1>",
+        f"<p class='muted'>{esc(result.canonical.get('description') or '')}</p>",
         "<h2>Per-flow summary</h2>",
-        _summary_html(result),
-        _conservation_html(result),
-        _classification_html(result),
-        _eth_html(result),
+        summary_html(result),
+        conservation_html(result),
+        classification_html(result),
+        eth_html(result),
         "<h2>Plots</h2>",
     ]
     fig = plot_windows(result)
     if fig is not None:
         parts.append(
-            _figure_html(
+            figure_html(
                 fig,
                 f"Congestion window and slow-start threshold (in segments of the flow's MSS) vs time; "
                 f"▼ fast retransmit (recovery entry), ✕ retransmission timeout, at the window set by the response. "
@@ -55,7 +51,7 @@ def render_report(result: RunResult) -> str:
     if tp is not None:
         fig, width = tp
         parts.append(
-            _figure_html(
+            figure_html(
                 fig,
                 f"Throughput per flow (application bytes delivered in order, bins of {width * 1e3:.0f} ms; a bar above the bottleneck rate is data held out of order and released when a hole was repaired). {caption_base}.",
                 "throughput vs time",
@@ -65,7 +61,7 @@ def render_report(result: RunResult) -> str:
     if qp is not None:
         fig, names = qp
         parts.append(
-            _figure_html(
+            figure_html(
                 fig,
                 f"Queue length (packets, including the one being serialized) vs time of the link direction(s) where packets queued behind the one in service ({len(names)} shown, busiest first at most 4). {caption_base}.",
                 "queue length vs time",
@@ -76,7 +72,7 @@ def render_report(result: RunResult) -> str:
     fig = plot_time_sequence(result)
     if fig is not None:
         parts.append(
-            _figure_html(
+            figure_html(
                 fig,
                 f"Time-sequence plot: first byte of every data segment sent (blue), retransmissions (red), "
                 f"data packets dropped anywhere in the network (black ✕). {caption_base}.",
@@ -86,7 +82,7 @@ def render_report(result: RunResult) -> str:
         fig = plot_time_sequence(result, zoom=True)
         if fig is not None:
             parts.append(
-                _figure_html(
+                figure_html(
                     fig,
                     f"Time-sequence plot zoomed on each flow's first loss (5 RTTs before to 15 after): "
                     f"segments sent (blue), retransmissions (red), drops (black ✕). {caption_base}.",
@@ -99,12 +95,11 @@ def render_report(result: RunResult) -> str:
         )
     parts += [
         "<h2>Scenario</h2>",
-        _params_html(result),
+        params_html(result),
         "<h2>Links</h2>",
-        _links_html(result),
-        "</body></html>",
+        links_html(result),
     ]
-    return "\n".join(parts)
+    return page(f"tcplab report: {result.name}", parts)
 
 
 def write_report(result: RunResult, path: str | Path) -> Path:

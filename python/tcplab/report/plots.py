@@ -3,8 +3,6 @@ queue lengths and time-sequence plots of a run."""
 
 from __future__ import annotations
 
-import base64
-import io
 from typing import Any
 
 import numpy as np
@@ -28,12 +26,6 @@ _COLORS = [
     "tab:olive",
 ]
 
-
-def _png(fig: Figure) -> str:
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, pil_kwargs={"compress_level": 1})
-    return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _layout(fig: Figure, rows: int) -> None:

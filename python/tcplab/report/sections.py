@@ -1,15 +1,11 @@
-"""The report's HTML pieces: the stylesheet, escaping, number formatting and table helpers,
-and the sections (per-flow summary, conservation, loss classification, scenario parameters,
+"""The run report's HTML sections (per-flow summary, conservation, loss classification, scenario parameters,
 links, embedded figures)."""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
-from matplotlib.figure import Figure
-
-from tcplab.report.plots import _png
+from tcplab.report.html import esc, fmt, html_table, ms
 from tcplab.run import RunResult
 from tcplab.units import format_duration, format_rate
 
@@ -27,49 +23,8 @@ def _wlan_text(w: dict[str, Any]) -> str:
     return f"{m['rate'] / 1e6:g} Mb/s, buffer {m['buffer']} pkts, retry limit {m['retry_limit']}; {placed}"
 
 
-# ---- HTML ------------------------------------------------------------------------------------
 
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-h1 { margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
-th { background: #f3f3f3; } td.l, th.l { text-align: left; }
-figure { margin: 1em 0; } figure img { max-width: 100%; }
-figcaption { font-size: 0.9em; color: #444; margin-top: 0.3em; }
-.ok { color: #176317; font-weight: bold; } .bad { color: #a00; font-weight: bold; }
-.muted { color: #777; }
-"""
-
-
-def _e(x: Any) -> str:
-    return html.escape(str(x))
-
-
-def _table(headers: list[str], rows: list[list[Any]], left: int = 1) -> str:
-    head = "".join(f'<th class="{"l" if i < left else ""}">{_e(h)}</th>' for i, h in enumerate(headers))
-    body = "".join(
-        "<tr>"
-        + "".join(f'<td class="{"l" if i < left else ""}">{_e(v)}</td>' for i, v in enumerate(r))
-        + "</tr>"
-        for r in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return str(v)
-
-
-def _ms(ns: Any) -> str:
-    return "–" if ns is None else f"{ns / 1e6:.1f}"
-
-
-def _params_html(result: RunResult) -> str:
+def params_html(result: RunResult) -> str:
     c = result.canonical
     rows = [
         ["name", c["name"]],
@@ -107,7 +62,7 @@ def _params_html(result: RunResult) -> str:
         for link in topo["links"]:
             for d in ("forward", "reverse"):
                 rows.append([f"{link['from']}-{link['to']} {d}", _linkdir(link[d])])
-    out = _table(["parameter", "value"], rows, left=2)
+    out = html_table(["parameter", "value"], rows, left=2)
     frows = []
     for f in c["flows"]:
         t = f["tcp"]
@@ -128,7 +83,7 @@ def _params_html(result: RunResult) -> str:
                 format_duration(t["rto_min"]),
             ]
         )
-    out += _table(
+    out += html_table(
         [
             "flow",
             "path",
@@ -170,7 +125,7 @@ def _linkdir(d: dict[str, Any]) -> str:
     return out
 
 
-def _summary_html(result: RunResult) -> str:
+def summary_html(result: RunResult) -> str:
     rows = []
     for r in result.flow_summary():
         rows.append(
@@ -179,7 +134,7 @@ def _summary_html(result: RunResult) -> str:
                 r["controller"],
                 r["recovery"],
                 f"{r['throughput_mbps']:.3f}",
-                _fmt(r["goodput"]),
+                fmt(r["goodput"]),
                 r["bytes_delivered"],
                 "yes" if r["completed"] else "no",
                 r["segments_sent"],
@@ -188,11 +143,11 @@ def _summary_html(result: RunResult) -> str:
                 r["timeouts"],
                 r["data_drops"],
                 r["spurious_retransmits"],
-                _ms(r["min_rtt_ns"]),
-                _ms(r["mean_rtt_ns"]),
+                ms(r["min_rtt_ns"]),
+                ms(r["mean_rtt_ns"]),
             ]
         )
-    out = _table(
+    out = html_table(
         [
             "flow",
             "controller",
@@ -214,7 +169,7 @@ def _summary_html(result: RunResult) -> str:
         left=3,
     )
     if result.udp.height:
-        out += _table(
+        out += html_table(
             ["UDP flow", "src", "dst", "sent", "received", "dropped", "throughput (Mb/s)"],
             [
                 [
@@ -233,7 +188,7 @@ def _summary_html(result: RunResult) -> str:
     return out
 
 
-def _classification_html(result: RunResult) -> str:
+def classification_html(result: RunResult) -> str:
     """Per flow with loss responses: Veno's Table I (verdict by actual cause of the loss).
     Empty when no flow had any."""
     parts = []
@@ -250,12 +205,12 @@ def _classification_html(result: RunResult) -> str:
         ):
             by = t[key]
             rows.append([label, by["congestion"], by["random"], by["none"], sum(by.values())])
-        parts.append(f"<h3>{_e(r['name'])} ({_e(r['controller'])})</h3>")
-        parts.append(_table(["response", "congestion", "random", "none", "total"], rows))
+        parts.append(f"<h3>{esc(r['name'])} ({esc(r['controller'])})</h3>")
+        parts.append(html_table(["response", "congestion", "random", "none", "total"], rows))
         parts.append(
             f"<p class='muted'>4/5 accuracy (share of 4/5 decisions that answered a random loss): "
-            f"{_fmt(t['ff45_accuracy'])}; congestion misdiagnosis (congestion losses answered with "
-            f"4/5 among those answered with 4/5 or 1/2): {_fmt(t['congestion_misdiagnosis'])}.</p>"
+            f"{fmt(t['ff45_accuracy'])}; congestion misdiagnosis (congestion losses answered with "
+            f"4/5 among those answered with 4/5 or 1/2): {fmt(t['congestion_misdiagnosis'])}.</p>"
         )
     if not parts:
         return ""
@@ -268,7 +223,7 @@ def _classification_html(result: RunResult) -> str:
     )
 
 
-def _links_html(result: RunResult) -> str:
+def links_html(result: RunResult) -> str:
     causes = [c for c in result.links.columns if c.startswith("drops_")]
     rows = []
     for r in result.links.iter_rows(named=True):
@@ -285,7 +240,7 @@ def _links_html(result: RunResult) -> str:
             + [r[c] for c in causes]
             + [r.get("ecn_marks", 0)]
         )
-    return _table(
+    return html_table(
         ["link", "direction", "path", "rate", "delay", "packets sent", "utilization"]
         + [c.removeprefix("drops_").replace("_", " ") + " drops" for c in causes]
         + ["ECN marks"],
@@ -294,10 +249,10 @@ def _links_html(result: RunResult) -> str:
     )
 
 
-def _conservation_html(result: RunResult) -> str:
+def conservation_html(result: RunResult) -> str:
     c = result.conservation
     status = '<span class="ok">OK</span>' if c.get("ok") else '<span class="bad">VIOLATED</span>'
-    items = "".join(f"<li>{_e(v)}</li>" for v in c.get("violations", []))
+    items = "".join(f"<li>{esc(v)}</li>" for v in c.get("violations", []))
     counts = ", ".join(
         f"{k.replace('_', ' ')}: {c[k]}"
         for k in ("packets_sent", "packets_delivered", "packets_dropped", "packets_in_flight")
@@ -306,19 +261,10 @@ def _conservation_html(result: RunResult) -> str:
     s = result.stats
     stats = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in s.items())
     return (
-        f"<p>Packet conservation: {status} ({_e(counts)}).</p>"
+        f"<p>Packet conservation: {status} ({esc(counts)}).</p>"
         + (f"<ul>{items}</ul>" if items else "")
-        + f"<p class='muted'>Run: {_e(stats)}; wall time {result.wall_time_s:.2f} s; tcplab {_e(result.version)}; "
-        f"started {_e(result.started_at.isoformat(timespec='seconds'))}.</p>"
+        + f"<p class='muted'>Run: {esc(stats)}; wall time {result.wall_time_s:.2f} s; tcplab {esc(result.version)}; "
+        f"started {esc(result.started_at.isoformat(timespec='seconds'))}.</p>"
     )
 
-
-def _figure_html(fig: Figure, caption: str, alt: str) -> str:
-    return f'<figure><img alt="{_e(alt)}" src="data:image/png;base64,{_png(fig)}"><figcaption>{caption}</figcaption></figure>'
-
-
-def _eth_html(result: RunResult) -> str:
-    from tcplab.report_eth import eth_html  # it imports this module's helpers
-
-    return eth_html(result)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from tcplab.reproduce import areno, areno_fig8, areno_lab, eth, pending, veno, veno_cwnd, venoplus, wlan, wlan_red
 from tcplab.reproduce.docs import write_docs
 from tcplab.reproduce.experiment import Claim, Experiment, Outcome, Row, Suite, run_suite
-from tcplab.reproduce.html import render_report, write_report
+from tcplab.report.reproduce import render_report, write_report
 
 __all__ = [
     "ALL",

@@ -61,7 +61,7 @@ SETTING = (
 )
 
 
-def _doc(mbps: int, loss: float, other: str, secs: int, reading: str | None = None) -> dict:
+def areno_doc(mbps: int, loss: float, other: str, secs: int, reading: str | None = None) -> dict:
     """``reading``: AReno's W_inc reading (None: the headline reading of this build)."""
     peer = areno_controller(reading if reading is not None else headline_reading()) if other == "areno" else other
     bdp = round(mbps * 1e6 * 0.1 / 8 / 1500)
@@ -81,7 +81,7 @@ def _doc(mbps: int, loss: float, other: str, secs: int, reading: str | None = No
     }
 
 
-def _pairs(res: SweepResult) -> pl.DataFrame:
+def areno_pairs(res: SweepResult) -> pl.DataFrame:
     """One row per run: the Reno flow's and the other flow's throughput (Mb/s)."""
     f = res.flows().with_columns((pl.col("throughput_bps") / 1e6).alias("mbps"))
     return (
@@ -149,12 +149,12 @@ def fig6_points(mode: Mode):
     pts = []
     for mbps, secs in CAPACITIES[mode].items():
         for other in OTHERS:
-            pts += points(_doc(mbps, 1e-6, other, secs), FIG6_SEEDS[mode], params={"capacity": mbps, "loss": 1e-6, "other": other})
+            pts += points(areno_doc(mbps, 1e-6, other, secs), FIG6_SEEDS[mode], params={"capacity": mbps, "loss": 1e-6, "other": other})
     return pts
 
 
 def fig6_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
-    return _pairs(res)
+    return areno_pairs(res)
 
 
 def fig6_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
@@ -217,7 +217,7 @@ def fig7_points(mode: Mode):
     pts = []
     for loss in LOSSES:
         for other in OTHERS:
-            pts += points(_doc(100, loss, other, FIG7_SECS[mode]), SEEDS[mode], params={"capacity": 100, "loss": loss, "other": other})
+            pts += points(areno_doc(100, loss, other, FIG7_SECS[mode]), SEEDS[mode], params={"capacity": 100, "loss": loss, "other": other})
     return pts
 
 

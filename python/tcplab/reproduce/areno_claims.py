@@ -210,25 +210,25 @@ def _reading_label(r: str | None) -> str:
 
 
 def _pairs_by_reading(res: SweepResult) -> pl.DataFrame:
-    from tcplab.reproduce.areno import _pairs
+    from tcplab.reproduce.areno import areno_pairs
 
     f = res.flows().with_columns((pl.col("throughput_bps") / 1e6).alias("mbps"))
     out = []
     for r in f["reading"].unique(maintain_order=True).to_list():
         sub = SweepResult(out=res.out, points=[p for p in res.points if p.params["reading"] == r])
-        out.append(_pairs(sub).with_columns(pl.lit(r).alias("reading")))
+        out.append(areno_pairs(sub).with_columns(pl.lit(r).alias("reading")))
     return pl.concat(out)
 
 
 def _sensitivity_points(mode: Mode, grid: list[tuple[int, float]], secs, seeds: dict[str, int]) -> list:
-    from tcplab.reproduce.areno import _doc
+    from tcplab.reproduce.areno import areno_doc
 
     pts = []
     for reading in areno_reading_list():
         for mbps, loss in grid:
             for other in ("reno", "areno"):
                 pts += points(
-                    _doc(mbps, loss, other, secs(mbps), reading),
+                    areno_doc(mbps, loss, other, secs(mbps), reading),
                     seeds[mode],
                     params={"capacity": mbps, "loss": loss, "other": other, "reading": reading or "default"},
                 )

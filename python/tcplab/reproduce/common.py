@@ -3,9 +3,7 @@ figures."""
 
 from __future__ import annotations
 
-import base64
 from functools import lru_cache
-import io
 from collections.abc import Sequence
 from typing import Any
 
@@ -89,12 +87,6 @@ def figure(rows: int = 1, cols: int = 1, width: float = 9.0, height: float = 4.0
     fig.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.14, wspace=0.28, hspace=0.45)
     return fig, axes
 
-
-def png_data_uri(fig: Figure) -> str:
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, pil_kwargs={"compress_level": 6})
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def lossfmt(p: float) -> str:

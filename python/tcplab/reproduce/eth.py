@@ -24,7 +24,7 @@ from tcplab.campaign.probes import schedule
 from tcplab.campaign.runner import ProbeTask
 from tcplab.reproduce.common import figure
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
-from tcplab.reproduce.eth_claims import DIRECTION, DIRECTION_WEAKENED, _direction
+from tcplab.reproduce.eth_claims import DIRECTION, DIRECTION_WEAKENED, direction_claim
 from tcplab.reproduce.verdict import ABOUT, Estimate, Test, about, at_least, pooled_ratio
 from tcplab.sweep import Point, SweepResult, expand, point_dir
 
@@ -178,7 +178,7 @@ THROUGHPUT = Experiment(
     claims=(
         Claim(
             "SACK-based recovery (FACK, RH, LRD): higher median throughput than Reno",
-            _direction("sack_higher_throughput"),
+            direction_claim("sack_higher_throughput"),
             "1.13, 1.16, 1.22 vs 0.80 Mbit/s",
             quote=(
                 "Moreover, the SACK-based protocols FACK, RH, and LRD clearly outperform the other two protocols (they "
@@ -190,7 +190,7 @@ THROUGHPUT = Experiment(
         ),
         Claim(
             "Vegas-CA: lower median throughput than Reno",
-            _direction("vegas_lower_throughput"),
+            direction_claim("vegas_lower_throughput"),
             "0.62 vs 0.80 Mbit/s",
             quote=(
                 "In terms of application-level throughput, Vegas performs consistently worse than Reno (for Reno, the "
@@ -310,7 +310,7 @@ TIMEOUTS = Experiment(
     claims=(
         Claim(
             "SACK-based recovery: fewer timeouts per connection than Reno",
-            _direction("sack_fewer_timeouts"),
+            direction_claim("sack_fewer_timeouts"),
             "−48, −50, −61 %",
             quote=(
                 "The clear left shifts in the distributions for FACK, LRD, and RH show that these protocols significantly "
@@ -322,7 +322,7 @@ TIMEOUTS = Experiment(
         ),
         Claim(
             "Vegas-CA: more non-trigger timeouts than Reno",
-            _direction("vegas_more_non_trigger"),
+            direction_claim("vegas_more_non_trigger"),
             "+34.7 %",
             quote="According to Figure 8, Vegas causes 34.7% more timeouts due to non-trigger of a recovery than Reno",
             section="§10.5, Fig. 8",
@@ -331,7 +331,7 @@ TIMEOUTS = Experiment(
         ),
         Claim(
             "LRD: fewest lost-retransmission timeouts",
-            _direction("lrd_fewest_lost_rtx_timeouts"),
+            direction_claim("lrd_fewest_lost_rtx_timeouts"),
             "fewest of all five; −34.5 % MPL-rtx vs RH",
             quote=(
                 "Overall, it achieves the lowest number of timeouts on lost fast retransmissions for all five protocols "
@@ -545,7 +545,7 @@ LOSS_EVENTS = Experiment(
     claims=(
         Claim(
             "Vegas-CA: fewer multiple-loss events than Reno",
-            _direction("vegas_fewer_multiple_loss"),
+            direction_claim("vegas_fewer_multiple_loss"),
             "Table 3: fewer",
             quote=(
                 "In this case, Vegas performs consistently better than the other protocols. That is, even though Vegas does "

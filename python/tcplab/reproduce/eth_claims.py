@@ -9,7 +9,7 @@ from tcplab.campaign import analysis
 from tcplab.reproduce.verdict import Test, from_support
 
 
-def _direction(key: str):
+def direction_claim(key: str):
     """A published direction, decided by the campaign's bootstrap over connections: each
     comparison holds when its support (share of resamples in which it holds) is ≥ 0.975, does
     not hold when ≤ 0.025 (the two-sided 95% interval of the difference on one side of 0)."""

@@ -46,7 +46,7 @@ SETTING = (
 )
 
 
-def _fig3a(pairs: int, rate: str, buffer: int, loss: float, flows: list, name: str, trace: dict) -> dict:
+def fig3a_doc(pairs: int, rate: str, buffer: int, loss: float, flows: list, name: str, trace: dict) -> dict:
     return {
         "name": name,
         "duration": "5000s",
@@ -68,7 +68,7 @@ def fig5_points(mode: Mode):
     pts = []
     trace = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
     for label, cc in FIG5_VARIANTS.items():
-        base = _fig3a(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno", bytes="32MB"), "veno-fig5", trace)
+        base = fig3a_doc(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno", bytes="32MB"), "veno-fig5", trace)
         pts += points(
             base,
             SEEDS[mode],
@@ -191,7 +191,7 @@ def fig5_sensitivity_points(mode: Mode):
     trace = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
     for growth, delack, recovery in FIG5_STACKS:
         for cc in ("reno", "veno"):
-            base = _fig3a(1, "1.6Mbps", 12, 1e-2, bulk_flows([cc], recovery, bytes="32MB"), "veno-fig5", trace)
+            base = fig3a_doc(1, "1.6Mbps", 12, 1e-2, bulk_flows([cc], recovery, bytes="32MB"), "veno-fig5", trace)
             # the paper's stack is the main runs' document as is (same key, run once)
             if growth != "per_ack":
                 base["tcp"]["growth"] = growth
@@ -340,7 +340,7 @@ def fig6_points(mode: Mode):
     trace = {"series": "off", "drops": False, "events": False}
     for mix, ccs in MIXES.items():
         for loss in (0.0, 1e-2):
-            base = _fig3a(4, "4Mbps", 28, loss, bulk_flows(ccs, "reno", bytes="32MB"), "veno-fig6", trace)
+            base = fig3a_doc(4, "4Mbps", 28, loss, bulk_flows(ccs, "reno", bytes="32MB"), "veno-fig6", trace)
             pts += points(base, SEEDS[mode], params={"mix": mix, "loss": loss})
     return pts
 
@@ -490,7 +490,7 @@ def fig7_points(mode: Mode):
     for k in range(6):
         for loss in (0.0, 1e-2):
             ccs = ["reno"] * (5 - k) + ["veno"] * k
-            base = _fig3a(5, "4Mbps", 28, loss, bulk_flows(ccs, "reno", bytes="32MB"), "veno-fig7", {"series": "off", "segments": False, "drops": False, "events": False})
+            base = fig3a_doc(5, "4Mbps", 28, loss, bulk_flows(ccs, "reno", bytes="32MB"), "veno-fig7", {"series": "off", "segments": False, "drops": False, "events": False})
             pts += points(base, SEEDS[mode], params={"k": k, "loss": loss})
     return pts
 

@@ -17,7 +17,7 @@ import polars as pl
 from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, row, seed_values, stats
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.reproduce.verdict import ABOUT, Estimate, Test, about, above, ratio_of_means
-from tcplab.reproduce.veno import PAPER, SETTING, _fig3a
+from tcplab.reproduce.veno import PAPER, SETTING, fig3a_doc
 from tcplab.sweep import SweepResult, point_dir
 
 SEEDS = {"quick": 10, "full": 20}
@@ -29,7 +29,7 @@ def cwnd_points(mode: Mode):
     trace = {"series": "change", "segments": False, "drops": False, "events": False}
     pts = []
     for cc in ("reno", "veno"):
-        base = _fig3a(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno"), "veno-fig1", trace)
+        base = fig3a_doc(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno"), "veno-fig1", trace)
         base["duration"] = f"{SPAN_S:g}s"
         pts += points(base, SEEDS[mode], {"topology.bottleneck.forward.loss.p": LOSSES}, params={"variant": cc})
     return pts

@@ -72,7 +72,7 @@ CHANNEL_GAP = (
 )
 
 
-def _doc(pipe: str, stations: list[str], controllers: list[str], queue: dict | None = None) -> dict:
+def wlan_doc(pipe: str, stations: list[str], controllers: list[str], queue: dict | None = None) -> dict:
     topo: dict = {
         "kind": "wlan_access",
         "pipe": pipe,
@@ -93,12 +93,12 @@ def _doc(pipe: str, stations: list[str], controllers: list[str], queue: dict | N
     }
 
 
-def _kbps(res: SweepResult) -> pl.DataFrame:
+def flows_kbps(res: SweepResult) -> pl.DataFrame:
     """Every flow of every run, with ``kbps`` (kb/s, kb = 1000 bits)."""
     return res.flows().with_columns((pl.col("throughput_bps") / 1e3).alias("kbps"))
 
 
-def _per_run(flows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+def per_run_totals(flows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """One row per run: aggregate and population STD of the per-flow throughputs (kb/s)."""
     return (
         flows.group_by([*by, "seed"])
@@ -116,7 +116,7 @@ def exp1_points(mode: Mode):
         for q in ("LL", "HL"):
             for cc in ("reno", "veno"):
                 pts += points(
-                    _doc(pipe, [q] * 4, [cc] * 4),
+                    wlan_doc(pipe, [q] * 4, [cc] * 4),
                     SEEDS[mode],
                     params={"pipe": pipe, "link": q, "controller": cc},
                 )
@@ -124,7 +124,7 @@ def exp1_points(mode: Mode):
 
 
 def exp1_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
-    return _per_run(_kbps(res), ["pipe", "link", "controller"])
+    return per_run_totals(flows_kbps(res), ["pipe", "link", "controller"])
 
 
 def _exp1_ratio(frame: pl.DataFrame, pipe: str, link: str) -> Estimate:
@@ -262,15 +262,15 @@ EXP1 = Experiment(
 def exp2_points(mode: Mode):
     pts = []
     for case, (stations, ccs) in CASES.items():
-        pts += points(_doc("fat", stations, ccs), SEEDS[mode], params={"case": case})
+        pts += points(wlan_doc("fat", stations, ccs), SEEDS[mode], params={"case": case})
     # the baselines of the Reno-keeps claim: the same placements with 4 Reno flows (Exp. 1's runs)
     for q in ("LL", "HL"):
-        pts += points(_doc("fat", [q] * 4, ["reno"] * 4), SEEDS[mode], params={"case": f"4 reno {q}"})
+        pts += points(wlan_doc("fat", [q] * 4, ["reno"] * 4), SEEDS[mode], params={"case": f"4 reno {q}"})
     return pts
 
 
 def exp2_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
-    f = _kbps(res).with_columns(pl.col("case").cast(pl.String))
+    f = flows_kbps(res).with_columns(pl.col("case").cast(pl.String))
     return f.select("case", "seed", "id", "controller", "kbps").sort("case", "id", "seed")
 
 

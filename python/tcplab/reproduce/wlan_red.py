@@ -10,7 +10,7 @@ import polars as pl
 from tcplab.reproduce.common import NETBSD_TCP, figure, points, row, seed_values, seeds_text, stats
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.reproduce.verdict import ABOUT, Test, below, ratio_of_means, within
-from tcplab.reproduce.wlan import PAPER, RED, RED_SECS, RED_SEEDS, SECS, SETTING, TRACE_OFF, _doc, _kbps, _per_run
+from tcplab.reproduce.wlan import PAPER, RED, RED_SECS, RED_SEEDS, SECS, SETTING, TRACE_OFF, wlan_doc, flows_kbps, per_run_totals
 from tcplab.sweep import SweepResult
 
 #: The 802.11b runs: per-seed STDs of six flows vary by a factor of 3 or more, so the STD claim
@@ -53,7 +53,7 @@ def exp3_points(mode: Mode):
         for queue in ("drop-tail", "RED"):
             red = queue == "RED"
             pts += points(
-                _doc("thin", ["LL"] * 6, [cc] * 6, RED if red else None),
+                wlan_doc("thin", ["LL"] * 6, [cc] * 6, RED if red else None),
                 SEEDS[mode],
                 params={"network": "802.11b", "controller": cc, "queue": queue},
             )
@@ -66,7 +66,7 @@ def exp3_points(mode: Mode):
 
 
 def exp3_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
-    return _per_run(_kbps(res), ["network", "controller", "queue"])
+    return per_run_totals(flows_kbps(res), ["network", "controller", "queue"])
 
 
 def _exp3_ratio(frame: pl.DataFrame, network: str, cc: str, col: str):

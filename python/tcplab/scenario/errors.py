@@ -143,3 +143,9 @@ def _nested(model: type[BaseModel], value: Any, sub: tuple[str | int, ...]) -> B
     except ValidationError as e:
         loc, detail = _describe(e.errors()[0])
         raise FieldError(detail, sub + loc, show=False) from None
+
+
+#: The helpers other one-line errors reuse (tcplab.campaign.config), under public names.
+show_value = _show
+field_path = _path
+describe_error = _describe

@@ -3,6 +3,7 @@ constant-bit-rate UDP sources, and what the run traces."""
 
 from __future__ import annotations
 
+import copy
 import json
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -12,7 +13,7 @@ from pydantic import BeforeValidator
 from tcplab import _native
 from tcplab.scenario.errors import FieldError
 from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, _count, _Model, _unit
-from tcplab.units import UnitError, parse_size
+from tcplab.units import UnitError, parse_duration, parse_size
 
 
 def _growth(v: Any) -> dict[str, Any]:
@@ -211,3 +212,93 @@ def _default_tcp_json() -> str:
 def default_tcp_config() -> dict[str, Any]:
     """The simulator's default TCP settings (canonical units), as a fresh dict."""
     return json.loads(_default_tcp_json())
+
+
+# ---- flow groups ---------------------------------------------------------------------------
+
+#: Fields that make a ``[[flows]]`` entry a group of ``count`` flows.
+GROUP_FIELDS = ("count", "start_step", "start_jitter")
+
+#: The numpy stream of the flow groups' start jitter: ``[seed, FLOW_GROUP_STREAM, entry]``.
+FLOW_GROUP_STREAM = 0x666C6F77  # "flow"
+
+
+def _group_duration(value: Any, sub: tuple[str | int, ...]) -> int:
+    try:
+        return parse_duration(value)
+    except UnitError as e:
+        raise FieldError(str(e), sub, value) from None
+
+
+def _group_starts(entry: dict[str, Any], i: int, count: int, seed: Any) -> list[Any]:
+    """The start of each of a group's ``count`` flows (as given when nothing varies it)."""
+    start = entry.get("start", 0)
+    step = _group_duration(entry.get("start_step", 0), ("flows", i, "start_step"))
+    jitter = _group_duration(entry.get("start_jitter", 0), ("flows", i, "start_jitter"))
+    if isinstance(start, list):
+        if len(start) != count:
+            raise FieldError(
+                f"has {len(start)} start times for count = {count} flows (give one per flow, or one for all)",
+                ("flows", i, "start"),
+                show=False,
+            )
+        base = [_group_duration(s, ("flows", i, "start", k)) for k, s in enumerate(start)]
+    elif step == 0 and jitter == 0:
+        return [start] * count
+    else:
+        base = [_group_duration(start, ("flows", i, "start"))] * count
+    draws = [0] * count
+    if jitter > 0:
+        import numpy as np
+
+        ok = isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**64
+        rng = np.random.default_rng([seed if ok else 1, FLOW_GROUP_STREAM, i])
+        draws = [int(x) for x in rng.integers(0, jitter, size=count, endpoint=True)]
+    return [f"{b + k * step + d}ns" for k, (b, d) in enumerate(zip(base, draws))]
+
+
+def expand_flow_groups(flows: Any, seed: Any = 1) -> Any:
+    """The ``[[flows]]`` entries with every group (an entry with ``count``) replaced by its
+    ``count`` flows: the same fields, names with the index appended (``name = "cross"`` ->
+    ``cross0``, ``cross1``...; no name: the default ``flow{i}``), and start times ``start +
+    k * start_step`` plus a jitter in ``[0, start_jitter]`` drawn from the scenario ``seed``
+    (numpy stream ``[seed, FLOW_GROUP_STREAM, entry]``), or ``start = [t0, t1, ...]``, one
+    per flow. The one place flow groups are expanded (the Scenario calls it first)."""
+    if not isinstance(flows, list) or not any(isinstance(f, dict) and any(k in f for k in GROUP_FIELDS) for f in flows):
+        return flows
+    out: list[Any] = []
+    for i, entry in enumerate(flows):
+        if not isinstance(entry, dict) or not any(k in entry for k in GROUP_FIELDS):
+            out.append(entry)
+            continue
+        if "count" not in entry:
+            extra = next(k for k in GROUP_FIELDS if k in entry)
+            raise FieldError("is only allowed in a flow group (with count = N)", ("flows", i, extra), show=False)
+        count = entry["count"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise FieldError("is not a whole number of flows >= 1", ("flows", i, "count"), count)
+        if "name" in entry and not isinstance(entry["name"], str):
+            raise FieldError("is not a string", ("flows", i, "name"), entry["name"])
+        starts = _group_starts(entry, i, count, seed)
+        fields = {k: v for k, v in entry.items() if k not in (*GROUP_FIELDS, "start", "name")}
+        for k in range(count):
+            flow = {**({"name": f"{entry['name']}{k}"} if "name" in entry else {}), **copy.deepcopy(fields)}
+            if "start" in entry or starts[k] != 0:
+                flow["start"] = starts[k]
+            out.append(flow)
+    return out
+
+
+def group_member(flows: Any, index: int) -> tuple[int, int] | None:
+    """(entry, k) when flow ``index`` of the expanded list is the k-th flow of the group at
+    ``flows[entry]`` of the document; None when it is a plain entry (or there are no groups)."""
+    if not isinstance(flows, list):
+        return None
+    pos = 0
+    for i, entry in enumerate(flows):
+        count = entry.get("count") if isinstance(entry, dict) and "count" in entry else None
+        n = count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else 1
+        if index < pos + n:
+            return (i, index - pos) if count is not None else None
+        pos += n
+    return None

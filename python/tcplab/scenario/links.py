@@ -8,7 +8,6 @@ the bad value.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -334,10 +333,6 @@ def _loss_gilbert_elliott(v: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: Directory that relative ``file`` paths in a scenario are read from (the scenario file's).
-BASE_DIR: ContextVar[Path | None] = ContextVar("tcplab_scenario_base_dir", default=None)
-
-
 def _loss_time_trace(v: dict[str, Any]) -> dict[str, Any]:
     """``{model = "time_trace", times = ["1.5s"], intervals = [["3s", "3.2s"]]}`` or
     ``{model = "time_trace", file = "losses.txt"}``: one time or ``start end`` pair per line
@@ -382,14 +377,13 @@ def _durations(x: Any, sub: tuple[str, ...]) -> list[int]:
 def _read_time_trace(name: Any) -> tuple[list[int], list[list[int]]]:
     if not isinstance(name, str) or not name:
         raise FieldError("is not a file path", ("file",), name)
-    path = Path(name)
-    base = BASE_DIR.get()
-    if not path.is_absolute() and base is not None:
-        path = base / path
+    # A relative name was resolved against the scenario file's directory before validation
+    # (tcplab.scenario.model.resolve_files); errors show it as the file gave it.
+    path, shown = Path(name), getattr(name, "given", name)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise FieldError(f"cannot be read ({e.strerror or e}: {path})", ("file",), name) from None
+        raise FieldError(f"cannot be read ({e.strerror or e}: {path})", ("file",), shown) from None
     times: list[int] = []
     intervals: list[list[int]] = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -399,7 +393,7 @@ def _read_time_trace(name: Any) -> tuple[list[int], list[list[int]]]:
         try:
             values = [parse_duration(_number_or_text(w)) for w in words]
         except UnitError as e:
-            raise FieldError(f"line {n}: {line.strip()!r} {e}", ("file",), name) from None
+            raise FieldError(f"line {n}: {line.strip()!r} {e}", ("file",), shown) from None
         if len(values) == 1:
             times.append(values[0])
         elif len(values) == 2 and values[0] < values[1]:
@@ -408,7 +402,7 @@ def _read_time_trace(name: Any) -> tuple[list[int], list[list[int]]]:
             raise FieldError(
                 f"line {n}: {line.strip()!r} is not a time or a 'start end' pair with start < end",
                 ("file",),
-                name,
+                shown,
             )
     return times, intervals
 

@@ -5,18 +5,17 @@ from TOML text, files and dicts."""
 from __future__ import annotations
 
 import json
-import tomllib
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, model_validator
 
 from tcplab import topology as _topo
-from tcplab.scenario import links as _links
 from tcplab.scenario.checks import ScenarioChecks
 from tcplab.scenario.errors import FieldError, ScenarioError, _one_error, _show
 from tcplab.scenario.fields import PosDuration, _count, _Model
-from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp
+from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups, group_member
 from tcplab.scenario.topologies import (
     DEFAULT_ACCESS_BUFFER_PACKETS,
     DEFAULT_ACCESS_MIN_RATE,
@@ -29,6 +28,7 @@ from tcplab.scenario.topologies import (
     _topology,
 )
 from tcplab.scenario.wlan import PIPES, Wlan, WlanAccess
+from tcplab.toml_file import TomlError, parse_toml, read_text
 from tcplab.units import format_duration, format_rate
 
 
@@ -51,6 +51,16 @@ class Scenario(ScenarioChecks, _Model):
     trace: Trace = Trace()
 
     _source: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flow_groups(cls, data: Any) -> Any:
+        """``[[flows]]`` groups (``count = N``) become N flows here, before anything else."""
+        if isinstance(data, dict) and "flows" in data:
+            flows = expand_flow_groups(data["flows"], data.get("seed", 1))
+            if flows is not data["flows"]:
+                data = {**data, "flows": flows}
+        return data
 
     # ---- cross-field checks (each one is in tcplab.scenario.checks) --------------------------
 
@@ -293,37 +303,50 @@ class Scenario(ScenarioChecks, _Model):
 
     @classmethod
     def from_dict(
-        cls, data: dict[str, Any], *, name: str | None = None, source: dict[str, Any] | None = None
+        cls,
+        data: dict[str, Any],
+        *,
+        name: str | None = None,
+        source: dict[str, Any] | None = None,
+        base_dir: str | Path | None = None,
     ) -> Scenario:
-        """Validates a TOML-shaped dict; ``name`` is used when the dict has none."""
+        """Validates a TOML-shaped dict; ``name`` is used when the dict has none. Relative
+        file names in it (time-trace loss files) are read from ``base_dir`` (None: the
+        current directory); it is kept as ``source["base_dir"]``."""
         if not isinstance(data, dict):
             raise ScenarioError(f"a scenario must be a table of fields, not {type(data).__name__}")
         if name is not None and "name" not in data:
             data = {"name": name, **data}
         try:
-            model = cls.model_validate(data)
+            model = cls.model_validate(resolve_files(data, base_dir))
         except ValidationError as e:
-            raise _one_error(e) from None
+            raise _in_group(_one_error(e), data) from None
         model._source = {"given": data, **(source or {})}
+        if base_dir is not None:
+            model._source["base_dir"] = str(base_dir)
         return model
 
     @classmethod
     def from_toml(cls, text: str, *, name: str | None = None, path: str | None = None) -> Scenario:
-        where = f"{path}: " if path else ""
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{where}invalid TOML: {e}") from None
-        token = _links.BASE_DIR.set(Path(path).parent if path else None)
-        try:
-            return cls.from_dict(data, name=name, source={"toml": text, "path": path})
-        finally:
-            _links.BASE_DIR.reset(token)
+            data = parse_toml(text, path)
+        except TomlError as e:
+            raise ScenarioError(str(e)) from None
+        base_dir = Path(path).parent if path else None
+        return cls.from_dict(data, name=name, source={"toml": text, "path": path}, base_dir=base_dir)
 
     def with_seed(self, seed: int) -> Scenario:
         """A copy with another seed (validated like the file's)."""
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
             raise ScenarioError(f"seed: {_show(seed)} must be a whole number within [0, 2^64 - 1]", "seed")
+        given = self._source.get("given")
+        if isinstance(given, dict) and any(
+            isinstance(f, dict) and "start_jitter" in f for f in given.get("flows") or []
+        ):  # a flow group's start jitter is drawn from the seed: validate again
+            source = {k: v for k, v in self._source.items() if k not in ("given", "base_dir")}
+            return type(self).from_dict(
+                {**given, "seed": seed}, source=source, base_dir=self._source.get("base_dir")
+            )
         copy = self.model_copy(update={"seed": seed})
         copy._source = dict(self._source)
         return copy
@@ -369,6 +392,48 @@ class Scenario(ScenarioChecks, _Model):
         return "; ".join(parts)
 
 
+def _in_group(error: ScenarioError, data: dict[str, Any]) -> ScenarioError:
+    """``error`` saying, when it is about a flow of a ``[[flows]]`` group (its position in the
+    expanded list), which group and which of its flows."""
+    m = re.match(r"flows\[(\d+)\]", error.path or "")
+    member = group_member(data.get("flows"), int(m.group(1))) if m else None
+    if member is None:
+        return error
+    try:
+        expand_flow_groups(data.get("flows"), data.get("seed", 1))
+    except FieldError:
+        return error  # the group itself is invalid: the error already names its entry
+    entry, k = member
+    return ScenarioError(f"{error.message} (flow {k} of the group flows[{entry}])", error.path)
+
+
+class ScenarioFile(str):
+    """A file name of a scenario resolved against the scenario's directory; ``given`` is the
+    name as written (what errors show)."""
+
+    given: str
+
+
+def resolve_files(data: Any, base_dir: str | Path | None) -> Any:
+    """``data`` with every relative time-trace ``file`` (a table with ``model =
+    "time_trace"``) resolved against ``base_dir``, as a :class:`ScenarioFile`; ``data``
+    itself when there is nothing to resolve. The one place a scenario's directory is used."""
+    if base_dir is None:
+        return data
+    if isinstance(data, list):
+        items = [resolve_files(x, base_dir) for x in data]
+        return items if any(a is not b for a, b in zip(items, data)) else data
+    if not isinstance(data, dict):
+        return data
+    out = {k: resolve_files(v, base_dir) for k, v in data.items()}
+    name = data.get("file")
+    if data.get("model") == "time_trace" and isinstance(name, str) and name and not Path(name).is_absolute():
+        resolved = ScenarioFile(Path(base_dir) / name)
+        resolved.given = name
+        out["file"] = resolved
+    return out if any(out[k] is not data[k] for k in data) else data
+
+
 def _route_of(flow: Flow | Udp) -> dict[str, Any]:
     """A flow's pinned route for the canonical form (absent when not given)."""
     return {"route": list(flow.route)} if flow.route is not None else {}
@@ -379,13 +444,9 @@ def load_scenario(path: str | Path) -> Scenario:
     """Reads and validates a TOML scenario file; its name defaults to the file's stem."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: no such file") from None
-    except OSError as e:
-        raise ScenarioError(f"{p}: cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{p}: not a UTF-8 text file") from None
+        text = read_text(p)
+    except TomlError as e:
+        raise ScenarioError(str(e)) from None
     return Scenario.from_toml(text, name=p.stem, path=str(p))
 
 

@@ -1,4 +1,5 @@
-"""The reproduction report: one self-contained HTML file (plots embedded as data URIs)."""
+"""The reproduction report (``tcplab reproduce``): one self-contained HTML file (plots embedded
+as data URIs) and ``summary.json``; built with :mod:`tcplab.report.html`."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import re
 from pathlib import Path
 
 from tcplab import _native
-from tcplab.reproduce.common import png_data_uri
+from tcplab.report.html import page, png_data_uri
 from tcplab.reproduce.experiment import Outcome, Suite
+from tcplab.reproduce.pending import EXPERIMENTS as PENDING
 from tcplab.reproduce.verdict import FAILS, HOLDS, INCONCLUSIVE, VERDICTS
 
-_CSS = """
+CSS = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 1.5em auto; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
 table { border-collapse: collapse; margin: .6em 0; font-size: .9em; }
@@ -54,6 +56,20 @@ def _weak(c) -> str:
     return f'<br><span class="weak">weakened: {html.escape(c.weakened)}</span>' if c.weakened else ""
 
 
+def _rows_table(first: tuple[str, str], rows: list) -> list[str]:
+    """A table of Rows: ``first`` names the quantity and published columns."""
+    out = [
+        f"<table><tr><th>{first[0]}</th><th>{first[1]}</th><th>tcplab (mean ± 95% CI)</th><th>unit</th></tr>"
+    ]
+    for r in rows:
+        out.append(
+            f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.published)}</td>"
+            f'<td class="num">{html.escape(r.measured())}</td><td>{html.escape(r.unit)}</td></tr>'
+        )
+    out.append("</table>")
+    return out
+
+
 def _outcome_html(o: Outcome) -> str:
     e = o.experiment
     parts = [
@@ -64,17 +80,12 @@ def _outcome_html(o: Outcome) -> str:
     ]
     for p in o.plots:
         parts.append(
-            f'<figure><img src="{png_data_uri(p.figure)}" alt="{html.escape(p.alt)}">'
+            f'<figure><img src="{png_data_uri(p.figure, dpi=90, compress_level=6)}" alt="{html.escape(p.alt)}">'
             f"<figcaption>{html.escape(p.caption)}</figcaption></figure>"
         )
     if o.rows:
-        parts.append("<h3>Published vs measured</h3><table><tr><th>quantity</th><th>published</th><th>tcplab (mean ± 95% CI)</th><th>unit</th></tr>")
-        for r in o.rows:
-            parts.append(
-                f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.published)}</td>"
-                f'<td class="num">{html.escape(r.measured())}</td><td>{html.escape(r.unit)}</td></tr>'
-            )
-        parts.append("</table>")
+        parts.append("<h3>Published vs measured</h3>")
+        parts += _rows_table(("quantity", "published"), o.rows)
     if o.claims:
         parts.append(
             "<h3>Claims</h3><table><tr><th>claim (as tested)</th><th>the paper's words</th><th>threshold</th>"
@@ -90,13 +101,7 @@ def _outcome_html(o: Outcome) -> str:
         parts.append("<h3>Sensitivity</h3>")
         if e.sensitivity is not None:
             parts.append(md_inline(e.sensitivity.note))
-        parts.append("<table><tr><th>setting</th><th>headline?</th><th>tcplab (mean ± 95% CI)</th><th>unit</th></tr>")
-        for r in o.sensitivity:
-            parts.append(
-                f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.published)}</td>"
-                f'<td class="num">{html.escape(r.measured())}</td><td>{html.escape(r.unit)}</td></tr>'
-            )
-        parts.append("</table>")
+        parts += _rows_table(("setting", "headline?"), o.sensitivity)
     if e.explanation:
         parts.append("<h3>Differences from the paper</h3>")
         parts.append(md_inline(e.explanation))
@@ -104,8 +109,6 @@ def _outcome_html(o: Outcome) -> str:
 
 
 def render_report(suite: Suite) -> str:
-    from tcplab.reproduce import ALL
-
     counts = {v: sum(c.verdict == v for o in suite.outcomes for c in o.claims) for v in VERDICTS}
     total = sum(counts.values())
     rows = []
@@ -116,7 +119,7 @@ def render_report(suite: Suite) -> str:
                 f"<td>{html.escape(c.text)}{_weak(c)}</td><td>{_quote(c)}</td><td>{html.escape(c.published)}</td>"
                 f'<td class="num">{html.escape(c.measured())}</td>{_verdict_cell(c.verdict)}</tr>'
             )
-    pending = [f"<li><code>{html.escape(e.id)}</code> ({html.escape(e.reference)}): pending, needs {html.escape(e.pending or '')}</li>" for e in ALL if e.pending]
+    pending = [f"<li><code>{html.escape(e.id)}</code> ({html.escape(e.reference)}): pending, needs {html.escape(e.pending or '')}</li>" for e in PENDING]
     body = [
         "<h1>tcplab: reproductions of the papers</h1>",
         f'<p class="meta">tcplab {html.escape(_native.version())}; {suite.mode} mode; '
@@ -133,11 +136,7 @@ def render_report(suite: Suite) -> str:
     ]
     if pending:
         body += ["<h2>Pending experiments</h2><ul>", *pending, "</ul>"]
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        "<title>tcplab reproductions</title>"
-        f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
-    )
+    return page("tcplab reproductions", body, css=CSS)
 
 
 def summary(suite: Suite) -> dict:

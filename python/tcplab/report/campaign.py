@@ -1,6 +1,6 @@
 """The campaign's self-contained HTML report: each of the ETH report's figures and tables
 redone on the campaign's probes, next to the published values, and the published
-directions checked as predicates. Reuses the run report's HTML helpers (tcplab.report)."""
+directions checked as predicates. Built with the reports' HTML toolkit (tcplab.report.html)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.campaign import analysis, plots, published
-from tcplab.report import _CSS, _e, _figure_html, _fmt, _table
+from tcplab.report.html import esc, figure_html, fmt, html_table, page
 
 __all__ = ["render_campaign_report"]
 
@@ -24,7 +24,7 @@ def _change(v: Any) -> str:
 
 
 def _num(v: Any, digits: int = 3) -> str:
-    return _fmt(float(v), digits) if v is not None else "–"
+    return fmt(float(v), digits) if v is not None else "–"
 
 
 def _overview(result: Any) -> str:
@@ -52,7 +52,7 @@ def _overview(result: Any) -> str:
         ["wall time", f"{result.wall_time_s:.1f} s"],
         ["CPU time (all processes)", f"{result.cpu_time_s:.1f} s"],
     ]
-    return _table(["", ""], rows, left=2)
+    return html_table(["", ""], rows, left=2)
 
 
 def _throughput_html(df: pl.DataFrame, order: list[str]) -> str:
@@ -69,7 +69,7 @@ def _throughput_html(df: pl.DataFrame, order: list[str]) -> str:
         for r in m.iter_rows(named=True)
     ]
     return (
-        _table(
+        html_table(
             [
                 "protocol",
                 "connections",
@@ -92,17 +92,17 @@ def _loss_bins_html(df: pl.DataFrame, order: list[str]) -> str:
     for p in order:
         d = {r["loss_bin"]: r for r in m.filter(pl.col("protocol") == p).iter_rows(named=True)}
         rows.append([p] + [f"{d[b]['median']:.3f} ({d[b]['connections']})" if b in d else "–" for b in bins])
-    statements = "".join(f"<li>{_e(s)}</li>" for s in published.FIG4_STATEMENTS)
+    statements = "".join(f"<li>{esc(s)}</li>" for s in published.FIG4_STATEMENTS)
     corr = analysis.loss_throughput_correlation(df, order)
     crow = [
         [r["protocol"], _num(r["correlation"], 2), _num(r["published"], 2)]
         for r in corr.iter_rows(named=True)
     ]
     return (
-        _table(head, rows)
+        html_table(head, rows)
         + "<p class='muted'>Median throughput / bottleneck rate (connections) per loss-rate bin (first 8 bins).</p>"
         + f"<p>The report states (Fig. 4, §8.2.2):</p><ul>{statements}</ul>"
-        + _table(["protocol", "corr(log normalized throughput, loss rate)", "report (§8.2.1)"], crow)
+        + html_table(["protocol", "corr(log normalized throughput, loss rate)", "report (§8.2.1)"], crow)
     )
 
 
@@ -130,7 +130,7 @@ def _timeouts_html(df: pl.DataFrame, order: list[str]) -> str:
                 _change(pub),
             ]
         )
-    return _table(
+    return html_table(
         [
             "protocol",
             "connections",
@@ -163,11 +163,11 @@ def _causes_html(df: pl.DataFrame, order: list[str]) -> str:
         base = per[("reno", c)]["per_connection"]
         ch.append([p, c, _change(ours / base - 1) if base else "– (Reno has none)", _change(pub)])
     return (
-        _table(["protocol", *classes], rows)
+        html_table(["protocol", *classes], rows)
         + "<p class='muted'>Mean timeouts per connection by cause (share of the protocol's timeouts). "
         "mpl = multiple packet loss (missing ACKs + lost MPL retransmission); other = none of the report's classes "
         "(spurious, or a pattern the rules do not describe; docs/timeouts.md).</p>"
-        + _table(["protocol", "class", "change vs Reno", "report (§10.4–10.7)"], ch)
+        + html_table(["protocol", "class", "change vs Reno", "report (§10.4–10.7)"], ch)
     )
 
 
@@ -192,7 +192,7 @@ def _mpl_html(df: pl.DataFrame, order: list[str]) -> str:
                 _change(published.MPL_BREAKDOWN["lost_rtx_lrd_vs_rh"]),
             ]
         )
-    return _table(
+    return html_table(
         [
             "protocol",
             "missing-ACK timeouts / connection",
@@ -200,7 +200,7 @@ def _mpl_html(df: pl.DataFrame, order: list[str]) -> str:
             "lost-MPL-rtx timeouts / connection",
         ],
         rows,
-    ) + (_table(["lost MPL retransmission timeouts", "campaign", "report (§10.4.2)"], rel) if rel else "")
+    ) + (html_table(["lost MPL retransmission timeouts", "campaign", "report (§10.4.2)"], rel) if rel else "")
 
 
 def _table3_html(df: pl.DataFrame, order: list[str]) -> str:
@@ -214,7 +214,7 @@ def _table3_html(df: pl.DataFrame, order: list[str]) -> str:
             rows.append(
                 [kind, p] + [f"{r[f'p{q}']:g}" + (f" ({pub[i]})" if pub else "") for i, q in enumerate(qs)]
             )
-    return _table(["loss", "protocol", *[f"p{q}" for q in qs]], rows, left=2) + (
+    return html_table(["loss", "protocol", *[f"p{q}" for q in qs]], rows, left=2) + (
         "<p class='muted'>Loss events per connection, campaign (report's Table 3); the single/multiple "
         "split is the simulator's <code>loss_events_single</code>/<code>_multiple</code> flow columns.</p>"
     )
@@ -228,11 +228,11 @@ def _directions_html(dirs: list[dict[str, Any]]) -> str:
             False: "<span class='bad'>does not hold</span>",
         }.get(d["holds"], "<span class='muted'>not checked</span>")
         nums = "<br>".join(
-            _e(n) + ("" if s is None else f" <span class='muted'>(bootstrap support {s:.2f})</span>")
+            esc(n) + ("" if s is None else f" <span class='muted'>(bootstrap support {s:.2f})</span>")
             for n, s in zip(d["numbers"], d["support"])
         )
         rows.append(
-            f"<tr><td class='l'>{_e(d['claim'])}</td><td class='l'>{verdict}</td><td class='l'>{nums}</td></tr>"
+            f"<tr><td class='l'>{esc(d['claim'])}</td><td class='l'>{verdict}</td><td class='l'>{nums}</td></tr>"
         )
     return (
         "<table><thead><tr><th class='l'>published direction</th><th class='l'>here</th>"
@@ -246,56 +246,54 @@ def render_campaign_report(result: Any) -> str:
     cfg = result.cfg
     df = result.probes
     order = result.protocols
+    title = f"tcplab campaign: {cfg.name}"
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>tcplab campaign: {_e(cfg.name)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>Campaign {_e(cfg.name)}</h1>",
-        f"<p class='muted'>{_e(cfg.description)}</p>",
+        f"<h1>Campaign {esc(cfg.name)}</h1>",
+        f"<p class='muted'>{esc(cfg.description)}</p>",
         "<p>A virtual rerun of the measurement campaign of Bolliger, Hengartner and Gross, <i>The effectiveness "
         "of end-to-end congestion control mechanisms</i> (ETH TR 313, 1999), on simulated paths. Published values "
         "are in the columns marked <i>report</i>; the population is not the report's Internet (docs/campaign.md).</p>",
         _overview(result),
     ]
     if df.height == 0:
-        parts += ["<p>No probes ran.</p></body></html>"]
-        return "\n".join(parts)
+        return page(title, [*parts, "<p>No probes ran.</p>"])
     parts += [
         "<h2>Published directions</h2>",
         _directions_html(analysis.directions(df, seed=cfg.seed)),
         "<h2>Throughput (Fig. 2, Fig. 5)</h2>",
         _throughput_html(df, order),
-        _figure_html(
+        figure_html(
             plots.plot_throughput_cdf(df, order),
             "Fig. 2: application throughput per connection (CDF, log x).",
             "throughput CDF",
         ),
-        _figure_html(
+        figure_html(
             plots.plot_normalized_cdf(df, order),
             "Fig. 5: throughput / bottleneck rate (CDF, log x).",
             "normalized throughput CDF",
         ),
         "<h2>Throughput vs loss rate (Fig. 4)</h2>",
-        _figure_html(
+        figure_html(
             plots.plot_loss_bins(df, order),
             "Fig. 4: median throughput / bottleneck rate per data-loss-rate bin (x stands for (x − 0.02, x]).",
             "median normalized throughput per loss bin",
         ),
         _loss_bins_html(df, order),
         "<h2>Timeouts per connection (Fig. 7)</h2>",
-        _figure_html(
+        figure_html(
             plots.plot_timeouts_cdf(df, order),
             "Fig. 7: timeouts per connection (CDF of timeouts + 1, log x).",
             "timeouts CDF",
         ),
         _timeouts_html(df, order),
         "<h2>Timeout causes (Fig. 8, Fig. 9)</h2>",
-        _figure_html(
+        figure_html(
             plots.plot_timeout_causes(df, order),
             "Fig. 8: timeouts per connection by cause, absolute and relative.",
             "timeout causes",
         ),
         _causes_html(df, order),
-        _figure_html(
+        figure_html(
             plots.plot_mpl_causes(df, order),
             "Fig. 9: multiple-packet-loss timeouts by cause.",
             "MPL timeout causes",
@@ -303,6 +301,5 @@ def render_campaign_report(result: Any) -> str:
         _mpl_html(df, order),
         "<h2>Loss events (Table 3)</h2>",
         _table3_html(df, order),
-        "</body></html>",
     ]
-    return "\n".join(parts)
+    return page(title, parts)

@@ -14,7 +14,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from tcplab.report import _e, _fmt, _png, _table
+from tcplab.report.html import esc, fmt, html_table, png_data_uri
 from tcplab.run import DUPACK_BINS, TIMEOUT_CLASSES, RunResult
 
 __all__ = ["eth_html", "plot_timeout_causes", "timeout_bars"]
@@ -87,13 +87,13 @@ def _loss_table(flows: list[dict[str, Any]]) -> str:
                 ev["multiple"],
                 ev["drops"],
                 ev["max"],
-                _fmt(m["loss_indication_p"]),
+                fmt(m["loss_indication_p"]),
                 f["fast_retransmits"],
-                _fmt(m["dupacks_per_recovery"]),
+                fmt(m["dupacks_per_recovery"]),
             ]
             + [m["recoveries_by_dupacks"][b] for b in DUPACK_BINS]
         )
-    return _table(
+    return html_table(
         [
             "flow",
             "recovery",
@@ -126,7 +126,7 @@ def _sack_table(flows: list[dict[str, Any]]) -> str:
         rows.append(row)
     if not rows:
         return "<p class='muted'>No ACK carried SACK blocks.</p>"
-    return _table(
+    return html_table(
         ["flow", "recovery", "used blocks"] + [f"block {n}" for n in range(1, 7)],
         rows,
         left=2,
@@ -147,8 +147,8 @@ def eth_html(result: RunResult) -> str:
     if fig is not None:
         per = "flow (recovery strategy)" if len(flows) <= MAX_FLOW_BARS else "protocol (controller/recovery)"
         parts.append(
-            f'<figure><img alt="timeouts by cause" src="data:image/png;base64,{_png(fig)}">'
-            f"<figcaption>Retransmission timeouts per {_e(per)}, stacked by cause (the report's §10.2 "
+            f'<figure><img alt="timeouts by cause" src="{png_data_uri(fig)}">'
+            f"<figcaption>Retransmission timeouts per {esc(per)}, stacked by cause (the report's §10.2 "
             "taxonomy, classified from the simulator's ground truth).</figcaption></figure>"
         )
     else:
