@@ -38,6 +38,16 @@ pub enum NetEvent {
     Wlan(u32),
 }
 
+/// What a link direction (an index of routes and of `Results::links`) is: a wired link
+/// direction or a hop of a WLAN segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// `Network::links[i]`.
+    Wired(u32),
+    /// Local hop `hop` of WLAN segment `segment` (`Network::wlans`).
+    Wlan { segment: u32, hop: u32 },
+}
+
 /// A packet that reached its destination host.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Delivery {
@@ -99,10 +109,10 @@ pub struct Network {
     pub pinned: PinnedRoutes,
     /// pcap capture of chosen link directions (see [`crate::pcap`]), if any.
     pub capture: Option<Box<Capture>>,
-    /// WLAN segments; link directions from `links.len()` on are their hops.
+    /// WLAN segments; their hops follow the wired link directions in `hops`.
     pub wlans: Vec<Wlan>,
-    /// Per WLAN link direction (index - `links.len()`): (segment, local hop).
-    pub wlan_hops: Vec<(u32, u32)>,
+    /// Per link direction: what it is.
+    pub hops: Vec<Hop>,
     hop_events: Vec<HopEvent>,
 }
 
@@ -145,12 +155,15 @@ impl Network {
                 });
             }
         }
+        let mut hops: Vec<Hop> = (0..links.len() as u32).map(Hop::Wired).collect();
         let mut wlans = Vec::with_capacity(layout.wlans.len());
-        let mut wlan_hops = Vec::new();
         for (i, w) in layout.wlans.iter().enumerate() {
             let seg = Wlan::new(w.spec, w.ap, w.stations.clone(), seed);
             for hop in 0..seg.hop_count() as u32 {
-                wlan_hops.push((i as u32, hop));
+                hops.push(Hop::Wlan {
+                    segment: i as u32,
+                    hop,
+                });
                 let (from, to) = seg.hop_nodes(hop);
                 let n = |x: u32| layout.nodes[x as usize].name.as_str();
                 let (a, s) = if hop.is_multiple_of(2) {
@@ -172,7 +185,7 @@ impl Network {
         }
         Network {
             wlans,
-            wlan_hops,
+            hops,
             hop_events: Vec::new(),
             nodes: layout.nodes.clone(),
             routes: layout.routes(),
@@ -338,16 +351,16 @@ impl Network {
         delivery
     }
 
-    /// Hands packet `id` to the WLAN hop that is link direction `l`.
+    /// Hands packet `id` to hop `hop` of WLAN segment `w`, link direction `l`.
     fn wlan_offer<E: From<NetEvent>>(
         &mut self,
         now: Time,
         l: u32,
+        (w, hop): (u32, u32),
         id: PacketId,
         q: &mut EventQueue<E>,
         rec: &mut Recorder,
     ) {
-        let (w, hop) = self.wlan_hops[l as usize - self.links.len()];
         let size = self.pool.get(id).size;
         let seg = &mut self.wlans[w as usize];
         let offered = seg.offer(now, hop, id, size);
@@ -373,8 +386,8 @@ impl Network {
             .next_link(p, at)
             .or_else(|| self.routes.next_link(at, p.dst))
             .expect("validated scenarios have a route for every packet");
-        if l as usize >= self.links.len() {
-            return self.wlan_offer(now, l, id, q, rec);
+        if let Hop::Wlan { segment, hop } = self.hops[l as usize] {
+            return self.wlan_offer(now, l, (segment, hop), id, q, rec);
         }
         let link = &mut self.links[l as usize];
         let mut wake = Wakeups::default();
@@ -480,6 +493,7 @@ impl Network {
     }
 }
 
+#[inline(always)]
 fn schedule<E: From<NetEvent>>(q: &mut EventQueue<E>, l: u32, wake: Wakeups) {
     if let Some(t) = wake.service_done {
         q.push(t, NetEvent::ServiceDone(l).into());
