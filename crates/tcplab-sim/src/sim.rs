@@ -374,7 +374,9 @@ impl Simulation {
     fn after_sender(&mut self, i: u32) {
         let now = self.now;
         // The drops so far first: the loss responses may answer them.
-        self.absorb();
+        if !self.net.facts.is_empty() {
+            self.absorb();
+        }
         let f = &mut self.tcp[i as usize];
         // Before anything is retransmitted: the responses, then what is acknowledged.
         f.sender.drain_loss_responses(&mut self.loss_buf);
@@ -427,7 +429,7 @@ impl Simulation {
     }
 
     /// Hands the network's facts (drops, marks) to the instruments.
-    #[inline]
+    #[inline(never)]
     fn absorb(&mut self) {
         for fact in self.net.facts.drain(..) {
             self.instruments.on_fact(fact);

@@ -30,7 +30,7 @@ impl LossClassification {
 }
 
 impl Instrument for LossClassification {
-    #[inline]
+    #[inline(always)]
     fn on_fact(&mut self, fact: &Fact, truth: &DropLog) {
         match *fact {
             Fact::LossResponse { flow, response, .. } => {

@@ -32,7 +32,7 @@ impl DropLog {
     }
 
     /// Takes the facts it keeps (drops, marks, acknowledgments); ignores the others.
-    #[inline]
+    #[inline(always)]
     pub fn on_fact(&mut self, fact: &Fact) {
         match *fact {
             Fact::Drop(d) => self.on_drop(&d),

@@ -44,7 +44,7 @@ impl LossEvents {
 }
 
 impl Instrument for LossEvents {
-    #[inline]
+    #[inline(always)]
     fn on_fact(&mut self, fact: &Fact, _truth: &DropLog) {
         match *fact {
             Fact::Drop(d) if d.kind == PacketKind::Data => {

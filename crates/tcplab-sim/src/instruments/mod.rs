@@ -72,17 +72,40 @@ impl Instruments {
         &self.drops
     }
 
-    /// Takes one fact.
-    #[inline]
+    /// Takes one fact. Transmissions and acknowledgments (one per packet or ACK) take the
+    /// inlined path; the rare facts (drops, marks, loss responses, reports) the other.
+    #[inline(always)]
     pub fn on_fact(&mut self, fact: Fact) {
+        if self.recorded.is_some() {
+            self.keep(fact);
+        }
+        match fact {
+            Fact::Transmit { .. } | Fact::Acked { .. } => self.dispatch(&fact),
+            _ => self.on_rare_fact(&fact),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn keep(&mut self, fact: Fact) {
         if let Some(r) = &mut self.recorded {
             r.push(fact);
         }
-        self.drops.on_fact(&fact);
-        self.classification.on_fact(&fact, &self.drops);
-        self.timeouts.on_fact(&fact, &self.drops);
-        self.loss_events.on_fact(&fact, &self.drops);
-        if let Fact::LossResponse { flow, response, .. } = fact {
+    }
+
+    /// Hands `fact` to every instrument, the drop log first.
+    #[inline(always)]
+    fn dispatch(&mut self, fact: &Fact) {
+        self.drops.on_fact(fact);
+        self.classification.on_fact(fact, &self.drops);
+        self.timeouts.on_fact(fact, &self.drops);
+        self.loss_events.on_fact(fact, &self.drops);
+    }
+
+    #[inline(never)]
+    fn on_rare_fact(&mut self, fact: &Fact) {
+        self.dispatch(fact);
+        if let Fact::LossResponse { flow, response, .. } = *fact {
             let cause = self
                 .drops
                 .latest_drop(flow, response.seq.0, response.transmissions);

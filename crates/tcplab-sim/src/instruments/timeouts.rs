@@ -71,7 +71,7 @@ impl TimeoutTaxonomy {
 }
 
 impl Instrument for TimeoutTaxonomy {
-    #[inline]
+    #[inline(always)]
     fn on_fact(&mut self, fact: &Fact, truth: &DropLog) {
         match *fact {
             Fact::Transmit {
