@@ -7,11 +7,11 @@ use numpy::{Element, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use std::collections::HashMap;
+use tcplab_sim::instruments::timeouts::TimeoutClass;
 use tcplab_sim::results::{
     Conservation, DropCause, DropLog, EventLog, FlowSeries, FlowSummary, LinkSummary, LossCause,
     QueueSeries, RunStats, SegmentLog, UdpSummary, VerdictLog,
 };
-use tcplab_sim::timeouts::TimeoutClass;
 use tcplab_sim::Results;
 
 /// Builds the dict of one table, column by column.

@@ -11,11 +11,14 @@
 
 use crate::app::UdpFlow;
 use crate::flow::TcpFlow;
+use crate::instruments::drops::DropLog;
 use crate::network::Network;
 use crate::packet::{PacketKind, Payload};
 use crate::results::Conservation;
 
-pub fn check(net: &Network, tcp: &[TcpFlow], udp: &[UdpFlow]) -> Conservation {
+/// Checks the network's counts and the packets it holds against the endpoints and the
+/// ground-truth drop log `drops`.
+pub fn check(net: &Network, drops: &DropLog, tcp: &[TcpFlow], udp: &[UdpFlow]) -> Conservation {
     let mut v: Vec<String> = Vec::new();
 
     // Packets held by links, by kind and by flow.
@@ -63,7 +66,7 @@ pub fn check(net: &Network, tcp: &[TcpFlow], udp: &[UdpFlow]) -> Conservation {
     for (i, f) in tcp.iter().enumerate() {
         let n = &f.name;
         let p = &f.packets;
-        let [data_drops, ack_drops] = net.tcp_drops[i];
+        let [data_drops, ack_drops] = drops.tcp[i];
         let [data_held, acks_held] = tcp_held[i];
         if p.data_sent != p.data_delivered + data_drops + data_held {
             v.push(format!(
@@ -135,7 +138,7 @@ pub fn check(net: &Network, tcp: &[TcpFlow], udp: &[UdpFlow]) -> Conservation {
     }
 
     for (i, u) in udp.iter().enumerate() {
-        let d = net.udp_drops[i];
+        let d = drops.udp[i];
         if u.sent() != u.received + d + udp_held[i] {
             v.push(format!(
                 "udp {:?}: {} packets sent != {} received + {d} dropped + {} in flight",

@@ -1,10 +1,7 @@
 //! A bulk TCP transfer: the sender and receiver endpoints of one flow, their lazy timers,
 //! and the application's view (bytes written, bytes read in order at the receiver).
 
-use crate::classify::Classification;
 use crate::engine::TimerSlot;
-use crate::eth_metrics::EthMetrics;
-use crate::timeouts::TimeoutTracker;
 use tcplab_core::{Receiver, Sender, Seq, Time};
 
 pub struct TcpFlow {
@@ -30,12 +27,6 @@ pub struct TcpFlow {
     pub packets: FlowPackets,
     /// Reads that did not start where the previous one ended (exactly-once, in-order check).
     pub read_violations: Vec<String>,
-    /// The sender's loss responses against the ground truth, and cross-layer reports.
-    pub classification: Classification,
-    /// Timeout taxonomy bookkeeping (docs/timeouts.md).
-    pub timeouts: TimeoutTracker,
-    /// Loss events and dup ACKs per recovery (docs/eth-metrics.md).
-    pub eth: EthMetrics,
 }
 
 impl TcpFlow {

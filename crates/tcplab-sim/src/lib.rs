@@ -5,16 +5,16 @@
 //! models), [`link`] (one link direction), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
-//! rows), [`classify`] (loss-classification accounting), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b segment).
+//! rows), [`instruments`] (measurement from facts: drop log, loss classification, timeout
+//! taxonomy, loss events), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b segment).
 
 pub mod app;
 pub mod builder;
-pub mod classify;
 pub mod conservation;
 pub mod engine;
-pub mod eth_metrics;
 pub mod flow;
 pub mod flow_route;
+pub mod instruments;
 pub mod link;
 pub mod loss;
 pub mod network;
@@ -27,7 +27,6 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod summary;
-pub mod timeouts;
 pub mod topology;
 pub mod trace;
 pub mod validate;

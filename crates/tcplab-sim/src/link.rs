@@ -31,10 +31,10 @@
 //! `offer`. Results are the same either way; only the event count differs.
 
 use crate::loss::{self, LossModel};
+use crate::packet::DropCause;
 use crate::packet::{PacketId, PacketPool, Payload};
 use crate::queue::drop_tail::DropTail;
 use crate::queue::{self, Admission, Occupancy, Queue, Queued};
-use crate::results::DropCause;
 use crate::rng::Rng;
 use crate::scenario::{Buffer, LinkChange, QueueSpec};
 use std::collections::VecDeque;

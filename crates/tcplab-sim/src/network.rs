@@ -1,6 +1,8 @@
 //! The network: nodes, link directions, routes and the packets crossing them. It moves
 //! packets hop by hop and hands those that reach their destination host back to the caller;
-//! endpoints are not its business.
+//! endpoints are not its business, and neither is measurement: it states what it did to
+//! packets (a drop with its cause, a CE mark) as [`Fact`]s in [`Network::facts`], for the
+//! caller to hand to the instruments ([`crate::instruments`]).
 //!
 //! Events it needs are [`NetEvent`]s, pushed into the caller's queue (any event type that
 //! wraps them), so the same network runs under the simulation driver or alone in tests.
@@ -8,19 +10,19 @@
 
 use crate::engine::EventQueue;
 use crate::flow_route::PinnedRoutes;
+use crate::instruments::{Dropped, Fact};
 use crate::link::{Discipline, Link, Offer, Wakeups};
 use crate::loss;
 use crate::node::{Node, Routes};
+use crate::packet::DropCause;
 use crate::packet::{Packet, PacketId, PacketKind, PacketPool, Payload};
 use crate::pcap::Capture;
-
-use crate::results::DropCause;
 use crate::rng::Rng;
 use crate::scenario::LinkChange;
 use crate::topology::Layout;
 use crate::trace::Recorder;
 use crate::wlan::{HopEvent, Wlan};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use tcplab_core::{Dur, Time};
 
 /// What the network schedules.
@@ -34,6 +36,16 @@ pub enum NetEvent {
     Reconfigure(u32),
     /// WLAN segment `i`'s medium needs attention (lazy: stale ones are ignored).
     Wlan(u32),
+}
+
+/// What a link direction (an index of routes and of `Results::links`) is: a wired link
+/// direction or a hop of a WLAN segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// `Network::links[i]`.
+    Wired(u32),
+    /// Local hop `hop` of WLAN segment `segment` (`Network::wlans`).
+    Wlan { segment: u32, hop: u32 },
 }
 
 /// A packet that reached its destination host.
@@ -83,24 +95,13 @@ pub struct Network {
     pub routes: Routes,
     pub pool: PacketPool,
     pub counts: PacketCounts,
-    /// Per TCP flow: `[data drops, ACK drops]`.
-    pub tcp_drops: Vec<[u64; 2]>,
-    /// Per UDP flow.
-    pub udp_drops: Vec<u64>,
-    /// Per TCP flow: for each data segment (by first byte) that was dropped, the latest
-    /// transmission of it that was dropped (`DataSegment::retransmission`) and why. The
-    /// driver prunes entries below snd.una. Ground truth for the loss-classification
-    /// accounting: O(log n) per drop, nothing per packet sent.
-    pub latest_drops: Vec<BTreeMap<u64, (u8, DropCause)>>,
-    /// Per TCP flow: when each dropped data transmission was sent, until the driver drains
-    /// them (loss events, docs/eth-metrics.md).
-    pub data_drop_sent: Vec<Vec<Time>>,
+    /// Drops and CE marks not yet taken by the caller, in the order they happened (the
+    /// caller drains them into its instruments).
+    pub facts: Vec<Fact>,
     /// Per link direction: report random drops over the cross-layer channel after this delay.
     pub report_delay: Vec<Option<Dur>>,
     /// Reports due, for the driver to schedule (drained by it after every network call).
     pub reports: Vec<LossReport>,
-    /// Per TCP flow: data packets marked CE by a queue (a packet marked twice counts twice).
-    pub tcp_marks: Vec<u64>,
     /// Per link direction: changes not yet applied, in time order, each with the stream of
     /// the loss model it may build (`"loss/{link}/{direction}/change{k}"`).
     pub changes: Vec<VecDeque<(Time, LinkChange, Rng)>>,
@@ -108,17 +109,17 @@ pub struct Network {
     pub pinned: PinnedRoutes,
     /// pcap capture of chosen link directions (see [`crate::pcap`]), if any.
     pub capture: Option<Box<Capture>>,
-    /// WLAN segments; link directions from `links.len()` on are their hops.
+    /// WLAN segments; their hops follow the wired link directions in `hops`.
     pub wlans: Vec<Wlan>,
-    /// Per WLAN link direction (index - `links.len()`): (segment, local hop).
-    pub wlan_hops: Vec<(u32, u32)>,
+    /// Per link direction: what it is.
+    pub hops: Vec<Hop>,
     hop_events: Vec<HopEvent>,
 }
 
 impl Network {
     /// Builds the link directions of `layout`; every random source gets its own stream from
     /// `seed` and its label (`"loss/{link}/{direction}"`, `"queue/{link}/{direction}"`).
-    pub fn new(layout: &Layout, seed: u64, tcp_flows: usize, udp_flows: usize) -> Self {
+    pub fn new(layout: &Layout, seed: u64) -> Self {
         let mut links = Vec::with_capacity(2 * layout.links.len());
         let mut info = Vec::with_capacity(2 * layout.links.len());
         let mut report_delay = Vec::with_capacity(2 * layout.links.len());
@@ -154,12 +155,15 @@ impl Network {
                 });
             }
         }
+        let mut hops: Vec<Hop> = (0..links.len() as u32).map(Hop::Wired).collect();
         let mut wlans = Vec::with_capacity(layout.wlans.len());
-        let mut wlan_hops = Vec::new();
         for (i, w) in layout.wlans.iter().enumerate() {
             let seg = Wlan::new(w.spec, w.ap, w.stations.clone(), seed);
             for hop in 0..seg.hop_count() as u32 {
-                wlan_hops.push((i as u32, hop));
+                hops.push(Hop::Wlan {
+                    segment: i as u32,
+                    hop,
+                });
                 let (from, to) = seg.hop_nodes(hop);
                 let n = |x: u32| layout.nodes[x as usize].name.as_str();
                 let (a, s) = if hop.is_multiple_of(2) {
@@ -181,7 +185,7 @@ impl Network {
         }
         Network {
             wlans,
-            wlan_hops,
+            hops,
             hop_events: Vec::new(),
             nodes: layout.nodes.clone(),
             routes: layout.routes(),
@@ -189,13 +193,9 @@ impl Network {
             info,
             pool: PacketPool::new(),
             counts: PacketCounts::default(),
-            tcp_drops: vec![[0; 2]; tcp_flows],
-            udp_drops: vec![0; udp_flows],
-            latest_drops: vec![BTreeMap::new(); tcp_flows],
-            data_drop_sent: vec![Vec::new(); tcp_flows],
+            facts: Vec::new(),
             report_delay,
             reports: Vec::new(),
-            tcp_marks: vec![0; tcp_flows],
             changes,
             capture: None,
             pinned: PinnedRoutes::default(),
@@ -351,16 +351,16 @@ impl Network {
         delivery
     }
 
-    /// Hands packet `id` to the WLAN hop that is link direction `l`.
+    /// Hands packet `id` to hop `hop` of WLAN segment `w`, link direction `l`.
     fn wlan_offer<E: From<NetEvent>>(
         &mut self,
         now: Time,
         l: u32,
+        (w, hop): (u32, u32),
         id: PacketId,
         q: &mut EventQueue<E>,
         rec: &mut Recorder,
     ) {
-        let (w, hop) = self.wlan_hops[l as usize - self.links.len()];
         let size = self.pool.get(id).size;
         let seg = &mut self.wlans[w as usize];
         let offered = seg.offer(now, hop, id, size);
@@ -386,15 +386,16 @@ impl Network {
             .next_link(p, at)
             .or_else(|| self.routes.next_link(at, p.dst))
             .expect("validated scenarios have a route for every packet");
-        if l as usize >= self.links.len() {
-            return self.wlan_offer(now, l, id, q, rec);
+        if let Hop::Wlan { segment, hop } = self.hops[l as usize] {
+            return self.wlan_offer(now, l, (segment, hop), id, q, rec);
         }
         let link = &mut self.links[l as usize];
         let mut wake = Wakeups::default();
         let offer = link.offer(now, id, &mut self.pool, &mut wake);
         schedule(q, l, wake);
         if matches!(offer, Offer::Marked) {
-            self.tcp_marks[self.pool.get(id).flow as usize] += 1;
+            let flow = self.pool.get(id).flow;
+            self.facts.push(Fact::Mark { flow });
         }
         match offer {
             Offer::Queued | Offer::Marked => {
@@ -446,23 +447,20 @@ impl Network {
         let p = self.pool.remove(id);
         let kind = p.kind();
         self.counts.dropped[kind as usize] += 1;
-        match kind {
-            PacketKind::Data => {
-                self.tcp_drops[p.flow as usize][0] += 1;
-                self.data_drop_sent[p.flow as usize].push(p.sent_at);
-                if let Payload::Data(d) = &p.payload {
-                    let e = self.latest_drops[p.flow as usize]
-                        .entry(d.seq.0)
-                        .or_insert((d.retransmission, cause));
-                    // An older transmission dropped after a newer one does not count.
-                    if d.retransmission >= e.0 {
-                        *e = (d.retransmission, cause);
-                    }
-                }
-            }
-            PacketKind::Ack => self.tcp_drops[p.flow as usize][1] += 1,
-            PacketKind::Udp => self.udp_drops[p.flow as usize] += 1,
-        }
+        let retransmission = match &p.payload {
+            Payload::Data(d) => d.retransmission,
+            _ => 0,
+        };
+        self.facts.push(Fact::Drop(Dropped {
+            time: now,
+            link,
+            flow: p.flow,
+            kind,
+            seq: p.seq(),
+            retransmission,
+            sent_at: p.sent_at,
+            cause,
+        }));
         if let Some(delay) = report {
             if kind != PacketKind::Udp {
                 self.reports.push(LossReport {
@@ -472,25 +470,6 @@ impl Network {
             }
         }
         rec.drop_rssi(now, link, &p, cause, rssi);
-    }
-
-    /// The cause of the drop of the most recent transmission of TCP flow `flow`'s data
-    /// segment starting at `seq`, which has been transmitted `transmissions` times so far;
-    /// None when that transmission was not dropped (yet).
-    pub fn latest_drop(&self, flow: u32, seq: u64, transmissions: u8) -> Option<DropCause> {
-        match self.latest_drops[flow as usize].get(&seq) {
-            Some(&(tx, cause)) if transmissions > 0 && tx == transmissions - 1 => Some(cause),
-            _ => None,
-        }
-    }
-
-    /// Forgets TCP flow `flow`'s drops of segments below `una` (acknowledged data).
-    #[inline]
-    pub fn prune_drops(&mut self, flow: u32, una: u64) {
-        let latest = &mut self.latest_drops[flow as usize];
-        while latest.first_key_value().is_some_and(|(&k, _)| k < una) {
-            latest.pop_first();
-        }
     }
 
     /// Asks every link direction for an event at each departure, so queue series recorded
@@ -514,6 +493,7 @@ impl Network {
     }
 }
 
+#[inline(always)]
 fn schedule<E: From<NetEvent>>(q: &mut EventQueue<E>, l: u32, wake: Wakeups) {
     if let Some(t) = wake.service_done {
         q.push(t, NetEvent::ServiceDone(l).into());

@@ -53,6 +53,46 @@ pub fn ack_wire_size(ack: &AckSegment) -> u32 {
     IP_TCP_HEADER + ts + sack_option_bytes(ack.sack.len())
 }
 
+/// Why a packet was dropped: the ground truth behind loss-classification metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DropCause {
+    /// The queue was full.
+    BufferOverflow = 0,
+    /// An active queue manager dropped early (RED).
+    AqmEarly = 1,
+    /// An active queue manager's hard limit.
+    AqmForced = 2,
+    /// Random loss on the link (bit errors, fading).
+    LinkError = 3,
+    /// A MAC layer gave up after its retry limit.
+    Mac = 4,
+}
+
+impl DropCause {
+    pub const ALL: [DropCause; 5] = [
+        DropCause::BufferOverflow,
+        DropCause::AqmEarly,
+        DropCause::AqmForced,
+        DropCause::LinkError,
+        DropCause::Mac,
+    ];
+    /// Random (the channel's fault: link errors, MAC give-ups) rather than congestion
+    /// (buffer overflow, AQM).
+    pub fn is_random(self) -> bool {
+        matches!(self, DropCause::LinkError | DropCause::Mac)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropCause::BufferOverflow => "buffer_overflow",
+            DropCause::AqmEarly => "aqm_early",
+            DropCause::AqmForced => "aqm_forced",
+            DropCause::LinkError => "link_error",
+            DropCause::Mac => "mac",
+        }
+    }
+}
+
 /// Which endpoint a packet belongs to and what it carries.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Payload {

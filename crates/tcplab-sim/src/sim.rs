@@ -13,28 +13,28 @@
 //! unlimited, and every UDP source has reached its stop time. Packets still in the network
 //! then are counted as in flight.
 //!
-//! Loss responses of every sender (recovery entries and restarts, timeouts) are paired with the
-//! ground-truth cause of the loss right after the sender reacted, before it transmits again
-//! (see [`crate::classify`]). Random drops on link directions with `report_losses` become
+//! Measurement is left to the instruments ([`crate::instruments`]): the driver states facts
+//! to them (the network's drops and marks, each sender's loss responses right after it
+//! reacted and before it transmits again, its acknowledged data, its transmissions with
+//! their kind, the cross-layer reports it got). Drops reach the instruments before any loss
+//! response that follows them. Random drops on link directions with `report_losses` become
 //! `CrossLayer` events, delivered to the flow's sender `report_delay` after the drop.
 
 use crate::app::UdpFlow;
-use crate::classify::Classification;
 use crate::engine::{EventQueue, TimerSlot};
-use crate::eth_metrics::EthMetrics;
 use crate::flow::{FlowPackets, TcpFlow};
 use crate::flow_route::{self, PinnedRoutes};
+use crate::instruments::{Fact, Instruments};
 use crate::network::{Arrival, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, Payload};
 use crate::pcap::{self, Capture};
-use crate::results::{RunStats, VerdictLog};
+use crate::results::RunStats;
 use crate::scenario::SeriesMode;
-use crate::timeouts::TimeoutTracker;
 use crate::trace::{FlowSample, Recorder};
 use crate::{conservation, summary, topology, validate};
 use crate::{Results, Scenario};
 use std::fmt;
-use tcplab_core::cc::{CongestionKind, CrossLayerReport};
+use tcplab_core::cc::CrossLayerReport;
 use tcplab_core::{Dur, LogRecord, LossResponse, Receiver, Sender, Time};
 
 /// Why a scenario cannot run; the message names the field, the value and what is allowed.
@@ -87,7 +87,7 @@ pub struct Simulation {
     interval: Dur,
     log_buf: Vec<LogRecord>,
     loss_buf: Vec<LossResponse>,
-    verdicts: VerdictLog,
+    instruments: Instruments,
 }
 
 impl Simulation {
@@ -97,7 +97,7 @@ impl Simulation {
         let mut errs = Vec::new();
         let layout = topology::expand(&s.topology, &mut errs);
         debug_assert!(errs.is_empty(), "validated: {errs:?}");
-        let mut net = Network::new(&layout, s.seed, s.flows.len(), s.udp.len());
+        let mut net = Network::new(&layout, s.seed);
         net.set_every_departure(s.trace.series == SeriesMode::Change);
         let mut events = EventQueue::new();
         net.schedule_changes(&mut events);
@@ -134,9 +134,6 @@ impl Simulation {
                 read_total: 0,
                 packets: FlowPackets::default(),
                 read_violations: Vec::new(),
-                classification: Classification::default(),
-                timeouts: TimeoutTracker::default(),
-                eth: EthMetrics::default(),
             });
         }
         let mut udp = Vec::with_capacity(s.udp.len());
@@ -176,7 +173,7 @@ impl Simulation {
             interval: s.trace.interval,
             log_buf: Vec::new(),
             loss_buf: Vec::new(),
-            verdicts: VerdictLog::default(),
+            instruments: Instruments::new(s.flows.len(), s.udp.len()),
         })
     }
 
@@ -189,6 +186,9 @@ impl Simulation {
             };
             self.now = at;
             self.dispatch(ev);
+            if !self.net.facts.is_empty() {
+                self.absorb();
+            }
             if !self.net.reports.is_empty() {
                 for r in self.net.reports.drain(..) {
                     self.events.push(r.at, Event::CrossLayer(r.flow));
@@ -224,31 +224,37 @@ impl Simulation {
         self.done
     }
 
+    /// Keeps every fact the instruments take, for [`finish_recorded`](Self::finish_recorded)
+    /// (call before running).
+    pub fn record_facts(&mut self) {
+        self.instruments.record();
+    }
+
     /// Ends the run: summaries, conservation check, columns.
-    pub fn finish(mut self) -> Results {
+    pub fn finish(self) -> Results {
+        self.finish_recorded().0
+    }
+
+    /// Like [`finish`](Self::finish), and also returns every fact the instruments took,
+    /// in order (empty unless [`record_facts`](Self::record_facts) was called).
+    pub fn finish_recorded(mut self) -> (Results, Vec<Fact>) {
         let end = self.now;
-        for (i, f) in self.tcp.iter_mut().enumerate() {
-            for sent_at in self.net.data_drop_sent[i].drain(..) {
-                f.eth.on_drop(sent_at);
-            }
-            for (row, n) in f.eth.event_sizes() {
-                self.verdicts.lost_segments[row] = n;
-            }
-        }
+        self.absorb();
+        let m = self.instruments.finish();
         let net = &self.net;
         let flows = self
             .tcp
             .iter()
             .enumerate()
-            .map(|(i, f)| summary::tcp_flow(net, i, f, end))
+            .map(|(i, f)| summary::tcp_flow(net, &m, i, f, end))
             .collect();
         let udp = self
             .udp
             .iter()
             .enumerate()
-            .map(|(i, u)| summary::udp_flow(net, i, u, end))
+            .map(|(i, u)| summary::udp_flow(net, m.drops().udp[i], u, end))
             .collect();
-        let conservation = conservation::check(net, &self.tcp, &self.udp);
+        let conservation = conservation::check(net, m.drops(), &self.tcp, &self.udp);
         let stats = RunStats {
             sim_time_ns: end.as_nanos(),
             events: self.events.processed(),
@@ -258,7 +264,7 @@ impl Simulation {
         let links = summary::links(net, end);
         let pcap = self.net.capture.map(|c| c.finish()).unwrap_or_default();
         let rec = self.rec;
-        Results {
+        let results = Results {
             flows,
             udp,
             links,
@@ -267,11 +273,12 @@ impl Simulation {
             drops: rec.drops,
             events: rec.events,
             segments: rec.segments,
-            verdicts: self.verdicts,
+            verdicts: m.verdicts,
             conservation,
             stats,
             pcap,
-        }
+        };
+        (results, m.facts)
     }
 
     /// Runs a scenario to the end.
@@ -331,8 +338,8 @@ impl Simulation {
             }
             Event::Sample => self.sample(),
             Event::CrossLayer(i) => {
+                self.instruments.on_fact(Fact::Report { flow: i });
                 let f = &mut self.tcp[i as usize];
-                f.classification.reports += 1;
                 f.sender.on_cross_layer(&CrossLayerReport {
                     now,
                     random_losses: 1,
@@ -366,31 +373,30 @@ impl Simulation {
     /// After any interaction with flow `i`'s sender.
     fn after_sender(&mut self, i: u32) {
         let now = self.now;
-        let f = &mut self.tcp[i as usize];
-        // Before anything is retransmitted: what was lost that triggered each response.
-        f.sender.drain_loss_responses(&mut self.loss_buf);
-        for sent_at in self.net.data_drop_sent[i as usize].drain(..) {
-            f.eth.on_drop(sent_at);
+        // The drops so far first: the loss responses may answer them.
+        if !self.net.facts.is_empty() {
+            self.absorb();
         }
-        for r in self.loss_buf.drain(..) {
-            f.eth.on_reduction(&r, self.verdicts.len());
-            let cause = self.net.latest_drop(i, r.seq.0, r.transmissions);
-            f.classification.record(&r, cause);
-            let class = match r.kind {
-                CongestionKind::Timeout => Some(f.timeouts.classify(&self.net, i, &r)),
-                CongestionKind::FastRetransmit if !r.restart => {
-                    f.timeouts.on_recovery(f.sender.snd_nxt().0);
-                    None
-                }
-                _ => None,
-            };
-            self.verdicts.push(i, &r, cause, class);
+        let f = &mut self.tcp[i as usize];
+        // Before anything is retransmitted: the responses, then what is acknowledged.
+        f.sender.drain_loss_responses(&mut self.loss_buf);
+        let snd_nxt = f.sender.snd_nxt().0;
+        for response in self.loss_buf.drain(..) {
+            self.instruments.on_fact(Fact::LossResponse {
+                flow: i,
+                response,
+                snd_nxt,
+            });
         }
         let una = f.sender.snd_una().0;
-        self.net.prune_drops(i, una);
-        f.timeouts.prune(una);
+        self.instruments.on_fact(Fact::Acked { flow: i, una });
         while let Some((seg, kind)) = f.sender.poll_transmit_with_kind(now) {
-            f.timeouts.on_send(seg.seq.0, seg.retransmission, kind);
+            self.instruments.on_fact(Fact::Transmit {
+                flow: i,
+                seq: seg.seq.0,
+                retransmission: seg.retransmission,
+                kind,
+            });
             self.rec.segment(now, i, &seg);
             f.packets.data_sent += 1;
             let p = Packet {
@@ -419,6 +425,14 @@ impl Simulation {
         if self.rec.on_change() {
             let s = FlowSample::of(&f.sender, f.delivered);
             self.rec.flow_changed(now, i, s);
+        }
+    }
+
+    /// Hands the network's facts (drops, marks) to the instruments.
+    #[inline(never)]
+    fn absorb(&mut self) {
+        for fact in self.net.facts.drain(..) {
+            self.instruments.on_fact(fact);
         }
     }
 

@@ -2,6 +2,7 @@
 
 use crate::app::UdpFlow;
 use crate::flow::TcpFlow;
+use crate::instruments::Measurements;
 use crate::network::Network;
 use crate::results::{FlowSummary, LinkSummary, UdpSummary};
 use tcplab_core::Time;
@@ -15,12 +16,12 @@ fn rate_bps(bytes: u64, from: Time, to: Time) -> f64 {
     }
 }
 
-/// The row of TCP flow `i`; `end` is when the run ended.
-pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary {
+/// The row of TCP flow `i`; `end` is when the run ended. The instruments' figures come
+/// from `m`.
+pub fn tcp_flow(net: &Network, m: &Measurements, i: usize, f: &TcpFlow, end: Time) -> FlowSummary {
     let sc = f.sender.counters();
     let rc = f.receiver.counters();
     let end_t = f.finished_at.unwrap_or(end).max(f.start);
-    let [data_drops, ack_drops] = net.tcp_drops[i];
     let node = |n: u32| net.nodes[n as usize].name.clone();
     let mut row = FlowSummary {
         name: f.name.clone(),
@@ -56,17 +57,12 @@ pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary 
         dup_acks: sc.dup_acks,
         acks_sent: rc.acks_sent,
         spurious_retransmits: rc.duplicate_segments,
-        data_drops,
-        ack_drops,
         min_rtt_ns: sc.rtt_min_ns,
         mean_rtt_ns: (sc.rtt_samples > 0).then(|| (sc.rtt_sum_ns / sc.rtt_samples as u128) as u64),
-        ecn_marks: net.tcp_marks[i],
         ecn_reductions: sc.ecn_reductions,
         ..FlowSummary::default()
     };
-    f.classification.fill(&mut row);
-    f.timeouts.fill(&mut row);
-    f.eth.fill(&mut row);
+    m.fill(i, &mut row);
     row.sack_block_carried = sc.sack_blocks_carried;
     row.sack_block_used = sc.sack_blocks_used;
     row.dsacks_sent = rc.dsacks_sent;
@@ -76,9 +72,9 @@ pub fn tcp_flow(net: &Network, i: usize, f: &TcpFlow, end: Time) -> FlowSummary 
     row
 }
 
-/// The row of UDP flow `i`. Throughput is what the sink received over the time the source
-/// was sending (start to stop or the end of the run).
-pub fn udp_flow(net: &Network, i: usize, u: &UdpFlow, end: Time) -> UdpSummary {
+/// The row of UDP flow `u`, which lost `dropped` packets. Throughput is what the sink
+/// received over the time the source was sending (start to stop or the end of the run).
+pub fn udp_flow(net: &Network, dropped: u64, u: &UdpFlow, end: Time) -> UdpSummary {
     let until = u.stop.map_or(end, |s| s.min(end));
     UdpSummary {
         name: u.name.clone(),
@@ -86,7 +82,7 @@ pub fn udp_flow(net: &Network, i: usize, u: &UdpFlow, end: Time) -> UdpSummary {
         dst: net.nodes[u.dst as usize].name.clone(),
         packets_sent: u.sent(),
         packets_received: u.received,
-        packets_dropped: net.udp_drops[i],
+        packets_dropped: dropped,
         throughput_bps: rate_bps(u.received_bytes, u.start, until),
     }
 }

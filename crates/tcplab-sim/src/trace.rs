@@ -2,9 +2,10 @@
 //! senders' event logs and every data segment sent. With everything off a recorder costs a
 //! few branches per event and no memory.
 
+use crate::packet::DropCause;
 use crate::packet::Packet;
 use crate::queue::Occupancy;
-use crate::results::{DropCause, DropLog, EventLog, FlowSeries, QueueSeries, SegmentLog};
+use crate::results::{DropLog, EventLog, FlowSeries, QueueSeries, SegmentLog};
 use crate::scenario::{SeriesMode, TraceSpec};
 use tcplab_core::{DataSegment, LogRecord, Sender, SenderSnapshot, Time};
 

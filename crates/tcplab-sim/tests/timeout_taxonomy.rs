@@ -4,8 +4,8 @@
 
 mod common;
 
+use tcplab_sim::instruments::timeouts::TimeoutClass;
 use tcplab_sim::scenario::Scenario;
-use tcplab_sim::timeouts::TimeoutClass;
 use tcplab_sim::Results;
 
 use common::MSS;

@@ -1,7 +1,7 @@
 //! Drop-tail FIFO: admit while the buffer (counting the packet in service) has room.
 
 use super::{Admission, Occupancy, Queue, Queued};
-use crate::results::DropCause;
+use crate::packet::DropCause;
 use crate::scenario::Buffer;
 use std::collections::VecDeque;
 use tcplab_core::Time;

@@ -8,8 +8,8 @@
 pub mod drop_tail;
 pub mod red;
 
+use crate::packet::DropCause;
 use crate::packet::PacketId;
-use crate::results::DropCause;
 use crate::rng::Rng;
 use crate::scenario::{Buffer, QueueSpec};
 use tcplab_core::Time;

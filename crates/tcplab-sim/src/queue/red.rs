@@ -24,7 +24,7 @@
 //! limit) is dropped with cause `aqm_forced`.
 
 use super::{Admission, Occupancy, Queue, Queued};
-use crate::results::DropCause;
+use crate::packet::DropCause;
 use crate::rng::Rng;
 use crate::scenario::{Buffer, RedMode, RedSpec};
 use std::collections::VecDeque;

@@ -20,8 +20,8 @@ pub mod dcf;
 pub mod phy;
 pub mod spec;
 
+use crate::packet::DropCause;
 use crate::packet::PacketId;
-use crate::results::DropCause;
 use crate::rng::Rng;
 use channel::Channel;
 use dcf::{Dcf, DcfParams, Frame, Outcome};

@@ -41,7 +41,7 @@ pub fn run(fwd: LinkDir, sends: &[(Time, u32)], every_departure: bool) -> Outcom
     let layout = topology::expand(&topo, &mut errs);
     assert!(errs.is_empty(), "{errs:?}");
     let (a, b) = (layout.node("a").unwrap(), layout.node("b").unwrap());
-    let mut net = Network::new(&layout, 1, 0, 1);
+    let mut net = Network::new(&layout, 1);
     net.set_every_departure(every_departure);
     let mut rec = Recorder::new(&TraceSpec::all(), 0);
     let mut q = EventQueue::new();

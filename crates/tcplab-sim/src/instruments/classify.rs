@@ -1,16 +1,52 @@
 //! Loss-classification accounting: at every loss response of a TCP flow (fast-retransmit
 //! entry or timeout) the controller's verdict is paired with the ground-truth cause of the
 //! loss that triggered it, as Veno's Table I does. The cause is the drop cause of the most
-//! recent transmission of the segment at snd.una when the response happened (the network
-//! keeps it per flow, see [`crate::network::Network::latest_drop`]), or none when that
+//! recent transmission of the segment at snd.una when the response happened (from the
+//! ground-truth drop log, [`super::drops::DropLog::latest_drop`]), or none when that
 //! transmission was not dropped (a spurious trigger: a lost ACK, a retransmission still on
 //! its way). Rows go to [`VerdictLog`] and counts to the flow's summary, whatever the run
 //! traces. docs/loss-classification.md describes the table and the figures.
 
-use crate::results::{DropCause, FlowSummary, LossCause, VerdictLog};
-use crate::timeouts::TimeoutClass;
+use super::drops::DropLog;
+use super::timeouts::TimeoutClass;
+use super::{Fact, Instrument};
+use crate::packet::DropCause;
+use crate::results::{FlowSummary, LossCause, VerdictLog};
 use tcplab_core::cc::CongestionKind;
 use tcplab_core::LossResponse;
+
+/// The instrument: per TCP flow, its loss responses against the ground truth.
+#[derive(Clone, Debug, Default)]
+pub struct LossClassification {
+    flows: Vec<Classification>,
+}
+
+impl LossClassification {
+    pub fn new(tcp_flows: usize) -> Self {
+        LossClassification {
+            flows: vec![Classification::default(); tcp_flows],
+        }
+    }
+}
+
+impl Instrument for LossClassification {
+    #[inline(always)]
+    fn on_fact(&mut self, fact: &Fact, truth: &DropLog) {
+        match *fact {
+            Fact::LossResponse { flow, response, .. } => {
+                let r = &response;
+                let cause = truth.latest_drop(flow, r.seq.0, r.transmissions);
+                self.flows[flow as usize].record(r, cause);
+            }
+            Fact::Report { flow } => self.flows[flow as usize].reports += 1,
+            _ => {}
+        }
+    }
+
+    fn fill(&self, flow: usize, row: &mut FlowSummary) {
+        self.flows[flow].fill(row);
+    }
+}
 
 /// Per-flow counts of verdicts by actual cause.
 #[derive(Clone, Debug, Default, PartialEq)]

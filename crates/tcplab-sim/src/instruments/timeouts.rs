@@ -1,16 +1,18 @@
 //! Timeout taxonomy (the ETH report's §10.2): every retransmission timeout of a TCP flow is
 //! classified by cause from the ground truth (which transmissions of which segments the
-//! network dropped, [`crate::network::Network::latest_drop`]) and the sender's state when
+//! network dropped, [`super::drops::DropLog::latest_drop`]) and the sender's state when
 //! the timer fired. docs/timeouts.md states the rules and their limits.
 //!
-//! Per flow the driver keeps the kind of every retransmission of the outstanding segments
-//! (fast, recovery, timeout, probe: the [`TxKind`] the sender reports with each
-//! transmission) and snd.nxt at the latest recovery entry. Both are pruned below snd.una
-//! with the network's drop records.
+//! Per flow it keeps the kind of every retransmission of the outstanding segments (fast,
+//! recovery, timeout, probe: the [`TxKind`] of each [`Fact::Transmit`]) and snd.nxt at the
+//! latest recovery entry. Retransmissions are forgotten below snd.una ([`Fact::Acked`]), as
+//! the drop log forgets its drops.
 
-use crate::network::Network;
+use super::drops::DropLog;
+use super::{Fact, Instrument};
 use crate::results::FlowSummary;
 use std::collections::BTreeMap;
+use tcplab_core::cc::CongestionKind;
 use tcplab_core::{LossResponse, TxKind};
 
 /// Cause of a timeout.
@@ -43,6 +45,63 @@ impl TimeoutClass {
             TimeoutClass::NonTrigger => "non_trigger",
             TimeoutClass::Other => "other",
         }
+    }
+}
+
+/// The instrument: a [`TimeoutTracker`] per TCP flow.
+#[derive(Clone, Debug, Default)]
+pub struct TimeoutTaxonomy {
+    flows: Vec<TimeoutTracker>,
+    /// The class of the latest loss response taken (None unless a timeout).
+    last: Option<TimeoutClass>,
+}
+
+impl TimeoutTaxonomy {
+    pub fn new(tcp_flows: usize) -> Self {
+        TimeoutTaxonomy {
+            flows: vec![TimeoutTracker::default(); tcp_flows],
+            last: None,
+        }
+    }
+
+    /// The class of the latest loss response taken: Some for a timeout, else None.
+    pub fn last_class(&self) -> Option<TimeoutClass> {
+        self.last
+    }
+}
+
+impl Instrument for TimeoutTaxonomy {
+    #[inline(always)]
+    fn on_fact(&mut self, fact: &Fact, truth: &DropLog) {
+        match *fact {
+            Fact::Transmit {
+                flow,
+                seq,
+                retransmission,
+                kind,
+            } => self.flows[flow as usize].on_send(seq, retransmission, kind),
+            Fact::LossResponse {
+                flow,
+                response,
+                snd_nxt,
+            } => {
+                let t = &mut self.flows[flow as usize];
+                self.last = match response.kind {
+                    CongestionKind::Timeout => Some(t.classify(truth, flow, &response)),
+                    CongestionKind::FastRetransmit if !response.restart => {
+                        t.on_recovery(snd_nxt);
+                        None
+                    }
+                    _ => None,
+                };
+            }
+            Fact::Acked { flow, una } => self.flows[flow as usize].prune(una),
+            _ => {}
+        }
+    }
+
+    fn fill(&self, flow: usize, row: &mut FlowSummary) {
+        row.timeouts_by_class = self.flows[flow].counts;
     }
 }
 
@@ -92,16 +151,16 @@ impl TimeoutTracker {
     }
 
     /// Classifies and counts timeout `r` of flow `flow`.
-    pub fn classify(&mut self, net: &Network, flow: u32, r: &LossResponse) -> TimeoutClass {
-        let class = self.class_of(net, flow, r);
+    pub fn classify(&mut self, truth: &DropLog, flow: u32, r: &LossResponse) -> TimeoutClass {
+        let class = self.class_of(truth, flow, r);
         self.counts[class as usize] += 1;
         class
     }
 
-    fn class_of(&self, net: &Network, flow: u32, r: &LossResponse) -> TimeoutClass {
+    fn class_of(&self, truth: &DropLog, flow: u32, r: &LossResponse) -> TimeoutClass {
         use TimeoutClass::*;
         let seq = r.seq.0;
-        let dropped = net.latest_drop(flow, seq, r.transmissions).is_some();
+        let dropped = truth.latest_drop(flow, seq, r.transmissions).is_some();
         if dropped {
             match self.latest_kind(seq, r.transmissions) {
                 Some(TxKind::Timeout) => return LostTimeoutRtx,
@@ -117,7 +176,7 @@ impl TimeoutTracker {
             // recovery retransmission that the network dropped.
             let lost_rtx = self.rtx.iter().any(|(&s, kinds)| {
                 matches!(kinds.last(), Some(TxKind::Fast | TxKind::Recovery))
-                    && net.latest_drop(flow, s, kinds.len() as u8 + 1).is_some()
+                    && truth.latest_drop(flow, s, kinds.len() as u8 + 1).is_some()
             });
             return if lost_rtx { MplLostRtx } else { MplMissingAcks };
         }
@@ -125,10 +184,5 @@ impl TimeoutTracker {
             return NonTrigger;
         }
         Other
-    }
-
-    /// Writes the counts into the flow's summary row.
-    pub fn fill(&self, s: &mut FlowSummary) {
-        s.timeouts_by_class = self.counts;
     }
 }

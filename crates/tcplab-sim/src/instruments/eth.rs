@@ -1,7 +1,7 @@
 //! The ETH report's per-flow measurements of loss events and recovery triggers
 //! (docs/eth-metrics.md): loss events, single or multiple (report §11.1, Table 3), and the
 //! duplicate ACKs that triggered each recovery (§10.5). Timeouts by cause are in
-//! [`crate::timeouts`]; the use of the n-th SACK block is counted by the sender
+//! [`super::timeouts`]; the use of the n-th SACK block is counted by the sender
 //! (`SenderCounters::sack_blocks_carried`/`sack_blocks_used`).
 //!
 //! A loss event is one window's lost packets, from the ground truth: every dropped data
@@ -12,11 +12,56 @@
 //! event. Drops sent after the latest reduction wait for the next one; at the end of the
 //! run they belong to no event.
 
+use super::drops::DropLog;
+use super::{Fact, Instrument};
+use crate::packet::PacketKind;
 use crate::results::FlowSummary;
 use tcplab_core::{LossResponse, Time};
 
 /// Recoveries are counted by their duplicate ACKs 0, 1, 2, 3 and 4 or more.
 pub const DUPACK_BINS: usize = 5;
+
+/// The instrument: [`EthMetrics`] per TCP flow.
+#[derive(Clone, Debug, Default)]
+pub struct LossEvents {
+    flows: Vec<EthMetrics>,
+    /// Loss responses taken so far, of all flows: the next one's row in the verdicts table.
+    responses: usize,
+}
+
+impl LossEvents {
+    pub fn new(tcp_flows: usize) -> Self {
+        LossEvents {
+            flows: vec![EthMetrics::default(); tcp_flows],
+            responses: 0,
+        }
+    }
+
+    /// (verdicts row, dropped transmissions) of every reduction of every flow.
+    pub fn event_sizes(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.flows.iter().flat_map(EthMetrics::event_sizes)
+    }
+}
+
+impl Instrument for LossEvents {
+    #[inline(always)]
+    fn on_fact(&mut self, fact: &Fact, _truth: &DropLog) {
+        match *fact {
+            Fact::Drop(d) if d.kind == PacketKind::Data => {
+                self.flows[d.flow as usize].on_drop(d.sent_at)
+            }
+            Fact::LossResponse { flow, response, .. } => {
+                self.flows[flow as usize].on_reduction(&response, self.responses);
+                self.responses += 1;
+            }
+            _ => {}
+        }
+    }
+
+    fn fill(&self, flow: usize, row: &mut FlowSummary) {
+        self.flows[flow].fill(row);
+    }
+}
 
 /// Per-flow bookkeeping.
 #[derive(Clone, Debug, Default)]
