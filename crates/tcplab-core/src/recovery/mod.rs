@@ -12,14 +12,18 @@
 //! recovery (exit, reduce, enter again), `Probe` asks for one segment past the window.
 //! `AckInfo::delivery` says which segments an ACK newly delivered; `on_transmit` reports
 //! every segment sent. Strategies with timers of their own (RACK, TLP) use
-//! `poll_timeout`/`on_timer`. Detection code shared between strategies lives in `detect`.
+//! `poll_timeout`/`on_timer`. Detection code shared between strategies lives in `detect` (and
+//! `lost_rtx`), window-reduction code in `reduction`: strategies share those, never each
+//! other.
 
 mod detect;
 pub mod fack;
+mod lost_rtx;
 pub mod lrd;
 pub mod newreno;
 pub mod prr;
 pub mod rack;
+mod reduction;
 pub mod reno;
 pub mod rh;
 pub mod sack;

@@ -34,7 +34,7 @@
 //! the probe repaired a loss, so recovery is entered with nothing to retransmit.
 
 use super::detect::{require_sack, Episode};
-use super::prr::{PrrBound, PrrWindow};
+use super::reduction::{PrrBound, PrrWindow};
 use super::{AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::{ConfigError, Dur, ParamReader, Params, Seq, Time};
