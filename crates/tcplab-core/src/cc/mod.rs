@@ -9,6 +9,7 @@
 
 pub mod areno;
 pub mod bandwidth;
+pub mod classic;
 pub mod cubic;
 pub mod filter;
 pub mod highspeed;
@@ -25,6 +26,7 @@ pub mod window;
 use crate::ack::{deref_to_facts, AckFacts};
 use crate::registry::{built_in, names_of, BuiltIn, ControllerRegistry};
 use crate::{ConfigError, Dur, Params, Seq, Time};
+pub use classic::WindowRule;
 use serde::{Deserialize, Serialize};
 pub use window::{Growth, Window};
 
