@@ -311,16 +311,12 @@ impl CongestionControl for PyController {
     fn observe(&mut self, s: &cc::AckSample) {
         if self.has_observe {
             let s = ack_sample(s);
-            self.call("observe", |py| {
-                (Py::new(py, s)?,).into_pyobject(py).map_err(Into::into)
-            });
+            self.call("observe", |py| one_arg(py, s));
         }
     }
     fn on_ack(&mut self, s: &cc::AckSample) {
         let s = ack_sample(s);
-        self.call("on_ack", |py| {
-            (Py::new(py, s)?,).into_pyobject(py).map_err(Into::into)
-        });
+        self.call("on_ack", |py| one_arg(py, s));
     }
     fn on_congestion(&mut self, ev: &cc::CongestionEvent) -> Verdict {
         let e = PyCongestionEvent {
@@ -335,9 +331,7 @@ impl CongestionControl for PyController {
             latest_rtt_ns: ns(ev.latest_rtt),
             min_rtt_ns: ns(ev.min_rtt),
         };
-        let out = self.call("on_congestion", |py| {
-            (Py::new(py, e)?,).into_pyobject(py).map_err(Into::into)
-        });
+        let out = self.call("on_congestion", |py| one_arg(py, e));
         let mut verdict = Verdict {
             label: self.name,
             value: f64::NAN,
@@ -367,19 +361,17 @@ impl CongestionControl for PyController {
     }
     fn on_repeated_timeout(&mut self, now: Time) {
         self.call("on_repeated_timeout", |py| {
-            (now.as_nanos(),).into_pyobject(py).map_err(Into::into)
+            (now.as_nanos(),).into_pyobject(py)
         });
     }
     fn on_recovery_exit(&mut self, now: Time, cwnd: u64) {
         self.call("on_recovery_exit", |py| {
-            (now.as_nanos(), cwnd).into_pyobject(py).map_err(Into::into)
+            (now.as_nanos(), cwnd).into_pyobject(py)
         });
     }
     fn on_undo(&mut self, now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
         self.call("on_undo", |py| {
-            (now.as_nanos(), prior_cwnd, prior_ssthresh)
-                .into_pyobject(py)
-                .map_err(Into::into)
+            (now.as_nanos(), prior_cwnd, prior_ssthresh).into_pyobject(py)
         });
     }
     fn on_cross_layer(&mut self, report: &cc::CrossLayerReport) {
@@ -388,11 +380,17 @@ impl CongestionControl for PyController {
                 now_ns: report.now.as_nanos(),
                 random_losses: report.random_losses,
             };
-            self.call("on_cross_layer", |py| {
-                (Py::new(py, r)?,).into_pyobject(py).map_err(Into::into)
-            });
+            self.call("on_cross_layer", |py| one_arg(py, r));
         }
     }
+}
+
+/// `(obj,)`: the argument tuple of a call with one sample object.
+fn one_arg<T: pyo3::PyClass + Into<pyo3::PyClassInitializer<T>>>(
+    py: Python<'_>,
+    v: T,
+) -> PyResult<Bound<'_, PyTuple>> {
+    (Py::new(py, v)?,).into_pyobject(py)
 }
 
 fn ack_sample(s: &cc::AckSample) -> PyAckSample {

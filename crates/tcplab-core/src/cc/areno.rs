@@ -26,6 +26,7 @@
 //! a bandwidth estimate W_inc_max = 0 (then W_inc = 1 printed, 0 prose).
 
 use super::bandwidth::BandwidthEstimator;
+use super::classic::window_in_field;
 use super::filter::MinFilter;
 use super::westwood::read_estimator;
 use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
@@ -197,12 +198,7 @@ impl AReno {
 
 impl WindowRule for AReno {
     const NAME: &'static str = "areno";
-    fn window(&self) -> &Window {
-        &self.w
-    }
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.w
-    }
+    window_in_field!(w);
     fn sample(&mut self, s: &AckSample) {
         self.rtt_min.update_opt(s.rtt);
         self.rtt_latest = s.rtt.or(self.rtt_latest);

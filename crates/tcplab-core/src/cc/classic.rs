@@ -39,6 +39,19 @@ pub trait WindowRule: Send {
     fn cross_layer(&mut self, _report: &CrossLayerReport) {}
 }
 
+/// `window`/`window_mut` of a [`WindowRule`] that keeps its window in the field `$f`.
+macro_rules! window_in_field {
+    ($f:ident) => {
+        fn window(&self) -> &$crate::cc::Window {
+            &self.$f
+        }
+        fn window_mut(&mut self) -> &mut $crate::cc::Window {
+            &mut self.$f
+        }
+    };
+}
+pub(crate) use window_in_field;
+
 impl<R: WindowRule> CongestionControl for R {
     fn name(&self) -> &'static str {
         R::NAME

@@ -26,6 +26,7 @@ mod hystart;
 
 pub use hystart::{Exit as HyStartExit, HyStart};
 
+use super::classic::window_in_field;
 use super::filter::MinFilter;
 use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
@@ -144,12 +145,7 @@ impl Cubic {
 
 impl WindowRule for Cubic {
     const NAME: &'static str = "cubic";
-    fn window(&self) -> &Window {
-        &self.w
-    }
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.w
-    }
+    window_in_field!(w);
     fn sample(&mut self, s: &AckSample) {
         self.rtt_min.update_opt(s.rtt);
     }

@@ -19,6 +19,7 @@
 //! not implemented). Timeouts: ssthresh = (1 - b(w)) w as at fast retransmit (as Linux),
 //! cwnd = 1; ECN: cwnd = ssthresh.
 
+use super::classic::window_in_field;
 use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
 use crate::{ConfigError, ParamReader, Params};
@@ -134,12 +135,7 @@ impl HighSpeed {
 
 impl WindowRule for HighSpeed {
     const NAME: &'static str = "highspeed";
-    fn window(&self) -> &Window {
-        &self.w
-    }
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.w
-    }
+    window_in_field!(w);
     fn grow(&mut self, s: &AckSample) {
         let w = self.w.cwnd_segments();
         if self.w.in_slow_start() || w <= self.r.low_window {

@@ -1,6 +1,7 @@
 //! Reno (RFC 5681) window rules: slow start, additive increase, halve at fast retransmit,
 //! one segment after a timeout.
 
+use super::classic::window_in_field;
 use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
 use crate::{ConfigError, ParamReader, Params};
@@ -47,12 +48,7 @@ pub fn reno_reduction(w: &mut Window, ev: &CongestionEvent) -> Verdict {
 
 impl WindowRule for Reno {
     const NAME: &'static str = "reno";
-    fn window(&self) -> &Window {
-        &self.w
-    }
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.w
-    }
+    window_in_field!(w);
     fn grow(&mut self, s: &AckSample) {
         self.w.grow(s);
     }

@@ -20,6 +20,7 @@
 //!   round restarts after a loss, a recovery and a timeout.
 //! - A round without any RTT sample leaves the window unchanged.
 
+use super::classic::window_in_field;
 use super::filter::{MinFilter, RoundCounter};
 use super::reno::reno_reduction;
 use super::{AckSample, CcContext, CongestionEvent, Verdict, Window, WindowRule};
@@ -135,12 +136,7 @@ impl Vegas {
 
 impl WindowRule for Vegas {
     const NAME: &'static str = "vegas";
-    fn window(&self) -> &Window {
-        &self.w
-    }
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.w
-    }
+    window_in_field!(w);
     fn sample(&mut self, s: &AckSample) {
         self.base_rtt.update_opt(s.rtt);
         self.round_rtt.update_opt(s.rtt);

@@ -24,6 +24,7 @@
 //! as Linux does. One deliberate difference: when no RTT sample arrived since the previous
 //! growth step, the previous N is kept (Linux would use an infinite RTT, i.e. N = cwnd).
 
+use super::classic::window_in_field;
 use super::filter::{EveryOther, MinFilter};
 use super::reno::reno_reduction;
 use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
@@ -234,12 +235,7 @@ impl Veno {
 
 impl WindowRule for Veno {
     const NAME: &'static str = "veno";
-    fn window(&self) -> &Window {
-        &self.w
-    }
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.w
-    }
+    window_in_field!(w);
     fn sample(&mut self, s: &AckSample) {
         self.est.observe(s);
     }

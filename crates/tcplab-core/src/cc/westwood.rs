@@ -20,6 +20,7 @@
 //! - Before the first estimate (a loss within the first RTT), Reno's cwnd/2.
 
 use super::bandwidth::BandwidthEstimator;
+use super::classic::window_in_field;
 use super::filter::MinFilter;
 use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
@@ -82,12 +83,7 @@ pub(crate) fn read_estimator(r: &mut ParamReader) -> Result<BandwidthEstimator, 
 
 impl WindowRule for Westwood {
     const NAME: &'static str = "westwood";
-    fn window(&self) -> &Window {
-        &self.w
-    }
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.w
-    }
+    window_in_field!(w);
     fn sample(&mut self, s: &AckSample) {
         if self.reset_rtt_min && s.rtt.is_some() {
             self.rtt_min.reset();
