@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import tomllib
 
-import polars as pl
 import pytest
 
 import tcplab
@@ -65,6 +64,18 @@ def test_python_reno_composes_with_every_recovery(python_reno, recovery):
     _same(rust, py, ("flows", "series", "verdicts"))
 
 
+def test_runs_in_threads_share_the_gil_without_deadlock(python_reno):
+    """Each simulation releases the GIL and takes it back only to call its controller."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    doc = _with_controller(tomllib.loads(SMALL_TOML), python_reno)
+    alone = tcplab.run(doc)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(lambda _: tcplab.run(doc), range(3)))
+    for r in results:
+        _same(alone, r, ("flows", "series"))
+
+
 def test_registered_names_are_listed_and_built_in_names_refused(python_reno):
     assert tcplab.controllers()[-1] == python_reno
     with pytest.raises(ValueError, match='name = "reno": a built-in controller'):
@@ -96,7 +107,11 @@ class _BadWindow(_Fails):
 @pytest.mark.parametrize(
     ("cls", "message", "cause"),
     [
-        (_Fails, 'controller "failing" failed in on_ack: ZeroDivisionError: boom in on_ack', ZeroDivisionError),
+        (
+            _Fails,
+            'controller "failing" failed in on_ack: ZeroDivisionError: boom in on_ack',
+            ZeroDivisionError,
+        ),
         (_BadWindow, "cwnd = -1: expected a non-negative integer", ValueError),
     ],
 )
