@@ -9,6 +9,7 @@ pub mod ack;
 pub mod cc;
 pub mod config;
 pub mod error;
+pub mod factory;
 pub mod log;
 pub mod params;
 pub mod profile;

@@ -24,7 +24,7 @@ pub mod westwood;
 pub mod window;
 
 use crate::ack::{deref_to_facts, AckFacts};
-use crate::registry::{built_in, names_of, BuiltIn, ControllerRegistry};
+use crate::factory::{built_in, names_of, BuiltIn, Registry};
 use crate::{ConfigError, Dur, Params, Seq, Time};
 pub use classic::WindowRule;
 use serde::{Deserialize, Serialize};
@@ -156,6 +156,9 @@ impl ControllerSpec {
         }
     }
 }
+
+/// The name -> factory table of controllers.
+pub type ControllerRegistry = Registry<CcContext, dyn CongestionControl>;
 
 /// The built-in controllers: name, description and constructor, written once.
 pub const BUILT_IN: [BuiltIn<CcContext, dyn CongestionControl>; 8] = [

@@ -29,7 +29,7 @@ pub mod rh;
 pub mod sack;
 
 use crate::ack::{deref_to_facts, AckFacts};
-use crate::registry::{built_in, names_of, BuiltIn, RecoveryRegistry};
+use crate::factory::{built_in, names_of, BuiltIn, Registry};
 use crate::scoreboard::{Delivery, Scoreboard, SegIdx};
 use crate::{ConfigError, Params, Seq, Time};
 use serde::{Deserialize, Serialize};
@@ -147,6 +147,9 @@ impl RecoverySpec {
         }
     }
 }
+
+/// The name -> factory table of recovery strategies.
+pub type RecoveryRegistry = Registry<RecoveryContext, dyn LossRecovery>;
 
 /// The built-in strategies: name, description and constructor, written once.
 pub const BUILT_IN: [BuiltIn<RecoveryContext, dyn LossRecovery>; 8] = [
