@@ -9,6 +9,15 @@ See docs/python-api.md.
 """
 
 from tcplab import _native
+from tcplab.controller_registry import (
+    AckSample,
+    CongestionEvent,
+    Controller,
+    ControllerContext,
+    CrossLayerReport,
+    register_controller,
+    unregister_controller,
+)
 from tcplab.run import TABLES, RunResult, run
 from tcplab.scenario import Scenario, ScenarioError, load_scenario
 
@@ -16,7 +25,7 @@ __version__ = _native.version()
 
 
 def controllers() -> list[str]:
-    """Names of the congestion controllers the simulator knows."""
+    """Names of the congestion controllers the simulator knows (built-in, then registered)."""
     return list(_native.controllers())
 
 
@@ -30,6 +39,11 @@ def version() -> str:
 
 
 __all__ = [
+    "AckSample",
+    "CongestionEvent",
+    "Controller",
+    "ControllerContext",
+    "CrossLayerReport",
     "RunResult",
     "Scenario",
     "ScenarioError",
@@ -37,7 +51,9 @@ __all__ = [
     "controllers",
     "load_scenario",
     "recoveries",
+    "register_controller",
     "run",
+    "unregister_controller",
     "version",
     "__version__",
 ]

@@ -5,14 +5,17 @@
 //! The sender composes a congestion controller ([`cc`]) with a loss-recovery strategy
 //! ([`recovery`]); any controller works with any strategy.
 
+pub mod ack;
 pub mod cc;
 pub mod config;
 pub mod error;
+pub mod factory;
 pub mod log;
 pub mod params;
 pub mod profile;
 pub mod receiver;
 pub mod recovery;
+pub mod registry;
 pub mod rtt;
 pub mod scoreboard;
 pub mod segment;

@@ -6,12 +6,14 @@
 //! from a [`LossRecovery`]; the sender owns the [`Scoreboard`], the RTT estimator, the
 //! retransmission timer, the counters and the event log.
 
+use crate::ack::AckFacts;
 use crate::cc::{
     self, AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind,
     CrossLayerReport,
 };
 use crate::log::{Event, LogRecord, LossResponse, SenderCounters, TxKind, WindowReason};
-use crate::recovery::{self, AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
+use crate::recovery::{AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
+use crate::registry::Registries;
 use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::spurious::{Frto, FrtoAck, FrtoStep, Undo};
 use crate::{
@@ -124,8 +126,19 @@ impl Sender {
         }
     }
 
-    /// Builds the controller and the recovery strategy by name.
+    /// Builds the controller and the recovery strategy by name, from the built-ins.
     pub fn build(
+        cfg: &TcpConfig,
+        controller: &ControllerSpec,
+        recovery: &RecoverySpec,
+        app_bytes: Option<u64>,
+    ) -> Result<Self, ConfigError> {
+        Self::build_with(&Registries::default(), cfg, controller, recovery, app_bytes)
+    }
+
+    /// Builds the controller and the recovery strategy by name, from `registries`.
+    pub fn build_with(
+        registries: &Registries,
         cfg: &TcpConfig,
         controller: &ControllerSpec,
         recovery: &RecoverySpec,
@@ -144,8 +157,12 @@ impl Sender {
             dupthresh: cfg.dupthresh,
             sack: cfg.sack(),
         };
-        let cc = cc::build(controller, &ctx)?;
-        let rec = recovery::build(recovery, &rctx)?;
+        let cc = registries
+            .controllers
+            .build(&controller.name, &controller.params, &ctx)?;
+        let rec = registries
+            .recoveries
+            .build(&recovery.name, &recovery.params, &rctx)?;
         Ok(Sender::new(cfg, cc, rec, app_bytes))
     }
 
@@ -310,16 +327,19 @@ impl Sender {
             );
         }
 
-        let sample = AckSample {
+        let facts = AckFacts {
             now,
             mss: self.cfg.mss,
             acked_bytes: acked.bytes,
             sacked_bytes: sacked,
             is_duplicate,
-            rtt,
-            min_rtt: self.rtt.min_rtt(),
             srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
             snd_una: self.snd_una(),
+        };
+        let sample = AckSample {
+            facts,
+            rtt,
             snd_nxt: self.snd_nxt,
             in_flight: self.rec.in_flight(&self.sb),
             delivered: self.delivered,
@@ -328,19 +348,12 @@ impl Sender {
         self.cc.observe(&sample);
 
         let info = AckInfo {
-            now,
-            mss: self.cfg.mss,
+            facts,
             dupthresh: self.cfg.dupthresh,
             prev_una,
-            snd_una: self.snd_una(),
             snd_max: self.snd_nxt,
-            acked_bytes: acked.bytes,
-            sacked_bytes: sacked,
             delivered_bytes,
             delivery,
-            srtt: self.rtt.srtt(),
-            min_rtt: self.rtt.min_rtt(),
-            is_duplicate,
             dsack,
         };
         let was_in_recovery = self.rec.in_recovery();

@@ -8,9 +8,11 @@
 //! columns as lists.
 //!
 //! Modules: `simulation` (the pyclass), `tables` (the results' columns), `panics` (panics
-//! become Python errors); this file defines the module and its functions.
+//! become Python errors), `pycontroller` (controllers written in Python); this file defines
+//! the module and its functions.
 
 mod panics;
+mod pycontroller;
 mod simulation;
 mod tables;
 
@@ -22,10 +24,13 @@ use tcplab_sim::Scenario;
 use panics::{install_panic_hook, internal_error, no_panic};
 use simulation::PySimulation;
 
-/// Names of the congestion controllers the simulator can build.
+/// Names of the congestion controllers the simulator can build: the built-ins, then the
+/// Python controllers registered in this process.
 #[pyfunction]
 fn controllers() -> Vec<&'static str> {
-    tcplab_core::cc::CONTROLLERS.to_vec()
+    let mut names = tcplab_core::cc::CONTROLLERS.to_vec();
+    names.extend(pycontroller::registered_names());
+    names
 }
 
 /// Names of the loss-recovery strategies the simulator can build.
@@ -137,5 +142,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    pycontroller::add_to(m)?;
     Ok(())
 }

@@ -9,6 +9,7 @@ use tcplab_core::Time;
 use tcplab_sim::{Scenario, Simulation};
 
 use crate::panics::{internal_error, no_panic};
+use crate::pycontroller::{registries, RunError};
 use crate::tables::results_to_py;
 
 // The binding runs simulations on threads other than the one that built them (the GIL is
@@ -47,6 +48,8 @@ enum State {
 pub(crate) struct PySimulation {
     state: Mutex<State>,
     end_ns: u64,
+    /// The first exception a Python controller of this run raised.
+    controller_error: RunError,
 }
 
 impl PySimulation {
@@ -91,11 +94,14 @@ impl PySimulation {
     #[new]
     fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
         let json = scenario_json.to_owned();
+        let controller_error = RunError::default();
+        let registries = registries(&controller_error);
         let built = py.detach(move || {
             no_panic(move || -> Result<(Box<Simulation>, u64), String> {
                 let scenario: Scenario =
                     serde_json::from_str(&json).map_err(|e| format!("scenario JSON: {e}"))?;
-                let sim = Simulation::new(&scenario).map_err(|e| e.to_string())?;
+                let sim = Simulation::with_registries(&scenario, &registries)
+                    .map_err(|e| e.to_string())?;
                 let end_ns = sim.end_time().as_nanos();
                 Ok((Box::new(sim), end_ns))
             })
@@ -106,14 +112,23 @@ impl PySimulation {
             Ok(Ok((sim, end_ns))) => Ok(PySimulation {
                 state: Mutex::new(State::Running(sim)),
                 end_ns,
+                controller_error,
             }),
         }
     }
 
     /// Processes every event up to and including `t_ns` (capped at the end of the run),
     /// with the GIL released.
+    /// A Python controller's exception stops the run: RuntimeError, chained to it.
     fn run_until(&self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
-        self.with_sim(py, |sim| sim.run_until(Time::from_nanos(t_ns)))
+        if let Some(e) = self.controller_error.to_py(py) {
+            return Err(e);
+        }
+        self.with_sim(py, |sim| sim.run_until(Time::from_nanos(t_ns)))?;
+        match self.controller_error.to_py(py) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Simulated time reached so far, in ns.
@@ -138,6 +153,9 @@ impl PySimulation {
     /// `series`, `queues`, `drops`, `events`, `segments`, `verdicts`) mapping column names to numpy
     /// arrays (numbers) or lists (strings), plus the `conservation` and `stats` dicts.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if let Some(e) = self.controller_error.to_py(py) {
+            return Err(e);
+        }
         let results = py
             .detach(|| {
                 let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());

@@ -35,6 +35,7 @@ use crate::{conservation, summary, topology, validate};
 use crate::{Results, Scenario};
 use std::fmt;
 use tcplab_core::cc::CrossLayerReport;
+use tcplab_core::registry::Registries;
 use tcplab_core::{Dur, LogRecord, LossResponse, Receiver, Sender, Time};
 
 /// Why a scenario cannot run; the message names the field, the value and what is allowed.
@@ -93,7 +94,13 @@ pub struct Simulation {
 impl Simulation {
     /// Validates the scenario and builds the network, flows and random streams.
     pub fn new(s: &Scenario) -> Result<Self, SimError> {
-        s.validate()?;
+        Self::with_registries(s, &Registries::default())
+    }
+
+    /// `new`, with the flows' controllers and recovery strategies built from `registries`
+    /// (the built-ins plus an embedding program's own, see `tcplab_core::registry`).
+    pub fn with_registries(s: &Scenario, registries: &Registries) -> Result<Self, SimError> {
+        s.validate_with(registries)?;
         let mut errs = Vec::new();
         let layout = topology::expand(&s.topology, &mut errs);
         debug_assert!(errs.is_empty(), "validated: {errs:?}");
@@ -109,8 +116,10 @@ impl Simulation {
         let mut tcp = Vec::with_capacity(s.flows.len());
         for (i, f) in s.flows.iter().enumerate() {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
-            let mut sender = Sender::build(cfg, &f.controller, &f.recovery, f.bytes)
-                .map_err(|e| SimError(validate::flow_config_error(&format!("flows[{i}]"), e)))?;
+            let mut sender =
+                Sender::build_with(registries, cfg, &f.controller, &f.recovery, f.bytes).map_err(
+                    |e| SimError(validate::flow_config_error(&format!("flows[{i}]"), e)),
+                )?;
             sender.set_logging(s.trace.events);
             events.push(start(f.start), Event::TcpStart(i as u32));
             if let Some(stop) = f.stop {

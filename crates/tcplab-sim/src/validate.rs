@@ -11,12 +11,18 @@ use crate::scenario::{
 };
 use crate::sim::SimError;
 use crate::topology::{self, Layout};
+use tcplab_core::registry::Registries;
 use tcplab_core::{ConfigError, Dur, Sender};
 
 impl Scenario {
     /// Checks everything `Simulation::new` relies on.
     pub fn validate(&self) -> Result<(), SimError> {
-        let errs = problems(self);
+        self.validate_with(&Registries::default())
+    }
+
+    /// `validate`, with controllers and recovery strategies looked up in `registries`.
+    pub fn validate_with(&self, registries: &Registries) -> Result<(), SimError> {
+        let errs = problems(self, registries);
         if errs.is_empty() {
             Ok(())
         } else {
@@ -26,7 +32,7 @@ impl Scenario {
 }
 
 /// Every problem of `s`, in the order of the scenario's fields.
-pub fn problems(s: &Scenario) -> Vec<String> {
+pub fn problems(s: &Scenario, registries: &Registries) -> Vec<String> {
     let mut errs = Vec::new();
     if s.duration == Dur::ZERO {
         errs.push("duration = 0: expected a positive duration in ns".into());
@@ -92,7 +98,8 @@ pub fn problems(s: &Scenario) -> Vec<String> {
         }
         if f.tcp.is_some() || default_tcp_ok {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
-            if let Err(e) = Sender::build(cfg, &f.controller, &f.recovery, f.bytes) {
+            if let Err(e) = Sender::build_with(registries, cfg, &f.controller, &f.recovery, f.bytes)
+            {
                 errs.push(flow_config_error(&p, e));
             }
         }

@@ -77,7 +77,6 @@ def profile_defaults(name: str) -> dict[str, Any]:
     return json.loads(_profile_json(name))
 
 
-@cache
 def _known(kind: str) -> tuple[str, ...]:
     return tuple(_native.controllers() if kind == "controller" else _native.recoveries())
 

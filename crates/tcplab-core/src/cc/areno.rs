@@ -26,9 +26,10 @@
 //! a bandwidth estimate W_inc_max = 0 (then W_inc = 1 printed, 0 prose).
 
 use super::bandwidth::BandwidthEstimator;
+use super::classic::window_in_field;
 use super::filter::MinFilter;
 use super::westwood::read_estimator;
-use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
+use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
 use crate::{ConfigError, Dur, ParamReader, Params, Time};
 
@@ -195,22 +196,15 @@ impl AReno {
     }
 }
 
-impl CongestionControl for AReno {
-    fn name(&self) -> &'static str {
-        "areno"
-    }
-    fn cwnd(&self) -> u64 {
-        self.w.cwnd
-    }
-    fn ssthresh(&self) -> u64 {
-        self.w.ssthresh
-    }
-    fn observe(&mut self, s: &AckSample) {
+impl WindowRule for AReno {
+    const NAME: &'static str = "areno";
+    window_in_field!(w);
+    fn sample(&mut self, s: &AckSample) {
         self.rtt_min.update_opt(s.rtt);
         self.rtt_latest = s.rtt.or(self.rtt_latest);
         self.bwe.on_ack(s);
     }
-    fn on_ack(&mut self, s: &AckSample) {
+    fn grow(&mut self, s: &AckSample) {
         if self.w.in_slow_start() {
             self.w.grow(s);
             self.sync_parts();
@@ -223,7 +217,7 @@ impl CongestionControl for AReno {
         self.w_probe = (self.w_probe + k * inc / w).max(0.0);
         self.w.set_cwnd_segments(self.w_base + self.w_probe);
     }
-    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+    fn reduce(&mut self, ev: &CongestionEvent) -> Verdict {
         if let Some(rtt_j) = ev.latest_rtt.or(self.rtt_latest) {
             let rtt_j = rtt_j.as_secs_f64();
             if self.updates_rtt_cong(rtt_j) {
@@ -248,14 +242,11 @@ impl CongestionControl for AReno {
             value: c,
         }
     }
-    fn on_repeated_timeout(&mut self, _now: Time) {
-        self.w.set_cwnd(self.w.mss());
-    }
-    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
+    fn undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
         self.w.undo(prior_cwnd, prior_ssthresh);
         self.sync_parts();
     }
-    fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
+    fn recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.w.set_cwnd(cwnd);
         self.sync_parts();
     }
@@ -265,6 +256,7 @@ impl CongestionControl for AReno {
 mod tests {
     use super::*;
     use crate::cc::testutil::{ctx, event, AckBuilder, MSS};
+    use crate::cc::CongestionControl;
     use crate::ParamValue;
     use WIncReading::{Printed, Prose};
 

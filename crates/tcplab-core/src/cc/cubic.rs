@@ -26,8 +26,9 @@ mod hystart;
 
 pub use hystart::{Exit as HyStartExit, HyStart};
 
+use super::classic::window_in_field;
 use super::filter::MinFilter;
-use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
+use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
 use crate::{ConfigError, ParamReader, Params, Time};
 
@@ -142,20 +143,13 @@ impl Cubic {
     }
 }
 
-impl CongestionControl for Cubic {
-    fn name(&self) -> &'static str {
-        "cubic"
-    }
-    fn cwnd(&self) -> u64 {
-        self.w.cwnd
-    }
-    fn ssthresh(&self) -> u64 {
-        self.w.ssthresh
-    }
-    fn observe(&mut self, s: &AckSample) {
+impl WindowRule for Cubic {
+    const NAME: &'static str = "cubic";
+    window_in_field!(w);
+    fn sample(&mut self, s: &AckSample) {
         self.rtt_min.update_opt(s.rtt);
     }
-    fn on_ack(&mut self, s: &AckSample) {
+    fn grow(&mut self, s: &AckSample) {
         if let (true, Some(h), Some(rtt), Some(min)) = (
             self.w.in_slow_start(),
             self.hystart.as_mut(),
@@ -191,7 +185,7 @@ impl CongestionControl for Cubic {
         };
         self.w.set_cwnd_segments(next);
     }
-    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+    fn reduce(&mut self, ev: &CongestionEvent) -> Verdict {
         let cwnd = self.w.cwnd_segments();
         self.w_max = Some(match self.w_max {
             Some(m) if self.fast_convergence && cwnd < m => cwnd * (1.0 + self.beta) / 2.0,
@@ -217,15 +211,15 @@ impl CongestionControl for Cubic {
             value: self.beta,
         }
     }
-    fn on_repeated_timeout(&mut self, _now: Time) {
+    fn repeated_timeout(&mut self, _now: Time) {
         // W_max and the epoch stay as the first timeout left them.
         self.w.set_cwnd(self.w.mss());
     }
-    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
+    fn undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
         self.w.undo(prior_cwnd, prior_ssthresh);
         self.epoch = None;
     }
-    fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
+    fn recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.w.set_cwnd(cwnd);
         self.epoch = None;
     }
@@ -235,6 +229,7 @@ impl CongestionControl for Cubic {
 mod tests {
     use super::*;
     use crate::cc::testutil::{ctx, event, AckBuilder, MSS};
+    use crate::cc::CongestionControl;
     use crate::{Dur, ParamValue};
 
     fn cubic(cwnd: u64) -> Cubic {

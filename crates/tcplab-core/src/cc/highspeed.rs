@@ -19,9 +19,10 @@
 //! not implemented). Timeouts: ssthresh = (1 - b(w)) w as at fast retransmit (as Linux),
 //! cwnd = 1; ECN: cwnd = ssthresh.
 
-use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
+use super::classic::window_in_field;
+use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
-use crate::{ConfigError, ParamReader, Params, Time};
+use crate::{ConfigError, ParamReader, Params};
 
 /// The response-function parameters of RFC 3649.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -132,17 +133,10 @@ impl HighSpeed {
     }
 }
 
-impl CongestionControl for HighSpeed {
-    fn name(&self) -> &'static str {
-        "highspeed"
-    }
-    fn cwnd(&self) -> u64 {
-        self.w.cwnd
-    }
-    fn ssthresh(&self) -> u64 {
-        self.w.ssthresh
-    }
-    fn on_ack(&mut self, s: &AckSample) {
+impl WindowRule for HighSpeed {
+    const NAME: &'static str = "highspeed";
+    window_in_field!(w);
+    fn grow(&mut self, s: &AckSample) {
         let w = self.w.cwnd_segments();
         if self.w.in_slow_start() || w <= self.r.low_window {
             self.w.grow(s);
@@ -151,7 +145,7 @@ impl CongestionControl for HighSpeed {
             self.w.add_segments(k * self.r.a(w) / w);
         }
     }
-    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+    fn reduce(&mut self, ev: &CongestionEvent) -> Verdict {
         let w = self.w.cwnd_segments();
         let b = self.r.b(w);
         self.w.set_ssthresh(((1.0 - b) * self.w.cwnd as f64) as u64);
@@ -169,15 +163,6 @@ impl CongestionControl for HighSpeed {
             value: 1.0 - b,
         }
     }
-    fn on_repeated_timeout(&mut self, _now: Time) {
-        self.w.set_cwnd(self.w.mss());
-    }
-    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
-        self.w.undo(prior_cwnd, prior_ssthresh);
-    }
-    fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
-        self.w.set_cwnd(cwnd);
-    }
 }
 
 #[cfg(test)]
@@ -185,7 +170,9 @@ mod tests {
     use super::*;
     use crate::cc::reno::Reno;
     use crate::cc::testutil::{ctx, event, AckBuilder, MSS};
+    use crate::cc::CongestionControl;
     use crate::ParamValue;
+    use crate::Time;
 
     /// RFC 3649 Appendix B, "Table 12: Parameters for HighSpeed TCP" (w, a(w), b(w)), for
     /// Low_Window = 38, High_Window = 83000, High_P = 10^-7, High_Decrease = 0.1: its first

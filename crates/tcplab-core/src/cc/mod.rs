@@ -9,6 +9,7 @@
 
 pub mod areno;
 pub mod bandwidth;
+pub mod classic;
 pub mod cubic;
 pub mod filter;
 pub mod highspeed;
@@ -22,29 +23,20 @@ pub mod venoplus;
 pub mod westwood;
 pub mod window;
 
+use crate::ack::{deref_to_facts, AckFacts};
+use crate::factory::{built_in, names_of, BuiltIn, Registry};
 use crate::{ConfigError, Dur, Params, Seq, Time};
+pub use classic::WindowRule;
 use serde::{Deserialize, Serialize};
 pub use window::{Growth, Window};
 
-/// What the sender learned from one ACK. Every field is a fact, not a request.
+/// What the sender learned from one ACK, as a controller sees it: the shared [`AckFacts`]
+/// (read through `Deref`: `s.acked_bytes`, `s.srtt`, ...) and what only controllers use.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AckSample {
-    pub now: Time,
-    pub mss: u32,
-    /// Bytes newly covered by the cumulative ACK.
-    pub acked_bytes: u64,
-    /// Bytes newly SACKed by this ACK.
-    pub sacked_bytes: u64,
-    /// A duplicate ACK in the sense of RFC 5681 (no advance, data outstanding).
-    pub is_duplicate: bool,
+    pub facts: AckFacts,
     /// RTT measured by this ACK (timestamp echo, or Karn-valid segment timing).
     pub rtt: Option<Dur>,
-    /// The smallest RTT sample seen so far on the connection.
-    pub min_rtt: Option<Dur>,
-    /// Smoothed RTT (RFC 6298), once there is a sample.
-    pub srtt: Option<Dur>,
-    /// Cumulative ACK point after this ACK.
-    pub snd_una: Seq,
     /// Next new byte to send.
     pub snd_nxt: Seq,
     /// Bytes in flight after this ACK, as the recovery strategy counts them.
@@ -54,6 +46,8 @@ pub struct AckSample {
     /// The ACK arrived while the recovery strategy is repairing losses.
     pub in_recovery: bool,
 }
+
+deref_to_facts!(AckSample);
 
 /// Why the window must shrink.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -163,45 +157,55 @@ impl ControllerSpec {
     }
 }
 
-/// Names `build` accepts.
-pub const CONTROLLERS: &[&str] = &[
-    "reno",
-    "veno",
-    "vegas",
-    "westwood",
-    "areno",
-    "highspeed",
-    "cubic",
-    "venoplus",
+/// The name -> factory table of controllers.
+pub type ControllerRegistry = Registry<CcContext, dyn CongestionControl>;
+
+/// The built-in controllers: name, description and constructor, written once.
+pub const BUILT_IN: [BuiltIn<CcContext, dyn CongestionControl>; 8] = [
+    built_in!("reno", "RFC 5681 Reno", reno::Reno::from_params),
+    built_in!("veno", "TCP Veno (Fu & Liew 2003)", veno::Veno::from_params),
+    built_in!(
+        "vegas",
+        "TCP Vegas (Brakmo & Peterson 1995)",
+        vegas::Vegas::from_params
+    ),
+    built_in!(
+        "westwood",
+        "TCP Westwood+ (bandwidth estimation)",
+        westwood::Westwood::from_params
+    ),
+    built_in!(
+        "areno",
+        "TCP AReno (adaptive Reno)",
+        areno::AReno::from_params
+    ),
+    built_in!(
+        "highspeed",
+        "HighSpeed TCP (RFC 3649)",
+        highspeed::HighSpeed::from_params
+    ),
+    built_in!("cubic", "CUBIC (RFC 9438)", cubic::Cubic::from_params),
+    built_in!(
+        "venoplus",
+        "Veno with cross-layer loss reports",
+        venoplus::Venoplus::from_params
+    ),
 ];
 
-/// Builds a controller from its registry name.
+/// Names of the built-in controllers, in order.
+pub const CONTROLLERS: &[&str] = &names_of(&BUILT_IN);
+
+/// A registry holding the built-in controllers (extend it with `Registry::register`).
+pub fn built_ins() -> ControllerRegistry {
+    ControllerRegistry::with_built_ins("controller", "congestion controller", &BUILT_IN)
+}
+
+/// Builds a built-in controller by name (`Registries` for registered ones).
 pub fn build(
     spec: &ControllerSpec,
     ctx: &CcContext,
 ) -> Result<Box<dyn CongestionControl>, ConfigError> {
-    match spec.name.as_str() {
-        "reno" => Ok(Box::new(reno::Reno::from_params(ctx, &spec.params)?)),
-        "veno" => Ok(Box::new(veno::Veno::from_params(ctx, &spec.params)?)),
-        "vegas" => Ok(Box::new(vegas::Vegas::from_params(ctx, &spec.params)?)),
-        "westwood" => Ok(Box::new(westwood::Westwood::from_params(
-            ctx,
-            &spec.params,
-        )?)),
-        "areno" => Ok(Box::new(areno::AReno::from_params(ctx, &spec.params)?)),
-        "highspeed" => Ok(Box::new(highspeed::HighSpeed::from_params(
-            ctx,
-            &spec.params,
-        )?)),
-        "cubic" => Ok(Box::new(cubic::Cubic::from_params(ctx, &spec.params)?)),
-        "venoplus" => Ok(Box::new(venoplus::Venoplus::from_params(
-            ctx,
-            &spec.params,
-        )?)),
-        other => Err(ConfigError::new(format!(
-            "controller = {other:?}: unknown congestion controller; known: {CONTROLLERS:?}"
-        ))),
-    }
+    built_ins().build(&spec.name, &spec.params, ctx)
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! Reno (RFC 5681) window rules: slow start, additive increase, halve at fast retransmit,
 //! one segment after a timeout.
 
-use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
+use super::classic::window_in_field;
+use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
-use crate::{ConfigError, ParamReader, Params, Time};
+use crate::{ConfigError, ParamReader, Params};
 
 #[derive(Clone, Debug)]
 pub struct Reno {
@@ -45,30 +46,14 @@ pub fn reno_reduction(w: &mut Window, ev: &CongestionEvent) -> Verdict {
     }
 }
 
-impl CongestionControl for Reno {
-    fn name(&self) -> &'static str {
-        "reno"
-    }
-    fn cwnd(&self) -> u64 {
-        self.w.cwnd
-    }
-    fn ssthresh(&self) -> u64 {
-        self.w.ssthresh
-    }
-    fn on_ack(&mut self, s: &AckSample) {
+impl WindowRule for Reno {
+    const NAME: &'static str = "reno";
+    window_in_field!(w);
+    fn grow(&mut self, s: &AckSample) {
         self.w.grow(s);
     }
-    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+    fn reduce(&mut self, ev: &CongestionEvent) -> Verdict {
         reno_reduction(&mut self.w, ev)
-    }
-    fn on_repeated_timeout(&mut self, _now: Time) {
-        self.w.set_cwnd(self.w.mss());
-    }
-    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
-        self.w.undo(prior_cwnd, prior_ssthresh);
-    }
-    fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
-        self.w.set_cwnd(cwnd);
     }
 }
 
@@ -76,6 +61,8 @@ impl CongestionControl for Reno {
 mod tests {
     use super::*;
     use crate::cc::testutil::{self, AckBuilder};
+    use crate::cc::CongestionControl;
+    use crate::Time;
 
     fn ctx() -> CcContext {
         testutil::ctx(Growth::PerAck)

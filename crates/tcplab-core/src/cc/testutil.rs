@@ -1,6 +1,7 @@
 //! Synthetic ACK samples and congestion events for the controllers' unit tests.
 
 use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Growth};
+use crate::ack::AckFacts;
 use crate::{Dur, Seq, Time};
 
 pub const MSS: u32 = 1000;
@@ -21,15 +22,17 @@ pub struct AckBuilder(AckSample);
 impl AckBuilder {
     pub fn at(now: Time) -> Self {
         AckBuilder(AckSample {
-            now,
-            mss: MSS,
-            acked_bytes: MSS as u64,
-            sacked_bytes: 0,
-            is_duplicate: false,
+            facts: AckFacts {
+                now,
+                mss: MSS,
+                acked_bytes: MSS as u64,
+                sacked_bytes: 0,
+                is_duplicate: false,
+                srtt: None,
+                min_rtt: None,
+                snd_una: Seq(0),
+            },
             rtt: None,
-            min_rtt: None,
-            srtt: None,
-            snd_una: Seq(0),
             snd_nxt: Seq(0),
             in_flight: 0,
             delivered: 0,
@@ -43,20 +46,20 @@ impl AckBuilder {
         Self::at(Time::from_micros(us))
     }
     pub fn acked(mut self, bytes: u64) -> Self {
-        self.0.acked_bytes = bytes;
+        self.0.facts.acked_bytes = bytes;
         self
     }
     /// A duplicate ACK: nothing newly acknowledged.
     pub fn dup(mut self) -> Self {
-        self.0.acked_bytes = 0;
-        self.0.is_duplicate = true;
+        self.0.facts.acked_bytes = 0;
+        self.0.facts.is_duplicate = true;
         self
     }
     /// Sets this ACK's RTT sample, and srtt and min_rtt to the same value.
     pub fn rtt(mut self, rtt: Dur) -> Self {
         self.0.rtt = Some(rtt);
-        self.0.srtt = Some(rtt);
-        self.0.min_rtt = Some(rtt);
+        self.0.facts.srtt = Some(rtt);
+        self.0.facts.min_rtt = Some(rtt);
         self
     }
     pub fn rtt_ms(self, ms: u64) -> Self {
@@ -67,15 +70,15 @@ impl AckBuilder {
         self
     }
     pub fn srtt(mut self, d: Dur) -> Self {
-        self.0.srtt = Some(d);
+        self.0.facts.srtt = Some(d);
         self
     }
     pub fn min_rtt(mut self, d: Dur) -> Self {
-        self.0.min_rtt = Some(d);
+        self.0.facts.min_rtt = Some(d);
         self
     }
     pub fn seq(mut self, una: u64, nxt: u64) -> Self {
-        self.0.snd_una = Seq(una);
+        self.0.facts.snd_una = Seq(una);
         self.0.snd_nxt = Seq(nxt);
         self
     }

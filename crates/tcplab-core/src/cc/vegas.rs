@@ -20,9 +20,10 @@
 //!   round restarts after a loss, a recovery and a timeout.
 //! - A round without any RTT sample leaves the window unchanged.
 
+use super::classic::window_in_field;
 use super::filter::{MinFilter, RoundCounter};
 use super::reno::reno_reduction;
-use super::{AckSample, CcContext, CongestionControl, CongestionEvent, Verdict, Window};
+use super::{AckSample, CcContext, CongestionEvent, Verdict, Window, WindowRule};
 use crate::{ConfigError, ParamReader, Params, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,21 +134,14 @@ impl Vegas {
     }
 }
 
-impl CongestionControl for Vegas {
-    fn name(&self) -> &'static str {
-        "vegas"
-    }
-    fn cwnd(&self) -> u64 {
-        self.w.cwnd
-    }
-    fn ssthresh(&self) -> u64 {
-        self.w.ssthresh
-    }
-    fn observe(&mut self, s: &AckSample) {
+impl WindowRule for Vegas {
+    const NAME: &'static str = "vegas";
+    window_in_field!(w);
+    fn sample(&mut self, s: &AckSample) {
         self.base_rtt.update_opt(s.rtt);
         self.round_rtt.update_opt(s.rtt);
     }
-    fn on_ack(&mut self, s: &AckSample) {
+    fn grow(&mut self, s: &AckSample) {
         if self.round.on_ack(s.snd_una, s.snd_nxt) {
             self.end_of_round();
         }
@@ -156,17 +150,11 @@ impl CongestionControl for Vegas {
             self.w.slow_start(s);
         }
     }
-    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+    fn reduce(&mut self, ev: &CongestionEvent) -> Verdict {
         self.restart();
         reno_reduction(&mut self.w, ev)
     }
-    fn on_repeated_timeout(&mut self, _now: Time) {
-        self.w.set_cwnd(self.w.mss());
-    }
-    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
-        self.w.undo(prior_cwnd, prior_ssthresh);
-    }
-    fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
+    fn recovery_exit(&mut self, _now: Time, cwnd: u64) {
         self.restart();
         self.w.set_cwnd(cwnd);
     }
@@ -176,6 +164,7 @@ impl CongestionControl for Vegas {
 mod tests {
     use super::*;
     use crate::cc::testutil::{ctx, event, AckBuilder, MSS};
+    use crate::cc::CongestionControl;
     use crate::cc::{CongestionKind, Growth};
     use crate::ParamValue;
 

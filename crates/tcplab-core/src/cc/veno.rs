@@ -24,11 +24,12 @@
 //! as Linux does. One deliberate difference: when no RTT sample arrived since the previous
 //! growth step, the previous N is kept (Linux would use an infinite RTT, i.e. N = cwnd).
 
+use super::classic::window_in_field;
 use super::filter::{EveryOther, MinFilter};
 use super::reno::reno_reduction;
-use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
+use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
-use crate::{ConfigError, Dur, ParamReader, Params, Time};
+use crate::{ConfigError, Dur, ParamReader, Params};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flavor {
@@ -163,9 +164,6 @@ impl Veno {
     pub fn backlog(&self) -> Option<f64> {
         self.est.backlog(&self.w)
     }
-    pub(crate) fn window_mut(&mut self) -> &mut Window {
-        &mut self.w
-    }
     pub(crate) fn estimator_mut(&mut self) -> &mut VenoEstimator {
         &mut self.est
     }
@@ -235,26 +233,19 @@ impl Veno {
     }
 }
 
-impl CongestionControl for Veno {
-    fn name(&self) -> &'static str {
-        "veno"
-    }
-    fn cwnd(&self) -> u64 {
-        self.w.cwnd
-    }
-    fn ssthresh(&self) -> u64 {
-        self.w.ssthresh
-    }
-    fn observe(&mut self, s: &AckSample) {
+impl WindowRule for Veno {
+    const NAME: &'static str = "veno";
+    window_in_field!(w);
+    fn sample(&mut self, s: &AckSample) {
         self.est.observe(s);
     }
-    fn on_ack(&mut self, s: &AckSample) {
+    fn grow(&mut self, s: &AckSample) {
         match self.est.flavor {
             Flavor::Paper => self.paper_ack(s),
             Flavor::Linux => self.linux_ack(s),
         }
     }
-    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+    fn reduce(&mut self, ev: &CongestionEvent) -> Verdict {
         let v = match (self.est.flavor, ev.kind) {
             (Flavor::Paper, CongestionKind::FastRetransmit) => self.n_rule(),
             (Flavor::Paper, _) => reno_reduction(&mut self.w, ev),
@@ -273,15 +264,6 @@ impl CongestionControl for Veno {
         }
         v
     }
-    fn on_repeated_timeout(&mut self, _now: Time) {
-        self.w.set_cwnd(self.w.mss());
-    }
-    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
-        self.w.undo(prior_cwnd, prior_ssthresh);
-    }
-    fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
-        self.w.set_cwnd(cwnd);
-    }
 }
 
 #[cfg(test)]
@@ -289,7 +271,9 @@ mod tests {
     use super::*;
     use crate::cc::reno::Reno;
     use crate::cc::testutil::{ctx, event, AckBuilder, MSS};
+    use crate::cc::CongestionControl;
     use crate::ParamValue;
+    use crate::Time;
 
     /// A controller in congestion avoidance at `cwnd` segments.
     fn in_ca(flavor: Flavor, cwnd: u64) -> Veno {

@@ -27,8 +27,8 @@
 use super::filter::Ewma;
 use super::reno::reno_reduction;
 use super::veno::{Flavor, Veno};
-use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind};
-use super::{CrossLayerReport, Growth, Verdict};
+use super::{AckSample, CcContext, CongestionEvent, CongestionKind, WindowRule};
+use super::{CongestionControl, CrossLayerReport, Growth, Verdict, Window};
 use crate::{ConfigError, ParamReader, Params, Time};
 
 #[derive(Clone, Debug)]
@@ -120,17 +120,15 @@ impl Venoplus {
     }
 }
 
-impl CongestionControl for Venoplus {
-    fn name(&self) -> &'static str {
-        "venoplus"
+impl WindowRule for Venoplus {
+    const NAME: &'static str = "venoplus";
+    fn window(&self) -> &Window {
+        self.veno.window()
     }
-    fn cwnd(&self) -> u64 {
-        self.veno.cwnd()
+    fn window_mut(&mut self) -> &mut Window {
+        self.veno.window_mut()
     }
-    fn ssthresh(&self) -> u64 {
-        self.veno.ssthresh()
-    }
-    fn observe(&mut self, s: &AckSample) {
+    fn sample(&mut self, s: &AckSample) {
         self.veno.observe(s);
         let Some((t0, d0)) = self.start else {
             self.start = Some((s.now, s.delivered));
@@ -147,10 +145,10 @@ impl CongestionControl for Venoplus {
             }
         }
     }
-    fn on_ack(&mut self, s: &AckSample) {
+    fn grow(&mut self, s: &AckSample) {
         self.veno.on_ack(s);
     }
-    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+    fn reduce(&mut self, ev: &CongestionEvent) -> Verdict {
         if ev.kind == CongestionKind::Ecn {
             return reno_reduction(self.veno.window_mut(), ev);
         }
@@ -161,17 +159,7 @@ impl CongestionControl for Venoplus {
             _ => reno_reduction(self.veno.window_mut(), ev),
         }
     }
-    fn on_repeated_timeout(&mut self, _now: Time) {
-        let w = self.veno.window_mut();
-        w.set_cwnd(w.mss());
-    }
-    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
-        self.veno.window_mut().undo(prior_cwnd, prior_ssthresh);
-    }
-    fn on_recovery_exit(&mut self, now: Time, cwnd: u64) {
-        self.veno.on_recovery_exit(now, cwnd);
-    }
-    fn on_cross_layer(&mut self, report: &CrossLayerReport) {
+    fn cross_layer(&mut self, report: &CrossLayerReport) {
         self.random = self.random.saturating_add(report.random_losses);
     }
 }
@@ -180,6 +168,7 @@ impl CongestionControl for Venoplus {
 mod tests {
     use super::*;
     use crate::cc::testutil::{ctx, event, AckBuilder, MSS};
+    use crate::cc::CongestionControl;
     use crate::ParamValue;
 
     /// A Venoplus at 20 segments in congestion avoidance, windows of 10 packets.

@@ -20,8 +20,9 @@
 //! - Before the first estimate (a loss within the first RTT), Reno's cwnd/2.
 
 use super::bandwidth::BandwidthEstimator;
+use super::classic::window_in_field;
 use super::filter::MinFilter;
-use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
+use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
 use crate::{ConfigError, Dur, ParamReader, Params, Time};
 
@@ -80,17 +81,10 @@ pub(crate) fn read_estimator(r: &mut ParamReader) -> Result<BandwidthEstimator, 
     ))
 }
 
-impl CongestionControl for Westwood {
-    fn name(&self) -> &'static str {
-        "westwood"
-    }
-    fn cwnd(&self) -> u64 {
-        self.w.cwnd
-    }
-    fn ssthresh(&self) -> u64 {
-        self.w.ssthresh
-    }
-    fn observe(&mut self, s: &AckSample) {
+impl WindowRule for Westwood {
+    const NAME: &'static str = "westwood";
+    window_in_field!(w);
+    fn sample(&mut self, s: &AckSample) {
         if self.reset_rtt_min && s.rtt.is_some() {
             self.rtt_min.reset();
             self.reset_rtt_min = false;
@@ -98,10 +92,10 @@ impl CongestionControl for Westwood {
         self.rtt_min.update_opt(s.rtt);
         self.bwe.on_ack(s);
     }
-    fn on_ack(&mut self, s: &AckSample) {
+    fn grow(&mut self, s: &AckSample) {
         self.w.grow(s);
     }
-    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+    fn reduce(&mut self, ev: &CongestionEvent) -> Verdict {
         let cwnd = self.w.cwnd;
         let verdict = match self.bdp() {
             Some(bdp) => {
@@ -131,13 +125,7 @@ impl CongestionControl for Westwood {
         }
         verdict
     }
-    fn on_repeated_timeout(&mut self, _now: Time) {
-        self.w.set_cwnd(self.w.mss());
-    }
-    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
-        self.w.undo(prior_cwnd, prior_ssthresh);
-    }
-    fn on_recovery_exit(&mut self, _now: Time, cwnd: u64) {
+    fn recovery_exit(&mut self, _now: Time, cwnd: u64) {
         let cap = self.cwnd_at_loss.take().unwrap_or(u64::MAX);
         self.w.set_cwnd(cwnd.min(cap));
     }
@@ -147,6 +135,7 @@ impl CongestionControl for Westwood {
 mod tests {
     use super::*;
     use crate::cc::testutil::{ctx, event, AckBuilder, MSS};
+    use crate::cc::CongestionControl;
     use crate::ParamValue;
 
     /// `n` ACKs of one MSS each, `gap_us` apart: a constant delivery rate.

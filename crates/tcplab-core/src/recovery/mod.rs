@@ -12,48 +12,48 @@
 //! recovery (exit, reduce, enter again), `Probe` asks for one segment past the window.
 //! `AckInfo::delivery` says which segments an ACK newly delivered; `on_transmit` reports
 //! every segment sent. Strategies with timers of their own (RACK, TLP) use
-//! `poll_timeout`/`on_timer`. Detection code shared between strategies lives in `detect`.
+//! `poll_timeout`/`on_timer`. Detection code shared between strategies lives in `detect` (and
+//! `lost_rtx`), window-reduction code in `reduction`: strategies share those, never each
+//! other.
 
 mod detect;
 pub mod fack;
+mod lost_rtx;
 pub mod lrd;
 pub mod newreno;
 pub mod prr;
 pub mod rack;
+mod reduction;
 pub mod reno;
 pub mod rh;
 pub mod sack;
 
+use crate::ack::{deref_to_facts, AckFacts};
+use crate::factory::{built_in, names_of, BuiltIn, Registry};
 use crate::scoreboard::{Delivery, Scoreboard, SegIdx};
-use crate::{ConfigError, Dur, Params, Seq, Time};
+use crate::{ConfigError, Params, Seq, Time};
 use serde::{Deserialize, Serialize};
 
-/// Facts about one ACK, after the scoreboard was updated with it.
+/// Facts about one ACK, as a recovery strategy sees it: the shared [`AckFacts`] (read
+/// through `Deref`: `ack.snd_una`, `ack.is_duplicate`, ...) and what only strategies use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckInfo {
-    pub now: Time,
-    pub mss: u32,
+    pub facts: AckFacts,
     pub dupthresh: u32,
-    /// Cumulative ACK point before and after this ACK.
+    /// Cumulative ACK point before this ACK.
     pub prev_una: Seq,
-    pub snd_una: Seq,
     /// Highest sequence number sent so far (exclusive).
     pub snd_max: Seq,
-    pub acked_bytes: u64,
-    pub sacked_bytes: u64,
     /// Bytes this ACK newly delivered: cumulatively acknowledged and not SACKed before, plus
     /// newly SACKed (RFC 6937 DeliveredData).
     pub delivered_bytes: u64,
     /// Which segments this ACK newly delivered (RACK, Rate-Halving).
     pub delivery: Delivery,
-    /// RTT estimates after this ACK (RFC 6298 SRTT; smallest sample so far).
-    pub srtt: Option<Dur>,
-    pub min_rtt: Option<Dur>,
-    /// RFC 5681 duplicate ACK: no advance while data is outstanding.
-    pub is_duplicate: bool,
     /// The ACK's first SACK block is a DSACK (RFC 2883): a segment arrived twice.
     pub dsack: bool,
 }
+
+deref_to_facts!(AckInfo);
 
 /// What the strategy asks of the sender after an ACK or timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,34 +148,55 @@ impl RecoverySpec {
     }
 }
 
-/// Names `build` accepts.
-pub const RECOVERIES: &[&str] = &[
-    "reno", "newreno", "sack", "fack", "rh", "lrd", "prr", "rack",
+/// The name -> factory table of recovery strategies.
+pub type RecoveryRegistry = Registry<RecoveryContext, dyn LossRecovery>;
+
+/// The built-in strategies: name, description and constructor, written once.
+pub const BUILT_IN: [BuiltIn<RecoveryContext, dyn LossRecovery>; 8] = [
+    built_in!(
+        "reno",
+        "RFC 5681 fast retransmit and fast recovery",
+        reno::RenoRecovery::from_params
+    ),
+    built_in!("newreno", "RFC 6582 NewReno", newreno::NewReno::from_params),
+    built_in!(
+        "sack",
+        "RFC 6675 SACK-based recovery",
+        sack::SackRecovery::from_params
+    ),
+    built_in!(
+        "fack",
+        "Forward Acknowledgment (Mathis & Mahdavi 1996)",
+        fack::Fack::from_params
+    ),
+    built_in!("rh", "Rate-Halving", rh::RateHalving::from_params),
+    built_in!(
+        "lrd",
+        "Rate-Halving with lost-retransmission detection",
+        lrd::from_params
+    ),
+    built_in!(
+        "prr",
+        "Proportional Rate Reduction (RFC 6937)",
+        prr::Prr::from_params
+    ),
+    built_in!("rack", "RACK-TLP (RFC 8985)", rack::Rack::from_params),
 ];
 
+/// Names of the built-in strategies, in order.
+pub const RECOVERIES: &[&str] = &names_of(&BUILT_IN);
+
+/// A registry holding the built-in strategies (extend it with `Registry::register`).
+pub fn built_ins() -> RecoveryRegistry {
+    RecoveryRegistry::with_built_ins("recovery", "loss-recovery strategy", &BUILT_IN)
+}
+
+/// Builds a built-in strategy by name (`Registries` for registered ones).
 pub fn build(
     spec: &RecoverySpec,
     ctx: &RecoveryContext,
 ) -> Result<Box<dyn LossRecovery>, ConfigError> {
-    match spec.name.as_str() {
-        "reno" => Ok(Box::new(reno::RenoRecovery::from_params(
-            ctx,
-            &spec.params,
-        )?)),
-        "newreno" => Ok(Box::new(newreno::NewReno::from_params(ctx, &spec.params)?)),
-        "sack" => Ok(Box::new(sack::SackRecovery::from_params(
-            ctx,
-            &spec.params,
-        )?)),
-        "fack" => Ok(Box::new(fack::Fack::from_params(ctx, &spec.params)?)),
-        "rh" => Ok(Box::new(rh::RateHalving::from_params(ctx, &spec.params)?)),
-        "lrd" => Ok(Box::new(lrd::from_params(ctx, &spec.params)?)),
-        "prr" => Ok(Box::new(prr::Prr::from_params(ctx, &spec.params)?)),
-        "rack" => Ok(Box::new(rack::Rack::from_params(ctx, &spec.params)?)),
-        other => Err(ConfigError::new(format!(
-            "recovery = {other:?}: unknown loss-recovery strategy; known: {RECOVERIES:?}"
-        ))),
-    }
+    built_ins().build(&spec.name, &spec.params, ctx)
 }
 
 #[cfg(test)]

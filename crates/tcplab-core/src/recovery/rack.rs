@@ -34,7 +34,7 @@
 //! the probe repaired a loss, so recovery is entered with nothing to retransmit.
 
 use super::detect::{require_sack, Episode};
-use super::prr::{PrrBound, PrrWindow};
+use super::reduction::{PrrBound, PrrWindow};
 use super::{AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::{ConfigError, Dur, ParamReader, Params, Seq, Time};
@@ -400,19 +400,21 @@ mod tests {
 
     fn ack(una: u64, max: u64, dsack: bool) -> AckInfo {
         AckInfo {
-            now: Time::ZERO,
-            mss: 1000,
+            facts: crate::ack::AckFacts {
+                now: Time::ZERO,
+                mss: 1000,
+                acked_bytes: 0,
+                sacked_bytes: 0,
+                is_duplicate: true,
+                srtt: None,
+                min_rtt: None,
+                snd_una: Seq(una),
+            },
             dupthresh: 3,
             prev_una: Seq(una),
-            snd_una: Seq(una),
             snd_max: Seq(max),
-            acked_bytes: 0,
-            sacked_bytes: 0,
             delivered_bytes: 0,
             delivery: Delivery::default(),
-            srtt: None,
-            min_rtt: None,
-            is_duplicate: true,
             dsack,
         }
     }

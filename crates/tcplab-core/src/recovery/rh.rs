@@ -28,8 +28,8 @@
 //! - `lrd` adds lost retransmission detection ([`super::lrd`]).
 
 use super::detect::{awnd, fack, flight, require_sack, Episode, SackCounter};
-use super::lrd::LostRetransmissions;
-use super::prr::proportional_share;
+use super::lost_rtx::LostRetransmissions;
+use super::reduction::proportional_share;
 use super::{AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::{ConfigError, ParamReader, Params, Seq, Time};
