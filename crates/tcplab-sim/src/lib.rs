@@ -5,13 +5,14 @@
 //! models), [`link`] (one link direction), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
-//! rows), [`classify`] (loss-classification accounting), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b segment).
+//! rows), [`classify`] (loss-classification accounting), [`scenario`] (the scenario types: serde only, a leaf), [`error`] (SimError), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b segment).
 
 pub mod app;
 pub mod builder;
 pub mod classify;
 pub mod conservation;
 pub mod engine;
+pub mod error;
 pub mod eth_metrics;
 pub mod flow;
 pub mod flow_route;
@@ -33,6 +34,7 @@ pub mod trace;
 pub mod validate;
 pub mod wlan;
 
+pub use error::SimError;
 pub use results::Results;
 pub use scenario::Scenario;
-pub use sim::{SimError, Simulation};
+pub use sim::Simulation;

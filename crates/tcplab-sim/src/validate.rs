@@ -4,12 +4,12 @@
 //! `flows[1].controller = "renoo": unknown congestion controller; known: ["reno"]`.
 //! All problems found are reported together, separated by "; ".
 
+use crate::error::SimError;
 use crate::flow_route;
 use crate::node::Routes;
 use crate::scenario::{
     Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode, WlanSpec,
 };
-use crate::sim::SimError;
 use crate::topology::{self, Layout};
 use tcplab_core::{ConfigError, Dur, Sender};
 
