@@ -17,6 +17,8 @@ mod tables;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use tcplab_core::TcpConfig;
+use tcplab_sim::scenario::Topology;
+use tcplab_sim::topology::graph::graph;
 use tcplab_sim::Scenario;
 
 use panics::{install_panic_hook, internal_error, no_panic};
@@ -116,6 +118,26 @@ fn scenario_json_roundtrip(py: Python<'_>, json: &str) -> PyResult<String> {
     }
 }
 
+/// The graph a canonical topology (the scenario's `topology` JSON) expands to, as JSON:
+/// `{"nodes": [{name, kind}], "links": [{from, to, forward, reverse, spec_path}],
+/// "default_pairs": [[src, dst]], "problems": [...]}` (`tcplab_sim::topology::graph`).
+/// Raises ValueError when the JSON is not a topology.
+#[pyfunction]
+fn topology_graph_json(py: Python<'_>, json: &str) -> PyResult<String> {
+    let json = json.to_owned();
+    let r = py.detach(move || {
+        no_panic(move || -> Result<String, String> {
+            let t: Topology = serde_json::from_str(&json).map_err(|e| format!("topology: {e}"))?;
+            serde_json::to_string(&graph(&t)).map_err(|e| format!("topology: {e}"))
+        })
+    });
+    match r {
+        Err(panic) => Err(internal_error(&panic)),
+        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
+        Ok(Ok(s)) => Ok(s),
+    }
+}
+
 /// Panics inside Rust, to test that panics reach Python as RuntimeError (tests only).
 #[pyfunction]
 fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
@@ -136,6 +158,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_graph_json, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

@@ -18,6 +18,7 @@
 //! `Results::links`). `wlan_access`: host `server`, routers `router` and `ap`, the
 //! stations; links `server-router` (access) and `router-ap` (the Dummynet pipe).
 
+pub mod graph;
 pub mod parking_lot;
 pub mod wired_wireless;
 
