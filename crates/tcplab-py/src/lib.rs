@@ -138,6 +138,15 @@ fn topology_graph_json(py: Python<'_>, json: &str) -> PyResult<String> {
     }
 }
 
+/// The results' tables and columns as JSON, in order (`tcplab_sim::columns::schema`):
+/// `[{"name": table, "columns": [{name, dtype, nullable, unit, description}]}]`.
+#[pyfunction]
+fn results_schema_json() -> PyResult<String> {
+    no_panic(|| serde_json::to_string(&tcplab_sim::columns::schema()))
+        .map_err(|m| internal_error(&m))?
+        .map_err(|e| internal_error(&e.to_string()))
+}
+
 /// Panics inside Rust, to test that panics reach Python as RuntimeError (tests only).
 #[pyfunction]
 fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
@@ -159,6 +168,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
     m.add_function(wrap_pyfunction!(topology_graph_json, m)?)?;
+    m.add_function(wrap_pyfunction!(results_schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

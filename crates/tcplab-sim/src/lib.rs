@@ -5,11 +5,12 @@
 //! models), [`link`] (one link direction), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
-//! rows), [`classify`] (loss-classification accounting), [`scenario`] (the scenario types: serde only, a leaf), [`error`] (SimError), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b segment).
+//! rows), [`classify`] (loss-classification accounting), [`columns`] (the results as typed columns: the column schema), [`scenario`] (the scenario types: serde only, a leaf), [`error`] (SimError), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b segment).
 
 pub mod app;
 pub mod builder;
 pub mod classify;
+pub mod columns;
 pub mod conservation;
 pub mod engine;
 pub mod error;
