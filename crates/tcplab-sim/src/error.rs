@@ -1,7 +1,10 @@
 //! The error of a scenario that cannot run: one line naming the field, the value and what is
-//! allowed (several problems joined by "; "). [`crate::validate`] produces it; the Python
-//! bindings turn it into a `ValueError`.
+//! allowed (several problems joined by "; "), and each [`Problem`] structured.
+//! [`crate::validate`] produces them; the Python bindings turn a [`SimError`] into a
+//! `ValueError` and hand the problems to the Python schema, which words them in user units.
 
+use serde::Serialize;
+use serde_json::Value;
 use std::fmt;
 
 /// Why a scenario cannot run; the message names the field, the value and what is allowed.
@@ -14,3 +17,61 @@ impl fmt::Display for SimError {
     }
 }
 impl std::error::Error for SimError {}
+
+/// One problem of a scenario, structured for readers that word messages their own way (the
+/// Python package shows values in user units): the field's path (`flows[1].start`), the
+/// rule it breaks (e.g. [`Problem::AT_MOST_DURATION`]; "" for problems not coded yet), the
+/// offending value and the bound it is held to (JSON, canonical units), and the one-line
+/// message (`path = value: what is allowed`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Problem {
+    pub path: String,
+    pub rule: &'static str,
+    pub value: Option<Value>,
+    pub limit: Option<Value>,
+    pub message: String,
+}
+
+impl Problem {
+    /// A time (ns) later than the run's duration (`limit`, ns).
+    pub const AT_MOST_DURATION: &'static str = "at_most_duration";
+    /// A stop time (ns) not later than the start (`limit`, ns).
+    pub const AFTER_START: &'static str = "after_start";
+
+    /// `path = value: expected`, under `rule`, held to `limit`.
+    pub fn new(
+        path: String,
+        rule: &'static str,
+        value: impl Into<Value>,
+        limit: impl Into<Value>,
+        expected: &str,
+    ) -> Self {
+        let value = value.into();
+        Problem {
+            message: format!("{path} = {value}: {expected}"),
+            path,
+            rule,
+            value: Some(value),
+            limit: Some(limit.into()),
+        }
+    }
+}
+
+/// A problem known by its message only.
+impl From<String> for Problem {
+    fn from(message: String) -> Self {
+        Problem {
+            path: String::new(),
+            rule: "",
+            value: None,
+            limit: None,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}

@@ -5,12 +5,12 @@ selectors, WLAN segments, the merged TCP settings), as a mixin of
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, _Raw
 from tcplab.scenario.flows import TcpOverrides, profile_defaults
-from tcplab.scenario.links import Duplex
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import format_duration
 
@@ -41,32 +41,6 @@ class ScenarioChecks:
                     f"duplicates links[{pairs[key]}] between the same nodes", ("links", i), show=False
                 )
             pairs[key] = i
-
-    def _duplexes(self) -> list[tuple[tuple[str | int, ...], Duplex]]:
-        """Every duplex link table with its path."""
-        if self.topology is not None:
-            # Every Duplex-valued field of the preset, single or listed (bottleneck, access, ...).
-            out: list[tuple[tuple[str | int, ...], Duplex]] = []
-            for key in type(self.topology).model_fields:
-                value = getattr(self.topology, key)
-                if isinstance(value, Duplex):
-                    out.append((("topology", key), value))
-                elif isinstance(value, list):
-                    out.extend((("topology", key, i), d) for i, d in enumerate(value) if isinstance(d, Duplex))
-            return out
-        return [(("links", i), link) for i, link in enumerate(self.links or [])]
-
-    def _check_schedules(self) -> None:
-        """Scheduled changes must fall within the run."""
-        for path, duplex in self._duplexes():
-            for where, table in (((), duplex), (("forward",), duplex.forward), (("reverse",), duplex.reverse)):
-                for k, c in enumerate((table.schedule if table is not None else None) or []):
-                    if c["at"] > self.duration:
-                        raise FieldError(
-                            f"must be at most the duration ({format_duration(self.duration)})",
-                            (*path, *where, "schedule", k, "at"),
-                            _Raw(format_duration(c["at"])),
-                        )
 
     def _check_routing(self) -> None:
         if self.topology is not None:
@@ -209,19 +183,36 @@ class ScenarioChecks:
                 if name in names:
                     raise FieldError(f"is already the name of {names[name]}", (table, i, "name"), name)
                 names[name] = f"{table}[{i}]"
-                if f.start > self.duration:
-                    raise FieldError(
-                        f"must be at most the duration ({format_duration(self.duration)})",
-                        (table, i, "start"),
-                        _Raw(format_duration(f.start)),
-                    )
-                stop = f.stop
-                if stop is not None and stop <= f.start:
-                    raise FieldError(
-                        f"must be after start ({format_duration(f.start)})",
-                        (table, i, "stop"),
-                        _Raw(format_duration(stop)),
-                    )
+
+    def _check_simulator(self) -> None:
+        """The simulator's checks of the canonical scenario (``tcplab_sim::validate``, the one
+        home of these rules): the first problem whose rule this module words (``_RULE_WORDS``)
+        is raised under the field's TOML path, its values in user units. Problems of other
+        rules are left to the simulator, which reports them when the scenario runs."""
+        problems = json.loads(_native.scenario_problems_json(json.dumps(self.canonical())))
+        for problem in problems:
+            words = _RULE_WORDS.get(problem["rule"])
+            if words is not None:
+                detail, value = words(problem["value"], problem["limit"])
+                raise FieldError(detail, self._toml_path(problem["path"]), value)
+
+    def _toml_path(self, path: str) -> tuple[str | int, ...]:
+        """A canonical field path (``topology.links[2].forward.schedule[0].at``) as the TOML
+        file's path: an explicit topology's tables are at the top level, and a schedule given
+        for both directions of a link is the link's."""
+        parts: tuple[str | int, ...] = tuple(
+            int(index) if index else name for name, index in re.findall(r"([A-Za-z_0-9]+)|\[(\d+)\]", path)
+        )
+        if self.topology is None and parts[:1] == ("topology",):
+            parts = parts[1:]
+        if "schedule" in parts:
+            k = parts.index("schedule")
+            if k >= 1 and parts[k - 1] in ("forward", "reverse"):
+                duplex = _walk(self, parts[: k - 1])
+                own = getattr(duplex, str(parts[k - 1]), None)
+                if duplex is not None and (own is None or own.schedule is None):
+                    parts = parts[: k - 1] + parts[k:]
+        return parts
 
     def _flow_profile(self, i: int | None) -> str:
         """The profile of flow ``i`` (None: the scenario level): the flow's ``tcp.profile``,
@@ -300,3 +291,30 @@ def _user(field: str, value: Any) -> Any:
     if field in durations:
         return _Raw(format_duration(value))
     return value
+
+
+def _walk(obj: Any, parts: tuple[str | int, ...]) -> Any:
+    """The model object at ``parts`` below ``obj`` (None where there is none)."""
+    for part in parts:
+        if obj is None:
+            return None
+        if isinstance(part, int):
+            obj = obj[part] if isinstance(obj, list) and part < len(obj) else None
+        else:
+            obj = getattr(obj, part, None)
+    return obj
+
+
+def _duration_words(what: str) -> Any:
+    def words(value: int, limit: int) -> tuple[str, _Raw]:
+        return f"must be {what} ({format_duration(limit)})", _Raw(format_duration(value))
+
+    return words
+
+
+#: How this package words the simulator's problems, by rule (``tcplab_sim::error::Problem``):
+#: (value, limit) in canonical units -> (detail, value shown).
+_RULE_WORDS = {
+    "at_most_duration": _duration_words("at most the duration"),
+    "after_start": _duration_words("after start"),
+}

@@ -82,7 +82,6 @@ class Scenario(ScenarioChecks, _Model):
             self._check_dumbbell()
         if self.wlan is not None:
             self._check_wlan()
-        self._check_schedules()
         self._check_routing()
         self._check_flows()
         self._check_routes()
@@ -96,6 +95,7 @@ class Scenario(ScenarioChecks, _Model):
             raise FieldError(
                 "is empty: a scenario needs at least one [[flows]] or [[udp]] entry", ("flows",), show=False
             )
+        self._check_simulator()
         return self
 
     # ---- the topology's names, hosts and default endpoints ---------------------------------
