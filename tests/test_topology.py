@@ -213,3 +213,23 @@ next = "r2"
     s = Scenario.from_toml(loop)  # r2 routes d0 back through r1 by hops
     with pytest.raises(ScenarioError, match=r'flows\[0\]: no route from "s0" to "d0"'):
         tcplab.run(s)
+
+
+@pytest.mark.parametrize(
+    "route, message",
+    [
+        # The simulator's route rules (tcplab_sim::flow_route), worded at the TOML path.
+        ('["s0"]', "flows[0].route: needs at least the flow's src and dst"),
+        ('["s0", "r1", "r2"]', "flows[0].route[2]: 'r2' must be the flow's dst 'd0'"),
+        ('["s0", "r1", "d0", "r3", "d0"]', "flows[0].route[2]: 'd0' is a host in the middle of the route"),
+        ('["s0", "r1", "r2", "r3", "d0"]', None),
+    ],
+)
+def test_route_rules_come_from_the_simulator(route, message):
+    text = GRAPH + f"route = {route}\n"
+    if message is None:
+        assert Scenario.from_toml(text).canonical()["flows"][0]["route"] == json.loads(route)
+        return
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_toml(text)
+    assert message in str(info.value)

@@ -37,6 +37,20 @@ impl Problem {
     pub const AT_MOST_DURATION: &'static str = "at_most_duration";
     /// A stop time (ns) not later than the start (`limit`, ns).
     pub const AFTER_START: &'static str = "after_start";
+    /// A flow's route with fewer than 2 nodes (`value`: how many).
+    pub const ROUTE_TOO_SHORT: &'static str = "route_too_short";
+    /// A node of a route that does not exist.
+    pub const ROUTE_UNKNOWN_NODE: &'static str = "route_unknown_node";
+    /// A route that does not start at the flow's src (`limit`).
+    pub const ROUTE_SRC: &'static str = "route_src";
+    /// A route that does not end at the flow's dst (`limit`).
+    pub const ROUTE_DST: &'static str = "route_dst";
+    /// A node a route visits twice.
+    pub const ROUTE_LOOP: &'static str = "route_loop";
+    /// A host in the middle of a route.
+    pub const ROUTE_HOST_INSIDE: &'static str = "route_host_inside";
+    /// A node of a route not linked to the one before it (`limit`).
+    pub const ROUTE_NOT_LINKED: &'static str = "route_not_linked";
 
     /// `path = value: expected`, under `rule`, held to `limit`.
     pub fn new(
@@ -54,6 +68,30 @@ impl Problem {
             value: Some(value),
             limit: Some(limit.into()),
         }
+    }
+
+    /// A problem under `rule` with its own `message`.
+    pub fn worded(
+        path: String,
+        rule: &'static str,
+        value: impl Into<Value>,
+        limit: impl Into<Value>,
+        message: String,
+    ) -> Self {
+        Problem {
+            path,
+            rule,
+            value: Some(value.into()),
+            limit: Some(limit.into()),
+            message,
+        }
+    }
+}
+
+/// The one-line message (for callers that collect messages only).
+impl From<Problem> for String {
+    fn from(p: Problem) -> String {
+        p.message
     }
 }
 

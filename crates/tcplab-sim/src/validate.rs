@@ -85,7 +85,7 @@ pub fn check(s: &Scenario) -> Vec<Problem> {
         if let (Some(a), Some(b)) = (src, dst) {
             if let Some(r) = &f.route {
                 if a != b {
-                    resolve_route(&p, &layout, r, (a, b), &mut errs);
+                    flow_route::resolve_problems(&p, &layout, r, (a, b), &mut errs);
                 }
             } else {
                 route(&p, &layout, &routes, &dirs, a, b, &mut errs);
@@ -127,7 +127,7 @@ pub fn check(s: &Scenario) -> Vec<Problem> {
         if let (Some(a), Some(b)) = (src, dst) {
             match &u.route {
                 Some(r) if a != b => {
-                    resolve_route(&p, &layout, r, (a, b), &mut errs);
+                    flow_route::resolve_problems(&p, &layout, r, (a, b), &mut errs);
                 }
                 _ => route(&p, &layout, &routes, &dirs, a, b, &mut errs),
             }
@@ -384,19 +384,6 @@ fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<Problem>) {
 fn dedup_keep_order(v: &mut Vec<Problem>) {
     let mut seen = std::collections::HashSet::new();
     v.retain(|p| seen.insert(p.message.clone()));
-}
-
-/// A flow's explicit route (`flow_route::resolve`), its problems under the flow's path.
-fn resolve_route(
-    p: &str,
-    layout: &Layout,
-    route: &[String],
-    (src, dst): (u32, u32),
-    errs: &mut Vec<Problem>,
-) {
-    let mut route_errs = Vec::new();
-    flow_route::resolve(p, layout, route, src, dst, &mut route_errs);
-    errs.extend(route_errs.into_iter().map(Problem::from));
 }
 
 /// Checks of one WLAN segment's parameters (its nodes were checked by the expansion).

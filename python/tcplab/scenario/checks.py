@@ -66,36 +66,6 @@ class ScenarioChecks:
                     f"is not a neighbour of {r.at!r} (no link joins them)", ("static_routes", i, "next"), r.next
                 )
 
-    def _check_routes(self) -> None:
-        """Each flow's ``route``: from its src to its dst along links, routers in between."""
-        if all(f.route is None for f in list(self.flows) + list(self.udp)):
-            return
-        nodes, links = self._graph()
-        joined = {(a, b) for a, b in links} | {(b, a) for a, b in links}
-        for table, items in (("flows", self.flows), ("udp", self.udp)):
-            for i, f in enumerate(items):
-                if f.route is None:
-                    continue
-                src, dst = self._endpoints(table, i)
-                where = (table, i, "route")
-                if len(f.route) < 2:
-                    raise FieldError("needs at least the flow's src and dst", where)
-                for k, n in enumerate(f.route):
-                    if n not in nodes:
-                        raise FieldError("is not a node", (*where, k), n)
-                if f.route[0] != src:
-                    raise FieldError(f"must be the flow's src {src!r}", (*where, 0), f.route[0])
-                if f.route[-1] != dst:
-                    raise FieldError(f"must be the flow's dst {dst!r}", (*where, len(f.route) - 1), f.route[-1])
-                for k in range(1, len(f.route)):
-                    a, b = f.route[k - 1], f.route[k]
-                    if (a, b) not in joined:
-                        raise FieldError(f"is not linked to {a!r} (a route follows links)", (*where, k), b)
-                    if b in f.route[:k]:
-                        raise FieldError("is visited twice (a route has no loops)", (*where, k), b)
-                    if k < len(f.route) - 1 and nodes[b] != "router":
-                        raise FieldError("is a host in the middle of the route (hosts do not forward)", (*where, k), b)
-
     def _check_pcap(self) -> None:
         links = self.link_names()
         shown = ", ".join(links[:8]) + (", ..." if len(links) > 8 else "")
@@ -194,7 +164,10 @@ class ScenarioChecks:
             words = _RULE_WORDS.get(problem["rule"])
             if words is not None:
                 detail, value = words(problem["value"], problem["limit"])
-                raise FieldError(detail, self._toml_path(problem["path"]), value)
+                path = self._toml_path(problem["path"])
+                if value is _HIDDEN:
+                    raise FieldError(detail, path, show=False)
+                raise FieldError(detail, path, value)
 
     def _toml_path(self, path: str) -> tuple[str | int, ...]:
         """A canonical field path (``topology.links[2].forward.schedule[0].at``) as the TOML
@@ -312,9 +285,24 @@ def _duration_words(what: str) -> Any:
     return words
 
 
+def _words(detail: str) -> Any:
+    """The value as given, then ``detail`` (``{limit!r}`` filled in)."""
+    return lambda value, limit: (detail.format(limit=limit), value)
+
+
+#: A value not shown in the message.
+_HIDDEN = object()
+
 #: How this package words the simulator's problems, by rule (``tcplab_sim::error::Problem``):
-#: (value, limit) in canonical units -> (detail, value shown).
+#: (value, limit) in canonical units -> (detail, value shown, or _HIDDEN).
 _RULE_WORDS = {
     "at_most_duration": _duration_words("at most the duration"),
     "after_start": _duration_words("after start"),
+    "route_too_short": lambda value, limit: ("needs at least the flow's src and dst", _HIDDEN),
+    "route_unknown_node": _words("is not a node"),
+    "route_src": _words("must be the flow's src {limit!r}"),
+    "route_dst": _words("must be the flow's dst {limit!r}"),
+    "route_loop": _words("is visited twice (a route has no loops)"),
+    "route_host_inside": _words("is a host in the middle of the route (hosts do not forward)"),
+    "route_not_linked": _words("is not linked to {limit!r} (a route follows links)"),
 }

@@ -84,7 +84,6 @@ class Scenario(ScenarioChecks, _Model):
             self._check_wlan()
         self._check_routing()
         self._check_flows()
-        self._check_routes()
         self._check_pcap()
         self._flow_tcp(None)
         for i in range(len(self.flows)):
