@@ -233,3 +233,19 @@ def test_route_rules_come_from_the_simulator(route, message):
     with pytest.raises(ScenarioError) as info:
         Scenario.from_toml(text)
     assert message in str(info.value)
+
+
+def test_static_route_rules_come_from_the_simulator():
+    def error(route: str) -> str:
+        with pytest.raises(ScenarioError) as info:
+            Scenario.from_toml(GRAPH + "[[static_routes]]\n" + route)
+        return str(info.value)
+
+    assert "static_routes[0].at: 'zz' is not a node (nodes: s0, r1, r2, r3, d0)" in error(
+        'at = "zz"\ndst = "d0"\nnext = "r2"\n'
+    )
+    assert "static_routes[0].next: 'd0' is not a neighbour of 's0' (no link joins them)" in error(
+        'at = "s0"\ndst = "d0"\nnext = "d0"\n'
+    )
+    ok = Scenario.from_toml(GRAPH + '[[static_routes]]\nat = "r1"\ndst = "d0"\nnext = "r2"\n')
+    assert ok.canonical()["topology"]["static_routes"] == [{"at": "r1", "dst": "d0", "next": "r2"}]

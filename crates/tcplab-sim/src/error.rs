@@ -37,6 +37,12 @@ impl Problem {
     pub const AT_MOST_DURATION: &'static str = "at_most_duration";
     /// A stop time (ns) not later than the start (`limit`, ns).
     pub const AFTER_START: &'static str = "after_start";
+    /// A node name that names no node (`limit`: the nodes).
+    pub const UNKNOWN_NODE: &'static str = "unknown_node";
+    /// A static route whose destination is a router.
+    pub const ROUTE_TO_ROUTER: &'static str = "route_to_router";
+    /// A node not linked to the one it should neighbour (`limit`).
+    pub const NOT_NEIGHBOUR: &'static str = "not_neighbour";
     /// A flow's route with fewer than 2 nodes (`value`: how many).
     pub const ROUTE_TOO_SHORT: &'static str = "route_too_short";
     /// A node of a route that does not exist.

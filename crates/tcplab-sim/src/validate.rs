@@ -36,9 +36,7 @@ pub fn check(s: &Scenario) -> Vec<Problem> {
     if s.duration == Dur::ZERO {
         errs.push(String::from("duration = 0: expected a positive duration in ns").into());
     }
-    let mut topology_errs = Vec::new();
-    let layout = topology::expand(&s.topology, &mut topology_errs);
-    errs.extend(topology_errs.into_iter().map(Problem::from));
+    let layout = topology::expand_problems(&s.topology, &mut errs);
     for l in &layout.links {
         link_dir(&format!("{}.forward", l.spec_path), &l.forward, &mut errs);
         link_dir(&format!("{}.reverse", l.spec_path), &l.reverse, &mut errs);

@@ -43,28 +43,14 @@ class ScenarioChecks:
             pairs[key] = i
 
     def _check_routing(self) -> None:
+        """``routing`` and ``static_routes`` belong to explicit topologies (the static routes'
+        nodes are the simulator's rules, see ``_check_simulator``)."""
         if self.topology is not None:
             for key in ("routing", "static_routes"):
                 if getattr(self, key) is not None:
                     raise FieldError(
                         "is only for explicit topologies ([[nodes]] and [[links]])", (key,), show=False
                     )
-            return
-        nodes, links = self._graph()
-        joined = {(a, b) for a, b in links} | {(b, a) for a, b in links}
-        for i, r in enumerate(self.static_routes or []):
-            for key in ("at", "dst", "next"):
-                name = getattr(r, key)
-                if name not in nodes:
-                    raise FieldError(
-                        f"is not a node (nodes: {', '.join(nodes)})", ("static_routes", i, key), name
-                    )
-            if nodes[r.dst] != "host":
-                raise FieldError("is a router; routes lead to hosts", ("static_routes", i, "dst"), r.dst)
-            if (r.at, r.next) not in joined:
-                raise FieldError(
-                    f"is not a neighbour of {r.at!r} (no link joins them)", ("static_routes", i, "next"), r.next
-                )
 
     def _check_pcap(self) -> None:
         links = self.link_names()
@@ -298,6 +284,9 @@ _HIDDEN = object()
 _RULE_WORDS = {
     "at_most_duration": _duration_words("at most the duration"),
     "after_start": _duration_words("after start"),
+    "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
+    "route_to_router": _words("is a router; routes lead to hosts"),
+    "not_neighbour": _words("is not a neighbour of {limit!r} (no link joins them)"),
     "route_too_short": lambda value, limit: ("needs at least the flow's src and dst", _HIDDEN),
     "route_unknown_node": _words("is not a node"),
     "route_src": _words("must be the flow's src {limit!r}"),
