@@ -39,6 +39,8 @@ impl Problem {
     pub const AFTER_START: &'static str = "after_start";
     /// A node name that names no node (`limit`: the nodes).
     pub const UNKNOWN_NODE: &'static str = "unknown_node";
+    /// A WLAN segment's access point that is a host.
+    pub const AP_NOT_ROUTER: &'static str = "ap_not_router";
     /// A static route whose destination is a router.
     pub const ROUTE_TO_ROUTER: &'static str = "route_to_router";
     /// A node not linked to the one it should neighbour (`limit`).

@@ -401,19 +401,30 @@ fn wlan_segment<'a>(
             w.name
         )));
     }
+    let ap_path = format!("{path}.ap");
     let ap = match layout.node(&w.ap) {
         None => {
-            errs.push(Problem::from(format!(
-                "{path}.ap = {:?}: unknown node",
-                w.ap
-            )));
+            let names: Vec<&str> = layout.nodes.iter().map(|n| n.name.as_str()).collect();
+            let rule = Problem::UNKNOWN_NODE;
+            errs.push(Problem::new(
+                ap_path,
+                rule,
+                w.ap.as_str(),
+                names,
+                "unknown node",
+            ));
             None
         }
         Some(id) if layout.nodes[id as usize].kind != NodeKind::Router => {
-            errs.push(Problem::from(format!(
-                "{path}.ap = {:?}: a host; the access point must be a router (it relays)",
-                w.ap
-            )));
+            let expected = "a host; the access point must be a router (it relays)";
+            let rule = Problem::AP_NOT_ROUTER;
+            errs.push(Problem::new(
+                ap_path,
+                rule,
+                w.ap.as_str(),
+                Value::Null,
+                expected,
+            ));
             None
         }
         Some(id) => Some(id),

@@ -79,10 +79,6 @@ class ScenarioChecks:
         hosts = {n for n, k in kinds.items() if k == "host"}
         names: dict[str, int] = {}
         for i, w in enumerate(self.wlan or []):
-            if w.ap not in kinds:
-                raise FieldError(f"is not a node (nodes: {', '.join(kinds)})", ("wlan", i, "ap"), w.ap)
-            if kinds[w.ap] != "router":
-                raise FieldError("is a host; the access point must be a router (it relays)", ("wlan", i, "ap"), w.ap)
             name = w.name or f"wlan{i}"
             if name in names:
                 raise FieldError(f"is already the name of wlan[{names[name]}]", ("wlan", i, "name"), name)
@@ -285,6 +281,7 @@ _RULE_WORDS = {
     "at_most_duration": _duration_words("at most the duration"),
     "after_start": _duration_words("after start"),
     "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
+    "ap_not_router": _words("is a host; the access point must be a router (it relays)"),
     "route_to_router": _words("is a router; routes lead to hosts"),
     "not_neighbour": _words("is not a neighbour of {limit!r} (no link joins them)"),
     "route_too_short": lambda value, limit: ("needs at least the flow's src and dst", _HIDDEN),
