@@ -11,6 +11,7 @@ from typing import Any
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, _Raw
 from tcplab.scenario.flows import TcpOverrides, profile_defaults
+from tcplab.scenario.rules import HIDDEN, word
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import format_duration
 
@@ -138,16 +139,16 @@ class ScenarioChecks:
 
     def _check_simulator(self) -> None:
         """The simulator's checks of the canonical scenario (``tcplab_sim::validate``, the one
-        home of these rules): the first problem whose rule this module words (``_RULE_WORDS``)
+        home of these rules): the first problem whose rule :mod:`tcplab.scenario.rules` words
         is raised under the field's TOML path, its values in user units. Problems of other
         rules are left to the simulator, which reports them when the scenario runs."""
         problems = json.loads(_native.scenario_problems_json(json.dumps(self.canonical())))
         for problem in problems:
-            words = _RULE_WORDS.get(problem["rule"])
-            if words is not None:
-                detail, value = words(problem["value"], problem["limit"])
+            worded = word(problem["rule"], problem["value"], problem["limit"])
+            if worded is not None:
+                detail, value = worded
                 path = self._toml_path(problem["path"])
-                if value is _HIDDEN:
+                if value is HIDDEN:
                     raise FieldError(detail, path, show=False)
                 raise FieldError(detail, path, value)
 
@@ -258,37 +259,3 @@ def _walk(obj: Any, parts: tuple[str | int, ...]) -> Any:
         else:
             obj = getattr(obj, part, None)
     return obj
-
-
-def _duration_words(what: str) -> Any:
-    def words(value: int, limit: int) -> tuple[str, _Raw]:
-        return f"must be {what} ({format_duration(limit)})", _Raw(format_duration(value))
-
-    return words
-
-
-def _words(detail: str) -> Any:
-    """The value as given, then ``detail`` (``{limit!r}`` filled in)."""
-    return lambda value, limit: (detail.format(limit=limit), value)
-
-
-#: A value not shown in the message.
-_HIDDEN = object()
-
-#: How this package words the simulator's problems, by rule (``tcplab_sim::error::Problem``):
-#: (value, limit) in canonical units -> (detail, value shown, or _HIDDEN).
-_RULE_WORDS = {
-    "at_most_duration": _duration_words("at most the duration"),
-    "after_start": _duration_words("after start"),
-    "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
-    "ap_not_router": _words("is a host; the access point must be a router (it relays)"),
-    "route_to_router": _words("is a router; routes lead to hosts"),
-    "not_neighbour": _words("is not a neighbour of {limit!r} (no link joins them)"),
-    "route_too_short": lambda value, limit: ("needs at least the flow's src and dst", _HIDDEN),
-    "route_unknown_node": _words("is not a node"),
-    "route_src": _words("must be the flow's src {limit!r}"),
-    "route_dst": _words("must be the flow's dst {limit!r}"),
-    "route_loop": _words("is visited twice (a route has no loops)"),
-    "route_host_inside": _words("is a host in the middle of the route (hosts do not forward)"),
-    "route_not_linked": _words("is not linked to {limit!r} (a route follows links)"),
-}
