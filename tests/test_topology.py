@@ -249,3 +249,20 @@ def test_static_route_rules_come_from_the_simulator():
     )
     ok = Scenario.from_toml(GRAPH + '[[static_routes]]\nat = "r1"\ndst = "d0"\nnext = "r2"\n')
     assert ok.canonical()["topology"]["static_routes"] == [{"at": "r1", "dst": "d0", "next": "r2"}]
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        # The explicit topology's node and link rules are the simulator's (tcplab_sim::topology).
+        ('name = "r3"', 'name = "r2"', "nodes[3].name: 'r2' is already the name of nodes[2]"),
+        ('from = "r3"\nto = "d0"', 'from = "r3"\nto = "d9"', "links[4].to: 'd9' is not a node (nodes: s0, r1, r2, r3, d0)"),
+        ('from = "r3"\nto = "d0"', 'from = "r3"\nto = "r3"', "links[4].to: 'r3' links a node to itself"),
+        ('from = "r3"\nto = "d0"', 'from = "d0"\nto = "r1"', "links[4]: duplicates links[1] between the same nodes"),
+    ],
+)
+def test_explicit_graph_rules(old, new, message):
+    assert old in GRAPH
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_toml(GRAPH.replace(old, new, 1))
+    assert message in str(info.value), str(info.value)

@@ -39,6 +39,10 @@ impl Problem {
     pub const AFTER_START: &'static str = "after_start";
     /// A node name that names no node (`limit`: the nodes).
     pub const UNKNOWN_NODE: &'static str = "unknown_node";
+    /// A node name given before (`limit`: the index of the first node of that name).
+    pub const DUPLICATE_NODE: &'static str = "duplicate_node";
+    /// A link from a node to itself.
+    pub const SELF_LINK: &'static str = "self_link";
     /// A WLAN segment's access point that is a host.
     pub const AP_NOT_ROUTER: &'static str = "ap_not_router";
     /// A static route whose destination is a router.

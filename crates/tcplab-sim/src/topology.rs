@@ -256,10 +256,16 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<Problem>) -> Layout<'a> {
             )));
         }
         if by_name.contains_key(&n.name) {
-            errs.push(Problem::from(format!(
-                "topology.nodes[{i}].name = {:?}: duplicate node name",
-                n.name
-            )));
+            let first = e.nodes.iter().position(|m| m.name == n.name).unwrap_or(i);
+            let (path, rule) = (format!("topology.nodes[{i}].name"), Problem::DUPLICATE_NODE);
+            let value = n.name.as_str();
+            errs.push(Problem::new(
+                path,
+                rule,
+                value,
+                first,
+                "duplicate node name",
+            ));
             continue;
         }
         by_name.insert(n.name.clone(), nodes.len() as u32);
@@ -268,20 +274,26 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<Problem>) -> Layout<'a> {
             kind: n.kind,
         });
     }
-    let known = || {
-        let v: Vec<&str> = e.nodes.iter().map(|n| n.name.as_str()).collect();
-        format!("{v:?}")
-    };
+    let node_names: Vec<&str> = e.nodes.iter().map(|n| n.name.as_str()).collect();
+    let known = || format!("{node_names:?}");
     let mut links = Vec::with_capacity(e.links.len());
     let mut names: HashMap<String, usize> = HashMap::new();
     for (i, l) in e.links.iter().enumerate() {
         let mut end = |field: &str, name: &str| match by_name.get(name) {
             Some(&id) => Some(id),
             None => {
-                errs.push(Problem::from(format!(
-                    "topology.links[{i}].{field} = {name:?}: unknown node; known: {}",
-                    known()
-                )));
+                let expected = format!("unknown node; known: {}", known());
+                let (path, rule) = (
+                    format!("topology.links[{i}].{field}"),
+                    Problem::UNKNOWN_NODE,
+                );
+                errs.push(Problem::new(
+                    path,
+                    rule,
+                    name,
+                    node_names.clone(),
+                    &expected,
+                ));
                 None
             }
         };
@@ -289,10 +301,18 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<Problem>) -> Layout<'a> {
             continue;
         };
         if from == to {
-            errs.push(Problem::from(format!(
+            let message = format!(
                 "topology.links[{i}]: from and to are the same node {:?}; a link joins two nodes",
                 l.from
-            )));
+            );
+            let (path, rule) = (format!("topology.links[{i}].to"), Problem::SELF_LINK);
+            errs.push(Problem::worded(
+                path,
+                rule,
+                l.to.as_str(),
+                Value::Null,
+                message,
+            ));
             continue;
         }
         let name = format!("{}-{}", l.from, l.to);
@@ -313,7 +333,6 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<Problem>) -> Layout<'a> {
     }
     let mut layout = finish(nodes, links);
     layout.routing = e.routing;
-    let names: Vec<&str> = e.nodes.iter().map(|n| n.name.as_str()).collect();
     for (i, r) in e.static_routes.iter().enumerate() {
         let p = format!("topology.static_routes[{i}]");
         let find = |field: &str, name: &str, errs: &mut Vec<Problem>| {
@@ -321,7 +340,13 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<Problem>) -> Layout<'a> {
             if id.is_none() {
                 let expected = format!("unknown node; known: {}", known());
                 let (path, rule) = (format!("{p}.{field}"), Problem::UNKNOWN_NODE);
-                errs.push(Problem::new(path, rule, name, names.clone(), &expected));
+                errs.push(Problem::new(
+                    path,
+                    rule,
+                    name,
+                    node_names.clone(),
+                    &expected,
+                ));
             }
             id
         };

@@ -22,22 +22,12 @@ class ScenarioChecks:
     ``_endpoints``, ...), which :mod:`tcplab.scenario.model` defines."""
 
     def _check_explicit(self) -> None:
-        seen: dict[str, int] = {}
-        for i, n in enumerate(self.nodes or []):
-            if n.name in seen:
-                raise FieldError(
-                    f"is already the name of nodes[{seen[n.name]}]", (("nodes", i, "name")), n.name
-                )
-            seen[n.name] = i
+        """Two links between the same nodes (either way round). Unknown and repeated node
+        names and links from a node to itself are the simulator's rules (``_check_simulator``)."""
         pairs: dict[tuple[str, str], int] = {}
         for i, link in enumerate(self.links or []):
-            for key, end in (("from", link.from_), ("to", link.to)):
-                if end not in seen:
-                    raise FieldError(f"is not a node (nodes: {', '.join(seen)})", ("links", i, key), end)
-            if link.from_ == link.to:
-                raise FieldError("links a node to itself", ("links", i, "to"), link.to)
             key = tuple(sorted((link.from_, link.to)))
-            if key in pairs:
+            if key in pairs and link.from_ != link.to:
                 raise FieldError(
                     f"duplicates links[{pairs[key]}] between the same nodes", ("links", i), show=False
                 )

@@ -44,6 +44,8 @@ _WORDS = {
     "at_most_duration": _duration("at most the duration"),
     "after_start": _duration("after start"),
     "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
+    "duplicate_node": _words("is already the name of nodes[{limit}]"),
+    "self_link": _words("links a node to itself"),
     "ap_not_router": _words("is a host; the access point must be a router (it relays)"),
     "route_to_router": _words("is a router; routes lead to hosts"),
     "not_neighbour": _words("is not a neighbour of {limit!r} (no link joins them)"),
