@@ -275,25 +275,23 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<Problem>) -> Layout<'a> {
         });
     }
     let node_names: Vec<&str> = e.nodes.iter().map(|n| n.name.as_str()).collect();
-    let known = || format!("{node_names:?}");
+    let unknown = |path: String, name: &str| {
+        let expected = format!("unknown node; known: {node_names:?}");
+        Problem::new(
+            path,
+            Problem::UNKNOWN_NODE,
+            name,
+            node_names.clone(),
+            &expected,
+        )
+    };
     let mut links = Vec::with_capacity(e.links.len());
     let mut names: HashMap<String, usize> = HashMap::new();
     for (i, l) in e.links.iter().enumerate() {
         let mut end = |field: &str, name: &str| match by_name.get(name) {
             Some(&id) => Some(id),
             None => {
-                let expected = format!("unknown node; known: {}", known());
-                let (path, rule) = (
-                    format!("topology.links[{i}].{field}"),
-                    Problem::UNKNOWN_NODE,
-                );
-                errs.push(Problem::new(
-                    path,
-                    rule,
-                    name,
-                    node_names.clone(),
-                    &expected,
-                ));
+                errs.push(unknown(format!("topology.links[{i}].{field}"), name));
                 None
             }
         };
@@ -338,15 +336,7 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<Problem>) -> Layout<'a> {
         let find = |field: &str, name: &str, errs: &mut Vec<Problem>| {
             let id = layout.node(name);
             if id.is_none() {
-                let expected = format!("unknown node; known: {}", known());
-                let (path, rule) = (format!("{p}.{field}"), Problem::UNKNOWN_NODE);
-                errs.push(Problem::new(
-                    path,
-                    rule,
-                    name,
-                    node_names.clone(),
-                    &expected,
-                ));
+                errs.push(unknown(format!("{p}.{field}"), name));
             }
             id
         };
