@@ -112,3 +112,35 @@ def test_simulations_run_in_parallel_threads():
     first = results[0]
     for r in results[1:]:
         assert (r["series"]["cwnd"] == first["series"]["cwnd"]).all()
+
+
+def test_results_schema_describes_the_tables_a_run_returns():
+    """One column schema, declared in the simulator: every table and column a run returns,
+    in order, with the numpy type the schema names; nullable columns become polars nulls."""
+    import numpy as np
+    import polars as pl
+
+    from tcplab import Scenario, run
+    from tcplab.run import SCHEMA, TABLES
+
+    schema = json.loads(_native.results_schema_json())
+    assert [t["name"] for t in schema] == list(TABLES) == list(SCHEMA)
+    sim = _native.Simulation(json.dumps(canonical_of(SMALL_TOML)))
+    sim.run_until(sim.end_ns)
+    out = sim.finish()
+    numpy = {"bool": np.bool_, "u8": np.uint8, "u32": np.uint32, "u64": np.uint64, "f64": np.float64}
+    for table in schema:
+        assert list(out[table["name"]]) == [c["name"] for c in table["columns"]], table["name"]
+        for c in table["columns"]:
+            values = out[table["name"]][c["name"]]
+            assert c["description"], c["name"]
+            if c["dtype"] == "str":
+                assert isinstance(values, list)
+            elif c["nullable"]:  # NaN for none in the native dict
+                assert values.dtype == np.float64
+            else:
+                assert values.dtype == numpy[c["dtype"]], (table["name"], c["name"])
+    flows = run(Scenario.from_toml(SMALL_TOML)).flows
+    assert flows.schema["min_rtt_ns"] == pl.UInt64 and flows.schema["ff45_accuracy"] == pl.Float64
+    nan = int(np.isnan(out["flows"]["ff45_accuracy"]).sum())
+    assert flows["ff45_accuracy"].null_count() == nan

@@ -212,3 +212,43 @@ def test_ecn_end_to_end_marks_and_reductions():
     assert fwd["ecn_marks"][0] == r.flows["ecn_marks"].sum()
     assert r.flows["ecn_reductions"].sum() > 0
     assert r.conservation["ok"], r.conservation["violations"]
+
+
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        # The simulator's rules (tcplab_sim::validate), worded in user units at the TOML path.
+        ('start = "50ms"', 'start = "50ms"\nstop = "20ms"', "flows[1].stop: 20 ms must be after start (50 ms)"),
+        ('start = "50ms"', 'start = "2.5s"', "flows[1].start: 2.5 s must be at most the duration (2 s)"),
+        (
+            "forward = { loss = 1e-2 }",
+            'schedule = [{ at = "3s", rate = "1Mbps" }]',
+            "topology.bottleneck.schedule[0].at: 3 s must be at most the duration (2 s)",
+        ),
+        (
+            "forward = { loss = 1e-2 }",
+            'reverse = { schedule = [{ at = "4s", delay = "1ms" }] }',
+            "topology.bottleneck.reverse.schedule[0].at: 4 s must be at most the duration (2 s)",
+        ),
+        (
+            'receiver_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100 }',
+            'receiver_access = [{ rate = "20Mbps", delay = "2.5ms", buffer = 100 }, '
+            '{ rate = "20Mbps", delay = "2.5ms", buffer = 100, schedule = [{ at = "9s", rate = "1Mbps" }] }]',
+            "topology.receiver_access[1].schedule[0].at: 9 s must be at most the duration (2 s)",
+        ),
+    ],
+)
+def test_simulator_rules_name_the_toml_field_in_user_units(old, new, expected):
+    assert old in SMALL_TOML
+    msg = _error(SMALL_TOML.replace(old, new))
+    assert expected in msg, msg
+
+
+def test_simulator_rules_on_explicit_links_and_udp():
+    from test_topology import GRAPH
+
+    sched = GRAPH.replace('delay = "100ms"', 'delay = "100ms"\nforward = { schedule = [{ at = "7s", rate = "1Mbps" }] }', 1)
+    assert sched != GRAPH
+    assert "links[1].forward.schedule[0].at: 7 s must be at most the duration (2 s)" in _error(sched)
+    udp = SMALL_TOML + '[[udp]]\nsrc = "s0"\ndst = "r0"\nrate = "1Mbps"\npacket_size = 500\nstart = "1s"\nstop = "1s"\n'
+    assert "udp[0].stop: 1 s must be after start (1 s)" in _error(udp)

@@ -213,3 +213,56 @@ next = "r2"
     s = Scenario.from_toml(loop)  # r2 routes d0 back through r1 by hops
     with pytest.raises(ScenarioError, match=r'flows\[0\]: no route from "s0" to "d0"'):
         tcplab.run(s)
+
+
+@pytest.mark.parametrize(
+    "route, message",
+    [
+        # The simulator's route rules (tcplab_sim::flow_route), worded at the TOML path.
+        ('["s0"]', "flows[0].route: needs at least the flow's src and dst"),
+        ('["s0", "r1", "r2"]', "flows[0].route[2]: 'r2' must be the flow's dst 'd0'"),
+        ('["s0", "r1", "d0", "r3", "d0"]', "flows[0].route[2]: 'd0' is a host in the middle of the route"),
+        ('["s0", "r1", "r2", "r3", "d0"]', None),
+    ],
+)
+def test_route_rules_come_from_the_simulator(route, message):
+    text = GRAPH + f"route = {route}\n"
+    if message is None:
+        assert Scenario.from_toml(text).canonical()["flows"][0]["route"] == json.loads(route)
+        return
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_toml(text)
+    assert message in str(info.value)
+
+
+def test_static_route_rules_come_from_the_simulator():
+    def error(route: str) -> str:
+        with pytest.raises(ScenarioError) as info:
+            Scenario.from_toml(GRAPH + "[[static_routes]]\n" + route)
+        return str(info.value)
+
+    assert "static_routes[0].at: 'zz' is not a node (nodes: s0, r1, r2, r3, d0)" in error(
+        'at = "zz"\ndst = "d0"\nnext = "r2"\n'
+    )
+    assert "static_routes[0].next: 'd0' is not a neighbour of 's0' (no link joins them)" in error(
+        'at = "s0"\ndst = "d0"\nnext = "d0"\n'
+    )
+    ok = Scenario.from_toml(GRAPH + '[[static_routes]]\nat = "r1"\ndst = "d0"\nnext = "r2"\n')
+    assert ok.canonical()["topology"]["static_routes"] == [{"at": "r1", "dst": "d0", "next": "r2"}]
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        # The explicit topology's node and link rules are the simulator's (tcplab_sim::topology).
+        ('name = "r3"', 'name = "r2"', "nodes[3].name: 'r2' is already the name of nodes[2]"),
+        ('from = "r3"\nto = "d0"', 'from = "r3"\nto = "d9"', "links[4].to: 'd9' is not a node (nodes: s0, r1, r2, r3, d0)"),
+        ('from = "r3"\nto = "d0"', 'from = "r3"\nto = "r3"', "links[4].to: 'r3' links a node to itself"),
+        ('from = "r3"\nto = "d0"', 'from = "d0"\nto = "r1"', "links[4]: duplicates links[1] between the same nodes"),
+    ],
+)
+def test_explicit_graph_rules(old, new, message):
+    assert old in GRAPH
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_toml(GRAPH.replace(old, new, 1))
+    assert message in str(info.value), str(info.value)

@@ -151,3 +151,12 @@ def test_saturated_station_end_to_end(tmp_path):
     assert r.drops["rssi_dbm"].is_nan().all()
     out = write_results(r, tmp_path / "run")
     assert (out / "report.html").exists()
+
+
+def test_unknown_access_point_names_the_nodes():
+    """The access point's rules are the simulator's (tcplab_sim::topology), worded at the TOML path."""
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_toml(EXPLICIT.replace('ap = "ap"', 'ap = "nowhere"', 1))
+    msg = str(info.value)
+    assert "wlan[0].ap: 'nowhere' is not a node (nodes: " in msg, msg
+    assert "ap" in msg.split("nodes: ")[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable
@@ -17,23 +18,21 @@ from tcplab import _native
 from tcplab.progress import SimProgress
 from tcplab.scenario import Scenario, ScenarioError, as_scenario
 
-__all__ = ["RunResult", "run", "TABLES", "Progress"]
+__all__ = ["RunResult", "run", "TABLES", "SCHEMA", "Progress"]
+
+#: The results' tables and their columns (name, dtype, nullable, unit, description), in the
+#: order they are written: declared once, in the simulator (``tcplab_sim::columns``).
+SCHEMA: dict[str, list[dict[str, Any]]] = {
+    t["name"]: t["columns"] for t in json.loads(_native.results_schema_json())
+}
 
 #: The tables of a run, in the order they are written.
-TABLES = ("flows", "udp", "links", "series", "queues", "drops", "events", "segments", "verdicts")
+TABLES = tuple(SCHEMA)
 
-#: Columns holding an optional value: float64 with NaN in the native dict, nullable UInt64 here.
-_OPTIONAL_INT = {"flows": ("min_rtt_ns", "mean_rtt_ns")}
-
-#: Optional float columns: float64 with NaN in the native dict, nullable Float64 here.
-_OPTIONAL_FLOAT = {
-    "flows": (
-        "ff45_accuracy",
-        "congestion_misdiagnosis",
-        "ff_value_mean_congestion",
-        "ff_value_mean_random",
-        "dupacks_per_recovery",
-    )
+#: Nullable columns (float64 with NaN in the native dict): their polars type.
+_NULLABLE = {
+    table: {c["name"]: pl.UInt64 if c["dtype"] == "u64" else pl.Float64 for c in cols if c["nullable"]}
+    for table, cols in SCHEMA.items()
 }
 
 #: A progress callback: called with (simulated ns reached, end of the run in ns).
@@ -45,10 +44,9 @@ def _table(name: str, columns: dict[str, Any]) -> pl.DataFrame:
     for col, values in columns.items():
         if isinstance(values, np.ndarray):
             s = pl.Series(col, values)
-            if col in _OPTIONAL_INT.get(name, ()):
-                s = s.fill_nan(None).cast(pl.UInt64)
-            elif col in _OPTIONAL_FLOAT.get(name, ()):
-                s = s.fill_nan(None)
+            nullable = _NULLABLE[name].get(col)
+            if nullable is not None:
+                s = s.fill_nan(None).cast(nullable)
         else:
             s = pl.Series(col, values, dtype=pl.String)
         series.append(s)

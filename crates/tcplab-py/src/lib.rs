@@ -19,10 +19,22 @@ mod tables;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use tcplab_core::TcpConfig;
+use tcplab_sim::scenario::Topology;
+use tcplab_sim::topology::graph::graph;
 use tcplab_sim::Scenario;
 
 use panics::{install_panic_hook, internal_error, no_panic};
 use simulation::PySimulation;
+
+/// Runs `f` with the GIL released and panics caught: `Err(message)` becomes ValueError, a
+/// panic RuntimeError("internal error: ...").
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, String> + Send) -> PyResult<T> {
+    match py.detach(move || no_panic(f)) {
+        Err(panic) => Err(internal_error(&panic)),
+        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
+        Ok(Ok(v)) => Ok(v),
+    }
+}
 
 /// Names of the congestion controllers the simulator can build: the built-ins, then the
 /// Python controllers registered in this process.
@@ -88,17 +100,10 @@ fn profile_json(name: &str) -> PyResult<String> {
 #[pyfunction]
 fn check_tcp_config_json(py: Python<'_>, json: &str) -> PyResult<()> {
     let json = json.to_owned();
-    let r = py.detach(move || {
-        no_panic(move || -> Result<(), String> {
-            let c: TcpConfig = serde_json::from_str(&json).map_err(|e| format!("tcp: {e}"))?;
-            c.validate().map_err(|e| e.to_string())
-        })
-    });
-    match r {
-        Err(panic) => Err(internal_error(&panic)),
-        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
-        Ok(Ok(())) => Ok(()),
-    }
+    detached(py, move || -> Result<(), String> {
+        let c: TcpConfig = serde_json::from_str(&json).map_err(|e| format!("tcp: {e}"))?;
+        c.validate().map_err(|e| e.to_string())
+    })
 }
 
 /// Parses a canonical scenario JSON into the simulator's `Scenario` and serializes it back:
@@ -107,18 +112,54 @@ fn check_tcp_config_json(py: Python<'_>, json: &str) -> PyResult<()> {
 #[pyfunction]
 fn scenario_json_roundtrip(py: Python<'_>, json: &str) -> PyResult<String> {
     let json = json.to_owned();
-    let r = py.detach(move || {
-        no_panic(move || -> Result<String, String> {
-            let scenario: Scenario =
-                serde_json::from_str(&json).map_err(|e| format!("scenario JSON: {e}"))?;
-            serde_json::to_string(&scenario).map_err(|e| format!("scenario JSON: {e}"))
+    detached(py, move || scenario_json(&json, serde_json::to_string))
+}
+
+/// Parses `json` as a `Scenario` and returns the JSON `f` makes of it.
+fn scenario_json(
+    json: &str,
+    f: impl FnOnce(&Scenario) -> serde_json::Result<String>,
+) -> Result<String, String> {
+    let scenario: Scenario =
+        serde_json::from_str(json).map_err(|e| format!("scenario JSON: {e}"))?;
+    f(&scenario).map_err(|e| format!("scenario JSON: {e}"))
+}
+
+/// The graph a canonical topology (the scenario's `topology` JSON) expands to, as JSON:
+/// `{"nodes": [{name, kind}], "links": [{from, to, forward, reverse, spec_path}],
+/// "default_pairs": [[src, dst]], "problems": [...]}` (`tcplab_sim::topology::graph`).
+/// Raises ValueError when the JSON is not a topology.
+#[pyfunction]
+fn topology_graph_json(py: Python<'_>, json: &str) -> PyResult<String> {
+    let json = json.to_owned();
+    detached(py, move || -> Result<String, String> {
+        let t: Topology = serde_json::from_str(&json).map_err(|e| format!("topology: {e}"))?;
+        serde_json::to_string(&graph(&t)).map_err(|e| format!("topology: {e}"))
+    })
+}
+
+/// The results' tables and columns as JSON, in order (`tcplab_sim::columns::schema`):
+/// `[{"name": table, "columns": [{name, dtype, nullable, unit, description}]}]`.
+#[pyfunction]
+fn results_schema_json() -> PyResult<String> {
+    no_panic(|| serde_json::to_string(&tcplab_sim::columns::schema()))
+        .map_err(|m| internal_error(&m))?
+        .map_err(|e| internal_error(&e.to_string()))
+}
+
+/// The simulator's checks of a canonical scenario (`tcplab_sim::validate::check`), as JSON:
+/// `[{"path", "rule", "value", "limit", "message"}]`, empty when it can run. Raises
+/// ValueError when the JSON does not have the schema.
+#[pyfunction]
+fn scenario_problems_json(py: Python<'_>, json: &str) -> PyResult<String> {
+    let json = json.to_owned();
+    // Python controllers registered in this process count as known names.
+    let registries = pycontroller::registries(&pycontroller::RunError::default());
+    detached(py, move || {
+        scenario_json(&json, |s| {
+            serde_json::to_string(&tcplab_sim::validate::check(s, &registries))
         })
-    });
-    match r {
-        Err(panic) => Err(internal_error(&panic)),
-        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
-        Ok(Ok(s)) => Ok(s),
-    }
+    })
 }
 
 /// Panics inside Rust, to test that panics reach Python as RuntimeError (tests only).
@@ -141,6 +182,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_graph_json, m)?)?;
+    m.add_function(wrap_pyfunction!(results_schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_problems_json, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     pycontroller::add_to(m)?;
     Ok(())

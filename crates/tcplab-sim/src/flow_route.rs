@@ -6,9 +6,11 @@
 //! link, pass through routers only in between (hosts do not forward) and visit no node
 //! twice; [`resolve`] reports each violation with the field path.
 
+use crate::error::Problem;
 use crate::packet::{Packet, PacketKind};
 use crate::scenario::NodeKind;
 use crate::topology::Layout;
+use serde_json::Value;
 
 /// Per hop of a pinned route: the node and the link direction it leaves on.
 type Hops = Box<[(u32, u32)]>;
@@ -62,7 +64,8 @@ impl PinnedRoutes {
 }
 
 /// The link directions of route `route` (node names) of the flow at `path` from `src` to
-/// `dst`; None after appending what is wrong to `errs`.
+/// `dst`; None after appending what is wrong to `errs` (messages; [`resolve_problems`] has
+/// them structured).
 pub fn resolve(
     path: &str,
     layout: &Layout,
@@ -71,11 +74,37 @@ pub fn resolve(
     dst: u32,
     errs: &mut Vec<String>,
 ) -> Option<Vec<u32>> {
-    let name = |n: u32| &layout.nodes[n as usize].name;
+    let mut problems = Vec::new();
+    let links = resolve_problems(path, layout, route, (src, dst), &mut problems);
+    errs.extend(problems.into_iter().map(String::from));
+    links
+}
+
+/// [`resolve`], its problems structured.
+pub fn resolve_problems(
+    path: &str,
+    layout: &Layout,
+    route: &[String],
+    (src, dst): (u32, u32),
+    errs: &mut Vec<Problem>,
+) -> Option<Vec<u32>> {
+    let name = |n: u32| layout.nodes[n as usize].name.as_str();
+    let mut fail = |k: usize, rule: &'static str, limit: Value, expected: &str| {
+        let p = format!("{path}.route[{k}]");
+        errs.push(Problem::new(p, rule, route[k].as_str(), limit, expected));
+        None
+    };
     if route.len() < 2 {
-        errs.push(format!(
-            "{path}.route has {} nodes: expected at least the flow's src and dst",
-            route.len()
+        let n = route.len();
+        let message =
+            format!("{path}.route has {n} nodes: expected at least the flow's src and dst");
+        let p = format!("{path}.route");
+        errs.push(Problem::worded(
+            p,
+            Problem::ROUTE_TOO_SHORT,
+            n,
+            Value::Null,
+            message,
         ));
         return None;
     }
@@ -83,56 +112,39 @@ pub fn resolve(
     for (k, n) in route.iter().enumerate() {
         match layout.node(n) {
             Some(id) => ids.push(id),
-            None => {
-                errs.push(format!("{path}.route[{k}] = {n:?}: unknown node"));
-                return None;
-            }
+            None => return fail(k, Problem::ROUTE_UNKNOWN_NODE, Value::Null, "unknown node"),
         }
     }
     let last = ids.len() - 1;
     if ids[0] != src {
-        errs.push(format!(
-            "{path}.route[0] = {:?}: expected the flow's src {:?}",
-            route[0],
-            name(src)
-        ));
-        return None;
+        let expected = format!("expected the flow's src {:?}", name(src));
+        return fail(0, Problem::ROUTE_SRC, name(src).into(), &expected);
     }
     if ids[last] != dst {
-        errs.push(format!(
-            "{path}.route[{last}] = {:?}: expected the flow's dst {:?}",
-            route[last],
-            name(dst)
-        ));
-        return None;
+        let expected = format!("expected the flow's dst {:?}", name(dst));
+        return fail(last, Problem::ROUTE_DST, name(dst).into(), &expected);
     }
     let mut seen = std::collections::HashSet::new();
     let mut links = Vec::with_capacity(last);
     for (k, w) in ids.windows(2).enumerate() {
         if !seen.insert(w[0]) {
-            errs.push(format!(
-                "{path}.route[{k}] = {:?}: visited twice; a route has no loops",
-                route[k]
-            ));
-            return None;
+            let expected = "visited twice; a route has no loops";
+            return fail(k, Problem::ROUTE_LOOP, Value::Null, expected);
         }
         if k > 0 && layout.nodes[w[0] as usize].kind != NodeKind::Router {
-            errs.push(format!(
-                "{path}.route[{k}] = {:?}: a host in the middle of a route; hosts do not forward",
-                route[k]
-            ));
-            return None;
+            let expected = "a host in the middle of a route; hosts do not forward";
+            return fail(k, Problem::ROUTE_HOST_INSIDE, Value::Null, expected);
         }
         match layout.direction_between(w[0], w[1]) {
             Some(l) => links.push(l),
             None => {
-                errs.push(format!(
-                    "{path}.route[{}] = {:?}: no link from {:?}; a route follows links",
+                let expected = format!("no link from {:?}; a route follows links", route[k]);
+                return fail(
                     k + 1,
-                    route[k + 1],
-                    route[k]
-                ));
-                return None;
+                    Problem::ROUTE_NOT_LINKED,
+                    route[k].as_str().into(),
+                    &expected,
+                );
             }
         }
     }

@@ -6,12 +6,17 @@
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
 //! rows), [`instruments`] (measurement from facts: drop log, loss classification, timeout
-//! taxonomy, loss events), [`validate`] (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b segment).
+//! taxonomy, loss events), [`columns`] (the results as typed columns: the column schema),
+//! [`scenario`] (the scenario types: serde only, a leaf), [`error`] (SimError), [`validate`]
+//! (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b
+//! segment).
 
 pub mod app;
 pub mod builder;
+pub mod columns;
 pub mod conservation;
 pub mod engine;
+pub mod error;
 pub mod flow;
 pub mod flow_route;
 pub mod instruments;
@@ -32,6 +37,7 @@ pub mod trace;
 pub mod validate;
 pub mod wlan;
 
+pub use error::SimError;
 pub use results::Results;
 pub use scenario::Scenario;
-pub use sim::{SimError, Simulation};
+pub use sim::Simulation;

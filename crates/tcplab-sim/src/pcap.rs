@@ -40,8 +40,8 @@ use tcplab_core::Time;
 pub const MAGIC_NS: u32 = 0xa1b2_3c4d;
 /// LINKTYPE_RAW: each record starts with an IPv4 (or IPv6) header.
 pub const LINKTYPE_RAW: u32 = 101;
-/// Default bytes kept per packet: every header with its options (IPv4 20 + TCP at most 60).
-pub const DEFAULT_SNAPLEN: u32 = 128;
+/// Default bytes kept per packet (a scenario setting, `trace.pcap_snaplen`).
+pub use crate::scenario::DEFAULT_SNAPLEN;
 /// Receiver port of every TCP flow.
 pub const TCP_RECEIVER_PORT: u16 = 5001;
 /// Destination port of every UDP flow (discard).

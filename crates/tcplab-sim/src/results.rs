@@ -1,5 +1,6 @@
 //! What a run produces, as columns (one Vec per column), ready to become numpy arrays.
-//! docs/results.md documents every table and column; keep the two in step.
+//! The tables and columns Python sees are declared in [`crate::columns`] (the one column
+//! schema); docs/results.md explains them.
 
 pub use crate::packet::DropCause;
 

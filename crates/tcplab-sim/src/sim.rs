@@ -33,21 +33,11 @@ use crate::scenario::SeriesMode;
 use crate::trace::{FlowSample, Recorder};
 use crate::{conservation, summary, topology, validate};
 use crate::{Results, Scenario};
-use std::fmt;
 use tcplab_core::cc::CrossLayerReport;
 use tcplab_core::registry::Registries;
 use tcplab_core::{Dur, LogRecord, LossResponse, Receiver, Sender, Time};
 
-/// Why a scenario cannot run; the message names the field, the value and what is allowed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SimError(pub String);
-
-impl fmt::Display for SimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for SimError {}
+pub use crate::error::SimError;
 
 /// Everything the driver schedules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

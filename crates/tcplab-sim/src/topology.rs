@@ -18,14 +18,17 @@
 //! `Results::links`). `wlan_access`: host `server`, routers `router` and `ap`, the
 //! stations; links `server-router` (access) and `router-ap` (the Dummynet pipe).
 
+pub mod graph;
 pub mod parking_lot;
 pub mod wired_wireless;
 
+use crate::error::Problem;
 use crate::node::Node;
 use crate::node::Routes;
 use crate::scenario::{
     Dumbbell, Duplex, Explicit, LinkDir, NodeKind, Routing, Topology, WlanAccess, WlanSpec,
 };
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -120,13 +123,24 @@ impl Layout<'_> {
 /// Expands `t`; structural problems (names, list lengths) are appended to `errs` and the
 /// offending parts left out.
 pub fn expand<'a>(t: &'a Topology, errs: &mut Vec<String>) -> Layout<'a> {
-    match t {
-        Topology::Dumbbell(d) => dumbbell(d, errs),
+    let mut problems = Vec::new();
+    let layout = expand_problems(t, &mut problems);
+    errs.extend(problems.into_iter().map(String::from));
+    layout
+}
+
+/// [`expand`], its problems structured.
+pub fn expand_problems<'a>(t: &'a Topology, errs: &mut Vec<Problem>) -> Layout<'a> {
+    let mut texts = Vec::new();
+    let layout = match t {
+        Topology::Dumbbell(d) => dumbbell(d, &mut texts),
         Topology::Explicit(e) => explicit(e, errs),
-        Topology::ParkingLot(p) => parking_lot::expand(p, errs),
-        Topology::WiredCumWireless(w) => wired_wireless::expand(w, errs),
+        Topology::ParkingLot(p) => parking_lot::expand(p, &mut texts),
+        Topology::WiredCumWireless(w) => wired_wireless::expand(w, &mut texts),
         Topology::WlanAccess(w) => wlan_access(w, errs),
-    }
+    };
+    errs.extend(texts.into_iter().map(Problem::from));
+    layout
 }
 
 /// The two directions of `d`, borrowed (what [`push_link`] takes).
@@ -232,19 +246,25 @@ fn dumbbell<'a>(d: &'a Dumbbell, errs: &mut Vec<String>) -> Layout<'a> {
     finish(nodes, links)
 }
 
-fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
+fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<Problem>) -> Layout<'a> {
     let mut by_name: HashMap<String, u32> = HashMap::new();
     let mut nodes = Vec::with_capacity(e.nodes.len());
     for (i, n) in e.nodes.iter().enumerate() {
         if n.name.is_empty() {
-            errs.push(format!(
+            errs.push(Problem::from(format!(
                 "topology.nodes[{i}].name = \"\": expected a non-empty name"
-            ));
+            )));
         }
         if by_name.contains_key(&n.name) {
-            errs.push(format!(
-                "topology.nodes[{i}].name = {:?}: duplicate node name",
-                n.name
+            let first = e.nodes.iter().position(|m| m.name == n.name).unwrap_or(i);
+            let (path, rule) = (format!("topology.nodes[{i}].name"), Problem::DUPLICATE_NODE);
+            let value = n.name.as_str();
+            errs.push(Problem::new(
+                path,
+                rule,
+                value,
+                first,
+                "duplicate node name",
             ));
             continue;
         }
@@ -254,9 +274,16 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
             kind: n.kind,
         });
     }
-    let known = || {
-        let v: Vec<&str> = e.nodes.iter().map(|n| n.name.as_str()).collect();
-        format!("{v:?}")
+    let node_names: Vec<&str> = e.nodes.iter().map(|n| n.name.as_str()).collect();
+    let unknown = |path: String, name: &str| {
+        let expected = format!("unknown node; known: {node_names:?}");
+        Problem::new(
+            path,
+            Problem::UNKNOWN_NODE,
+            name,
+            node_names.clone(),
+            &expected,
+        )
     };
     let mut links = Vec::with_capacity(e.links.len());
     let mut names: HashMap<String, usize> = HashMap::new();
@@ -264,10 +291,7 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
         let mut end = |field: &str, name: &str| match by_name.get(name) {
             Some(&id) => Some(id),
             None => {
-                errs.push(format!(
-                    "topology.links[{i}].{field} = {name:?}: unknown node; known: {}",
-                    known()
-                ));
+                errs.push(unknown(format!("topology.links[{i}].{field}"), name));
                 None
             }
         };
@@ -275,17 +299,25 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
             continue;
         };
         if from == to {
-            errs.push(format!(
+            let message = format!(
                 "topology.links[{i}]: from and to are the same node {:?}; a link joins two nodes",
                 l.from
+            );
+            let (path, rule) = (format!("topology.links[{i}].to"), Problem::SELF_LINK);
+            errs.push(Problem::worded(
+                path,
+                rule,
+                l.to.as_str(),
+                Value::Null,
+                message,
             ));
             continue;
         }
         let name = format!("{}-{}", l.from, l.to);
         if let Some(j) = names.insert(name.clone(), i) {
-            errs.push(format!(
+            errs.push(Problem::from(format!(
                 "topology.links[{i}] = {name:?}: duplicate of topology.links[{j}]; link names must be unique"
-            ));
+            )));
             continue;
         }
         links.push(DuplexLink {
@@ -301,13 +333,10 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
     layout.routing = e.routing;
     for (i, r) in e.static_routes.iter().enumerate() {
         let p = format!("topology.static_routes[{i}]");
-        let find = |field: &str, name: &str, errs: &mut Vec<String>| {
+        let find = |field: &str, name: &str, errs: &mut Vec<Problem>| {
             let id = layout.node(name);
             if id.is_none() {
-                errs.push(format!(
-                    "{p}.{field} = {name:?}: unknown node; known: {}",
-                    known()
-                ));
+                errs.push(unknown(format!("{p}.{field}"), name));
             }
             id
         };
@@ -319,18 +348,30 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
             continue;
         };
         if layout.nodes[dst as usize].kind != NodeKind::Host {
-            errs.push(format!(
-                "{p}.dst = {:?}: a router; routes lead to hosts",
-                r.dst
+            let (path, rule) = (format!("{p}.dst"), Problem::ROUTE_TO_ROUTER);
+            let expected = "a router; routes lead to hosts";
+            errs.push(Problem::new(
+                path,
+                rule,
+                r.dst.as_str(),
+                Value::Null,
+                expected,
             ));
             continue;
         }
         match layout.direction_between(at, next) {
             Some(l) => layout.static_routes.push((at, dst, l)),
-            None => errs.push(format!(
-                "{p}.next = {:?}: not a neighbour of {:?} (no link joins them)",
-                r.next, r.at
-            )),
+            None => {
+                let (path, rule) = (format!("{p}.next"), Problem::NOT_NEIGHBOUR);
+                let expected = format!("not a neighbour of {:?} (no link joins them)", r.at);
+                errs.push(Problem::new(
+                    path,
+                    rule,
+                    r.next.as_str(),
+                    r.at.as_str(),
+                    &expected,
+                ));
+            }
         }
     }
     for (i, w) in e.wlan.iter().enumerate() {
@@ -339,14 +380,14 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<String>) -> Layout<'a> {
     layout
 }
 
-fn wlan_access<'a>(w: &'a WlanAccess, errs: &mut Vec<String>) -> Layout<'a> {
+fn wlan_access<'a>(w: &'a WlanAccess, errs: &mut Vec<Problem>) -> Layout<'a> {
     let mut nodes = vec![host("server".into()), router("router"), router("ap")];
     for (j, s) in w.wlan.stations.iter().enumerate() {
         if ["server", "router"].contains(&s.node.as_str()) {
-            errs.push(format!(
+            errs.push(Problem::from(format!(
                 "topology.wlan.stations[{j}].node = {:?}: a name the wlan_access topology uses for another node",
                 s.node
-            ));
+            )));
         } else if !nodes.iter().any(|n| n.name == s.node) {
             nodes.push(host(s.node.clone()));
         }
@@ -366,46 +407,66 @@ fn wlan_segment<'a>(
     layout: &mut Layout<'a>,
     w: &'a WlanSpec,
     path: String,
-    errs: &mut Vec<String>,
+    errs: &mut Vec<Problem>,
 ) {
     let before = errs.len();
     if layout.wlans.iter().any(|o| o.spec.name == w.name) {
-        errs.push(format!(
+        errs.push(Problem::from(format!(
             "{path}.name = {:?}: duplicate WLAN segment name",
             w.name
-        ));
+        )));
     }
+    let ap_path = format!("{path}.ap");
     let ap = match layout.node(&w.ap) {
         None => {
-            errs.push(format!("{path}.ap = {:?}: unknown node", w.ap));
+            let names: Vec<&str> = layout.nodes.iter().map(|n| n.name.as_str()).collect();
+            let rule = Problem::UNKNOWN_NODE;
+            errs.push(Problem::new(
+                ap_path,
+                rule,
+                w.ap.as_str(),
+                names,
+                "unknown node",
+            ));
             None
         }
         Some(id) if layout.nodes[id as usize].kind != NodeKind::Router => {
-            errs.push(format!(
-                "{path}.ap = {:?}: a host; the access point must be a router (it relays)",
-                w.ap
+            let expected = "a host; the access point must be a router (it relays)";
+            let rule = Problem::AP_NOT_ROUTER;
+            errs.push(Problem::new(
+                ap_path,
+                rule,
+                w.ap.as_str(),
+                Value::Null,
+                expected,
             ));
             None
         }
         Some(id) => Some(id),
     };
     if w.stations.is_empty() {
-        errs.push(format!("{path}.stations = []: expected at least 1 station"));
+        errs.push(Problem::from(format!(
+            "{path}.stations = []: expected at least 1 station"
+        )));
     }
     let mut stations = Vec::with_capacity(w.stations.len());
     for (j, s) in w.stations.iter().enumerate() {
         let p = format!("{path}.stations[{j}].node");
         match layout.node(&s.node) {
-            None => errs.push(format!("{p} = {:?}: unknown node", s.node)),
-            Some(id) if layout.nodes[id as usize].kind != NodeKind::Host => {
-                errs.push(format!("{p} = {:?}: a router; stations are hosts", s.node))
-            }
-            Some(id) if stations.contains(&id) => {
-                errs.push(format!("{p} = {:?}: listed twice in this segment", s.node))
-            }
-            Some(id) if layout.wlans.iter().any(|o| o.stations.contains(&id)) => errs.push(
-                format!("{p} = {:?}: already a station of another segment", s.node),
+            None => errs.push(Problem::from(format!("{p} = {:?}: unknown node", s.node))),
+            Some(id) if layout.nodes[id as usize].kind != NodeKind::Host => errs.push(
+                Problem::from(format!("{p} = {:?}: a router; stations are hosts", s.node)),
             ),
+            Some(id) if stations.contains(&id) => errs.push(Problem::from(format!(
+                "{p} = {:?}: listed twice in this segment",
+                s.node
+            ))),
+            Some(id) if layout.wlans.iter().any(|o| o.stations.contains(&id)) => {
+                errs.push(Problem::from(format!(
+                    "{p} = {:?}: already a station of another segment",
+                    s.node
+                )))
+            }
             Some(id) => stations.push(id),
         }
     }

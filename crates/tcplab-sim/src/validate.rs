@@ -4,12 +4,12 @@
 //! `flows[1].controller = "renoo": unknown congestion controller; known: ["reno"]`.
 //! All problems found are reported together, separated by "; ".
 
+use crate::error::{Problem, SimError};
 use crate::flow_route;
 use crate::node::Routes;
 use crate::scenario::{
     Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode, WlanSpec,
 };
-use crate::sim::SimError;
 use crate::topology::{self, Layout};
 use tcplab_core::registry::Registries;
 use tcplab_core::{ConfigError, Dur, Sender};
@@ -31,13 +31,21 @@ impl Scenario {
     }
 }
 
-/// Every problem of `s`, in the order of the scenario's fields.
+/// Every problem of `s`, in the order of the scenario's fields, as one-line messages.
 pub fn problems(s: &Scenario, registries: &Registries) -> Vec<String> {
-    let mut errs = Vec::new();
+    check(s, registries)
+        .into_iter()
+        .map(|p| p.message)
+        .collect()
+}
+
+/// Every problem of `s`, in the order of the scenario's fields, structured.
+pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
+    let mut errs: Vec<Problem> = Vec::new();
     if s.duration == Dur::ZERO {
-        errs.push("duration = 0: expected a positive duration in ns".into());
+        errs.push(String::from("duration = 0: expected a positive duration in ns").into());
     }
-    let layout = topology::expand(&s.topology, &mut errs);
+    let layout = topology::expand_problems(&s.topology, &mut errs);
     for l in &layout.links {
         link_dir(&format!("{}.forward", l.spec_path), &l.forward, &mut errs);
         link_dir(&format!("{}.reverse", l.spec_path), &l.reverse, &mut errs);
@@ -63,7 +71,7 @@ pub fn problems(s: &Scenario, registries: &Registries) -> Vec<String> {
     let default_tcp_ok = match s.tcp.validate() {
         Ok(()) => true,
         Err(e) => {
-            errs.push(e.0);
+            errs.push(e.0.into());
             false
         }
     };
@@ -72,16 +80,19 @@ pub fn problems(s: &Scenario, registries: &Registries) -> Vec<String> {
         let p = format!("flows[{i}]");
         let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
         if let Some(j) = names.insert(name.clone(), i) {
-            errs.push(format!(
-                "{p}.name = {name:?}: also the name of flows[{j}]; flow names must be unique"
-            ));
+            errs.push(
+                format!(
+                    "{p}.name = {name:?}: also the name of flows[{j}]; flow names must be unique"
+                )
+                .into(),
+            );
         }
         let src = endpoint(&layout, &format!("{p}.src"), &f.src, &mut errs);
         let dst = endpoint(&layout, &format!("{p}.dst"), &f.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             if let Some(r) = &f.route {
                 if a != b {
-                    flow_route::resolve(&p, &layout, r, a, b, &mut errs);
+                    flow_route::resolve_problems(&p, &layout, r, (a, b), &mut errs);
                 }
             } else {
                 route(&p, &layout, &routes, &dirs, a, b, &mut errs);
@@ -92,15 +103,18 @@ pub fn problems(s: &Scenario, registries: &Registries) -> Vec<String> {
         }
         times(&p, s.duration, f.start, f.stop, &mut errs);
         if f.bytes == Some(0) {
-            errs.push(format!(
-                "{p}.bytes = 0: expected at least 1 byte, or none for an unlimited transfer"
-            ));
+            errs.push(
+                format!(
+                    "{p}.bytes = 0: expected at least 1 byte, or none for an unlimited transfer"
+                )
+                .into(),
+            );
         }
         if f.tcp.is_some() || default_tcp_ok {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
             if let Err(e) = Sender::build_with(registries, cfg, &f.controller, &f.recovery, f.bytes)
             {
-                errs.push(flow_config_error(&p, e));
+                errs.push(flow_config_error(&p, e).into());
             }
         }
     }
@@ -109,34 +123,38 @@ pub fn problems(s: &Scenario, registries: &Registries) -> Vec<String> {
         let p = format!("udp[{i}]");
         let name = u.name.clone().unwrap_or_else(|| format!("udp{i}"));
         if let Some(j) = names.insert(name.clone(), i) {
-            errs.push(format!(
-                "{p}.name = {name:?}: also the name of udp[{j}]; flow names must be unique"
-            ));
+            errs.push(
+                format!(
+                    "{p}.name = {name:?}: also the name of udp[{j}]; flow names must be unique"
+                )
+                .into(),
+            );
         }
         let src = endpoint(&layout, &format!("{p}.src"), &u.src, &mut errs);
         let dst = endpoint(&layout, &format!("{p}.dst"), &u.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             match &u.route {
                 Some(r) if a != b => {
-                    flow_route::resolve(&p, &layout, r, a, b, &mut errs);
+                    flow_route::resolve_problems(&p, &layout, r, (a, b), &mut errs);
                 }
                 _ => route(&p, &layout, &routes, &dirs, a, b, &mut errs),
             }
         }
         if u.rate == 0 {
-            errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s"));
+            errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s").into());
         }
         if u.packet_size == 0 {
-            errs.push(format!(
-                "{p}.packet_size = 0: expected a positive size in bytes on the wire"
-            ));
+            errs.push(
+                format!("{p}.packet_size = 0: expected a positive size in bytes on the wire")
+                    .into(),
+            );
         }
         times(&p, s.duration, u.start, u.stop, &mut errs);
     }
     pcap_trace(s, &layout, &mut errs);
     if s.trace.series == SeriesMode::Interval && s.trace.interval == Dur::ZERO {
         errs.push(
-            "trace.interval = 0: expected a positive sampling interval in ns with series = \"interval\""
+            String::from("trace.interval = 0: expected a positive sampling interval in ns with series = \"interval\"")
                 .into(),
         );
     }
@@ -154,23 +172,26 @@ pub fn flow_config_error(path: &str, e: ConfigError) -> String {
     }
 }
 
-fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<String>) {
+fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<Problem>) {
     if d.rate == 0 {
-        errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s"));
+        errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s").into());
     }
     if !d.report_losses && d.report_delay != Dur::ZERO {
-        errs.push(format!(
-            "{p}.report_delay = {}: only meaningful with report_losses = true",
-            d.report_delay.as_nanos()
-        ));
+        errs.push(
+            format!(
+                "{p}.report_delay = {}: only meaningful with report_losses = true",
+                d.report_delay.as_nanos()
+            )
+            .into(),
+        );
     }
     match d.buffer {
         Buffer::Packets(0) => errs.push(format!(
             "{p}.buffer = {{packets: 0}}: expected at least 1 packet (the buffer counts the packet being serialized)"
-        )),
+        ).into()),
         Buffer::Bytes(0) => errs.push(format!(
             "{p}.buffer = {{bytes: 0}}: expected at least 1 byte (the buffer counts the packet being serialized)"
-        )),
+        ).into()),
         _ => {}
     }
     loss_spec(&format!("{p}.loss"), &d.loss, errs);
@@ -179,13 +200,13 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<String>) {
     }
 }
 
-fn probability(p: &str, x: f64, errs: &mut Vec<String>) {
+fn probability(p: &str, x: f64, errs: &mut Vec<Problem>) {
     if !(0.0..=1.0).contains(&x) {
-        errs.push(format!("{p} = {x}: expected a probability in [0, 1]"));
+        errs.push(format!("{p} = {x}: expected a probability in [0, 1]").into());
     }
 }
 
-fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<String>) {
+fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<Problem>) {
     match loss {
         LossSpec::None | LossSpec::Trace { .. } => {}
         LossSpec::Bernoulli { p: prob } => probability(&format!("{p}.p"), *prob, errs),
@@ -204,43 +225,44 @@ fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<String>) {
         LossSpec::TimeTrace { intervals, .. } => {
             for (i, [a, b]) in intervals.iter().enumerate() {
                 if b <= a {
-                    errs.push(format!(
-                        "{p}.intervals[{i}] = [{}, {}]: expected start < end (ns)",
-                        a.as_nanos(),
-                        b.as_nanos()
-                    ));
+                    errs.push(
+                        format!(
+                            "{p}.intervals[{i}] = [{}, {}]: expected start < end (ns)",
+                            a.as_nanos(),
+                            b.as_nanos()
+                        )
+                        .into(),
+                    );
                 }
             }
         }
     }
 }
 
-fn red_spec(p: &str, r: &RedSpec, errs: &mut Vec<String>) {
+fn red_spec(p: &str, r: &RedSpec, errs: &mut Vec<Problem>) {
     if !(r.min_th >= 0.0 && r.min_th.is_finite()) {
-        errs.push(format!(
-            "{p}.min_th = {}: expected a finite number >= 0",
-            r.min_th
-        ));
+        errs.push(format!("{p}.min_th = {}: expected a finite number >= 0", r.min_th).into());
     }
     if !(r.max_th > r.min_th && r.max_th.is_finite()) {
-        errs.push(format!(
-            "{p}.max_th = {}: expected greater than min_th ({})",
-            r.max_th, r.min_th
-        ));
+        errs.push(
+            format!(
+                "{p}.max_th = {}: expected greater than min_th ({})",
+                r.max_th, r.min_th
+            )
+            .into(),
+        );
     }
     probability(&format!("{p}.max_p"), r.max_p, errs);
     if !(r.w_q > 0.0 && r.w_q <= 1.0) {
-        errs.push(format!("{p}.w_q = {}: expected a weight in (0, 1]", r.w_q));
+        errs.push(format!("{p}.w_q = {}: expected a weight in (0, 1]", r.w_q).into());
     }
     if r.mean_packet_size == 0 {
-        errs.push(format!(
-            "{p}.mean_packet_size = 0: expected a positive size in bytes"
-        ));
+        errs.push(format!("{p}.mean_packet_size = 0: expected a positive size in bytes").into());
     }
 }
 
 /// A link direction's schedule: times increasing and within the run, each change valid.
-fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<String>) {
+fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
     let mut last: Option<Dur> = None;
     for (i, c) in d.schedule.iter().enumerate() {
         let q = format!("{p}.schedule[{i}]");
@@ -251,32 +273,29 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<String>) {
                     c.at.as_nanos(),
                     i - 1,
                     prev.as_nanos()
-                ));
+                ).into());
             }
         }
         last = Some(c.at);
         if c.at > duration {
-            errs.push(format!(
-                "{q}.at = {}: expected at most the duration ({} ns)",
-                c.at.as_nanos(),
-                duration.as_nanos()
-            ));
+            errs.push(at_most_duration(format!("{q}.at"), c.at, duration));
         }
         if c.rate.is_none() && c.delay.is_none() && c.buffer.is_none() && c.loss.is_none() {
-            errs.push(format!(
-                "{q}: changes nothing; give at least one of rate, delay, buffer, loss"
-            ));
+            errs.push(
+                format!("{q}: changes nothing; give at least one of rate, delay, buffer, loss")
+                    .into(),
+            );
         }
         if c.rate == Some(0) {
-            errs.push(format!("{q}.rate = 0: expected a positive rate in bit/s"));
+            errs.push(format!("{q}.rate = 0: expected a positive rate in bit/s").into());
         }
         match c.buffer {
-            Some(Buffer::Packets(0)) => errs.push(format!(
-                "{q}.buffer = {{packets: 0}}: expected at least 1 packet"
-            )),
-            Some(Buffer::Bytes(0)) => errs.push(format!(
-                "{q}.buffer = {{bytes: 0}}: expected at least 1 byte"
-            )),
+            Some(Buffer::Packets(0)) => {
+                errs.push(format!("{q}.buffer = {{packets: 0}}: expected at least 1 packet").into())
+            }
+            Some(Buffer::Bytes(0)) => {
+                errs.push(format!("{q}.buffer = {{bytes: 0}}: expected at least 1 byte").into())
+            }
             _ => {}
         }
         if let Some(loss) = &c.loss {
@@ -285,7 +304,7 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<String>) {
     }
 }
 
-fn endpoint(layout: &Layout, p: &str, name: &str, errs: &mut Vec<String>) -> Option<u32> {
+fn endpoint(layout: &Layout, p: &str, name: &str, errs: &mut Vec<Problem>) -> Option<u32> {
     match layout.node(name) {
         None => {
             let hosts: Vec<&str> = layout
@@ -294,13 +313,11 @@ fn endpoint(layout: &Layout, p: &str, name: &str, errs: &mut Vec<String>) -> Opt
                 .filter(|n| n.kind == NodeKind::Host)
                 .map(|n| n.name.as_str())
                 .collect();
-            errs.push(format!("{p} = {name:?}: unknown node; hosts: {hosts:?}"));
+            errs.push(format!("{p} = {name:?}: unknown node; hosts: {hosts:?}").into());
             None
         }
         Some(id) if layout.nodes[id as usize].kind != NodeKind::Host => {
-            errs.push(format!(
-                "{p} = {name:?}: a router; flows start and end at hosts"
-            ));
+            errs.push(format!("{p} = {name:?}: a router; flows start and end at hosts").into());
             None
         }
         Some(id) => Some(id),
@@ -314,77 +331,93 @@ fn route(
     dirs: &[(u32, u32)],
     a: u32,
     b: u32,
-    errs: &mut Vec<String>,
+    errs: &mut Vec<Problem>,
 ) {
     let (na, nb) = (
         &layout.nodes[a as usize].name,
         &layout.nodes[b as usize].name,
     );
     if a == b {
-        errs.push(format!(
-            "{p}: src and dst are the same host {na:?}; a flow crosses the network"
-        ));
+        errs.push(
+            format!("{p}: src and dst are the same host {na:?}; a flow crosses the network").into(),
+        );
     } else if routes.path(a, b, dirs).is_none() {
         errs.push(format!(
             "{p}: no route from {na:?} to {nb:?} (paths cross routers only, hosts do not forward; static_routes must not loop)"
-        ));
+        ).into());
     }
 }
 
-fn times(p: &str, duration: Dur, start: Dur, stop: Option<Dur>, errs: &mut Vec<String>) {
+fn times(p: &str, duration: Dur, start: Dur, stop: Option<Dur>, errs: &mut Vec<Problem>) {
     if start > duration {
-        errs.push(format!(
-            "{p}.start = {}: expected at most the duration ({} ns)",
-            start.as_nanos(),
-            duration.as_nanos()
-        ));
+        errs.push(at_most_duration(format!("{p}.start"), start, duration));
     }
     if let Some(stop) = stop {
         if stop <= start {
-            errs.push(format!(
-                "{p}.stop = {}: expected later than start ({} ns)",
-                stop.as_nanos(),
-                start.as_nanos()
+            let (s, t) = (stop.as_nanos(), start.as_nanos());
+            let expected = format!("expected later than start ({t} ns)");
+            errs.push(Problem::new(
+                format!("{p}.stop"),
+                Problem::AFTER_START,
+                s,
+                t,
+                &expected,
             ));
         }
     }
 }
 
-fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<String>) {
+/// `path = at: expected at most the duration (... ns)`.
+fn at_most_duration(path: String, at: Dur, duration: Dur) -> Problem {
+    let (a, d) = (at.as_nanos(), duration.as_nanos());
+    let expected = format!("expected at most the duration ({d} ns)");
+    Problem::new(path, Problem::AT_MOST_DURATION, a, d, &expected)
+}
+
+fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<Problem>) {
     if let Err(e) = crate::pcap::plan(&s.trace.pcap, layout) {
-        errs.extend(e);
+        errs.extend(e.into_iter().map(Problem::from));
     }
     if !(1..=65535).contains(&s.trace.pcap_snaplen) {
-        errs.push(format!(
-            "trace.pcap_snaplen = {}: expected 1..=65535 bytes per captured packet",
-            s.trace.pcap_snaplen
-        ));
+        errs.push(
+            format!(
+                "trace.pcap_snaplen = {}: expected 1..=65535 bytes per captured packet",
+                s.trace.pcap_snaplen
+            )
+            .into(),
+        );
     }
 }
 
-fn dedup_keep_order(v: &mut Vec<String>) {
+fn dedup_keep_order(v: &mut Vec<Problem>) {
     let mut seen = std::collections::HashSet::new();
-    v.retain(|s| seen.insert(s.clone()));
+    v.retain(|p| seen.insert(p.message.clone()));
 }
 
 /// Checks of one WLAN segment's parameters (its nodes were checked by the expansion).
-fn wlan(p: &str, w: &WlanSpec, errs: &mut Vec<String>) {
+fn wlan(p: &str, w: &WlanSpec, errs: &mut Vec<Problem>) {
     use crate::wlan::phy::{BASIC_RATES, RATES};
     let m = &w.mac;
     if w.name.is_empty() {
-        errs.push(format!("{p}.name = \"\": expected a non-empty name"));
+        errs.push(format!("{p}.name = \"\": expected a non-empty name").into());
     }
     if !RATES.contains(&m.rate) {
-        errs.push(format!(
-            "{p}.mac.rate = {}: expected an 802.11b rate in bit/s: {RATES:?}",
-            m.rate
-        ));
+        errs.push(
+            format!(
+                "{p}.mac.rate = {}: expected an 802.11b rate in bit/s: {RATES:?}",
+                m.rate
+            )
+            .into(),
+        );
     }
     if !BASIC_RATES.contains(&m.basic_rate) {
-        errs.push(format!(
-            "{p}.mac.basic_rate = {}: expected a basic rate in bit/s: {BASIC_RATES:?}",
-            m.basic_rate
-        ));
+        errs.push(
+            format!(
+                "{p}.mac.basic_rate = {}: expected a basic rate in bit/s: {BASIC_RATES:?}",
+                m.basic_rate
+            )
+            .into(),
+        );
     }
     for (field, v, lo) in [
         ("buffer", m.buffer, 1),
@@ -393,20 +426,21 @@ fn wlan(p: &str, w: &WlanSpec, errs: &mut Vec<String>) {
         ("ack_bytes", m.ack_bytes, 1),
     ] {
         if v < lo {
-            errs.push(format!("{p}.mac.{field} = {v}: expected at least {lo}"));
+            errs.push(format!("{p}.mac.{field} = {v}: expected at least {lo}").into());
         }
     }
     if m.cw_max < m.cw_min || m.cw_max > 65_535 {
-        errs.push(format!(
-            "{p}.mac.cw_max = {}: expected between cw_min ({}) and 65535",
-            m.cw_max, m.cw_min
-        ));
+        errs.push(
+            format!(
+                "{p}.mac.cw_max = {}: expected between cw_min ({}) and 65535",
+                m.cw_max, m.cw_min
+            )
+            .into(),
+        );
     }
     for (field, d) in [("slot", m.slot), ("sifs", m.sifs), ("difs", m.difs)] {
         if d == Dur::ZERO {
-            errs.push(format!(
-                "{p}.mac.{field} = 0: expected a positive duration in ns"
-            ));
+            errs.push(format!("{p}.mac.{field} = 0: expected a positive duration in ns").into());
         }
     }
     let c = &w.channel;
@@ -415,35 +449,43 @@ fn wlan(p: &str, w: &WlanSpec, errs: &mut Vec<String>) {
         ("ref_loss_db", c.ref_loss_db),
     ] {
         if !v.is_finite() {
-            errs.push(format!(
-                "{p}.channel.{field} = {v}: expected a finite number"
-            ));
+            errs.push(format!("{p}.channel.{field} = {v}: expected a finite number").into());
         }
     }
     if !(c.exponent.is_finite() && c.exponent > 0.0) {
-        errs.push(format!(
-            "{p}.channel.exponent = {}: expected a positive path-loss exponent",
-            c.exponent
-        ));
+        errs.push(
+            format!(
+                "{p}.channel.exponent = {}: expected a positive path-loss exponent",
+                c.exponent
+            )
+            .into(),
+        );
     }
     if !(c.shadowing_db.is_finite() && c.shadowing_db >= 0.0) {
-        errs.push(format!(
-            "{p}.channel.shadowing_db = {}: expected a standard deviation >= 0 dB",
-            c.shadowing_db
-        ));
+        errs.push(
+            format!(
+                "{p}.channel.shadowing_db = {}: expected a standard deviation >= 0 dB",
+                c.shadowing_db
+            )
+            .into(),
+        );
     }
     if let Some(t) = c.rx_threshold_dbm {
         if !t.is_finite() {
-            errs.push(format!(
-                "{p}.channel.rx_threshold_dbm = {t}: expected a finite power in dBm"
-            ));
+            errs.push(
+                format!("{p}.channel.rx_threshold_dbm = {t}: expected a finite power in dBm")
+                    .into(),
+            );
         }
     }
     if !w.report_losses && w.report_delay != Dur::ZERO {
-        errs.push(format!(
-            "{p}.report_delay = {}: only meaningful with report_losses = true",
-            w.report_delay.as_nanos()
-        ));
+        errs.push(
+            format!(
+                "{p}.report_delay = {}: only meaningful with report_losses = true",
+                w.report_delay.as_nanos()
+            )
+            .into(),
+        );
     }
     for (j, st) in w.stations.iter().enumerate() {
         let sp = format!("{p}.stations[{j}]");
@@ -452,22 +494,22 @@ fn wlan(p: &str, w: &WlanSpec, errs: &mut Vec<String>) {
                 if !(d.is_finite() && d > 0.0) {
                     errs.push(format!(
                         "{sp}.distance = {d}: expected a positive distance in metres"
-                    ));
+                    ).into());
                 }
             }
             (Some(_), Some(pr)) => errs.push(format!(
                 "{sp}.preset = {:?}: give a distance or a preset, not both",
                 pr.as_str()
-            )),
+            ).into()),
             (None, pr) => match pr.or(w.preset) {
                 None => errs.push(format!(
                     "{sp}: no distance and no preset (station or segment): expected one to place the station"
-                )),
+                ).into()),
                 Some(pr) if c.shadowing_db <= 0.0 => errs.push(format!(
                     "{sp}.preset = {:?}: presets need shadowing_db > 0 ({p}.channel.shadowing_db = {})",
                     pr.as_str(),
                     c.shadowing_db
-                )),
+                ).into()),
                 Some(_) => {}
             },
         }

@@ -5,12 +5,13 @@ selectors, WLAN segments, the merged TCP settings), as a mixin of
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, _Raw
 from tcplab.scenario.flows import TcpOverrides, profile_defaults
-from tcplab.scenario.links import Duplex
+from tcplab.scenario.rules import HIDDEN, word
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import format_duration
 
@@ -21,106 +22,26 @@ class ScenarioChecks:
     ``_endpoints``, ...), which :mod:`tcplab.scenario.model` defines."""
 
     def _check_explicit(self) -> None:
-        seen: dict[str, int] = {}
-        for i, n in enumerate(self.nodes or []):
-            if n.name in seen:
-                raise FieldError(
-                    f"is already the name of nodes[{seen[n.name]}]", (("nodes", i, "name")), n.name
-                )
-            seen[n.name] = i
+        """Two links between the same nodes (either way round). Unknown and repeated node
+        names and links from a node to itself are the simulator's rules (``_check_simulator``)."""
         pairs: dict[tuple[str, str], int] = {}
         for i, link in enumerate(self.links or []):
-            for key, end in (("from", link.from_), ("to", link.to)):
-                if end not in seen:
-                    raise FieldError(f"is not a node (nodes: {', '.join(seen)})", ("links", i, key), end)
-            if link.from_ == link.to:
-                raise FieldError("links a node to itself", ("links", i, "to"), link.to)
             key = tuple(sorted((link.from_, link.to)))
-            if key in pairs:
+            if key in pairs and link.from_ != link.to:
                 raise FieldError(
                     f"duplicates links[{pairs[key]}] between the same nodes", ("links", i), show=False
                 )
             pairs[key] = i
 
-    def _duplexes(self) -> list[tuple[tuple[str | int, ...], Duplex]]:
-        """Every duplex link table with its path."""
-        if self.topology is not None:
-            # Every Duplex-valued field of the preset, single or listed (bottleneck, access, ...).
-            out: list[tuple[tuple[str | int, ...], Duplex]] = []
-            for key in type(self.topology).model_fields:
-                value = getattr(self.topology, key)
-                if isinstance(value, Duplex):
-                    out.append((("topology", key), value))
-                elif isinstance(value, list):
-                    out.extend((("topology", key, i), d) for i, d in enumerate(value) if isinstance(d, Duplex))
-            return out
-        return [(("links", i), link) for i, link in enumerate(self.links or [])]
-
-    def _check_schedules(self) -> None:
-        """Scheduled changes must fall within the run."""
-        for path, duplex in self._duplexes():
-            for where, table in (((), duplex), (("forward",), duplex.forward), (("reverse",), duplex.reverse)):
-                for k, c in enumerate((table.schedule if table is not None else None) or []):
-                    if c["at"] > self.duration:
-                        raise FieldError(
-                            f"must be at most the duration ({format_duration(self.duration)})",
-                            (*path, *where, "schedule", k, "at"),
-                            _Raw(format_duration(c["at"])),
-                        )
-
     def _check_routing(self) -> None:
+        """``routing`` and ``static_routes`` belong to explicit topologies (the static routes'
+        nodes are the simulator's rules, see ``_check_simulator``)."""
         if self.topology is not None:
             for key in ("routing", "static_routes"):
                 if getattr(self, key) is not None:
                     raise FieldError(
                         "is only for explicit topologies ([[nodes]] and [[links]])", (key,), show=False
                     )
-            return
-        nodes, links = self._graph()
-        joined = {(a, b) for a, b in links} | {(b, a) for a, b in links}
-        for i, r in enumerate(self.static_routes or []):
-            for key in ("at", "dst", "next"):
-                name = getattr(r, key)
-                if name not in nodes:
-                    raise FieldError(
-                        f"is not a node (nodes: {', '.join(nodes)})", ("static_routes", i, key), name
-                    )
-            if nodes[r.dst] != "host":
-                raise FieldError("is a router; routes lead to hosts", ("static_routes", i, "dst"), r.dst)
-            if (r.at, r.next) not in joined:
-                raise FieldError(
-                    f"is not a neighbour of {r.at!r} (no link joins them)", ("static_routes", i, "next"), r.next
-                )
-
-    def _check_routes(self) -> None:
-        """Each flow's ``route``: from its src to its dst along links, routers in between."""
-        if all(f.route is None for f in list(self.flows) + list(self.udp)):
-            return
-        nodes, links = self._graph()
-        joined = {(a, b) for a, b in links} | {(b, a) for a, b in links}
-        for table, items in (("flows", self.flows), ("udp", self.udp)):
-            for i, f in enumerate(items):
-                if f.route is None:
-                    continue
-                src, dst = self._endpoints(table, i)
-                where = (table, i, "route")
-                if len(f.route) < 2:
-                    raise FieldError("needs at least the flow's src and dst", where)
-                for k, n in enumerate(f.route):
-                    if n not in nodes:
-                        raise FieldError("is not a node", (*where, k), n)
-                if f.route[0] != src:
-                    raise FieldError(f"must be the flow's src {src!r}", (*where, 0), f.route[0])
-                if f.route[-1] != dst:
-                    raise FieldError(f"must be the flow's dst {dst!r}", (*where, len(f.route) - 1), f.route[-1])
-                for k in range(1, len(f.route)):
-                    a, b = f.route[k - 1], f.route[k]
-                    if (a, b) not in joined:
-                        raise FieldError(f"is not linked to {a!r} (a route follows links)", (*where, k), b)
-                    if b in f.route[:k]:
-                        raise FieldError("is visited twice (a route has no loops)", (*where, k), b)
-                    if k < len(f.route) - 1 and nodes[b] != "router":
-                        raise FieldError("is a host in the middle of the route (hosts do not forward)", (*where, k), b)
 
     def _check_pcap(self) -> None:
         links = self.link_names()
@@ -149,10 +70,6 @@ class ScenarioChecks:
         hosts = {n for n, k in kinds.items() if k == "host"}
         names: dict[str, int] = {}
         for i, w in enumerate(self.wlan or []):
-            if w.ap not in kinds:
-                raise FieldError(f"is not a node (nodes: {', '.join(kinds)})", ("wlan", i, "ap"), w.ap)
-            if kinds[w.ap] != "router":
-                raise FieldError("is a host; the access point must be a router (it relays)", ("wlan", i, "ap"), w.ap)
             name = w.name or f"wlan{i}"
             if name in names:
                 raise FieldError(f"is already the name of wlan[{names[name]}]", ("wlan", i, "name"), name)
@@ -209,19 +126,39 @@ class ScenarioChecks:
                 if name in names:
                     raise FieldError(f"is already the name of {names[name]}", (table, i, "name"), name)
                 names[name] = f"{table}[{i}]"
-                if f.start > self.duration:
-                    raise FieldError(
-                        f"must be at most the duration ({format_duration(self.duration)})",
-                        (table, i, "start"),
-                        _Raw(format_duration(f.start)),
-                    )
-                stop = f.stop
-                if stop is not None and stop <= f.start:
-                    raise FieldError(
-                        f"must be after start ({format_duration(f.start)})",
-                        (table, i, "stop"),
-                        _Raw(format_duration(stop)),
-                    )
+
+    def _check_simulator(self) -> None:
+        """The simulator's checks of the canonical scenario (``tcplab_sim::validate``, the one
+        home of these rules): the first problem whose rule :mod:`tcplab.scenario.rules` words
+        is raised under the field's TOML path, its values in user units. Problems of other
+        rules are left to the simulator, which reports them when the scenario runs."""
+        problems = json.loads(_native.scenario_problems_json(json.dumps(self.canonical())))
+        for problem in problems:
+            worded = word(problem["rule"], problem["value"], problem["limit"])
+            if worded is not None:
+                detail, value = worded
+                path = self._toml_path(problem["path"])
+                if value is HIDDEN:
+                    raise FieldError(detail, path, show=False)
+                raise FieldError(detail, path, value)
+
+    def _toml_path(self, path: str) -> tuple[str | int, ...]:
+        """A canonical field path (``topology.links[2].forward.schedule[0].at``) as the TOML
+        file's path: an explicit topology's tables are at the top level, and a schedule given
+        for both directions of a link is the link's."""
+        parts: tuple[str | int, ...] = tuple(
+            int(index) if index else name for name, index in re.findall(r"([A-Za-z_0-9]+)|\[(\d+)\]", path)
+        )
+        if self.topology is None and parts[:1] == ("topology",):
+            parts = parts[1:]
+        if "schedule" in parts:
+            k = parts.index("schedule")
+            if k >= 1 and parts[k - 1] in ("forward", "reverse"):
+                duplex = _walk(self, parts[: k - 1])
+                own = getattr(duplex, str(parts[k - 1]), None)
+                if duplex is not None and (own is None or own.schedule is None):
+                    parts = parts[: k - 1] + parts[k:]
+        return parts
 
     def _flow_profile(self, i: int | None) -> str:
         """The profile of flow ``i`` (None: the scenario level): the flow's ``tcp.profile``,
@@ -300,3 +237,15 @@ def _user(field: str, value: Any) -> Any:
     if field in durations:
         return _Raw(format_duration(value))
     return value
+
+
+def _walk(obj: Any, parts: tuple[str | int, ...]) -> Any:
+    """The model object at ``parts`` below ``obj`` (None where there is none)."""
+    for part in parts:
+        if obj is None:
+            return None
+        if isinstance(part, int):
+            obj = obj[part] if isinstance(obj, list) and part < len(obj) else None
+        else:
+            obj = getattr(obj, part, None)
+    return obj

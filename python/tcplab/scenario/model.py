@@ -92,10 +92,8 @@ class Scenario(ScenarioChecks, _Model):
             self._check_dumbbell()
         if self.wlan is not None:
             self._check_wlan()
-        self._check_schedules()
         self._check_routing()
         self._check_flows()
-        self._check_routes()
         self._check_pcap()
         self._flow_tcp(None)
         for i in range(len(self.flows)):
@@ -106,6 +104,7 @@ class Scenario(ScenarioChecks, _Model):
             raise FieldError(
                 "is empty: a scenario needs at least one [[flows]] or [[udp]] entry", ("flows",), show=False
             )
+        self._check_simulator()
         return self
 
     # ---- the topology's names, hosts and default endpoints ---------------------------------

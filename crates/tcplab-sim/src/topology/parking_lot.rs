@@ -18,34 +18,9 @@
 
 use super::{borrowed, finish, host, one_or_each, push_link, router, DuplexLink, Layout};
 use crate::node::Node;
-use crate::scenario::{Duplex, LinkDir, QueueSpec, RedMode, RedSpec};
-use serde::{Deserialize, Serialize};
+pub use crate::scenario::ParkingLot;
+use crate::scenario::{LinkDir, QueueSpec, RedMode, RedSpec};
 use std::borrow::Cow;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ParkingLot {
-    /// Router-to-router links; there are `hops + 1` routers.
-    pub hops: u32,
-    /// One duplex for every hop, or one per hop.
-    pub bottleneck: Vec<Duplex>,
-    /// Every host's access link (forward = from the sending side).
-    pub access: Duplex,
-    pub long_pairs: u32,
-    /// Cross pairs on each hop: one count for every hop, or one per hop.
-    pub cross_pairs: Vec<u32>,
-    pub reverse_pairs: u32,
-    /// Queue discipline of every router link direction; None: [`default_router_queue`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue: Option<QueueSpec>,
-    /// Bytes per packet when the BDP is counted in packets (default 1500).
-    #[serde(default = "default_packet_size")]
-    pub packet_size: u32,
-}
-
-fn default_packet_size() -> u32 {
-    1500
-}
 
 /// RED thresholds in packets: 10% and 30% of the longest flow's bandwidth-delay product.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -208,7 +183,7 @@ pub fn expand<'a>(p: &'a ParkingLot, errs: &mut Vec<String>) -> Layout<'a> {
 mod tests {
     use super::*;
     use crate::node::Routes;
-    use crate::scenario::Buffer;
+    use crate::scenario::{Buffer, Duplex};
     use tcplab_core::Dur;
 
     fn lot(hops: u32, cross: Vec<u32>) -> ParkingLot {

@@ -9,21 +9,7 @@
 //! `report_losses` feeds the cross-layer channel (Venoplus).
 
 use super::{borrowed, finish, host, one_or_each, push_link, router, Layout};
-use crate::scenario::Duplex;
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WiredCumWireless {
-    /// Server / mobile host pairs.
-    pub pairs: u32,
-    /// `server{i}-router`: one for all pairs, or one per pair.
-    pub wired: Vec<Duplex>,
-    /// `router-bs`.
-    pub bottleneck: Duplex,
-    /// `bs-mobile{i}`: one for all pairs, or one per pair.
-    pub wireless: Vec<Duplex>,
-}
+pub use crate::scenario::WiredCumWireless;
 
 pub fn expand<'a>(w: &'a WiredCumWireless, errs: &mut Vec<String>) -> Layout<'a> {
     let n = w.pairs as usize;
@@ -64,7 +50,7 @@ pub fn expand<'a>(w: &'a WiredCumWireless, errs: &mut Vec<String>) -> Layout<'a>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Buffer, LinkDir};
+    use crate::scenario::{Buffer, Duplex, LinkDir};
     use tcplab_core::Dur;
 
     #[test]

@@ -18,7 +18,7 @@ pub mod bianchi;
 pub mod channel;
 pub mod dcf;
 pub mod phy;
-pub mod spec;
+pub use crate::scenario::wlan as spec;
 
 use crate::packet::DropCause;
 use crate::packet::PacketId;

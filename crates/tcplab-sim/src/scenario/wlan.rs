@@ -2,7 +2,7 @@
 //! dB/dBm). Re-exported by [`crate::scenario`]; docs/wlan.md and docs/scenario.md describe
 //! every field and its default.
 
-use crate::scenario::Duplex;
+use super::Duplex;
 use serde::{Deserialize, Serialize};
 use tcplab_core::Dur;
 

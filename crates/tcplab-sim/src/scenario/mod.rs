@@ -1,12 +1,20 @@
 //! The scenario a simulation runs, in canonical units (ns, bit/s, bytes). This is the JSON
 //! that Python's pydantic schema emits after validating a TOML file (docs/scenario.md);
-//! Rust users build it directly. `Scenario::validate` re-checks everything, so the
-//! simulator never trusts its input.
+//! Rust users build it directly. `Scenario::validate` ([`crate::validate`]) re-checks
+//! everything, so the simulator never trusts its input.
+//!
+//! A leaf module: plain serde types (here, [`presets`] and [`wlan`]) that depend on
+//! tcplab-core's config types only, never on the engine; the engine (topology expansion,
+//! validation, network, simulation) depends on them.
 
 use serde::{Deserialize, Serialize};
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec, TcpConfig};
 
-pub use crate::wlan::spec::{
+pub mod presets;
+pub mod wlan;
+
+pub use presets::{ParkingLot, WiredCumWireless};
+pub use wlan::{
     ChannelPreset, ChannelSpec, MacSpec, PipePreset, StationSpec, WlanAccess, WlanSpec,
 };
 
@@ -39,10 +47,10 @@ pub enum Topology {
     Dumbbell(Dumbbell),
     Explicit(Explicit),
     /// Cascaded bottlenecks with long, cross and reverse flows (Adaptive Reno Fig. 5).
-    ParkingLot(crate::topology::parking_lot::ParkingLot),
+    ParkingLot(ParkingLot),
     /// Servers, a wired path, a base station and a lossy last hop to mobile hosts
     /// (Venoplus Fig. 2, Veno Fig. 3b).
-    WiredCumWireless(crate::topology::wired_wireless::WiredCumWireless),
+    WiredCumWireless(WiredCumWireless),
     /// The WLAN paper's Fig. 3 (docs/wlan.md).
     WlanAccess(Box<WlanAccess>),
 }
@@ -339,6 +347,9 @@ pub struct UdpFlowSpec {
     pub route: Option<Vec<String>>,
 }
 
+/// Default bytes kept per packet: every header with its options (IPv4 20 + TCP at most 60).
+pub const DEFAULT_SNAPLEN: u32 = 128;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SeriesMode {
@@ -379,7 +390,7 @@ impl Default for TraceSpec {
             segments: true,
             drops: true,
             pcap: Vec::new(),
-            pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
+            pcap_snaplen: DEFAULT_SNAPLEN,
         }
     }
 }

@@ -1,0 +1,127 @@
+//! The error of a scenario that cannot run: one line naming the field, the value and what is
+//! allowed (several problems joined by "; "), and each [`Problem`] structured.
+//! [`crate::validate`] produces them; the Python bindings turn a [`SimError`] into a
+//! `ValueError` and hand the problems to the Python schema, which words them in user units.
+
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt;
+
+/// Why a scenario cannot run; the message names the field, the value and what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimError(pub String);
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for SimError {}
+
+/// One problem of a scenario, structured for readers that word messages their own way (the
+/// Python package shows values in user units): the field's path (`flows[1].start`), the
+/// rule it breaks (e.g. [`Problem::AT_MOST_DURATION`]; "" for problems not coded yet), the
+/// offending value and the bound it is held to (JSON, canonical units), and the one-line
+/// message (`path = value: what is allowed`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Problem {
+    pub path: String,
+    pub rule: &'static str,
+    pub value: Option<Value>,
+    pub limit: Option<Value>,
+    pub message: String,
+}
+
+impl Problem {
+    /// A time (ns) later than the run's duration (`limit`, ns).
+    pub const AT_MOST_DURATION: &'static str = "at_most_duration";
+    /// A stop time (ns) not later than the start (`limit`, ns).
+    pub const AFTER_START: &'static str = "after_start";
+    /// A node name that names no node (`limit`: the nodes).
+    pub const UNKNOWN_NODE: &'static str = "unknown_node";
+    /// A node name given before (`limit`: the index of the first node of that name).
+    pub const DUPLICATE_NODE: &'static str = "duplicate_node";
+    /// A link from a node to itself.
+    pub const SELF_LINK: &'static str = "self_link";
+    /// A WLAN segment's access point that is a host.
+    pub const AP_NOT_ROUTER: &'static str = "ap_not_router";
+    /// A static route whose destination is a router.
+    pub const ROUTE_TO_ROUTER: &'static str = "route_to_router";
+    /// A node not linked to the one it should neighbour (`limit`).
+    pub const NOT_NEIGHBOUR: &'static str = "not_neighbour";
+    /// A flow's route with fewer than 2 nodes (`value`: how many).
+    pub const ROUTE_TOO_SHORT: &'static str = "route_too_short";
+    /// A node of a route that does not exist.
+    pub const ROUTE_UNKNOWN_NODE: &'static str = "route_unknown_node";
+    /// A route that does not start at the flow's src (`limit`).
+    pub const ROUTE_SRC: &'static str = "route_src";
+    /// A route that does not end at the flow's dst (`limit`).
+    pub const ROUTE_DST: &'static str = "route_dst";
+    /// A node a route visits twice.
+    pub const ROUTE_LOOP: &'static str = "route_loop";
+    /// A host in the middle of a route.
+    pub const ROUTE_HOST_INSIDE: &'static str = "route_host_inside";
+    /// A node of a route not linked to the one before it (`limit`).
+    pub const ROUTE_NOT_LINKED: &'static str = "route_not_linked";
+
+    /// `path = value: expected`, under `rule`, held to `limit`.
+    pub fn new(
+        path: String,
+        rule: &'static str,
+        value: impl Into<Value>,
+        limit: impl Into<Value>,
+        expected: &str,
+    ) -> Self {
+        let value = value.into();
+        Problem {
+            message: format!("{path} = {value}: {expected}"),
+            path,
+            rule,
+            value: Some(value),
+            limit: Some(limit.into()),
+        }
+    }
+
+    /// A problem under `rule` with its own `message`.
+    pub fn worded(
+        path: String,
+        rule: &'static str,
+        value: impl Into<Value>,
+        limit: impl Into<Value>,
+        message: String,
+    ) -> Self {
+        Problem {
+            path,
+            rule,
+            value: Some(value.into()),
+            limit: Some(limit.into()),
+            message,
+        }
+    }
+}
+
+/// The one-line message (for callers that collect messages only).
+impl From<Problem> for String {
+    fn from(p: Problem) -> String {
+        p.message
+    }
+}
+
+/// A problem known by its message only.
+impl From<String> for Problem {
+    fn from(message: String) -> Self {
+        Problem {
+            path: String::new(),
+            rule: "",
+            value: None,
+            limit: None,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}

@@ -1,0 +1,59 @@
+"""The simulator's scenario rules (``tcplab_sim::validate``, ``tcplab_sim::error::Problem``)
+worded for users: each rule the Python schema knows becomes the one-line message of a
+:class:`~tcplab.scenario.errors.FieldError`, its values in user units. The rules themselves
+live in the simulator only; :meth:`tcplab.scenario.checks.ScenarioChecks._check_simulator`
+runs them and places the message at the TOML path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tcplab.units import format_duration
+
+__all__ = ["HIDDEN", "word"]
+
+#: A value not shown in the message.
+HIDDEN = object()
+
+
+def word(rule: str, value: Any, limit: Any) -> tuple[str, Any] | None:
+    """(detail, value shown) of a problem of ``rule`` about ``value`` held to ``limit``
+    (canonical units); the value is HIDDEN when the detail shows it or there is none. None
+    for rules left to the simulator's own message."""
+    words = _WORDS.get(rule)
+    return None if words is None else words(value, limit)
+
+
+def _duration(what: str) -> Any:
+    """A time (ns) and its bound (ns), both shown as durations."""
+
+    def words(value: int, limit: int) -> tuple[str, Any]:
+        return f"{format_duration(value)} must be {what} ({format_duration(limit)})", HIDDEN
+
+    return words
+
+
+def _words(detail: str) -> Any:
+    """The value as given, then ``detail`` (``{limit!r}`` filled in)."""
+    return lambda value, limit: (detail.format(limit=limit), value)
+
+
+#: How this package words the simulator's problems, by rule (``tcplab_sim::error::Problem``):
+#: (value, limit) in canonical units -> (detail, value shown, or HIDDEN).
+_WORDS = {
+    "at_most_duration": _duration("at most the duration"),
+    "after_start": _duration("after start"),
+    "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
+    "duplicate_node": _words("is already the name of nodes[{limit}]"),
+    "self_link": _words("links a node to itself"),
+    "ap_not_router": _words("is a host; the access point must be a router (it relays)"),
+    "route_to_router": _words("is a router; routes lead to hosts"),
+    "not_neighbour": _words("is not a neighbour of {limit!r} (no link joins them)"),
+    "route_too_short": lambda value, limit: ("needs at least the flow's src and dst", HIDDEN),
+    "route_unknown_node": _words("is not a node"),
+    "route_src": _words("must be the flow's src {limit!r}"),
+    "route_dst": _words("must be the flow's dst {limit!r}"),
+    "route_loop": _words("is visited twice (a route has no loops)"),
+    "route_host_inside": _words("is a host in the middle of the route (hosts do not forward)"),
+    "route_not_linked": _words("is not linked to {limit!r} (a route follows links)"),
+}
