@@ -600,7 +600,7 @@ def test_areno_sensitivity_runs_and_reports_both_readings(tmp_path, monkeypatch)
     """With a build that takes the W_inc reading, the sensitivity runs AReno once per reading
     (here stood in by AReno's `a` parameter, 2 s runs) and reports each, the baseline
     Reno-Reno runs shared."""
-    from tcplab.reproduce import areno, areno_claims, common
+    from tcplab.reproduce import areno_claims, areno_setup, common
     from tcplab.sweep import SweepResult, run_sweep
 
     def controller(reading):
@@ -608,8 +608,8 @@ def test_areno_sensitivity_runs_and_reports_both_readings(tmp_path, monkeypatch)
 
     monkeypatch.setattr(common, "areno_readings_supported", lambda: True)
     monkeypatch.setattr(areno_claims, "areno_readings_supported", lambda: True)
-    monkeypatch.setattr(areno, "areno_controller", controller)
-    monkeypatch.setattr(areno, "FIG7_SECS", {"quick": 2, "full": 2})
+    monkeypatch.setattr(areno_setup, "areno_controller", controller)
+    monkeypatch.setattr(areno_claims, "FIG7_SECS", {"quick": 2, "full": 2})
     pts = areno_claims.fig7_sensitivity_points("quick")
     assert {p.params["reading"] for p in pts} == set(common.ARENO_READINGS)
     unique = {p.key: p for p in pts}

@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tcplab.run import TABLES, RunResult
+from tcplab.schema import TABLES, RunLike
 
 __all__ = [
     "write_results",
@@ -116,7 +116,7 @@ def _clean(o: Any) -> Any:
     return o
 
 
-def summary_document(result: RunResult, *, report: str | None) -> dict[str, Any]:
+def summary_document(result: RunLike, *, report: str | None) -> dict[str, Any]:
     """The content of summary.json."""
     rev, dirty = git_revision()
     source = result.scenario.source
@@ -153,7 +153,7 @@ def summary_document(result: RunResult, *, report: str | None) -> dict[str, Any]
     )
 
 
-def pcap_summary(result: RunResult) -> dict[str, Any]:
+def pcap_summary(result: RunLike) -> dict[str, Any]:
     """summary.json's ``pcap`` entry (absent without captures): the files with what each
     holds by the simulator's own count, the address of every node and the port scheme."""
     if not result.pcap:
@@ -181,7 +181,7 @@ def pcap_summary(result: RunResult) -> dict[str, Any]:
     }
 
 
-def write_pcap_files(result: RunResult, directory: Path) -> list[Path]:
+def write_pcap_files(result: RunLike, directory: Path) -> list[Path]:
     """Writes each capture to ``<directory>/<name>.pcap``: first under a ``.partial`` name,
     renamed when complete, so a file named ``.pcap`` is never a partial capture."""
     written = []
@@ -197,7 +197,7 @@ def write_pcap_files(result: RunResult, directory: Path) -> list[Path]:
     return written
 
 
-def write_results(result: RunResult, out: str | Path | None = None, *, report: bool = True) -> Path:
+def write_results(result: RunLike, out: str | Path | None = None, *, report: bool = True) -> Path:
     """Writes the results directory of ``result`` to ``out`` (default
     ``results/<name>-<timestamp>``) atomically and returns its path."""
     out = Path(out) if out is not None else default_out_dir(result.name)

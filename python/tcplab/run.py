@@ -16,24 +16,10 @@ import polars as pl
 
 from tcplab import _native
 from tcplab.progress import SimProgress
+from tcplab.schema import NULLABLE, DUPACK_BINS, SACK_POSITIONS, SCHEMA, TABLES, TIMEOUT_CLASSES
 from tcplab.scenario import Scenario, ScenarioError, as_scenario
 
 __all__ = ["RunResult", "run", "TABLES", "SCHEMA", "Progress"]
-
-#: The results' tables and their columns (name, dtype, nullable, unit, description), in the
-#: order they are written: declared once, in the simulator (``tcplab_sim::columns``).
-SCHEMA: dict[str, list[dict[str, Any]]] = {
-    t["name"]: t["columns"] for t in json.loads(_native.results_schema_json())
-}
-
-#: The tables of a run, in the order they are written.
-TABLES = tuple(SCHEMA)
-
-#: Nullable columns (float64 with NaN in the native dict): their polars type.
-_NULLABLE = {
-    table: {c["name"]: pl.UInt64 if c["dtype"] == "u64" else pl.Float64 for c in cols if c["nullable"]}
-    for table, cols in SCHEMA.items()
-}
 
 #: A progress callback: called with (simulated ns reached, end of the run in ns).
 Progress = Callable[[int, int], None]
@@ -44,7 +30,7 @@ def _table(name: str, columns: dict[str, Any]) -> pl.DataFrame:
     for col, values in columns.items():
         if isinstance(values, np.ndarray):
             s = pl.Series(col, values)
-            nullable = _NULLABLE[name].get(col)
+            nullable = NULLABLE[name].get(col)
             if nullable is not None:
                 s = s.fill_nan(None).cast(nullable)
         else:
@@ -234,23 +220,6 @@ def table_one(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-#: Timeout classes of the ETH report's taxonomy (docs/timeouts.md), in column-suffix order.
-TIMEOUT_CLASSES = (
-    "lost_timeout_rtx",
-    "lost_fast_rtx",
-    "mpl_lost_rtx",
-    "mpl_missing_acks",
-    "non_trigger",
-    "other",
-)
-
-#: Recovery entries are binned by the duplicate ACKs that triggered them.
-DUPACK_BINS = ("0", "1", "2", "3", "4plus")
-
-#: SACK-block positions counted (RFC 2018 allows at most 6 blocks per ACK).
-SACK_POSITIONS = 6
-
-
 def eth_metrics(row: dict[str, Any]) -> dict[str, Any]:
     """The ETH report's per-flow measurements of one ``flows`` row, grouped
     (docs/eth-metrics.md): ``{"timeouts_by_class": {class: n}, "loss_events": {"single",
@@ -330,7 +299,6 @@ def run(
 
 
 def _canonical_json(canonical: dict[str, Any]) -> str:
-    import json
 
     return json.dumps(canonical)
 

@@ -15,7 +15,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tcplab.report.html import esc, fmt, html_table, png_data_uri
-from tcplab.run import DUPACK_BINS, TIMEOUT_CLASSES, RunResult
+from tcplab.schema import DUPACK_BINS, TIMEOUT_CLASSES, RunLike
+
 
 __all__ = ["eth_html", "plot_timeout_causes", "timeout_bars"]
 
@@ -133,7 +134,7 @@ def _sack_table(flows: list[dict[str, Any]]) -> str:
     )
 
 
-def eth_html(result: RunResult) -> str:
+def eth_html(result: RunLike) -> str:
     """The "ETH metrics" section of the report."""
     flows = result.flow_summary()
     if not flows:

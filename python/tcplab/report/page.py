@@ -15,10 +15,10 @@ from tcplab.report.sections import (
     params_html,
     summary_html,
 )
-from tcplab.run import RunResult
+from tcplab.schema import RunLike
 
 
-def render_report(result: RunResult) -> str:
+def render_report(result: RunLike) -> str:
     """The report as one HTML string (images embedded as data URIs)."""
     sc = result.scenario
     caption_base = esc(sc.describe())
@@ -102,7 +102,7 @@ def render_report(result: RunResult) -> str:
     return page(f"tcplab report: {result.name}", parts)
 
 
-def write_report(result: RunResult, path: str | Path) -> Path:
+def write_report(result: RunLike, path: str | Path) -> Path:
     """Writes ``report.html`` for ``result`` to ``path``."""
     p = Path(path)
     p.write_text(render_report(result), encoding="utf-8")

@@ -10,7 +10,8 @@ import polars as pl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from tcplab.run import RunResult
+from tcplab.schema import RunLike
+
 
 #: ssthresh at or above this is "unbounded" (u64::MAX before the first loss).
 _UNBOUNDED = 2**62
@@ -44,18 +45,18 @@ def _figure(rows: int, height: float = 2.6, sharex: bool = True) -> tuple[Figure
     return fig, list(axes)
 
 
-def _flow_names(result: RunResult) -> list[str]:
+def _flow_names(result: RunLike) -> list[str]:
     return [str(n) for n in result.flows["name"].to_list()] or [f["name"] for f in result.canonical["flows"]]
 
 
-def _mss(result: RunResult, flow: int) -> int:
+def _mss(result: RunLike, flow: int) -> int:
     try:
         return int(result.canonical["flows"][flow]["tcp"]["mss"])
     except (IndexError, KeyError, TypeError):
         return int(result.canonical["tcp"]["mss"])
 
 
-def _flow_label(result: RunResult, flow: int) -> str:
+def _flow_label(result: RunLike, flow: int) -> str:
     f = result.canonical["flows"][flow]
     return f"{f['name']} ({f['controller']['name']} + {f['recovery']['name']})"
 
@@ -67,7 +68,7 @@ def _thin(n: int) -> int:
 # ---- plots -----------------------------------------------------------------------------------
 
 
-def plot_windows(result: RunResult) -> Figure | None:
+def plot_windows(result: RunLike) -> Figure | None:
     s = result.series
     nflows = len(result.canonical["flows"])
     if s.height == 0 or nflows == 0:
@@ -109,7 +110,7 @@ def plot_windows(result: RunResult) -> Figure | None:
     return fig
 
 
-def throughput_bins(result: RunResult) -> tuple[np.ndarray, list[np.ndarray], float]:
+def throughput_bins(result: RunLike) -> tuple[np.ndarray, list[np.ndarray], float]:
     """(bin start times in s, per-flow throughput in Mb/s, bin width in s) from `delivered`."""
     dur = int(result.canonical["duration"])
     end = max(dur, int(result.stats.get("sim_time_ns", 0) or 0))
@@ -127,7 +128,7 @@ def throughput_bins(result: RunResult) -> tuple[np.ndarray, list[np.ndarray], fl
     return edges[:-1] / 1e9, out, width / 1e9
 
 
-def plot_throughput(result: RunResult) -> tuple[Figure, float] | None:
+def plot_throughput(result: RunLike) -> tuple[Figure, float] | None:
     if result.series.height == 0 or not result.canonical["flows"]:
         return None
     t, per_flow, width = throughput_bins(result)
@@ -175,7 +176,7 @@ def _link_specs(canonical: dict[str, Any]) -> dict[tuple[str, str], dict[str, An
     return out
 
 
-def plot_queues(result: RunResult) -> tuple[Figure, list[str]] | None:
+def plot_queues(result: RunLike) -> tuple[Figure, list[str]] | None:
     q = result.queues
     if q.height == 0:
         return None
@@ -224,7 +225,7 @@ def plot_queues(result: RunResult) -> tuple[Figure, list[str]] | None:
     return fig, names
 
 
-def _zoom_windows(result: RunResult) -> list[tuple[float, float] | None]:
+def _zoom_windows(result: RunLike) -> list[tuple[float, float] | None]:
     """Per flow, a time range (ns) around its first loss: 5 RTTs before, 15 after."""
     out: list[tuple[float, float] | None] = []
     drops = result.drops.filter((pl.col("flow_kind") == "tcp") & (pl.col("packet") == "data"))
@@ -244,7 +245,7 @@ def _zoom_windows(result: RunResult) -> list[tuple[float, float] | None]:
     return out
 
 
-def plot_time_sequence(result: RunResult, zoom: bool = False) -> Figure | None:
+def plot_time_sequence(result: RunLike, zoom: bool = False) -> Figure | None:
     """Time-sequence plot per flow; ``zoom`` restricts each flow to the time around its first
     loss (None when no flow lost anything)."""
     g = result.segments

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tcplab.report.html import esc, fmt, html_table, ms
-from tcplab.run import RunResult
+from tcplab.schema import RunLike
 from tcplab.units import format_duration, format_rate
 
 
@@ -24,7 +24,7 @@ def _wlan_text(w: dict[str, Any]) -> str:
 
 
 
-def params_html(result: RunResult) -> str:
+def params_html(result: RunLike) -> str:
     c = result.canonical
     rows = [
         ["name", c["name"]],
@@ -125,7 +125,7 @@ def _linkdir(d: dict[str, Any]) -> str:
     return out
 
 
-def summary_html(result: RunResult) -> str:
+def summary_html(result: RunLike) -> str:
     rows = []
     for r in result.flow_summary():
         rows.append(
@@ -188,7 +188,7 @@ def summary_html(result: RunResult) -> str:
     return out
 
 
-def classification_html(result: RunResult) -> str:
+def classification_html(result: RunLike) -> str:
     """Per flow with loss responses: Veno's Table I (verdict by actual cause of the loss).
     Empty when no flow had any."""
     parts = []
@@ -223,7 +223,7 @@ def classification_html(result: RunResult) -> str:
     )
 
 
-def links_html(result: RunResult) -> str:
+def links_html(result: RunLike) -> str:
     causes = [c for c in result.links.columns if c.startswith("drops_")]
     rows = []
     for r in result.links.iter_rows(named=True):
@@ -249,7 +249,7 @@ def links_html(result: RunResult) -> str:
     )
 
 
-def conservation_html(result: RunResult) -> str:
+def conservation_html(result: RunLike) -> str:
     c = result.conservation
     status = '<span class="ok">OK</span>' if c.get("ok") else '<span class="bad">VIOLATED</span>'
     items = "".join(f"<li>{esc(v)}</li>" for v in c.get("violations", []))

@@ -17,6 +17,7 @@ from tcplab.reproduce.common import (
     lossfmt,
     points,
 )
+from tcplab.reproduce.areno_setup import CAPACITIES, FIG6_SEEDS, FIG7_SECS, SEEDS, areno_doc, areno_pairs
 from tcplab.reproduce.experiment import Claim, Mode, Row
 from tcplab.reproduce.verdict import (
     ABOUT,
@@ -210,7 +211,6 @@ def _reading_label(r: str | None) -> str:
 
 
 def _pairs_by_reading(res: SweepResult) -> pl.DataFrame:
-    from tcplab.reproduce.areno import areno_pairs
 
     f = res.flows().with_columns((pl.col("throughput_bps") / 1e6).alias("mbps"))
     out = []
@@ -221,7 +221,6 @@ def _pairs_by_reading(res: SweepResult) -> pl.DataFrame:
 
 
 def _sensitivity_points(mode: Mode, grid: list[tuple[int, float]], secs, seeds: dict[str, int]) -> list:
-    from tcplab.reproduce.areno import areno_doc
 
     pts = []
     for reading in areno_reading_list():
@@ -257,7 +256,6 @@ FIG7_SENS = [1e-4, 1e-3, 1e-2]
 
 
 def fig6_sensitivity_points(mode: Mode):
-    from tcplab.reproduce.areno import CAPACITIES, FIG6_SEEDS
 
     caps = CAPACITIES[mode]
     return _sensitivity_points(mode, [(c, 1e-6) for c in FIG6_SENS if c in caps], lambda c: caps[c], FIG6_SEEDS)
@@ -268,7 +266,6 @@ def fig6_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:
 
 
 def fig7_sensitivity_points(mode: Mode):
-    from tcplab.reproduce.areno import FIG7_SECS, SEEDS
 
     return _sensitivity_points(mode, [(100, p) for p in FIG7_SENS], lambda c: FIG7_SECS[mode], SEEDS)
 

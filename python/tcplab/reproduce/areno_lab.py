@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tcplab.reproduce.areno import PAPER
+from tcplab.reproduce.areno_setup import PAPER
 from tcplab.reproduce.areno_claims import readings_note
 from tcplab.reproduce.common import (
     ARENO_HEADLINE,
