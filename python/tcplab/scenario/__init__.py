@@ -23,21 +23,11 @@ canonical form and loading).
 
 from __future__ import annotations
 
-from tcplab.scenario.errors import (  # noqa: F401 (re-exported)
-    _NO_VALUE,
-    FieldError,
-    ScenarioError,
-    _describe,
-    _nested,
-    _one_error,
-    _path,
-    _Raw,
-    _show,
-)
-from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, _count, _Model, _unit  # noqa: F401
+from tcplab.scenario.errors import FieldError, ScenarioError  # noqa: F401 (re-exported)
+from tcplab.scenario.fields import Duration, PosDuration, Rate, Size  # noqa: F401
 from tcplab.scenario.flows import DEFAULT_PCAP_SNAPLEN, Flow, TcpOverrides, Trace, Udp, default_tcp_config  # noqa: F401
 from tcplab.scenario.flows import profile_defaults  # noqa: F401
-from tcplab.scenario.links import Duplex, LinkDirection, _buffer, _loss, _probability, _queue  # noqa: F401
+from tcplab.scenario.links import Duplex, LinkDirection  # noqa: F401
 from tcplab.scenario.model import Scenario, as_scenario, load_scenario  # noqa: F401
 from tcplab.scenario.topologies import (  # noqa: F401 (re-exported)
     DEFAULT_ACCESS_BUFFER_PACKETS,

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from tcplab import _native
-from tcplab.scenario.errors import FieldError, _Raw
+from tcplab.scenario.errors import FieldError, RawText
 from tcplab.scenario.flows import TcpOverrides, profile_defaults
 from tcplab.scenario.rules import HIDDEN, word
 from tcplab.scenario.wlan import WlanAccess
@@ -235,7 +235,7 @@ def _user(field: str, value: Any) -> Any:
     """A canonical TCP value shown back in user units (seconds for durations)."""
     durations = ("rto_min", "rto_initial", "rto_max", "clock_granularity", "delayed_ack_timeout", "delayed_ack_min")
     if field in durations:
-        return _Raw(format_duration(value))
+        return RawText(format_duration(value))
     return value
 
 

@@ -18,7 +18,7 @@ class ScenarioError(ValueError):
         self.path = path
 
 
-_NO_VALUE: Any = object()
+NO_VALUE: Any = object()
 
 
 class FieldError(ValueError):
@@ -32,7 +32,7 @@ class FieldError(ValueError):
         self,
         detail: str,
         sub: tuple[str | int, ...] = (),
-        value: Any = _NO_VALUE,
+        value: Any = NO_VALUE,
         *,
         show: bool = True,
     ):
@@ -43,7 +43,7 @@ class FieldError(ValueError):
         self.show = show
 
 
-def _path(loc: tuple[str | int, ...]) -> str:
+def field_path(loc: tuple[str | int, ...]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -53,23 +53,23 @@ def _path(loc: tuple[str | int, ...]) -> str:
     return out
 
 
-class _Raw(str):
+class RawText(str):
     """Text shown as is in an error message (a value already in user units)."""
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
     """A value as the user wrote it (TOML-ish), shortened."""
-    if isinstance(value, _Raw):
+    if isinstance(value, RawText):
         text = str(value)
     elif isinstance(value, bool):
         text = "true" if value else "false"
     elif isinstance(value, str):
         text = repr(value)
     elif isinstance(value, dict):
-        inner = ", ".join(f"{k} = {_show(v)}" for k, v in value.items())
+        inner = ", ".join(f"{k} = {show_value(v)}" for k, v in value.items())
         text = "{" + inner + "}"
     elif isinstance(value, list):
-        text = "[" + ", ".join(_show(v) for v in value) + "]"
+        text = "[" + ", ".join(show_value(v) for v in value) + "]"
     else:
         text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -92,7 +92,7 @@ _TYPE_WORDS = {
 }
 
 
-def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
+def describe_error(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
     """(location, "value what-is-wrong") of one pydantic error."""
     loc = tuple(err["loc"])
     kind = err["type"]
@@ -103,19 +103,19 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
         loc = loc + fe.sub
         if not fe.show:
             return loc, fe.detail
-        shown = value if fe.value is _NO_VALUE else fe.value
-        return loc, f"{_show(shown)} {fe.detail}"
+        shown = value if fe.value is NO_VALUE else fe.value
+        return loc, f"{show_value(shown)} {fe.detail}"
     if kind in ("value_error", "assertion_error"):
         detail = str(ctx.get("error", err["msg"]))
-        return loc, f"{_show(value)} {detail}"
+        return loc, f"{show_value(value)} {detail}"
     if kind == "missing":
         return loc, "is required but missing"
     if kind == "extra_forbidden":
         return loc, "is not a known field"
     if kind in _TYPE_WORDS:
-        return loc, f"{_show(value)} {_TYPE_WORDS[kind]}"
+        return loc, f"{show_value(value)} {_TYPE_WORDS[kind]}"
     if kind == "literal_error":
-        return loc, f"{_show(value)} is not allowed (expected {ctx.get('expected')})"
+        return loc, f"{show_value(value)} is not allowed (expected {ctx.get('expected')})"
     bounds = {
         "greater_than": ("must be >", "gt"),
         "greater_than_equal": ("must be >=", "ge"),
@@ -124,28 +124,23 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
     }
     if kind in bounds:
         words, key = bounds[kind]
-        return loc, f"{_show(value)} {words} {ctx.get(key)}"
-    return loc, f"{_show(value)}: {err['msg']}"
+        return loc, f"{show_value(value)} {words} {ctx.get(key)}"
+    return loc, f"{show_value(value)}: {err['msg']}"
 
 
-def _one_error(e: ValidationError, prefix: tuple[str | int, ...] = ()) -> ScenarioError:
-    loc, detail = _describe(e.errors()[0])
-    path = _path(prefix + loc)
+def to_scenario_error(e: ValidationError, prefix: tuple[str | int, ...] = ()) -> ScenarioError:
+    loc, detail = describe_error(e.errors()[0])
+    path = field_path(prefix + loc)
     return ScenarioError(f"{path}: {detail}" if path else detail, path or None)
 
 
-def _nested(model: type[BaseModel], value: Any, sub: tuple[str | int, ...]) -> BaseModel:
+def validate_nested(model: type[BaseModel], value: Any, sub: tuple[str | int, ...]) -> BaseModel:
     """Validates ``value`` as ``model``; errors keep their full path below ``sub``."""
     if isinstance(value, model):
         return value
     try:
         return model.model_validate(value)
     except ValidationError as e:
-        loc, detail = _describe(e.errors()[0])
+        loc, detail = describe_error(e.errors()[0])
         raise FieldError(detail, sub + loc, show=False) from None
 
-
-#: The helpers other one-line errors reuse (tcplab.campaign.config), under public names.
-show_value = _show
-field_path = _path
-describe_error = _describe

@@ -11,7 +11,7 @@ from tcplab.scenario.errors import FieldError
 from tcplab.units import UnitError, parse_duration, parse_rate, parse_size
 
 
-def _unit(parse, **kw):
+def unit_field(parse, **kw):
     def validate(v: Any) -> int:
         try:
             return parse(v, **kw)
@@ -21,13 +21,13 @@ def _unit(parse, **kw):
     return BeforeValidator(validate)
 
 
-Duration = Annotated[int, _unit(parse_duration)]
-PosDuration = Annotated[int, _unit(parse_duration, positive=True)]
-Rate = Annotated[int, _unit(parse_rate)]
-Size = Annotated[int, _unit(parse_size)]
+Duration = Annotated[int, unit_field(parse_duration)]
+PosDuration = Annotated[int, unit_field(parse_duration, positive=True)]
+Rate = Annotated[int, unit_field(parse_rate)]
+Size = Annotated[int, unit_field(parse_size)]
 
 
-def _count(name: str, lo: int, hi: int | None = None):
+def count_field(name: str, lo: int, hi: int | None = None):
     def validate(v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, int):
             if isinstance(v, float) and v.is_integer():
@@ -41,7 +41,7 @@ def _count(name: str, lo: int, hi: int | None = None):
     return BeforeValidator(validate)
 
 
-class _Model(BaseModel):
+class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
     @model_validator(mode="before")

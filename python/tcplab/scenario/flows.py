@@ -12,7 +12,7 @@ from pydantic import BeforeValidator
 
 from tcplab import _native
 from tcplab.scenario.errors import FieldError
-from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, _count, _Model, _unit
+from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, StrictModel, count_field, unit_field
 from tcplab.units import UnitError, parse_duration, parse_size
 
 
@@ -113,11 +113,11 @@ def _component(kind: str):
     return BeforeValidator(validate)
 
 
-class TcpOverrides(_Model):
+class TcpOverrides(StrictModel):
     """TCP settings; every field optional (unset fields come from the level above)."""
 
-    mss: Annotated[int, _unit(parse_size)] | None = None
-    initial_cwnd: Annotated[int, _count("segments", 1, 10_000)] | None = None
+    mss: Annotated[int, unit_field(parse_size)] | None = None
+    initial_cwnd: Annotated[int, count_field("segments", 1, 10_000)] | None = None
     initial_ssthresh: Annotated[int | str, BeforeValidator(_ssthresh)] | None = None
     growth: Annotated[dict, BeforeValidator(_growth)] | None = None
     rto_min: PosDuration | None = None
@@ -125,11 +125,11 @@ class TcpOverrides(_Model):
     rto_max: PosDuration | None = None
     clock_granularity: Duration | None = None
     timestamps: bool | None = None
-    dupthresh: Annotated[int, _count("duplicate ACKs", 1)] | None = None
+    dupthresh: Annotated[int, count_field("duplicate ACKs", 1)] | None = None
     delayed_ack: bool | None = None
-    ack_every: Annotated[int, _count("segments", 1)] | None = None
+    ack_every: Annotated[int, count_field("segments", 1)] | None = None
     delayed_ack_timeout: Duration | None = None
-    sack_blocks: Annotated[int, _count("SACK blocks", 0, 6)] | None = None
+    sack_blocks: Annotated[int, count_field("SACK blocks", 0, 6)] | None = None
     rcv_buf: Size | None = None
     ecn: bool | None = None
     dsack: bool | None = None
@@ -146,7 +146,7 @@ class TcpOverrides(_Model):
         return self.model_dump(exclude_unset=True)
 
 
-class Flow(_Model):
+class Flow(StrictModel):
     """A TCP flow."""
 
     name: str | None = None
@@ -162,14 +162,14 @@ class Flow(_Model):
     route: list[str] | None = None
 
 
-class Udp(_Model):
+class Udp(StrictModel):
     """A constant-bit-rate UDP source."""
 
     name: str | None = None
     src: str | None = None
     dst: str | None = None
     rate: Rate
-    packet_size: Annotated[int, _unit(parse_size)]
+    packet_size: Annotated[int, unit_field(parse_size)]
     start: Duration = 0
     stop: Duration | None = None
     route: list[str] | None = None
@@ -191,7 +191,7 @@ def _pcap_selectors(v: Any) -> list[str]:
 DEFAULT_PCAP_SNAPLEN = 128
 
 
-class Trace(_Model):
+class Trace(StrictModel):
     """What the run records besides summaries."""
 
     series: Literal["off", "change", "interval"] = "change"
@@ -200,7 +200,7 @@ class Trace(_Model):
     segments: bool = True
     drops: bool = True
     pcap: Annotated[list[str], BeforeValidator(_pcap_selectors)] = []
-    pcap_snaplen: Annotated[int, _count("bytes", 1, 65535)] = DEFAULT_PCAP_SNAPLEN
+    pcap_snaplen: Annotated[int, count_field("bytes", 1, 65535)] = DEFAULT_PCAP_SNAPLEN
 
 
 @cache

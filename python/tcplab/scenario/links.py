@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, model_validator
 
-from tcplab.scenario.errors import _NO_VALUE, FieldError, _nested, _Raw, _show
-from tcplab.scenario.fields import Duration, Rate, _Model
+from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, show_value, validate_nested
+from tcplab.scenario.fields import Duration, Rate, StrictModel
 from tcplab.units import UnitError, format_duration, parse_duration, parse_rate, parse_size
 
 
@@ -118,7 +118,7 @@ def _probability(p: Any, sub: tuple[str, ...]) -> float:
     return float(p)
 
 
-def _queue(v: Any) -> dict[str, Any]:
+def queue_discipline(v: Any) -> dict[str, Any]:
     """``"drop_tail"``, ``{discipline = "drop_tail"}`` or ``{discipline = "red", min_th = 5,
     max_th = 10, ...}`` (see :func:`_red`)."""
     disciplines = ("drop_tail", "red")
@@ -153,13 +153,13 @@ def _schedule(v: Any) -> list[dict[str, Any]]:
     return schedule(v)
 
 
-class LinkDirection(_Model):
+class LinkDirection(StrictModel):
     """One direction of a link (every field optional here; required after merging)."""
 
     rate: Rate | None = None
     delay: Duration | None = None
     buffer: Annotated[dict, BeforeValidator(_buffer)] | None = None
-    queue: Annotated[dict, BeforeValidator(_queue)] | None = None
+    queue: Annotated[dict, BeforeValidator(queue_discipline)] | None = None
     loss: Annotated[dict, BeforeValidator(_loss)] | None = None
     report_losses: bool | None = None
     report_delay: Duration | None = None
@@ -212,7 +212,7 @@ class Duplex(LinkDirection):
             raise FieldError(
                 "is only allowed with report_losses = true",
                 (d, "report_delay") if given_here else ("report_delay",),
-                _Raw(format_duration(report_delay)),
+                RawText(format_duration(report_delay)),
             )
         return out
 
@@ -220,12 +220,12 @@ class Duplex(LinkDirection):
         return {"forward": self.direction("forward"), "reverse": self.direction("reverse")}
 
 
-def _one_or_list(v: Any) -> Any:
+def duplex_or_list(v: Any) -> Any:
     """A single duplex table for all pairs, or a list with one per pair."""
     if isinstance(v, dict):
-        return [_nested(Duplex, v, ())]
+        return [validate_nested(Duplex, v, ())]
     if isinstance(v, list):
-        return [_nested(Duplex, x, (i,)) for i, x in enumerate(v)]
+        return [validate_nested(Duplex, x, (i,)) for i, x in enumerate(v)]
     return v
 
 
@@ -283,7 +283,7 @@ def red(v: dict[str, Any]) -> dict[str, Any]:
     if out["min_th"] < 0:
         raise FieldError("must be >= 0", ("min_th",), v["min_th"])
     if out["max_th"] <= out["min_th"]:
-        raise FieldError(f"must be greater than min_th ({_show(v['min_th'])})", ("max_th",), v["max_th"])
+        raise FieldError(f"must be greater than min_th ({show_value(v['min_th'])})", ("max_th",), v["max_th"])
     if not 0 <= out["max_p"] <= 1:
         raise FieldError("must be within [0, 1]", ("max_p",), v["max_p"])
     if not 0 < out["w_q"] <= 1:
@@ -451,7 +451,7 @@ def schedule(v: Any) -> list[dict[str, Any]]:
                 try:
                     change[key] = parse(c[key])
                 except FieldError as e:
-                    shown = c[key] if e.value is _NO_VALUE else e.value
+                    shown = c[key] if e.value is NO_VALUE else e.value
                     raise FieldError(e.detail, (k, key, *e.sub), shown, show=e.show) from None
         if out and change["at"] <= out[-1]["at"]:
             raise FieldError(

@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, model_validator
 
-from tcplab import topology as _topo
+from tcplab import topology as topology_graph
 from tcplab.scenario.checks import ScenarioChecks
-from tcplab.scenario.errors import FieldError, ScenarioError, _one_error, _show
-from tcplab.scenario.fields import PosDuration, _count, _Model
+from tcplab.scenario.errors import FieldError, ScenarioError, show_value, to_scenario_error
+from tcplab.scenario.fields import PosDuration, StrictModel, count_field
 from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups, group_member
 from tcplab.scenario.topologies import (
     DEFAULT_ACCESS_BUFFER_PACKETS,
@@ -25,21 +25,21 @@ from tcplab.scenario.topologies import (
     ParkingLot,
     StaticRoute,
     WiredCumWireless,
-    _topology,
+    topology_by_kind,
 )
 from tcplab.scenario.wlan import PIPES, Wlan, WlanAccess
 from tcplab.toml_file import TomlError, parse_toml, read_text
 from tcplab.units import format_duration, format_rate
 
 
-class Scenario(ScenarioChecks, _Model):
+class Scenario(ScenarioChecks, StrictModel):
     """A validated scenario. ``canonical()`` is what the simulator runs."""
 
     name: Annotated[str, Field(min_length=1)]
     description: str = ""
-    seed: Annotated[int, _count("", 0, 2**64 - 1)] = 1
+    seed: Annotated[int, count_field("", 0, 2**64 - 1)] = 1
     duration: PosDuration
-    topology: Annotated[Dumbbell | ParkingLot | WiredCumWireless | WlanAccess, BeforeValidator(_topology)] | None = None
+    topology: Annotated[Dumbbell | ParkingLot | WiredCumWireless | WlanAccess, BeforeValidator(topology_by_kind)] | None = None
     nodes: list[Node] | None = None
     links: list[Link] | None = None
     routing: Literal["hops", "delay"] | None = None
@@ -116,7 +116,7 @@ class Scenario(ScenarioChecks, _Model):
         if isinstance(self.topology, Dumbbell):
             n = self.pairs()
             return [f"s{i}-left" for i in range(n)] + ["left-right"] + [f"right-r{i}" for i in range(n)]
-        return _topo.link_names(self.topology_canonical())
+        return topology_graph.link_names(self.topology_canonical())
 
     def topology_canonical(self) -> dict[str, Any]:
         """The canonical ``topology`` (the simulator's form)."""
@@ -144,7 +144,7 @@ class Scenario(ScenarioChecks, _Model):
             links = [(x.from_, x.to) for x in self.links or []]
             links += [(w.ap, st) for w in self.wlan or [] for st in w.station_names()]  # 802.11b hops
             return {n.name: n.kind for n in self.nodes or []}, links
-        nodes, links = _topo.graph(self.topology_canonical())
+        nodes, links = topology_graph.graph(self.topology_canonical())
         return nodes, [(a, b) for a, b, _, _ in links]
 
     def _dumbbell_endpoints(self) -> list[tuple[str, str]]:
@@ -156,7 +156,7 @@ class Scenario(ScenarioChecks, _Model):
             n = len(self.flows) + len(self.udp)
             return [("server", stations[i] if i < len(stations) else f"sta{i}") for i in range(n)]
         if not isinstance(self.topology, (Dumbbell, type(None))):
-            pairs = _topo.default_pairs(self.topology_canonical())
+            pairs = topology_graph.default_pairs(self.topology_canonical())
             out = []
             for i, f in enumerate(list(self.flows) + list(self.udp)):
                 ds, dd = pairs[i] if i < len(pairs) else (f"<none: {len(pairs)} host pairs>",) * 2
@@ -319,7 +319,7 @@ class Scenario(ScenarioChecks, _Model):
         try:
             model = cls.model_validate(resolve_files(data, base_dir))
         except ValidationError as e:
-            raise _in_group(_one_error(e), data) from None
+            raise _in_group(to_scenario_error(e), data) from None
         model._source = {"given": data, **(source or {})}
         if base_dir is not None:
             model._source["base_dir"] = str(base_dir)
@@ -337,7 +337,7 @@ class Scenario(ScenarioChecks, _Model):
     def with_seed(self, seed: int) -> Scenario:
         """A copy with another seed (validated like the file's)."""
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-            raise ScenarioError(f"seed: {_show(seed)} must be a whole number within [0, 2^64 - 1]", "seed")
+            raise ScenarioError(f"seed: {show_value(seed)} must be a whole number within [0, 2^64 - 1]", "seed")
         given = self._source.get("given")
         if isinstance(given, dict) and any(
             isinstance(f, dict) and "start_jitter" in f for f in given.get("flows") or []

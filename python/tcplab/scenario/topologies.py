@@ -8,22 +8,22 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from tcplab.scenario.errors import FieldError, _nested
-from tcplab.scenario.fields import _count, _Model, _unit
-from tcplab.scenario.links import Duplex, _one_or_list, _queue
+from tcplab.scenario.errors import FieldError, validate_nested
+from tcplab.scenario.fields import StrictModel, count_field, unit_field
+from tcplab.scenario.links import Duplex, duplex_or_list, queue_discipline
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import parse_size
 
 
-class Dumbbell(_Model):
+class Dumbbell(StrictModel):
     """N sender hosts s0.. on access links to router ``left``, the bottleneck ``left``-``right``,
     N receiver hosts r0.. on access links from ``right``."""
 
     kind: Literal["dumbbell"] = "dumbbell"
-    pairs: Annotated[int, _count("host pairs", 1, 100_000)] | None = None
+    pairs: Annotated[int, count_field("host pairs", 1, 100_000)] | None = None
     bottleneck: Duplex
-    sender_access: Annotated[list[Duplex], BeforeValidator(_one_or_list)] | None = None
-    receiver_access: Annotated[list[Duplex], BeforeValidator(_one_or_list)] | None = None
+    sender_access: Annotated[list[Duplex], BeforeValidator(duplex_or_list)] | None = None
+    receiver_access: Annotated[list[Duplex], BeforeValidator(duplex_or_list)] | None = None
 
 
 def _pair_counts(v: Any) -> list[int]:
@@ -47,8 +47,8 @@ def _defaults(default: dict[str, Any], many: bool):
 
     def validate(v: Any) -> Any:
         if many:
-            return _one_or_list([merge(x) for x in v] if isinstance(v, list) else merge(v))
-        return _nested(Duplex, merge(v), ()) if isinstance(v, dict) else v
+            return duplex_or_list([merge(x) for x in v] if isinstance(v, list) else merge(v))
+        return validate_nested(Duplex, merge(v), ()) if isinstance(v, dict) else v
 
     return BeforeValidator(validate)
 
@@ -61,20 +61,20 @@ VENOPLUS_BOTTLENECK = {"rate": "10Mbps", "delay": "80ms", "buffer": 50}
 VENOPLUS_WIRELESS = {"rate": "10Mbps", "delay": "1ms", "buffer": 50}
 
 
-class ParkingLot(_Model):
+class ParkingLot(StrictModel):
     """Routers r0..r{hops} in a chain; long pairs ls{i} -> lr{i} across every hop, cross
     pairs cs{h}_{i} -> cr{h}_{i} on hop h, reverse pairs vs{i} -> vr{i} backwards across
     every hop (Adaptive Reno Fig. 5)."""
 
     kind: Literal["parking_lot"]
-    hops: Annotated[int, _count("router-to-router links", 1, 1000)] = 3
-    bottleneck: Annotated[list[Duplex], BeforeValidator(_one_or_list)]
+    hops: Annotated[int, count_field("router-to-router links", 1, 1000)] = 3
+    bottleneck: Annotated[list[Duplex], BeforeValidator(duplex_or_list)]
     access: Duplex | None = None
-    long_pairs: Annotated[int, _count("host pairs", 0, 10_000)] = 1
+    long_pairs: Annotated[int, count_field("host pairs", 0, 10_000)] = 1
     cross_pairs: Annotated[list[int], BeforeValidator(_pair_counts)] = [1]
-    reverse_pairs: Annotated[int, _count("host pairs", 0, 10_000)] = 1
-    queue: Annotated[dict, BeforeValidator(_queue)] | None = None
-    packet_size: Annotated[int, _unit(parse_size)] = 1500
+    reverse_pairs: Annotated[int, count_field("host pairs", 0, 10_000)] = 1
+    queue: Annotated[dict, BeforeValidator(queue_discipline)] | None = None
+    packet_size: Annotated[int, unit_field(parse_size)] = 1500
 
     @model_validator(mode="after")
     def _lengths(self) -> ParkingLot:
@@ -110,13 +110,13 @@ class ParkingLot(_Model):
         return out
 
 
-class WiredCumWireless(_Model):
+class WiredCumWireless(StrictModel):
     """Servers server{i} on wired links to ``router``, the bottleneck ``router``-``bs`` (base
     station), and lossy wireless hops ``bs``-mobile{i} (Venoplus Fig. 2, Veno Fig. 3b).
     Missing rates, delays and buffers are Venoplus's."""
 
     kind: Literal["wired_cum_wireless"]
-    pairs: Annotated[int, _count("host pairs", 1, 100_000)] | None = None
+    pairs: Annotated[int, count_field("host pairs", 1, 100_000)] | None = None
     wired: Annotated[list[Duplex], _defaults(VENOPLUS_WIRED, True)] | None = None
     bottleneck: Annotated[Duplex, _defaults(VENOPLUS_BOTTLENECK, False)] | None = None
     wireless: Annotated[list[Duplex], _defaults(VENOPLUS_WIRELESS, True)] | None = None
@@ -149,10 +149,10 @@ def _default_access(rate: int) -> dict[str, Any]:
     return {"forward": d, "reverse": dict(d)}
 
 
-_PRESETS: dict[str, type[_Model]] = {}
+_PRESETS: dict[str, type[StrictModel]] = {}
 
 
-def _topology(v: Any) -> Any:
+def topology_by_kind(v: Any) -> Any:
     """``[topology]``: ``kind`` picks the model (default ``dumbbell``)."""
     if not isinstance(v, dict):
         return v
@@ -170,10 +170,10 @@ def _topology(v: Any) -> Any:
             ("kind",),
             kind,
         )
-    return _nested(models[kind], v, ())
+    return validate_nested(models[kind], v, ())
 
 
-class StaticRoute(_Model):
+class StaticRoute(StrictModel):
     """At node ``at``, packets for host ``dst`` go to the neighbour ``next``."""
 
     at: str
@@ -181,7 +181,7 @@ class StaticRoute(_Model):
     next: str
 
 
-class Node(_Model):
+class Node(StrictModel):
     name: str
     kind: Literal["host", "router"]
 

@@ -7,11 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from tcplab.scenario.errors import FieldError, _Raw
-from tcplab.scenario.fields import Duration, PosDuration, _count, _Model
-from tcplab.scenario.links import Duplex, _queue
+from tcplab.scenario.errors import FieldError, RawText
+from tcplab.scenario.fields import Duration, PosDuration, StrictModel, count_field
+from tcplab.scenario.links import Duplex, queue_discipline
 from tcplab.units import UnitError, format_duration, format_rate, parse_rate
-
 
 WLAN_RATES = (1_000_000, 2_000_000, 5_500_000, 11_000_000)
 WLAN_BASIC_RATES = (1_000_000, 2_000_000)
@@ -68,7 +67,7 @@ Distance = Annotated[float, BeforeValidator(_distance)]
 PresetName = Literal["LL", "HL"]
 
 
-class Station(_Model):
+class Station(StrictModel):
     """A wireless station: a host at ``distance`` from the AP, or placed by ``preset``."""
 
     node: str | None = None
@@ -76,24 +75,24 @@ class Station(_Model):
     preset: PresetName | None = None
 
 
-class WlanMac(_Model):
+class WlanMac(StrictModel):
     """DCF/PHY parameters; every field has the 802.11b default (docs/wlan.md)."""
 
     rate: Annotated[int, _wlan_rate(WLAN_RATES)] = 11_000_000
     basic_rate: Annotated[int, _wlan_rate(WLAN_BASIC_RATES)] = 1_000_000
-    buffer: Annotated[int, _count("packets", 1, 1_000_000)] = 50
-    retry_limit: Annotated[int, _count("attempts", 1, 255)] = 7
-    cw_min: Annotated[int, _count("slots", 1, 65_535)] = 31
-    cw_max: Annotated[int, _count("slots", 1, 65_535)] = 1023
+    buffer: Annotated[int, count_field("packets", 1, 1_000_000)] = 50
+    retry_limit: Annotated[int, count_field("attempts", 1, 255)] = 7
+    cw_min: Annotated[int, count_field("slots", 1, 65_535)] = 31
+    cw_max: Annotated[int, count_field("slots", 1, 65_535)] = 1023
     slot: PosDuration = 20_000
     sifs: PosDuration = 10_000
     difs: PosDuration = 50_000
     plcp: Duration = 192_000
-    mac_overhead: Annotated[int, _count("bytes", 0, 10_000)] = 36
-    ack_bytes: Annotated[int, _count("bytes", 1, 10_000)] = 14
+    mac_overhead: Annotated[int, count_field("bytes", 0, 10_000)] = 36
+    ack_bytes: Annotated[int, count_field("bytes", 1, 10_000)] = 14
 
 
-class WlanChannel(_Model):
+class WlanChannel(StrictModel):
     """Log-distance path loss + log-normal shadowing (docs/wlan.md)."""
 
     tx_power_dbm: Annotated[float, _number("dBm")] = 15.0
@@ -104,13 +103,13 @@ class WlanChannel(_Model):
     coherence: Duration = 0
 
 
-class _WlanParams(_Model):
+class _WlanParams(StrictModel):
     """Fields shared by a [[wlan]] segment and the wlan_access topology."""
 
     stations: list[Station]
     preset: PresetName | None = None
     rate: Annotated[int, _wlan_rate(WLAN_RATES)] | None = None
-    buffer: Annotated[int, _count("packets", 1, 1_000_000)] | None = None
+    buffer: Annotated[int, count_field("packets", 1, 1_000_000)] | None = None
     mac: WlanMac = WlanMac()
     channel: WlanChannel = WlanChannel()
     report_losses: bool = False
@@ -128,7 +127,7 @@ class _WlanParams(_Model):
             raise FieldError(
                 "is only allowed with report_losses = true",
                 (*where, "report_delay"),
-                _Raw(format_duration(self.report_delay)),
+                RawText(format_duration(self.report_delay)),
             )
         seen: dict[str, int] = {}
         for j, (st, name) in enumerate(zip(self.stations, self.station_names())):
@@ -194,7 +193,7 @@ class WlanAccess(_WlanParams):
 
     kind: Literal["wlan_access"]
     pipe: Literal["thin", "fat"] = "thin"
-    queue: Annotated[dict, BeforeValidator(_queue)] | None = None
+    queue: Annotated[dict, BeforeValidator(queue_discipline)] | None = None
     access: Duplex | None = None
 
     def canonical_topology(self) -> dict[str, Any]:
