@@ -386,9 +386,14 @@ impl Network {
             .next_link(p, at)
             .or_else(|| self.routes.next_link(at, p.dst))
             .expect("validated scenarios have a route for every packet");
-        if let Hop::Wlan { segment, hop } = self.hops[l as usize] {
-            return self.wlan_offer(now, l, (segment, hop), id, q, rec);
+        // Wired directions come first in the numbering of hops: the common case needs no
+        // look-up in `hops`.
+        if l as usize >= self.links.len() {
+            if let Hop::Wlan { segment, hop } = self.hops[l as usize] {
+                return self.wlan_offer(now, l, (segment, hop), id, q, rec);
+            }
         }
+        debug_assert!(matches!(self.hops[l as usize], Hop::Wired(i) if i == l));
         let link = &mut self.links[l as usize];
         let mut wake = Wakeups::default();
         let offer = link.offer(now, id, &mut self.pool, &mut wake);
