@@ -163,3 +163,29 @@ def test_samples_carry_the_ack_facts():
     assert any(x.rtt_ns and x.rtt_ns > 40_000_000 for x in seen)
     with pytest.raises(AttributeError):
         s.mss = 1
+
+
+def test_a_controller_missing_a_required_method_is_refused_when_built():
+    import tcplab
+    from tcplab.scenario import ScenarioError
+
+    class Half(tcplab.Controller):
+        def on_ack(self, s):
+            pass
+
+    tcplab.register_controller("half", Half)
+    try:
+        doc = {
+            "name": "half",
+            "duration": "1s",
+            "topology": {"pairs": 1, "bottleneck": {"rate": "10Mbps", "delay": "10ms", "buffer": 20}},
+            "flows": [{"controller": "half", "recovery": "newreno"}],
+        }
+        try:
+            tcplab.run(doc)
+        except ScenarioError as e:
+            assert "half" in str(e) and "on_congestion" in str(e), e
+        else:
+            raise AssertionError("a controller without on_congestion ran")
+    finally:
+        tcplab.unregister_controller("half")

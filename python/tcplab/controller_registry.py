@@ -24,6 +24,7 @@ docs/controllers/writing.md (sweeps with ``jobs > 1`` run in worker processes).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 from tcplab import _native
@@ -34,9 +35,11 @@ CrossLayerReport = _native.CrossLayerReport
 ControllerContext = _native.ControllerContext
 
 
-class Controller:
+class Controller(ABC):
     """A base for Python controllers: holds ``cwnd``/``ssthresh`` and gives the defaults the
-    Rust trait documents for everything but ``on_ack`` and ``on_congestion``.
+    Rust trait documents for everything but ``on_ack`` and ``on_congestion``, which a
+    subclass must define (a class missing one cannot be built: the run's scenario error
+    names it).
 
     Optional methods the simulator calls when a class defines them: ``observe(sample)``
     (every ACK, before anything else; must not grow the window) and
@@ -56,11 +59,14 @@ class Controller:
         """Sets the window (at least one segment); override to reset growth counters too."""
         self.cwnd = max(cwnd, self.mss)
 
+    @abstractmethod
     def on_ack(self, s: AckSample) -> None:
-        raise NotImplementedError(f"{type(self).__name__}.on_ack")
+        """An ACK that advanced the cumulative ACK point outside recovery: grow the window."""
 
+    @abstractmethod
     def on_congestion(self, ev: CongestionEvent) -> tuple[str, float] | None:
-        raise NotImplementedError(f"{type(self).__name__}.on_congestion")
+        """A congestion signal: set ssthresh (and cwnd after a timeout or ECN) and return the
+        verdict, a label and a number (or None)."""
 
     def on_recovery_exit(self, now_ns: int, cwnd: int) -> None:
         """Loss recovery ended; ``cwnd`` is what the recovery strategy proposes."""

@@ -88,8 +88,9 @@ fn echo_reduces_once_per_window_without_retransmitting() {
     assert_eq!(s.counters().retransmits, 0);
 }
 
-#[test]
-fn retransmissions_are_not_ecn_capable() {
+/// Ten segments out, segment 1 lost: three duplicate ACKs start a recovery at 100 ms (cwnd
+/// 11 after the ACK of segment 0, ssthresh 5500).
+fn segment_one_lost() -> (Sender, Time) {
     let mut s = sender(true);
     let t = Time::from_millis(100);
     drain(&mut s, Time::ZERO);
@@ -98,6 +99,12 @@ fn retransmissions_are_not_ecn_capable() {
     for _ in 0..3 {
         ack(&mut s, t, 1, false);
     }
+    (s, t)
+}
+
+#[test]
+fn retransmissions_are_not_ecn_capable() {
+    let (mut s, t) = segment_one_lost();
     let out = drain(&mut s, t);
     let rtx: Vec<&DataSegment> = out.iter().filter(|d| d.retransmission > 0).collect();
     assert_eq!(rtx.len(), 1, "fast retransmission of segment 1");
@@ -155,14 +162,7 @@ fn an_echo_then_a_loss_in_the_same_window_reduce_once() {
 
 #[test]
 fn a_loss_then_an_echo_in_the_same_window_reduce_once() {
-    let mut s = sender(true);
-    let t = Time::from_millis(100);
-    drain(&mut s, Time::ZERO);
-    ack(&mut s, t, 1, false);
-    drain(&mut s, t);
-    for _ in 0..3 {
-        ack(&mut s, t, 1, false); // segment 1 lost: recovery, cwnd 11 -> ssthresh 5500
-    }
+    let (mut s, t) = segment_one_lost();
     assert_eq!(s.snapshot().ssthresh, 5500);
     ack(&mut s, t, 12, false); // the retransmission repairs it: recovery ends
     assert!(!s.snapshot().in_recovery);
