@@ -183,6 +183,24 @@ def test_every_comparison_yields_each_verdict():
     assert ABOUT == 0.10
 
 
+def test_an_inconclusive_test_projects_the_samples_that_would_decide_it():
+    # half-width 0.1, 0.05 from the bound: a quarter of the width needs 4x the samples
+    t = at_least("x", Estimate(1.2, 1.1, 1.3, 10, "t"), 1.15)
+    assert t.verdict == INCONCLUSIVE and t.samples_to_decide() == 40
+    assert "decidable with about 40 samples at this spread, now 10" in t.outcome()
+    # the same per-sample spread at the projected count decides it (the t-quantile only helps)
+    x = [1.0, 1.45, 1.1, 1.35, 1.2]
+    first = at_least("x", t_interval(x), 1.15)
+    need = first.samples_to_decide()
+    assert first.verdict == INCONCLUSIVE and need is not None and need > len(x)
+    tiled = (x * (need // len(x) + 1))[:need]
+    assert at_least("x", t_interval(tiled), 1.15).verdict == HOLDS
+    # decided tests and an estimate on the bound
+    assert at_least("x", Estimate(2, 1.9, 2.1, 5, "t"), 1).samples_to_decide() is None
+    on = within("x", Estimate(0.9, 0.8, 1.0, 5, "t"), 0.9, 1.1)
+    assert on.verdict == INCONCLUSIVE and "sits on the bound" in on.outcome()
+
+
 def test_a_claim_combines_its_tests_and_reports_the_first_estimate():
     def est(lo, hi):
         return Estimate((lo + hi) / 2, lo, hi, 5, "t")
@@ -193,7 +211,7 @@ def test_a_claim_combines_its_tests_and_reports_the_first_estimate():
     assert r.estimate.value == 1 and r.measured() == "b: 1 [0, 2]"  # the test that decides the verdict
     s = r.summary()
     assert s["verdict"] == INCONCLUSIVE and s["measured"] == 1 and s["ci_low"] == 0 and s["ci_high"] == 2
-    assert s["measured_quantity"] == "b"
+    assert s["measured_quantity"] == "b" and s["samples_to_decide"] == 1000  # b's value sits on its bound
     assert s["quote"] == "q" and s["section"] == "§1" and s["published"] == "pub" and s["weakened"] is None
 
 
@@ -520,7 +538,7 @@ def test_eth_probes_on_tiny_real_runs(tmp_path):
 
     pts = eth.eth_points("quick")
     assert len(pts) > 300 and len({p.key for p in pts}) == len(pts)
-    assert len(eth._tasks("quick")) == len(pts)
+    assert len(eth.probe_tasks("quick")) == len(pts)
     some = [p for p in pts if p.document["flows"][0]["recovery"] != "reno"][:2] + pts[:1]
     run_sweep(some, tmp_path, jobs=1, progress=False)
     f = eth.probes_frame(SweepResult(out=tmp_path, points=some), "quick")

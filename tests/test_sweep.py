@@ -236,6 +236,43 @@ def test_resume_skips_finished_points(tmp_path):
     assert len(index["points"]) == 6
 
 
+def test_runs_of_another_build_are_adopted_by_canonical_scenario(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    pts = small_points()
+    run_sweep(pts, old, jobs=1, progress=False)
+    # what an earlier build left: the same runs under the keys of another build id
+    for p in pts:
+        summary = json.loads((point_dir(old, p.key) / "summary.json").read_text())
+        os.rename(point_dir(old, p.key), point_dir(old, cache_key(summary["scenario"]["canonical"], build="earlier")))
+    more = small_points(grid={LOSS: [1e-3, 1e-2, 5e-2]}, seeds=2)
+    CALLS.clear()
+    r = run_sweep(more, new, jobs=1, progress=False, point_fn=counting_point, adopt_from=old)
+    assert sorted(r.adopted) == sorted(p.key for p in pts)  # found by scenario, not by key
+    # the new loss value's two runs, and one adopted run recomputed as the builds' check
+    assert len(CALLS) == 3 and len(r.computed) == 2 and len(r.cached) == 4
+    assert sum(".tmp-check-" in c for c in CALLS) == 1
+    for p in pts:
+        a = pl.read_parquet(point_dir(new, p.key) / "flows.parquet")
+        summary = json.loads((point_dir(new, p.key) / "summary.json").read_text())
+        b = pl.read_parquet(point_dir(old, cache_key(summary["scenario"]["canonical"], build="earlier")) / "flows.parquet")
+        assert a.equals(b)
+    assert not [d for d in (new / "points").iterdir() if d.name.startswith(".")]  # no temporaries left
+
+
+def test_adopted_runs_that_this_build_computes_differently_are_refused(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    pts = small_points()
+    run_sweep(pts, old, jobs=1, progress=False)
+    # an "earlier build" whose flows table differs in one value, in the run the check recomputes
+    victim = point_dir(old, min(p.key for p in pts)) / "flows.parquet"
+    df = pl.read_parquet(victim)
+    df.with_columns(pl.col("throughput_bps") + 1).write_parquet(victim)
+    with pytest.raises(SweepError, match="differs from the adopted run in flows.parquet"):
+        run_sweep(pts, new, jobs=1, progress=False, adopt_from=old)
+    assert not any(point_complete(new, p.key) for p in pts)  # nothing adopted
+    assert not [d for d in (new / "points").iterdir() if d.name.startswith(".")]
+
+
 def failing_after_two(document, target):
     CALLS.append(target)
     if len(CALLS) > 2:

@@ -28,7 +28,7 @@ def tiny_sensitivity_points(mode):
     """The first two stacks of the Fig. 5 sensitivity grid, 0.3 MB transfers, 2 seeds."""
     pts = []
     for p in veno.fig5_sensitivity_points(mode):
-        if p.params["seed"] <= 2 and p.params["stack"] in {veno._stack_label(*s) for s in veno.FIG5_STACKS[:2]}:
+        if p.params["seed"] <= 2 and p.params["stack"] in {veno.stack_label(*s) for s in veno.FIG5_STACKS[:2]}:
             doc = {**p.document, "name": "tiny-fig5", "flows": [{**p.document["flows"][0], "bytes": "300KB"}]}
             pts += expand(doc, params={k: v for k, v in p.params.items() if k not in ("seed", "topology.bottleneck.forward.loss.p")})
     return pts

@@ -318,6 +318,15 @@ def reproduce(
         Path | None,
         typer.Option("--write-docs", help="Also regenerate this Markdown file (docs/reproductions.md)."),
     ] = None,
+    adopt_runs: Annotated[
+        Path | None,
+        typer.Option(
+            "--adopt-runs",
+            help="Take over the runs of the same scenarios stored by another build under this directory "
+            "(an earlier --out) instead of recomputing them. Only after bench/compare_builds.sh showed "
+            "the two builds bit-identical.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Reproduce the papers' figures and tables: run, check the claims, write one HTML report."""
@@ -340,8 +349,9 @@ def reproduce(
             jobs=jobs,
             scheduler=scheduler,
             progress=False if quiet else err,
+            adopt_from=adopt_runs,
         )
-    except (RuntimeError, OSError) as e:
+    except (RuntimeError, OSError, ValueError) as e:
         _fail(str(e), EXIT_INTERNAL)
     report = rp.write_report(suite, out / "report.html")
     if write_docs is not None:

@@ -25,11 +25,15 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
+import shutil
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from tcplab.progress import CountProgress
 from tcplab.scenario import Scenario, ScenarioError
@@ -43,6 +47,7 @@ from tcplab.sweep_store import (  # noqa: F401 (re-exported: the sweep API)
     PointFn,
     SweepError,
     SweepResult,
+    adopt_runs,
     cache_key,
     clean_temporaries,
     default_jobs,
@@ -303,6 +308,39 @@ def load_sweep(path: str | Path) -> tuple[dict[str, Any], SweepSpec]:
 # Running
 
 
+#: share of adopted runs recomputed to check that the builds agree (at least one)
+ADOPT_CHECK_SHARE = 0.02
+
+
+def check_adopted(adopted: dict[str, Point], out: Path, fn: PointFn) -> None:
+    """Recomputes every 1/:data:`ADOPT_CHECK_SHARE`-th adopted run (in key order, at least
+    one) with this build and compares every table with the adopted one. A difference removes
+    all adopted runs and raises :class:`SweepError` naming the point: the builds do not agree,
+    so nothing of the other store may be reused."""
+    if not adopted:
+        return
+    keys = sorted(adopted)
+    step = max(1, round(1 / ADOPT_CHECK_SHARE))
+    for key in keys[::step]:
+        check = out / "points" / f".{key}.tmp-check-{os.getpid()}"
+        try:
+            fn(adopted[key].document, str(check))
+            differs = [
+                t.name
+                for t in sorted(point_dir(out, key).glob("*.parquet"))
+                if not pl.read_parquet(t).equals(pl.read_parquet(check / t.name))
+            ]
+        finally:
+            shutil.rmtree(check, ignore_errors=True)
+        if differs:
+            for k in keys:
+                shutil.rmtree(point_dir(out, k), ignore_errors=True)
+            raise SweepError(
+                f"--adopt-runs: point {adopted[key].label or key} computed by this build differs from the "
+                f"adopted run in {', '.join(differs)}: the builds do not give identical results; nothing adopted"
+            )
+
+
 def run_sweep(
     points: Iterable[Point],
     out: str | Path,
@@ -313,6 +351,7 @@ def run_sweep(
     point_fn: PointFn | None = None,
     label: str = "sweep",
     unit: str = "points",
+    adopt_from: str | Path | None = None,
 ) -> SweepResult:
     """Runs every point not yet stored under ``out``.
 
@@ -321,6 +360,9 @@ def run_sweep(
     or a ``distributed.Client``; then the points run on that cluster. ``progress``: a rich
     progress bar with ETA on stderr (or a rich Console to draw it on), counting ``unit``. ``point_fn(document,
     target)`` runs one point and stores it at ``target`` (default :func:`run_point`).
+    ``adopt_from``: another store whose runs of the same canonical scenarios are taken over
+    instead of computed (:func:`~tcplab.sweep_store.adopt_runs`; only for builds shown
+    bit-identical by ``bench/compare_builds.sh``).
     """
     points = list(points)
     out = Path(out)
@@ -336,6 +378,12 @@ def run_sweep(
             res.cached.append(p.key)
         else:
             todo.setdefault(p.key, p)  # equal points (same canonical scenario) run once
+    if adopt_from is not None and todo:
+        adopted = {key: todo.pop(key) for key in adopt_runs(adopt_from, todo, out)}
+        res.adopted += list(adopted)
+        check_adopted(adopted, out, fn)
+        taken = set(res.adopted)
+        res.cached += [p.key for p in points if p.key in taken]
 
     with CountProgress(label, len(points), len(res.cached), progress, unit=unit) as bar:
         if todo:

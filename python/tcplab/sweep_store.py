@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,6 +141,8 @@ class SweepResult:
     points: list[Point]
     computed: list[str] = field(default_factory=list)
     cached: list[str] = field(default_factory=list)
+    #: keys taken over from another store (``adopt_from``), also counted in ``cached``
+    adopted: list[str] = field(default_factory=list)
     retried: dict[str, int] = field(default_factory=dict)
     wall_time_s: float = 0.0
 
@@ -165,6 +167,41 @@ def write_index(out: Path, points: list[Point]) -> None:
     tmp = out / f".{INDEX_FILE}.tmp-{os.getpid()}"
     tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, out / INDEX_FILE)
+
+
+def adopt_runs(source: str | Path, keys: Iterable[str], out: str | Path) -> list[str]:
+    """Adopts into the store ``out`` the runs of another store ``source`` (e.g. one written by
+    an earlier build of the native extension) whose stored canonical scenario gives one of
+    ``keys`` under the current version and build. Returns the adopted keys.
+
+    Sound only when the two builds give bit-identical results on those scenarios
+    (``bench/compare_builds.sh``): the caller says so. Each run is copied into a hidden
+    sibling and renamed into place, so a point is either adopted whole or not at all; the
+    source store is only read."""
+    wanted = {k for k in keys if not point_complete(out, k)}
+    src = Path(source) / "points"
+    if not wanted or not src.is_dir():
+        return []
+    adopted = []
+    for d in sorted(src.iterdir()):
+        summary = d / "summary.json"
+        if d.name.startswith(".") or not summary.is_file():
+            continue
+        try:
+            canonical = json.loads(summary.read_text(encoding="utf-8"))["scenario"]["canonical"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a run of this store's format: never adopted
+        key = cache_key(canonical)
+        if key not in wanted:
+            continue
+        target = point_dir(out, key)
+        tmp = target.with_name(f".{key}.tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(d, tmp)
+        os.replace(tmp, target)
+        wanted.discard(key)
+        adopted.append(key)
+    return adopted
 
 
 def clean_temporaries(out: Path) -> None:

@@ -42,6 +42,8 @@ class ClaimResult:
     estimate: Estimate | None = None
     #: what ``estimate`` measures, when the claim has several tests
     estimate_label: str = ""
+    #: for an inconclusive headline: the samples that would decide it at the measured spread
+    samples_to_decide: int | None = None
 
     @property
     def holds(self) -> bool:
@@ -70,6 +72,7 @@ class ClaimResult:
             "measured_quantity": self.estimate_label or None,
             "n": None if e is None else e.n,
             "method": None if e is None else e.method,
+            "samples_to_decide": self.samples_to_decide,
             "numbers": self.numbers,
         }
 
@@ -110,9 +113,10 @@ class Claim:
         return ClaimResult(
             self.text,
             verdict,
-            "; ".join(f"{t.text()}: {t.verdict}" for t in tests),
+            "; ".join(t.outcome() for t in tests),
             estimate=head.estimate if head else None,
             estimate_label=head.label if head and len(tests) > 1 else "",
+            samples_to_decide=head.samples_to_decide() if head else None,
             **meta,
         )
 
@@ -223,6 +227,8 @@ class Suite:
     out: Path
     computed: int = 0
     cached: int = 0
+    #: of ``cached``: runs taken over from another build's store (``adopt_from``)
+    adopted: int = 0
 
 
 def run_suite(
@@ -233,6 +239,7 @@ def run_suite(
     jobs: int | None = None,
     scheduler: str | Any | None = None,
     progress: bool | Any = True,
+    adopt_from: str | Path | None = None,
 ) -> Suite:
     """Runs the points of every experiment as one sweep (shared store under ``out``; points
     already stored are reused), then analyzes, plots and checks each experiment."""
@@ -246,7 +253,9 @@ def run_suite(
     for pts in [*per_exp.values(), *per_sens.values()]:
         for p in pts:
             seen.setdefault(p.key, p)
-    res = run_sweep(list(seen.values()), out, jobs=jobs, scheduler=scheduler, progress=progress, label=f"reproduce ({mode})")
+    res = run_sweep(
+        list(seen.values()), out, jobs=jobs, scheduler=scheduler, progress=progress, label=f"reproduce ({mode})", adopt_from=adopt_from
+    )
     outcomes = []
     for e in runnable:
         sub = SweepResult(out=out, points=per_exp[e.id])
@@ -260,6 +269,7 @@ def run_suite(
         out=out,
         computed=len(res.computed),
         cached=len(res.cached),
+        adopted=len(res.adopted),
     )
 
 

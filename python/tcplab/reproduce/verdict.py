@@ -149,9 +149,42 @@ class Test:
     estimate: Estimate
     bound: str
     verdict: str
+    #: the numeric bounds the interval is compared with (for :meth:`samples_to_decide`)
+    limits: tuple[float, ...] = ()
 
     def text(self) -> str:
         return f"{self.label} = {self.estimate.text()} (needs {self.bound})"
+
+    def samples_to_decide(self) -> int | None:
+        """For an inconclusive test: how many samples (seeds, or what ``estimate.n`` counts)
+        would make the interval clear the nearest bound if the point value and the spread per
+        sample stayed as measured (half-width ∝ 1/√n). None when that cannot be said (a
+        decided test, no interval, no numeric bound)."""
+        e = self.estimate
+        if self.verdict != INCONCLUSIVE or not self.limits or e.n < 2 or not e.finite:
+            return None
+        half = (e.high - e.low) / 2
+        gap = min(abs(e.value - b) for b in self.limits)
+        if half <= 0:
+            return None
+        if gap <= 0:
+            return SAMPLES_UNDECIDABLE
+        return min(SAMPLES_UNDECIDABLE, math.ceil(e.n * (half / gap) ** 2))
+
+    def outcome(self) -> str:
+        """``text()`` with the verdict, and for an inconclusive test the projection of
+        :meth:`samples_to_decide`."""
+        out = f"{self.text()}: {self.verdict}"
+        need = self.samples_to_decide()
+        if need is None:
+            return out
+        if need >= SAMPLES_UNDECIDABLE:
+            return out + f" (the estimate sits on the bound: not decidable with fewer than {SAMPLES_UNDECIDABLE} samples, now {self.estimate.n})"
+        return out + f" (decidable with about {need} samples at this spread, now {self.estimate.n})"
+
+
+#: :meth:`Test.samples_to_decide` reports at most this many
+SAMPLES_UNDECIDABLE = 1000
 
 
 def _decide(est: Estimate, inside: bool, outside: bool) -> str:
@@ -167,20 +200,20 @@ def _decide(est: Estimate, inside: bool, outside: bool) -> str:
 def at_least(label: str, est: Estimate, bound: float) -> Test:
     """Holds when the interval lies wholly at or above ``bound``, does not hold when wholly
     below."""
-    return Test(label, est, f"≥ {bound:.3g}", _decide(est, est.low >= bound, est.high < bound))
+    return Test(label, est, f"≥ {bound:.3g}", _decide(est, est.low >= bound, est.high < bound), (bound,))
 
 
 def at_most(label: str, est: Estimate, bound: float) -> Test:
-    return Test(label, est, f"≤ {bound:.3g}", _decide(est, est.high <= bound, est.low > bound))
+    return Test(label, est, f"≤ {bound:.3g}", _decide(est, est.high <= bound, est.low > bound), (bound,))
 
 
 def above(label: str, est: Estimate, bound: float) -> Test:
     """Strictly above: holds when the interval lies wholly above ``bound``."""
-    return Test(label, est, f"> {bound:.3g}", _decide(est, est.low > bound, est.high <= bound))
+    return Test(label, est, f"> {bound:.3g}", _decide(est, est.low > bound, est.high <= bound), (bound,))
 
 
 def below(label: str, est: Estimate, bound: float) -> Test:
-    return Test(label, est, f"< {bound:.3g}", _decide(est, est.high < bound, est.low >= bound))
+    return Test(label, est, f"< {bound:.3g}", _decide(est, est.high < bound, est.low >= bound), (bound,))
 
 
 def within(label: str, est: Estimate, lo: float, hi: float) -> Test:
@@ -191,6 +224,7 @@ def within(label: str, est: Estimate, lo: float, hi: float) -> Test:
         est,
         f"within [{lo:.3g}, {hi:.3g}]",
         _decide(est, lo <= est.low and est.high <= hi, est.high < lo or est.low > hi),
+        (lo, hi),
     )
 
 
