@@ -8,7 +8,8 @@
 # Usage: bash bench/compare_builds.sh [BASE]        (BASE: a git revision, default main)
 # Needs .venv (bash scripts/setup.sh) for `tcplab validate --json`. Builds two release
 # binaries of bench/profile (a few minutes the first time); work files in
-# ${TMPDIR:-/tmp}/tcplab-compare. Exit status 1 when any scenario differs.
+# ${TMPDIR:-/tmp}/tcplab-compare. Exit status 1 when any scenario differs; a scenario that
+# uses settings the base lacks is reported "not comparable" (the base runs it without them).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -70,9 +71,15 @@ PY
     "$new_bin" "$json" --dump "$work/new-out/$name.txt" > /dev/null
     if cmp -s "$work/base-out/$name.txt" "$work/new-out/$name.txt"; then
         echo "$name: identical"
-    elif ! diff "$work/base-out/$name.txt" "$work/new-out/$name.txt" | grep -qE '^[0-9,]+[cd][0-9,]+$'; then
+    elif changes=$(diff "$work/base-out/$name.txt" "$work/new-out/$name.txt" || true)
+        # (not `diff | grep -q`: under pipefail grep's early exit kills diff with SIGPIPE and
+        # the failed pipeline read as "no changed line")
+        ! grep -E '^[0-9,]+[cd][0-9,]+$' <<<"$changes" >/dev/null; then
         # Only lines added (fields the base revision does not have): nothing it had moved.
         echo "$name: identical (plus fields added since the base)"
+    elif [[ -n "$dropped" ]]; then
+        # The base ran a different scenario (without settings it lacks): nothing to compare.
+        echo "$name: not comparable (the base lacks:$dropped)"
     else
         echo "$name: DIFFERS"
         diff "$work/base-out/$name.txt" "$work/new-out/$name.txt" | head -20 || true
