@@ -162,6 +162,19 @@ fn scenario_problems_json(py: Python<'_>, json: &str) -> PyResult<String> {
     })
 }
 
+/// Reads a delivery trace in Mahimahi's format (`tcplab_sim::delivery_trace`), bounded:
+/// its opportunities in ms and its mean rate in bit/s. Raises ValueError with one line
+/// ("line 3: ...", without the file's name) for a file that cannot be read or is malformed.
+#[pyfunction]
+fn read_delivery_trace(py: Python<'_>, path: &str) -> PyResult<(Vec<u64>, u64)> {
+    let path = std::path::PathBuf::from(path);
+    detached(py, move || {
+        let t = tcplab_sim::delivery_trace::DeliveryTrace::read(&path).map_err(|e| e.0)?;
+        let rate = t.mean_rate();
+        Ok((t.ms().to_vec(), rate))
+    })
+}
+
 /// Panics inside Rust, to test that panics reach Python as RuntimeError (tests only).
 #[pyfunction]
 fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
@@ -185,6 +198,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_graph_json, m)?)?;
     m.add_function(wrap_pyfunction!(results_schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_problems_json, m)?)?;
+    m.add_function(wrap_pyfunction!(read_delivery_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     pycontroller::add_to(m)?;
     Ok(())

@@ -15,9 +15,10 @@
 //! assert_eq!(scenario.flows.len(), 2);
 //! ```
 
+use crate::delivery_trace::DeliveryTrace;
 use crate::scenario::{
     Buffer, ChannelPreset, ChannelSpec, Dumbbell, Duplex, Explicit, LinkChange, LinkDir, LinkSpec,
-    LossSpec, MacSpec, NodeKind, NodeSpec, PipePreset, QueueSpec, Scenario, SeriesMode,
+    LinkTrace, LossSpec, MacSpec, NodeKind, NodeSpec, PipePreset, QueueSpec, Scenario, SeriesMode,
     StationSpec, TcpFlowSpec, Topology, TraceSpec, UdpFlowSpec, WlanAccess, WlanSpec,
 };
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec, TcpConfig};
@@ -34,6 +35,22 @@ impl LinkDir {
             report_losses: false,
             report_delay: Dur::ZERO,
             schedule: Vec::new(),
+            trace: None,
+        }
+    }
+    /// A direction whose capacity is the delivery trace `ms` (Mahimahi's format; `file`
+    /// names it in messages); its rate is the trace's mean rate. Panics on a trace
+    /// [`DeliveryTrace::from_ms`] refuses.
+    pub fn traced(file: &str, ms: Vec<u64>, delay: Dur, buffer: Buffer) -> Self {
+        let rate = DeliveryTrace::from_ms(ms.clone())
+            .unwrap_or_else(|e| panic!("trace {file}: {e}"))
+            .mean_rate();
+        LinkDir {
+            trace: Some(LinkTrace {
+                file: file.to_string(),
+                ms,
+            }),
+            ..LinkDir::new(rate, delay, buffer)
         }
     }
     /// Bernoulli loss with probability `p` per packet.

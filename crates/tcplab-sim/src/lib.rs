@@ -2,7 +2,8 @@
 //!
 //! One concept per module: [`engine`] (event queue, lazy timers), [`rng`] (seeded streams),
 //! [`packet`] (packets, header model, pool), [`queue`] (disciplines), [`loss`] (random loss
-//! models), [`link`] (one link direction), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
+//! models), [`link`] (one link direction), [`delivery_trace`]
+//! (trace-driven link capacity, Mahimahi's format), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
 //! rows), [`instruments`] (measurement from facts: drop log, loss classification, timeout
@@ -15,6 +16,7 @@ pub mod app;
 pub mod builder;
 pub mod columns;
 pub mod conservation;
+pub mod delivery_trace;
 pub mod engine;
 pub mod error;
 pub mod flow;

@@ -11,6 +11,10 @@
 //! - Surviving packets propagate for `delay` and arrive at the far node in order.
 //! - ECN-capable packets the discipline marks (CE) are counted in `ecn_marks`; a mark is
 //!   not a drop.
+//! - A trace-driven direction ([`Link::set_trace`], [`crate::delivery_trace`]) has no
+//!   serializer rate: the packet at the head leaves at the delivery opportunity of the trace
+//!   that carries its last byte (Mahimahi's `mm-link`); it counts as in service (in the
+//!   buffer and in `busy`) from reaching the head until then.
 //! - A scheduled change ([`Link::reconfigure`]) takes effect for packets that start service
 //!   or arrive after it: the packet in service keeps its end time and loss draw, propagating
 //!   packets keep their arrival time (after a delay decrease, a later packet arrives no
@@ -30,6 +34,7 @@
 //! every departure (queue series). Otherwise the finished packet is retired by the next
 //! `offer`. Results are the same either way; only the event count differs.
 
+use crate::delivery_trace::{Deliveries, DeliveryTrace};
 use crate::loss::{self, LossModel};
 use crate::packet::DropCause;
 use crate::packet::{PacketId, PacketPool, Payload};
@@ -161,6 +166,17 @@ pub struct Link {
     /// sizes in a row (full segments one way, ACKs the other), and this saves a division.
     last_transmission: (u64, u32, Dur),
     stats: LinkStats,
+    /// Trace-driven capacity instead of `rate` (None: serialized at `rate`).
+    trace: Option<Box<Traced>>,
+}
+
+/// A trace-driven direction's state: the trace, where the link stands in it, and the arrival
+/// times of the packets waiting (an opportunity serves only packets that arrived before it;
+/// the disciplines are FIFO and drop only on arrival, so these stay in step with the queue).
+struct Traced {
+    trace: DeliveryTrace,
+    at: Deliveries,
+    arrivals: VecDeque<Time>,
 }
 
 impl Link {
@@ -186,7 +202,18 @@ impl Link {
             wire: VecDeque::new(),
             last_transmission: (0, 0, Dur::ZERO),
             stats: LinkStats::default(),
+            trace: None,
         }
+    }
+
+    /// Makes packets leave at the delivery opportunities of `trace` (from time 0 of the run)
+    /// instead of being serialized at the rate.
+    pub fn set_trace(&mut self, trace: DeliveryTrace) {
+        self.trace = Some(Box::new(Traced {
+            trace,
+            at: Deliveries::default(),
+            arrivals: VecDeque::new(),
+        }));
     }
 
     /// Asks for a `ServiceDone` event at every departure, so that `held` changes exactly
@@ -277,6 +304,9 @@ impl Link {
         }
         let marked = matches!(admission, Admission::Mark);
         self.held.add(q.size);
+        if let Some(t) = &mut self.trace {
+            t.arrivals.push_back(now);
+        }
         match self.in_service {
             None => self.start_next(now, wake),
             Some(s) if !self.service_event => {
@@ -343,7 +373,16 @@ impl Link {
             return;
         };
         wake.started = Some(q.id);
-        let done = now + self.cached_transmission_time(q.size);
+        let done = match &mut self.trace {
+            None => now + self.cached_transmission_time(q.size),
+            Some(t) => {
+                let arrived = t
+                    .arrivals
+                    .pop_front()
+                    .expect("an arrival time per waiting packet");
+                t.at.deliver(&t.trace, arrived, q.size)
+            }
+        };
         let lost = match &mut self.loss {
             Some(m) => m.lose(done, q.size),
             None => false,

@@ -8,6 +8,7 @@
 //! wraps them), so the same network runs under the simulation driver or alone in tests.
 //! Per link direction there is at most one `ServiceDone` and one `Arrive` event pending.
 
+use crate::delivery_trace::DeliveryTrace;
 use crate::engine::EventQueue;
 use crate::flow_route::PinnedRoutes;
 use crate::instruments::{Dropped, Fact};
@@ -147,7 +148,13 @@ impl Network {
                         .collect(),
                 );
                 let m = loss::build(&spec.loss, Rng::stream(seed, &format!("loss/{label}")));
-                links.push(Link::new(from, to, spec.rate, spec.delay, q, m));
+                let mut link = Link::new(from, to, spec.rate, spec.delay, q, m);
+                if let Some(t) = &spec.trace {
+                    link.set_trace(
+                        DeliveryTrace::from_ms(t.ms.clone()).expect("a validated trace"),
+                    );
+                }
+                links.push(link);
                 report_delay.push(spec.report_losses.then_some(spec.report_delay));
                 info.push(LinkInfo {
                     name: l.name.clone(),

@@ -195,6 +195,11 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<Problem>) {
         _ => {}
     }
     loss_spec(&format!("{p}.loss"), &d.loss, errs);
+    errs.extend(
+        crate::delivery_trace::link_problems(p, d)
+            .into_iter()
+            .map(Problem::from),
+    );
     if let QueueSpec::Red(red) = &d.queue {
         red_spec(&format!("{p}.queue"), red, errs);
     }

@@ -1,5 +1,5 @@
-"""Link fields of a scenario: one direction of a link (rate, delay, buffer, queue, loss,
-schedule) and the duplex link; with the network models (docs/network-models.md): RED queue
+"""Link fields of a scenario: one direction of a link (rate or delivery trace, delay,
+buffer, queue, loss, schedule) and the duplex link; with the network models (docs/network-models.md): RED queue
 parameters, the loss models beyond Bernoulli and packet traces (bit errors, Gilbert-Elliott,
 time traces with their file variant) and link-direction schedules. Each parser takes the TOML
 value and returns the canonical dict, or raises :class:`FieldError` naming the sub-field and
@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, model_validator
 
+from tcplab import _native
 from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, show_value, validate_nested
 from tcplab.scenario.fields import Duration, Rate, StrictModel
 from tcplab.units import UnitError, format_duration, parse_duration, parse_rate, parse_size
@@ -153,10 +154,26 @@ def _schedule(v: Any) -> list[dict[str, Any]]:
     return schedule(v)
 
 
+def _delivery_trace(v: Any) -> dict[str, Any]:
+    """``trace = "cell.up"``: a delivery trace in Mahimahi's format (one opportunity of 1500
+    bytes per line, in ms), read and checked by the simulator's bounded reader
+    (``tcplab_sim::delivery_trace``); relative paths from the scenario file's directory.
+    Returns ``{"file": name as given, "ms": [...], "rate": mean rate}``."""
+    if not isinstance(v, str) or not v:
+        raise FieldError("is not a file path (a delivery trace in Mahimahi's format)", (), v)
+    shown = getattr(v, "given", v)
+    try:
+        ms, rate = _native.read_delivery_trace(str(v))
+    except ValueError as e:
+        raise FieldError(str(e), (), shown) from None
+    return {"file": shown, "ms": ms, "rate": rate}
+
+
 class LinkDirection(StrictModel):
     """One direction of a link (every field optional here; required after merging)."""
 
     rate: Rate | None = None
+    trace: Annotated[dict, BeforeValidator(_delivery_trace)] | None = None
     delay: Duration | None = None
     buffer: Annotated[dict, BeforeValidator(_buffer)] | None = None
     queue: Annotated[dict, BeforeValidator(queue_discipline)] | None = None
@@ -182,18 +199,32 @@ class Duplex(LinkDirection):
     def direction(self, d: str) -> dict[str, Any]:
         """The canonical LinkDir of direction ``d`` ("forward" or "reverse")."""
         base = self.model_dump(exclude_unset=True, exclude={"forward", "reverse"})
+        _rate_or_trace(base, ())
         over = getattr(self, d)
         if over is not None:
-            base.update(over.model_dump(exclude_unset=True))
-        for key in ("rate", "delay", "buffer"):
+            given = over.model_dump(exclude_unset=True)
+            _rate_or_trace(given, (d,))
+            if given.get("trace") is not None or given.get("rate") is not None:
+                # A direction's rate or trace replaces the link's capacity, whichever it was.
+                base.pop("rate", None)
+                base.pop("trace", None)
+            base.update(given)
+        if base.get("trace") is None and base.get("rate") is None:
+            raise FieldError(
+                f"is required but missing (give rate, or a trace, for both directions or in the {d} table)",
+                (d, "rate"),
+                show=False,
+            )
+        for key in ("delay", "buffer"):
             if base.get(key) is None:
                 raise FieldError(
                     f"is required but missing (give {key} for both directions, or in the {d} table)",
                     (d, key),
                     show=False,
                 )
+        trace = base.get("trace")
         out = {
-            "rate": base["rate"],
+            "rate": trace["rate"] if trace is not None else base["rate"],
             "delay": base["delay"],
             "buffer": base["buffer"],
             "queue": base.get("queue") or {"discipline": "drop_tail"},
@@ -201,6 +232,15 @@ class Duplex(LinkDirection):
         }
         if base.get("schedule"):
             out["schedule"] = base["schedule"]
+        if trace is not None:
+            for k, change in enumerate(out.get("schedule", [])):
+                if "rate" in change:
+                    raise FieldError(
+                        "cannot change the rate of a trace-driven direction (its trace sets the capacity)",
+                        (d, "schedule", k, "rate"),
+                        show=False,
+                    )
+            out["trace"] = {"file": trace["file"], "ms": trace["ms"]}
         # The cross-layer channel: emitted only when set (the simulator omits the defaults).
         report_delay = base.get("report_delay") or 0
         if base.get("report_losses"):
@@ -218,6 +258,12 @@ class Duplex(LinkDirection):
 
     def canonical(self) -> dict[str, Any]:
         return {"forward": self.direction("forward"), "reverse": self.direction("reverse")}
+
+
+def _rate_or_trace(fields: dict[str, Any], at: tuple[str, ...]) -> None:
+    """Refuses a rate and a trace given together at one level (a link or one direction)."""
+    if fields.get("trace") is not None and fields.get("rate") is not None:
+        raise FieldError("cannot be combined with rate (a trace sets the capacity: give one)", (*at, "trace"), show=False)
 
 
 def duplex_or_list(v: Any) -> Any:

@@ -415,7 +415,8 @@ class ScenarioFile(str):
 
 def resolve_files(data: Any, base_dir: str | Path | None) -> Any:
     """``data`` with every relative time-trace ``file`` (a table with ``model =
-    "time_trace"``) resolved against ``base_dir``, as a :class:`ScenarioFile`; ``data``
+    "time_trace"``) and link ``trace`` (a string) resolved against ``base_dir``, as a
+    :class:`ScenarioFile`; ``data``
     itself when there is nothing to resolve. The one place a scenario's directory is used."""
     if base_dir is None:
         return data
@@ -430,6 +431,12 @@ def resolve_files(data: Any, base_dir: str | Path | None) -> Any:
         resolved = ScenarioFile(Path(base_dir) / name)
         resolved.given = name
         out["file"] = resolved
+    # A link direction's delivery trace (``trace = "file.up"``; the [trace] table is a dict).
+    name = data.get("trace")
+    if isinstance(name, str) and name and not Path(name).is_absolute():
+        resolved = ScenarioFile(Path(base_dir) / name)
+        resolved.given = name
+        out["trace"] = resolved
     return out if any(out[k] is not data[k] for k in data) else data
 
 

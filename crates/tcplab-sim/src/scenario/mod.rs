@@ -169,6 +169,20 @@ pub struct LinkDir {
     /// Changes to this direction at given times (a time-varying link); sorted by `at`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schedule: Vec<LinkChange>,
+    /// Trace-driven capacity (Mahimahi's format, [`crate::delivery_trace`]): packets leave
+    /// at the trace's delivery opportunities instead of being serialized at `rate`, which
+    /// must then be the trace's mean rate (used by RED and reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<LinkTrace>,
+}
+
+/// A link direction's delivery trace: the file it was read from (for messages) and its
+/// opportunities in ms, as the file lists them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkTrace {
+    pub file: String,
+    pub ms: Vec<u64>,
 }
 
 /// A change of a link direction at time `at` (from the start of the run). Fields left None
