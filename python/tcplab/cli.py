@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 from rich.console import Console
@@ -18,6 +18,9 @@ from rich.table import Table
 
 from tcplab import _native
 from tcplab.scenario import Scenario, ScenarioError, load_scenario
+
+if TYPE_CHECKING:
+    from tcplab.run import RunResult
 
 app = typer.Typer(
     name="tcplab",
@@ -226,22 +229,23 @@ def run(
         typer.echo(str(path))
 
 
-def _summary_table(result) -> Table:
+def _summary_table(result: RunResult) -> Table:
     t = Table(
         title=f"{result.name} (seed {result.seed}, {result.summary['sim_time_s']:g} s simulated, {result.wall_time_s:.2f} s wall)"
     )
-    for col, justify in (
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("flow", "left"),
         ("controller", "left"),
         ("recovery", "left"),
         ("throughput Mb/s", "right"),
-        ("goodput", "right"),
-        ("retransmits", "right"),
+        ("goodput ratio", "right"),
+        ("retransmits segments", "right"),
         ("fast rtx", "right"),
         ("timeouts", "right"),
-        ("drops", "right"),
+        ("drops packets", "right"),
         ("mean RTT ms", "right"),
-    ):
+    )
+    for col, justify in columns:
         t.add_column(col, justify=justify)
     for r in result.flow_summary():
         t.add_row(
