@@ -110,3 +110,31 @@ def test_sigkill_of_a_sweep_kills_its_workers_and_resume_is_identical(tmp_path, 
             a = pl.read_parquet(tmp_path / "killed" / "points" / key / f"{table}.parquet")
             b = pl.read_parquet(tmp_path / "whole" / "points" / key / f"{table}.parquet")
             assert a.equals(b), (key, table)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see the process")
+def test_the_watchdog_ends_a_worker_whose_parent_died(tmp_path):
+    """The fallback where prctl is missing: a process running the watchdog exits once its
+    parent is gone (here the parent is SIGKILLed; no PR_SET_PDEATHSIG is set)."""
+    pid_file = tmp_path / "child.pid"
+    child = (
+        "import os, sys; from tcplab.sweep_backends import _watch_parent; "
+        f"open({str(pid_file)!r}, 'w').write(str(os.getpid())); _watch_parent(os.getppid())"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {child!r}]); time.sleep(60)"]
+    )
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    pid = int(pid_file.read_text())
+    assert _alive(pid)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the watchdog did not end the orphan")
