@@ -19,7 +19,8 @@ runner = CliRunner()
 def test_list():
     r = runner.invoke(app, ["list"])
     assert r.exit_code == 0
-    assert "controllers: reno" in r.stdout and "newreno" in r.stdout
+    assert "controllers:" in r.stdout and "recoveries:" in r.stdout
+    assert "reno" in r.stdout and "newreno" in r.stdout
 
 
 def test_version():

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 from rich.console import Console
@@ -17,6 +18,9 @@ from rich.table import Table
 
 from tcplab import _native
 from tcplab.scenario import Scenario, ScenarioError, load_scenario
+
+if TYPE_CHECKING:
+    from tcplab.run import RunResult
 
 app = typer.Typer(
     name="tcplab",
@@ -28,6 +32,13 @@ app = typer.Typer(
 
 EXIT_INTERNAL = 1
 EXIT_INVALID = 2
+
+
+class TableFormat(StrEnum):
+    """``--format``: how the results' tables are written (tcplab.results.TABLE_FORMATS)."""
+
+    parquet = "parquet"
+    csv = "csv"
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -75,27 +86,48 @@ def _check_sweep(path: Path, sc: Scenario, table: dict[str, Any]) -> int:
         _fail(f"{path}: {e}", EXIT_INVALID)
 
 
-def _out_dir(out: Path | None, name: str) -> Path:
-    """``--out`` or the default directory for ``name``; exit 2 when it is not usable."""
-    from tcplab.results import OutDirError, check_out_dir, default_out_dir
+def _out_dir(out: Path | None, name: str, flag: str = "--out") -> Path:
+    """``--out`` or the default directory for ``name``; exit 2 when it cannot be created
+    there (checked before anything runs)."""
+    from tcplab.out_dir import OutDirError, check_out_dir
+    from tcplab.results import default_out_dir
 
     target = out if out is not None else default_out_dir(name)
     try:
         check_out_dir(target)
     except OutDirError as e:
-        _fail(str(e), EXIT_INVALID)
+        _fail(f"{flag} {e}", EXIT_INVALID)
     return target
+
+
+def _store_dir(path: Path, flag: str) -> Path:
+    """A directory that is reused (a sweep's or reproduce's store): exit 2 unless it is a
+    directory this process can write in, or can be created."""
+    from tcplab.out_dir import OutDirError, check_store_dir
+
+    try:
+        return check_store_dir(path)
+    except OutDirError as e:
+        _fail(f"{flag} {e}", EXIT_INVALID)
+
+
+def _file_target(path: Path, flag: str) -> Path:
+    """A file to be (re)written: exit 2 when it is a directory or its directory is unusable."""
+    if path.is_dir():
+        _fail(f"{flag} {path}: is a directory", EXIT_INVALID)
+    _store_dir(path.parent, flag)
+    return path
 
 
 def _write_out(write: Callable[[], Path], target: Path) -> Path:
     """``write()`` (a results or campaign directory at ``target``); exit 2 when ``target`` is
     unusable, 1 when it cannot be written."""
-    from tcplab.results import OutDirError
+    from tcplab.out_dir import OutDirError
 
     try:
         return write()
     except OutDirError as e:
-        _fail(str(e), EXIT_INVALID)
+        _fail(f"--out {e}", EXIT_INVALID)
     except OSError as e:
         _fail(f"cannot write results to {target}: {e}", EXIT_INTERNAL)
 
@@ -136,14 +168,24 @@ def run(
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Override the scenario's seed.")] = None,
     no_report: Annotated[bool, typer.Option("--no-report", help="Do not write report.html.")] = False,
+    table_format: Annotated[
+        TableFormat, typer.Option("--format", help="File format of the tables.", case_sensitive=False)
+    ] = TableFormat.parquet,
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the summary (summary.json plus the results path) as JSON on stdout, nothing else.",
+        ),
+    ] = False,
     quiet: Annotated[
         bool,
         typer.Option("--quiet", "-q", help="No progress bar or summary table; print only the results path."),
     ] = False,
 ) -> None:
-    """Run a scenario and write its results directory (Parquet tables, summary.json, report.html).
+    """Run a scenario and write its results directory (Parquet or CSV tables, summary.json, report.html).
 
-    A file with a [sweep] table runs its base scenario only (tcplab sweep runs every point)."""
+    A file with a \\[sweep] table runs its base scenario only (tcplab sweep runs every point)."""
     from tcplab.results import write_results
     from tcplab.run import run as run_scenario
 
@@ -167,35 +209,43 @@ def run(
         _fail(f"{scenario}: {e}", EXIT_INVALID)
     except RuntimeError as e:
         _fail(str(e), EXIT_INTERNAL)
-    path = _write_out(lambda: write_results(result, target, report=not no_report), target)
-    if not quiet:
+    path = _write_out(
+        lambda: write_results(result, target, report=not no_report, table_format=table_format.value), target
+    )
+    c = result.conservation
+    if not c.get("ok", True) and not quiet:
+        err.print(f"[bold red]packet conservation violated:[/] {'; '.join(c.get('violations', []))}")
+    if json_out:
+        import json
+
+        doc = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+        typer.echo(json.dumps({"results": str(path), **doc}, indent=2))
+    elif not quiet:
         # Not a terminal (a pipe, a log): no wrapping of the summary table.
         console = Console() if sys.stdout.isatty() else Console(width=200)
         console.print(_summary_table(result))
-        c = result.conservation
-        if not c.get("ok", True):
-            err.print(f"[bold red]packet conservation violated:[/] {'; '.join(c.get('violations', []))}")
         console.print(f"results: {path}")
     else:
         typer.echo(str(path))
 
 
-def _summary_table(result) -> Table:
+def _summary_table(result: RunResult) -> Table:
     t = Table(
         title=f"{result.name} (seed {result.seed}, {result.summary['sim_time_s']:g} s simulated, {result.wall_time_s:.2f} s wall)"
     )
-    for col, justify in (
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("flow", "left"),
         ("controller", "left"),
         ("recovery", "left"),
         ("throughput Mb/s", "right"),
-        ("goodput", "right"),
-        ("retransmits", "right"),
+        ("goodput ratio", "right"),
+        ("retransmits segments", "right"),
         ("fast rtx", "right"),
         ("timeouts", "right"),
-        ("drops", "right"),
+        ("drops packets", "right"),
         ("mean RTT ms", "right"),
-    ):
+    )
+    for col, justify in columns:
         t.add_column(col, justify=justify)
     for r in result.flow_summary():
         t.add_row(
@@ -224,7 +274,7 @@ def validate(
 ) -> None:
     """Check a scenario file (schema, then the simulator's own checks) without running it.
 
-    With a [sweep] table: the base scenario, then every point of the sweep."""
+    With a \\[sweep] table: the base scenario, then every point of the sweep."""
     sc, sweep_table = _load_base(scenario)
     text = sc.canonical_json(indent=2)
     try:
@@ -244,9 +294,13 @@ def validate(
 
 @app.command("list")
 def list_components() -> None:
-    """List the congestion controllers and loss-recovery strategies."""
-    typer.echo("controllers: " + ", ".join(_native.controllers()))
-    typer.echo("recoveries:  " + ", ".join(_native.recoveries()))
+    """List the congestion controllers and loss-recovery strategies, one line each."""
+    for kind, title in (("controller", "controllers"), ("recovery", "recoveries")):
+        typer.echo(f"{title}:")
+        rows = [(name, about) for k, name, about in _native.components() if k == kind]
+        width = max((len(name) for name, _ in rows), default=0)
+        for name, about in rows:
+            typer.echo(f"  {name:<{width}}  {about}".rstrip())
 
 
 @app.command()
@@ -254,7 +308,7 @@ def sweep(
     scenario: Annotated[
         Path,
         typer.Argument(
-            help="Scenario file with a [sweep] table (docs/sweeps.md).",
+            help="Scenario file with a \\[sweep] table (docs/sweeps.md).",
             show_default=False,
             metavar="SCENARIO.toml",
         ),
@@ -272,7 +326,7 @@ def sweep(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Run every point of a scenario's [sweep] (grid x zip x seeds) in parallel; store each as Parquet."""
+    """Run every point of a scenario's \\[sweep] (grid x zip x seeds) in parallel; store each as Parquet."""
     from tcplab.sweep import SweepError, expand, load_sweep, run_sweep
 
     try:
@@ -280,6 +334,7 @@ def sweep(
         points = expand(doc, spec)
     except (SweepError, ScenarioError) as e:
         _fail(str(e), EXIT_INVALID)
+    _store_dir(out, "--out")
     err = Console(stderr=True)
     try:
         res = run_sweep(
@@ -340,6 +395,9 @@ def reproduce(
         selected = rp.select(ids or ["all"])
     except KeyError as e:
         _fail(str(e.args[0]), EXIT_INVALID)
+    _store_dir(out, "--out")
+    if write_docs is not None:
+        _file_target(write_docs, "--write-docs")
     err = Console(stderr=True)
     try:
         suite = rp.run_suite(
@@ -420,6 +478,8 @@ def campaign(
     except CampaignError as e:
         _fail(str(e), EXIT_INVALID)
     target = _out_dir(out, cfg.name)
+    if store is not None:
+        _store_dir(store, "--store")
     err = Console(stderr=True)
     try:
         result = run_campaign(cfg, jobs=jobs, progress=False if quiet else err, store=store, scheduler=scheduler)

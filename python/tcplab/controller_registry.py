@@ -85,9 +85,14 @@ class Controller(ABC):
 
 def register_controller(name: str, cls: type, description: str = "") -> None:
     """Makes ``cls`` the controller ``name`` for every simulation started later in this
-    process. Raises ValueError for a malformed name or the name of a built-in controller."""
+    process. ``description`` (what ``tcplab list`` shows) defaults to the first line of the
+    class's docstring. Raises ValueError for a malformed name or the name of a built-in
+    controller."""
     if not callable(cls):
         raise TypeError(f"register_controller: cls = {cls!r}: expected a class")
+    if not description:
+        doc = (getattr(cls, "__doc__", None) or "").strip()
+        description = doc.splitlines()[0].strip() if doc else ""
     _native.register_controller(name, cls, description)
 
 

@@ -22,14 +22,13 @@ from __future__ import annotations
 import json
 import os
 import platform
-import secrets
-import shutil
 import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tcplab.out_dir import OutDirError, building, check_out_dir, pause_for_tests
 from tcplab.schema import TABLES, RunLike
 
 __all__ = [
@@ -39,14 +38,14 @@ __all__ = [
     "git_revision",
     "OutDirError",
     "SUMMARY_SCHEMA",
+    "TABLE_FORMATS",
 ]
 
 #: Version of the summary.json layout; bump when keys change meaning.
 SUMMARY_SCHEMA = 1
 
-
-class OutDirError(ValueError):
-    """The output directory cannot be used."""
+#: How the tables can be written: one file per table, ``<table>.<format>``.
+TABLE_FORMATS = ("parquet", "csv")
 
 
 def default_out_dir(name: str, when: datetime | None = None, base: str | Path = "results") -> Path:
@@ -59,17 +58,6 @@ def default_out_dir(name: str, when: datetime | None = None, base: str | Path = 
         out = Path(base) / f"{safe}-{stamp}-{n}"
         n += 1
     return out
-
-
-def check_out_dir(out: str | Path) -> Path:
-    """Fails unless ``out`` is absent or an empty directory."""
-    p = Path(out)
-    if p.exists():
-        if not p.is_dir():
-            raise OutDirError(f"{p}: exists and is not a directory")
-        if any(p.iterdir()):
-            raise OutDirError(f"{p}: exists and is not empty (choose another --out)")
-    return p
 
 
 def git_revision(path: str | Path | None = None) -> tuple[str | None, bool | None]:
@@ -116,7 +104,7 @@ def _clean(o: Any) -> Any:
     return o
 
 
-def summary_document(result: RunLike, *, report: str | None) -> dict[str, Any]:
+def summary_document(result: RunLike, *, report: str | None, table_format: str = "parquet") -> dict[str, Any]:
     """The content of summary.json."""
     rev, dirty = git_revision()
     source = result.scenario.source
@@ -146,7 +134,7 @@ def summary_document(result: RunLike, *, report: str | None) -> dict[str, Any]:
             "flows": s["flows"],
             "udp": s["udp"],
             "links": s["links"],
-            "tables": {t: {"file": f"{t}.parquet", "rows": result.tables[t].height} for t in TABLES},
+            "tables": {t: {"file": f"{t}.{table_format}", "rows": result.tables[t].height} for t in TABLES},
             "report": report,
             **pcap_summary(result),
         }
@@ -197,17 +185,28 @@ def write_pcap_files(result: RunLike, directory: Path) -> list[Path]:
     return written
 
 
-def write_results(result: RunLike, out: str | Path | None = None, *, report: bool = True) -> Path:
+def write_table(frame: Any, path: Path, table_format: str) -> None:
+    """One table as ``path`` in ``table_format`` (:data:`TABLE_FORMATS`)."""
+    if table_format == "csv":
+        frame.write_csv(path)
+    else:
+        frame.write_parquet(path)
+
+
+def write_results(
+    result: RunLike, out: str | Path | None = None, *, report: bool = True, table_format: str = "parquet"
+) -> Path:
     """Writes the results directory of ``result`` to ``out`` (default
-    ``results/<name>-<timestamp>``) atomically and returns its path."""
+    ``results/<name>-<timestamp>``) atomically and returns its path. ``table_format``:
+    ``"parquet"`` (default) or ``"csv"``, one file per table."""
+    if table_format not in TABLE_FORMATS:
+        raise ValueError(f"table_format = {table_format!r}: expected one of {', '.join(TABLE_FORMATS)}")
     out = Path(out) if out is not None else default_out_dir(result.name)
-    check_out_dir(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
-    try:
-        for t in TABLES:
-            result.tables[t].write_parquet(tmp / f"{t}.parquet")
+    with building(out) as tmp:
+        for i, t in enumerate(TABLES):
+            write_table(result.tables[t], tmp / f"{t}.{table_format}", table_format)
+            if i == 0:
+                pause_for_tests("writing")
         write_pcap_files(result, tmp)
         source = result.scenario.source
         if source.get("toml"):
@@ -218,15 +217,8 @@ def write_results(result: RunLike, out: str | Path | None = None, *, report: boo
 
             write_report(result, tmp / "report.html")
             report_name = "report.html"
-        doc = summary_document(result, report=report_name)
+        doc = summary_document(result, report=report_name, table_format=table_format)
         (tmp / "summary.json").write_text(
             json.dumps(doc, indent=2, default=_json_default) + "\n", encoding="utf-8"
         )
-        check_out_dir(out)
-        if out.exists():
-            out.rmdir()  # empty (checked): rename needs the name free
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out

@@ -182,11 +182,12 @@ class RunResult:
             "conservation": dict(self.conservation),
         }
 
-    def write(self, out: str | Path | None = None, *, report: bool = True) -> Path:
-        """Writes the results directory (see :func:`tcplab.results.write_results`)."""
+    def write(self, out: str | Path | None = None, *, report: bool = True, table_format: str = "parquet") -> Path:
+        """Writes the results directory (see :func:`tcplab.results.write_results`; tables as
+        ``"parquet"`` or ``"csv"``)."""
         from tcplab.results import write_results
 
-        return write_results(self, out, report=report)
+        return write_results(self, out, report=report, table_format=table_format)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{t}={self.tables[t].height}" for t in TABLES)

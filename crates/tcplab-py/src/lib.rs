@@ -51,6 +51,20 @@ fn recoveries() -> Vec<&'static str> {
     tcplab_core::recovery::RECOVERIES.to_vec()
 }
 
+/// Every component the simulator can build, with its one-line description, from the one
+/// registry a run uses (built-ins, then this process's Python controllers):
+/// `[(kind, name, description)]`, kind `"controller"` or `"recovery"`.
+#[pyfunction]
+fn components() -> Vec<(&'static str, String, String)> {
+    let r = pycontroller::registries(&pycontroller::RunError::default());
+    let controllers = r.controllers.entries().iter().map(|e| ("controller", e));
+    let recoveries = r.recoveries.entries().iter().map(|e| ("recovery", e));
+    controllers
+        .map(|(k, e)| (k, e.name.clone(), e.description.clone()))
+        .chain(recoveries.map(|(k, e)| (k, e.name.clone(), e.description.clone())))
+        .collect()
+}
+
 /// Version of the Rust crates this module was built from.
 #[pyfunction]
 fn version() -> &'static str {
@@ -189,6 +203,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(recoveries, m)?)?;
+    m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(default_tcp_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_tcp_config_json, m)?)?;

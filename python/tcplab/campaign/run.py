@@ -8,10 +8,8 @@ write_campaign(result, "results/eth")   # probes.parquet, paths.parquet, campaig
 from __future__ import annotations
 
 import json
-import os
 import platform
 import resource
-import secrets
 import shutil
 import sys
 import time
@@ -199,14 +197,10 @@ def write_campaign(result: CampaignResult, out: str | FsPath, *, report: bool = 
     """Writes the campaign's directory atomically (built in a hidden sibling, then renamed):
     probes.parquet, paths.parquet, campaign.json, campaign.toml (the config as given, when
     it came from a file) and report.html."""
-    from tcplab.results import check_out_dir
+    from tcplab.out_dir import building
 
     out = FsPath(out)
-    check_out_dir(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
-    try:
+    with building(out) as tmp:
         result.probes.write_parquet(tmp / "probes.parquet")
         result.paths_frame().write_parquet(tmp / "paths.parquet")
         if result.cfg.source_path:
@@ -222,11 +216,4 @@ def write_campaign(result: CampaignResult, out: str | FsPath, *, report: bool = 
             report_name = "report.html"
         doc = campaign_summary(result, report=report_name)
         (tmp / "campaign.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
-        check_out_dir(out)
-        if out.exists():
-            out.rmdir()
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out

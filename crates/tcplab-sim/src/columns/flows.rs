@@ -25,13 +25,13 @@ pub(super) fn flows(rows: Vec<FlowSummary>) -> Table {
         retransmits_recovery, "segments", "further retransmissions during recovery";
         retransmits_timeout, "segments", "retransmissions after a timeout";
         retransmits_probe, "segments", "tail-loss probes that resent the highest segment";
-        fast_retransmits, "", "recovery entries triggered by ACKs";
-        recovery_restarts, "", "new reductions within one recovery";
-        probes, "", "tail-loss probes sent";
-        timeouts, "", "retransmission-timer expiries";
-        loss_events, "", "window reductions of any kind";
-        dup_acks, "", "duplicate ACKs the sender received";
-        acks_sent, "", "ACKs the receiver sent";
+        fast_retransmits, "count", "recovery entries triggered by ACKs";
+        recovery_restarts, "count", "new reductions within one recovery";
+        probes, "segments", "tail-loss probes sent";
+        timeouts, "count", "retransmission-timer expiries";
+        loss_events, "count", "window reductions of any kind";
+        dup_acks, "ACKs", "duplicate ACKs the sender received";
+        acks_sent, "ACKs", "ACKs the receiver sent";
         spurious_retransmits, "segments", "segments that arrived when all their bytes were there";
         data_drops, "packets", "this flow's data packets dropped anywhere";
         ack_drops, "packets", "this flow's ACKs dropped anywhere";
@@ -64,14 +64,14 @@ pub(super) fn flows(rows: Vec<FlowSummary>) -> Table {
     for (field, about, by_cause) in arrays {
         for cause in LossCause::ALL {
             let v: Vec<u64> = by_cause.iter().map(|a| a[cause as usize]).collect();
-            t.col(format!("{field}_{}", cause.as_str()), "", about, v);
+            t.col(format!("{field}_{}", cause.as_str()), "count", about, v);
         }
     }
     row_fields!(t, rows;
         ff45_accuracy, "ratio", "share of 4/5 decisions that hit a random loss";
         congestion_misdiagnosis, "ratio", "share of congestion losses answered with 4/5 among 4/5 and 1/2";
-        ff_value_mean_congestion, "", "mean verdict value of fast retransmits caused by congestion";
-        ff_value_mean_random, "", "mean verdict value of fast retransmits caused by random loss";
+        ff_value_mean_congestion, "1", "mean verdict value of fast retransmits caused by congestion";
+        ff_value_mean_random, "1", "mean verdict value of fast retransmits caused by random loss";
         cross_layer_reports, "reports", "random drops reported to the sender (cross-layer channel)";
     );
     // Timeout taxonomy (docs/timeouts.md): one column per class.
@@ -81,7 +81,7 @@ pub(super) fn flows(rows: Vec<FlowSummary>) -> Table {
             .map(|r| r.timeouts_by_class[class as usize])
             .collect();
         let about = "timeouts by class in the ETH report's taxonomy";
-        t.col(format!("timeouts_{}", class.as_str()), "", about, v);
+        t.col(format!("timeouts_{}", class.as_str()), "count", about, v);
     }
     row_fields!(t, rows;
         loss_indication_p, "ratio", "(timeouts + recovery entries) / segments sent";
@@ -89,10 +89,10 @@ pub(super) fn flows(rows: Vec<FlowSummary>) -> Table {
     eth_columns(&mut t, &rows);
     row_fields!(t, rows;
         ecn_marks, "packets", "data segments marked Congestion Experienced";
-        ecn_reductions, "", "window reductions in answer to ECN echoes";
-        timeouts_repeated, "", "timeouts that fired again before the cumulative ACK moved";
-        undos_timeout, "", "timeouts found spurious and undone";
-        undos_recovery, "", "fast-recovery reductions found unnecessary and undone";
+        ecn_reductions, "count", "window reductions in answer to ECN echoes";
+        timeouts_repeated, "count", "timeouts that fired again before the cumulative ACK moved";
+        undos_timeout, "count", "timeouts found spurious and undone";
+        undos_recovery, "count", "fast-recovery reductions found unnecessary and undone";
     );
     t.done()
 }

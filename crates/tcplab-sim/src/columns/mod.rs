@@ -59,7 +59,10 @@ macro_rules! values_from {
 values_from!(String => Str, &'static str => Label, bool => Bool, u8 => U8, u32 => U32,
     u64 => U64, f64 => F64, Option<u64> => OptU64, Option<f64> => OptF64);
 
-/// One column: its name, unit ("" for none), a one-line description, and the values.
+/// One column: its name, unit, a one-line description, and the values. Every number has a
+/// unit: a physical one (`ns`, `bytes`, `bit/s`, `packets`...), `count` (events counted),
+/// `id` (a row of another table), `1` or `ratio` (dimensionless); only text and flags have
+/// none ("").
 #[derive(Clone, Debug, PartialEq)]
 pub struct Column {
     pub name: String,
@@ -237,7 +240,7 @@ fn links(rows: Vec<LinkSummary>) -> Table {
 fn series(s: FlowSeries) -> Table {
     let mut t = TableBuilder::new("series");
     vec_fields!(t, s;
-        flow, "", "flows.id";
+        flow, "id", "flows.id";
         time_ns, "ns", "time of the sample";
         cwnd, "bytes", "congestion window";
         ssthresh, "bytes", "slow-start threshold (2^64-1 while unbounded)";
@@ -253,7 +256,7 @@ fn series(s: FlowSeries) -> Table {
 fn queues(q: QueueSeries) -> Table {
     let mut t = TableBuilder::new("queues");
     vec_fields!(t, q;
-        link, "", "links.id";
+        link, "id", "links.id";
         time_ns, "ns", "time of the sample";
         packets, "packets", "queue length, the packet being serialized included";
         bytes, "bytes", "queue length in bytes";
@@ -265,11 +268,11 @@ fn drops(d: DropLog) -> Table {
     let mut t = TableBuilder::new("drops");
     vec_fields!(t, d;
         time_ns, "ns", "when";
-        link, "", "links.id of the direction that dropped it";
+        link, "id", "links.id of the direction that dropped it";
         flow_kind, "", "\"tcp\" or \"udp\"";
-        flow, "", "flows.id or udp.id";
+        flow, "id", "flows.id or udp.id";
         packet, "", "\"data\", \"ack\" or \"udp\"";
-        seq, "bytes", "data: first byte; ACK: cumulative ACK; UDP: packet number";
+        seq, "bytes or packets", "data: first byte; ACK: cumulative ACK; UDP: packet number";
         size, "bytes", "size on the wire";
         cause, "", "drop cause";
     );
@@ -284,14 +287,14 @@ fn events(e: EventLog) -> Table {
     let mut t = TableBuilder::new("events");
     vec_fields!(t, e;
         time_ns, "ns", "when";
-        flow, "", "flows.id";
+        flow, "id", "flows.id";
         event, "", "window, recovery_enter, recovery_exit, timeout or ecn_response";
         reason, "", "for window: why cwnd or ssthresh changed; else empty";
         cwnd, "bytes", "effective send window after the event";
         ssthresh, "bytes", "slow-start threshold after the event";
         seq, "bytes", "cumulative ACK point at the time";
         label, "", "the controller's verdict (recovery_enter, ecn_response)";
-        value, "", "the verdict's number; for timeout the backed-off RTO in seconds";
+        value, "1 or s", "the verdict's number; for timeout the backed-off RTO in seconds";
     );
     t.done()
 }
@@ -300,10 +303,10 @@ fn segments(s: SegmentLog) -> Table {
     let mut t = TableBuilder::new("segments");
     vec_fields!(t, s;
         time_ns, "ns", "when it was sent";
-        flow, "", "flows.id";
+        flow, "id", "flows.id";
         seq, "bytes", "first byte";
         len, "bytes", "payload length";
-        retransmission, "", "transmissions of this range before this one (0 = original)";
+        retransmission, "count", "transmissions of this range before this one (0 = original)";
     );
     t.done()
 }
@@ -312,10 +315,10 @@ fn verdicts(v: VerdictLog) -> Table {
     let mut t = TableBuilder::new("verdicts");
     vec_fields!(t, v;
         time_ns, "ns", "when the sender responded";
-        flow, "", "flows.id";
+        flow, "id", "flows.id";
         trigger, "", "fast_retransmit, recovery_restart or timeout";
         label, "", "the controller's verdict, e.g. \"1/2\", \"4/5\"";
-        value, "", "the verdict's number (reduction factor or congestion level)";
+        value, "1", "the verdict's number (reduction factor or congestion level)";
         seq, "bytes", "snd.una: first byte of the segment whose loss triggered it";
         cwnd, "bytes", "the controller's cwnd just before the response";
         ssthresh, "bytes", "ssthresh just after it";
@@ -349,6 +352,14 @@ mod tests {
                 assert!(
                     !c.description.is_empty(),
                     "{}.{} undescribed",
+                    t.name,
+                    c.name
+                );
+                let number = !matches!(c.dtype, "str" | "bool");
+                assert_eq!(
+                    number,
+                    !c.unit.is_empty(),
+                    "{}.{}: a unit for every number, none for text",
                     t.name,
                     c.name
                 );
