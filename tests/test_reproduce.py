@@ -198,7 +198,9 @@ def test_an_inconclusive_test_projects_the_samples_that_would_decide_it():
     # decided tests and an estimate on the bound
     assert at_least("x", Estimate(2, 1.9, 2.1, 5, "t"), 1).samples_to_decide() is None
     on = within("x", Estimate(0.9, 0.8, 1.0, 5, "t"), 0.9, 1.1)
-    assert on.verdict == INCONCLUSIVE and "sits on the bound" in on.outcome()
+    assert on.verdict == INCONCLUSIVE and on.samples_to_decide() is None and "too close to the bound" in on.outcome()
+    near = within("x", Estimate(0.905, 0.8, 1.01, 5, "t"), 0.9, 1.1)  # 0.005 away, half-width 0.105
+    assert near.samples_to_decide() == 2205 and "more than 10x the samples, now 5" in near.outcome()
 
 
 def test_a_claim_combines_its_tests_and_reports_the_first_estimate():
@@ -211,7 +213,7 @@ def test_a_claim_combines_its_tests_and_reports_the_first_estimate():
     assert r.estimate.value == 1 and r.measured() == "b: 1 [0, 2]"  # the test that decides the verdict
     s = r.summary()
     assert s["verdict"] == INCONCLUSIVE and s["measured"] == 1 and s["ci_low"] == 0 and s["ci_high"] == 2
-    assert s["measured_quantity"] == "b" and s["samples_to_decide"] == 1000  # b's value sits on its bound
+    assert s["measured_quantity"] == "b" and s["samples_to_decide"] is None  # b's value sits on its bound
     assert s["quote"] == "q" and s["section"] == "§1" and s["published"] == "pub" and s["weakened"] is None
 
 

@@ -282,9 +282,9 @@ FIG8 = Experiment(
         "±25%, ≥ 0.85 and < 0.6, set after the runs)."
     ),
     explanation=(
-        "The forward hops are almost fully used, as published, a little less than with drop-tail "
-        "routers (about 0.98 / 0.96), as RED keeps the queue short; reverse utilization is around "
-        "0.45-0.5 (published ~0.40). AReno ≈ Reno on the long path. **Gap**: on the cross paths "
+        "**Gap**: the forward hops are used about 0.87-0.89, just short of \"almost fully\" (≥ 0.9) and "
+        "less than with drop-tail routers (about 0.98 / 0.96): RED keeps the queue short and sometimes "
+        "lets it drain. Reverse utilization is about 0.45 (published ~0.40, outside ±10%). AReno ≈ Reno on the long path. **Gap**: on the cross paths "
         'AReno gets about 1.7-1.8x Reno, not "almost the same"; drop-tail runs gave 1.5-1.8x, so '
         "RED did not close it. A likely reason: the cross flows have the shortest RTTs (24 and 44 "
         "ms) and RED keeps queueing delay small, so AReno's congestion estimate (queueing delay "

@@ -262,8 +262,8 @@ FIG5 = Experiment(
     seeds=SEEDS,
     setting=SETTING + " One flow, 1.6 Mb/s, buffer 12, 32 MB (`scenarios/veno-fig5.toml`).",
     explanation=(
-        "The link carries at most 193 kB/s of payload. Gap: Veno at 1e-2 is about 13% below the "
-        "published 146.5 kB/s (Reno about 5% below). Likely reasons: details of the NetBSD stack the "
+        "The link carries at most 193 kB/s of payload. Gap: Veno at 1e-2 is about 15% below the "
+        "published 146.5 kB/s (Reno about 7% below). Likely reasons: details of the NetBSD stack the "
         "paper ran and tcplab does not model (500 ms timer ticks, its RTO computation); Reno fast "
         "recovery ends at the first partial ACK, so two losses in a window often end in a timeout. "
         "With NewReno recovery instead (not the paper's stack, `scenarios/veno-fig5-reno.toml`) "

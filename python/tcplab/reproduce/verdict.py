@@ -159,32 +159,31 @@ class Test:
         """For an inconclusive test: how many samples (seeds, or what ``estimate.n`` counts)
         would make the interval clear the nearest bound if the point value and the spread per
         sample stayed as measured (half-width ∝ 1/√n). None when that cannot be said (a
-        decided test, no interval, no numeric bound)."""
+        decided test, no interval, no numeric bound, a point value exactly on the bound)."""
+        if not self._projectable():
+            return None
         e = self.estimate
-        if self.verdict != INCONCLUSIVE or not self.limits or e.n < 2 or not e.finite:
-            return None
-        half = (e.high - e.low) / 2
         gap = min(abs(e.value - b) for b in self.limits)
-        if half <= 0:
-            return None
-        if gap <= 0:
-            return SAMPLES_UNDECIDABLE
-        return min(SAMPLES_UNDECIDABLE, math.ceil(e.n * (half / gap) ** 2))
+        return math.ceil(e.n * ((e.high - e.low) / 2 / gap) ** 2) if gap > 0 else None
+
+    def _projectable(self) -> bool:
+        e = self.estimate
+        return self.verdict == INCONCLUSIVE and bool(self.limits) and e.n >= 2 and e.finite and e.high > e.low
 
     def outcome(self) -> str:
         """``text()`` with the verdict, and for an inconclusive test the projection of
         :meth:`samples_to_decide`."""
         out = f"{self.text()}: {self.verdict}"
-        need = self.samples_to_decide()
-        if need is None:
+        if not self._projectable():
             return out
-        if need >= SAMPLES_UNDECIDABLE:
-            return out + f" (the estimate sits on the bound: not decidable with fewer than {SAMPLES_UNDECIDABLE} samples, now {self.estimate.n})"
-        return out + f" (decidable with about {need} samples at this spread, now {self.estimate.n})"
+        need, n = self.samples_to_decide(), self.estimate.n
+        if need is None or need > DECIDABLE_FACTOR * n:
+            return out + f" (the estimate lies too close to the bound: more than {DECIDABLE_FACTOR}x the samples, now {n}, would be needed to decide it)"
+        return out + f" (decidable with about {need} samples at this spread, now {n})"
 
 
-#: :meth:`Test.samples_to_decide` reports at most this many
-SAMPLES_UNDECIDABLE = 1000
+#: :meth:`Test.outcome` calls a claim undecidable by more samples beyond this factor
+DECIDABLE_FACTOR = 10
 
 
 def _decide(est: Estimate, inside: bool, outside: bool) -> str:
