@@ -22,10 +22,14 @@ def _cell(s: str) -> str:
 #: cached points (updated by hand when they are measured again; the rest of the header comes
 #: from that run).
 QUICK_SUITE_TIME = (
-    "the whole quick suite from an empty cache, 2523 runs, took 4 min 24 s there; the full "
-    "suite, 5035 runs, took about 56 min of wall time in three invocations sharing the run "
-    "cache (about 51 min of it while four builds shared the two cores, the last 1718 runs in "
-    "5 min with the cores free)"
+    "the full suite's runs come from two invocations: 5035 runs took about 56 min of wall time "
+    "(about 51 min of it while four builds shared the two cores, the last 1718 runs in 5 min "
+    "with the cores free); after Veno Fig. 5-7 and AReno Fig. 7/8 went to 40 seeds, one "
+    "invocation adopted those runs (`--adopt-runs`, recomputing 101 of them identically) and "
+    "computed the 1300 new ones in 822 s while six builds shared the cores. The quick suite "
+    "(5010 runs since the seed increase; 2523 before, 4 min 24 s from an empty cache with the "
+    "cores free) took 53 min from an empty cache with the load average between 11 and 20; it "
+    "was not measured again with free cores"
 )
 RUST_CLAIMS_TIME = (
     "The Rust claims tests took about 47 s in `cargo test --workspace` on the shared machine "
