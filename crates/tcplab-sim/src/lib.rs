@@ -4,7 +4,7 @@
 //! [`packet`] (packets, header model, pool), [`queue`] (disciplines), [`loss`] (random loss
 //! models), [`link`] (one link direction), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
-//! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
+//! [`trace`] (recording), [`estimate`] (what a run will record, and its limit), [`conservation`] (end-of-run accounting), [`summary`] (summary
 //! rows), [`instruments`] (measurement from facts: drop log, loss classification, timeout
 //! taxonomy, loss events), [`columns`] (the results as typed columns: the column schema),
 //! [`scenario`] (the scenario types: serde only, a leaf), [`error`] (SimError), [`validate`]
@@ -17,6 +17,7 @@ pub mod columns;
 pub mod conservation;
 pub mod engine;
 pub mod error;
+pub mod estimate;
 pub mod flow;
 pub mod flow_route;
 pub mod instruments;
