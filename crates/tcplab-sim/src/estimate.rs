@@ -120,7 +120,7 @@ fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -132,7 +132,7 @@ fn thousands(n: u64) -> String {
 fn duration(d: Dur) -> String {
     let ns = d.as_nanos();
     for (unit, k) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns >= k && ns % k == 0 {
+        if ns >= k && ns.is_multiple_of(k) {
             return format!("{}{unit}", ns / k);
         }
     }

@@ -22,17 +22,17 @@ use tcplab_core::{DataSegment, LogRecord, Sender, SenderSnapshot, Time};
 pub mod row_bytes {
     use super::size_of;
     type Label = &'static str;
-    pub const SERIES: u64 = (size_of::<u32>() + 8 * size_of::<u64>()) as u64;
-    pub const QUEUES: u64 = (2 * size_of::<u32>() + 2 * size_of::<u64>()) as u64;
-    pub const DROPS: u64 = (2 * size_of::<u64>()
-        + 3 * size_of::<u32>()
-        + 3 * size_of::<Label>()
+    pub const SERIES: u64 = (size_of::<u32>() + size_of::<[u64; 8]>()) as u64;
+    pub const QUEUES: u64 = (size_of::<[u32; 2]>() + size_of::<[u64; 2]>()) as u64;
+    pub const DROPS: u64 = (size_of::<[u64; 2]>()
+        + size_of::<[u32; 3]>()
+        + size_of::<[Label; 3]>()
         + size_of::<Option<f64>>()) as u64;
     pub const EVENTS: u64 =
-        (4 * size_of::<u64>() + size_of::<u32>() + 3 * size_of::<Label>() + size_of::<f64>())
+        (size_of::<[u64; 4]>() + size_of::<u32>() + size_of::<[Label; 3]>() + size_of::<f64>())
             as u64;
     pub const SEGMENTS: u64 =
-        (2 * size_of::<u64>() + 2 * size_of::<u32>() + size_of::<u8>()) as u64;
+        (size_of::<[u64; 2]>() + size_of::<[u32; 2]>() + size_of::<u8>()) as u64;
 }
 
 /// The recorded tables, in [`Recording::tables`] order.
