@@ -182,11 +182,19 @@ def run(
         bool,
         typer.Option("--quiet", "-q", help="No progress bar or summary table; print only the results path."),
     ] = False,
+    max_record_mb: Annotated[
+        float | None,
+        typer.Option(
+            "--max-record-mb",
+            help="Limit on what the run records, MB (default $TCPLAB_MAX_RECORD_MB or 2048; docs/scenario.md).",
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario and write its results directory (Parquet or CSV tables, summary.json, report.html).
 
     A file with a \\[sweep] table runs its base scenario only (tcplab sweep runs every point)."""
     from tcplab.results import write_results
+    from tcplab.run import recording_line
     from tcplab.run import run as run_scenario
 
     sc, sweep_table = _load_base(scenario, seed)
@@ -199,12 +207,12 @@ def run(
     err = Console(stderr=True)
     try:
         if quiet:
-            result = run_scenario(sc)
+            result = run_scenario(sc, max_record_mb=max_record_mb)
         else:
             from tcplab.progress import SimProgress
 
             with SimProgress(sc.name, console=err) as bar:
-                result = run_scenario(sc, progress=bar)
+                result = run_scenario(sc, progress=bar, max_record_mb=max_record_mb)
     except ScenarioError as e:  # what only the simulator checks
         _fail(f"{scenario}: {e}", EXIT_INVALID)
     except RuntimeError as e:
@@ -224,6 +232,7 @@ def run(
         # Not a terminal (a pipe, a log): no wrapping of the summary table.
         console = Console() if sys.stdout.isatty() else Console(width=200)
         console.print(_summary_table(result))
+        console.print(recording_line(result.recording), markup=False, highlight=False)
         console.print(f"results: {path}")
     else:
         typer.echo(str(path))

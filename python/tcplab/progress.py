@@ -37,16 +37,20 @@ class SimProgress:
         self.task: Any = None
 
     def __enter__(self) -> SimProgress:
-        self.progress.__enter__()
-        self.task = self.progress.add_task(self.label, total=1.0, sim="0 s")
+        # The bar appears at the first call, once the simulation is built: a scenario the
+        # simulator refuses leaves only its one-line error on the terminal.
         return self
 
     def __call__(self, now_ns: int, end_ns: int) -> None:
+        if self.task is None:
+            self.progress.__enter__()
+            self.task = self.progress.add_task(self.label, total=1.0, sim="0 s")
         frac = 1.0 if end_ns == 0 else min(1.0, now_ns / end_ns)
         self.progress.update(self.task, completed=frac, sim=f"{now_ns / 1e9:.3g} s / {end_ns / 1e9:g} s")
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)
+        if self.task is not None:
+            self.progress.__exit__(*exc)
 
 
 class CountProgress:

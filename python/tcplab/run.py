@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from tcplab.progress import SimProgress
 from tcplab.schema import NULLABLE, DUPACK_BINS, SACK_POSITIONS, SCHEMA, TABLES, TIMEOUT_CLASSES
 from tcplab.scenario import Scenario, ScenarioError, as_scenario
 
-__all__ = ["RunResult", "run", "TABLES", "SCHEMA", "Progress"]
+__all__ = ["RunResult", "run", "TABLES", "SCHEMA", "Progress", "max_record_mb", "recording_line"]
 
 #: A progress callback: called with (simulated ns reached, end of the run in ns).
 Progress = Callable[[int, int], None]
@@ -76,6 +77,10 @@ class RunResult:
     pcap: list[dict[str, Any]] = field(default_factory=list)
     #: Address of every node in the captures: ``{node name: "10.0.0.1", ...}``.
     pcap_addresses: dict[str, str] = field(default_factory=dict)
+    #: What the run recorded (``_native.Simulation.recording()``): ``{"tables": [{"table",
+    #: "rows", "bytes", "bucket_ns", "truncated_at_ns"}], "limit_bytes", "estimate": [...]}``;
+    #: empty for results built otherwise.
+    recording: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_native(
@@ -87,6 +92,7 @@ class RunResult:
         started_at: datetime | None = None,
         finished_at: datetime | None = None,
         wall_time_s: float = 0.0,
+        recording: dict[str, Any] | None = None,
     ) -> RunResult:
         """Builds a result from the dict ``_native.Simulation.finish()`` returns."""
         now = datetime.now(UTC)
@@ -101,6 +107,7 @@ class RunResult:
             wall_time_s=wall_time_s,
             pcap=list(raw.get("pcap", [])),
             pcap_addresses=dict(raw.get("pcap_addresses", {})),
+            recording=dict(recording or {}),
         )
 
     # ---- tables ----------------------------------------------------------------------------
@@ -261,6 +268,7 @@ def run(
     *,
     seed: int | None = None,
     steps: int = 100,
+    max_record_mb: float | None = None,
 ) -> RunResult:
     """Runs a scenario to its end and returns its results.
 
@@ -268,6 +276,10 @@ def run(
     simulation advances in ``steps`` chunks (1% of the end time each); after each chunk
     ``progress(now_ns, end_ns)`` is called (``progress=True`` shows a rich progress bar).
     The simulator runs with the GIL released, so runs in several threads proceed in parallel.
+
+    ``max_record_mb`` limits what the run records (default: :func:`max_record_mb`): a
+    scenario expected to record more is refused before it starts, and a run that records
+    more anyway stops with a :class:`ScenarioError` (docs/scenario.md, "Bounded recording").
 
     Raises :class:`ScenarioError` (a ValueError) for an invalid scenario, including what only
     the simulator checks, and ``RuntimeError("internal error: ...")`` if the simulator fails.
@@ -279,15 +291,18 @@ def run(
     started_at = datetime.now(UTC)
     t0 = time.perf_counter()
     try:
-        sim = _native.Simulation(_canonical_json(canonical))
+        sim = _native.Simulation(_canonical_json(canonical), _max_record_mb(max_record_mb))
     except ValueError as e:
         raise ScenarioError(str(e)) from None
 
-    if progress is True:
-        with SimProgress(sc.name) as bar:
-            raw = _drive(sim, bar, steps)
-    else:
-        raw = _drive(sim, progress or None, steps)
+    try:
+        if progress is True:
+            with SimProgress(sc.name) as bar:
+                raw, recording = _drive(sim, bar, steps)
+        else:
+            raw, recording = _drive(sim, progress or None, steps)
+    except ValueError as e:  # recording passed its limit
+        raise ScenarioError(str(e)) from None
     wall = time.perf_counter() - t0
     return RunResult.from_native(
         sc,
@@ -296,7 +311,54 @@ def run(
         started_at=started_at,
         finished_at=datetime.now(UTC),
         wall_time_s=wall,
+        recording=recording,
     )
+
+
+#: The environment variable that sets the default of ``max_record_mb`` (sweeps' workers
+#: inherit it).
+MAX_RECORD_ENV = "TCPLAB_MAX_RECORD_MB"
+
+
+def max_record_mb() -> float:
+    """The limit on what a run records, in MB, when none is given: ``$TCPLAB_MAX_RECORD_MB``
+    or ``_native.DEFAULT_MAX_RECORD_MB`` (2048)."""
+    text = os.environ.get(MAX_RECORD_ENV, "").strip()
+    if not text:
+        return float(_native.DEFAULT_MAX_RECORD_MB)
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ScenarioError(f"{MAX_RECORD_ENV} = {text!r}: expected a number of MB > 0")
+    return value
+
+
+def _max_record_mb(value: float | None) -> float:
+    if value is None:
+        return max_record_mb()
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
+        raise ScenarioError(f"max_record_mb = {value!r}: expected a number of MB > 0")
+    return float(value)
+
+
+def recording_line(recording: dict[str, Any]) -> str:
+    """What a run recorded in one line: rows per table, about how many MB, and any
+    decimation or truncation by ``trace.max_rows_per_flow``."""
+    if not recording:
+        return ""
+    parts, notes = [], []
+    for t in recording["tables"]:
+        if t["rows"]:
+            parts.append(f"{t['table']} {t['rows']:,}")
+        if t["bucket_ns"]:
+            notes.append(f"{t['table']} decimated to one row per {'flow' if t['table'] == 'series' else 'link'} per {t['bucket_ns'] / 1e6:g} ms")
+        if t["truncated_at_ns"] is not None:
+            notes.append(f"{t['table']} cut at {t['truncated_at_ns'] / 1e9:g} s")
+    mb = sum(t["bytes"] for t in recording["tables"]) / 2**20
+    line = f"recorded: {', '.join(parts) or 'summaries only'} rows (~{mb:.1f} MB of {recording['limit_bytes'] / 2**20:g} MB allowed)"
+    return line + (f"; {'; '.join(notes)} (trace.max_rows_per_flow)" if notes else "")
 
 
 def _canonical_json(canonical: dict[str, Any]) -> str:
@@ -304,7 +366,7 @@ def _canonical_json(canonical: dict[str, Any]) -> str:
     return json.dumps(canonical)
 
 
-def _drive(sim: Any, progress: Progress | None, steps: int) -> dict[str, Any]:
+def _drive(sim: Any, progress: Progress | None, steps: int) -> tuple[dict[str, Any], dict[str, Any]]:
     end = sim.end_ns
     step = max(1, end // max(1, steps))
     target = 0
@@ -317,4 +379,5 @@ def _drive(sim: Any, progress: Progress | None, steps: int) -> dict[str, Any]:
             progress(min(target, end), end)
     if progress:
         progress(end, end)
-    return sim.finish()
+    recording = sim.recording()
+    return sim.finish(), recording

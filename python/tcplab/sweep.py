@@ -273,9 +273,10 @@ def _simulator_check(canonical: dict[str, Any]) -> None:
     """What only the simulator checks (Scenario::validate: routes, node names...), by building
     the simulation without running it (a few milliseconds)."""
     from tcplab import _native
+    from tcplab.run import max_record_mb
 
     try:
-        _native.Simulation(json.dumps(canonical))
+        _native.Simulation(json.dumps(canonical), max_record_mb())
     except ValueError as e:
         raise ScenarioError(str(e)) from None
 

@@ -201,6 +201,10 @@ fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
     m.add_class::<PySimulation>()?;
+    m.add(
+        "DEFAULT_MAX_RECORD_MB",
+        tcplab_sim::estimate::DEFAULT_MAX_RECORD_MB,
+    )?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(recoveries, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;

@@ -91,16 +91,31 @@ impl PySimulation {
 
 #[pymethods]
 impl PySimulation {
+    /// `max_record_mb`: the limit on what the run records (default
+    /// `tcplab_sim::estimate::DEFAULT_MAX_RECORD_MB`); a scenario expected to record more is
+    /// refused (ValueError), and `run_until` raises ValueError if the run records more anyway.
     #[new]
-    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (scenario_json, max_record_mb=None))]
+    fn new(py: Python<'_>, scenario_json: &str, max_record_mb: Option<f64>) -> PyResult<Self> {
         let json = scenario_json.to_owned();
+        let limit = match max_record_mb {
+            None => tcplab_sim::estimate::DEFAULT_MAX_RECORD_MB << 20,
+            Some(mb) if mb.is_finite() && mb > 0.0 => {
+                (mb * (1u64 << 20) as f64).min(u64::MAX as f64) as u64
+            }
+            Some(mb) => {
+                return Err(PyValueError::new_err(format!(
+                    "max_record_mb = {mb}: expected a number of MB > 0"
+                )))
+            }
+        };
         let controller_error = RunError::default();
         let registries = registries(&controller_error);
         let built = py.detach(move || {
             no_panic(move || -> Result<(Box<Simulation>, u64), String> {
                 let scenario: Scenario =
                     serde_json::from_str(&json).map_err(|e| format!("scenario JSON: {e}"))?;
-                let sim = Simulation::with_registries(&scenario, &registries)
+                let sim = Simulation::with_limit(&scenario, &registries, limit)
                     .map_err(|e| e.to_string())?;
                 let end_ns = sim.end_time().as_nanos();
                 Ok((Box::new(sim), end_ns))
@@ -124,11 +139,47 @@ impl PySimulation {
         if let Some(e) = self.controller_error.to_py(py) {
             return Err(e);
         }
-        self.with_sim(py, |sim| sim.run_until(Time::from_nanos(t_ns)))?;
-        match self.controller_error.to_py(py) {
-            Some(e) => Err(e),
+        let over = self.with_sim(py, |sim| {
+            sim.run_until(Time::from_nanos(t_ns));
+            sim.record_error()
+        })?;
+        if let Some(e) = self.controller_error.to_py(py) {
+            return Err(e);
+        }
+        match over {
+            Some(msg) => Err(PyValueError::new_err(msg)),
             None => Ok(()),
         }
+    }
+
+    /// What the run has recorded so far: `{"tables": [{"table", "rows", "bytes",
+    /// "bucket_ns", "truncated_at_ns"}], "limit_bytes", "estimate": [{"table", "rows",
+    /// "bytes"}]}` (the estimate made before the run). After `finish`: RuntimeError.
+    fn recording<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (rec, est) = self.with_sim(py, |sim| (sim.recording(), sim.estimate().clone()))?;
+        let d = PyDict::new(py);
+        let tables = pyo3::types::PyList::empty(py);
+        for t in rec.tables {
+            let row = PyDict::new(py);
+            row.set_item("table", t.table)?;
+            row.set_item("rows", t.rows)?;
+            row.set_item("bytes", t.bytes)?;
+            row.set_item("bucket_ns", t.bucket_ns)?;
+            row.set_item("truncated_at_ns", t.truncated_at_ns)?;
+            tables.append(row)?;
+        }
+        d.set_item("tables", tables)?;
+        d.set_item("limit_bytes", rec.limit_bytes)?;
+        let estimate = pyo3::types::PyList::empty(py);
+        for t in est.tables {
+            let row = PyDict::new(py);
+            row.set_item("table", t.table)?;
+            row.set_item("rows", t.rows)?;
+            row.set_item("bytes", t.bytes)?;
+            estimate.append(row)?;
+        }
+        d.set_item("estimate", estimate)?;
+        Ok(d)
     }
 
     /// Simulated time reached so far, in ns.

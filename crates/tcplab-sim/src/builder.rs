@@ -139,6 +139,7 @@ impl TraceSpec {
             drops: false,
             pcap: Vec::new(),
             pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
+            max_rows_per_flow: None,
         }
     }
     /// Record everything, series on change.

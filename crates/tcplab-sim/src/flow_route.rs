@@ -54,10 +54,16 @@ impl PinnedRoutes {
         if !self.any {
             return None;
         }
-        let hops = match p.kind() {
-            PacketKind::Data => &self.tcp.get(p.flow as usize)?.as_ref()?.0,
-            PacketKind::Ack => &self.tcp.get(p.flow as usize)?.as_ref()?.1,
-            PacketKind::Udp => self.udp.get(p.flow as usize)?.as_ref()?,
+        self.next_link_of(p.kind(), p.flow, at)
+    }
+
+    /// The link direction a packet of `kind` of flow `flow` at node `at` leaves on, if that
+    /// flow has a pinned route.
+    pub fn next_link_of(&self, kind: PacketKind, flow: u32, at: u32) -> Option<u32> {
+        let hops = match kind {
+            PacketKind::Data => &self.tcp.get(flow as usize)?.as_ref()?.0,
+            PacketKind::Ack => &self.tcp.get(flow as usize)?.as_ref()?.1,
+            PacketKind::Udp => self.udp.get(flow as usize)?.as_ref()?,
         };
         hops.iter().find(|h| h.0 == at).map(|h| h.1)
     }

@@ -5,7 +5,7 @@
 //! models), [`link`] (one link direction), [`delivery_trace`]
 //! (trace-driven link capacity, Mahimahi's format), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
-//! [`trace`] (recording), [`conservation`] (end-of-run accounting), [`summary`] (summary
+//! [`trace`] (recording), [`estimate`] (what a run will record, and its limit), [`conservation`] (end-of-run accounting), [`summary`] (summary
 //! rows), [`instruments`] (measurement from facts: drop log, loss classification, timeout
 //! taxonomy, loss events), [`columns`] (the results as typed columns: the column schema),
 //! [`scenario`] (the scenario types: serde only, a leaf), [`error`] (SimError), [`validate`]
@@ -19,6 +19,7 @@ pub mod conservation;
 pub mod delivery_trace;
 pub mod engine;
 pub mod error;
+pub mod estimate;
 pub mod flow;
 pub mod flow_route;
 pub mod instruments;

@@ -484,6 +484,14 @@ impl Network {
         rec.drop_rssi(now, link, &p, cause, rssi);
     }
 
+    /// The node hop `l` (a wired link direction or a WLAN hop) leads to.
+    pub fn hop_to(&self, l: u32) -> u32 {
+        match self.hops[l as usize] {
+            Hop::Wired(i) => self.links[i as usize].to,
+            Hop::Wlan { segment, hop } => self.wlans[segment as usize].hop_nodes(hop).1,
+        }
+    }
+
     /// Asks every link direction for an event at each departure, so queue series recorded
     /// on change have exact departure times (results do not depend on it).
     pub fn set_every_departure(&mut self, on: bool) {

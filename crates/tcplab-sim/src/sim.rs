@@ -22,6 +22,7 @@
 
 use crate::app::UdpFlow;
 use crate::engine::{EventQueue, TimerSlot};
+use crate::estimate::{self, Estimate, FlowEnds};
 use crate::flow::{FlowPackets, TcpFlow};
 use crate::flow_route::{self, PinnedRoutes};
 use crate::instruments::{Fact, Instruments};
@@ -30,7 +31,7 @@ use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, Payload};
 use crate::pcap::{self, Capture};
 use crate::results::RunStats;
 use crate::scenario::SeriesMode;
-use crate::trace::{FlowSample, Recorder};
+use crate::trace::{FlowSample, Recorder, Recording};
 use crate::{conservation, summary, topology, validate};
 use crate::{Results, Scenario};
 use tcplab_core::cc::CrossLayerReport;
@@ -79,6 +80,8 @@ pub struct Simulation {
     log_buf: Vec<LogRecord>,
     loss_buf: Vec<LossResponse>,
     instruments: Instruments,
+    /// What the run was expected to record ([`crate::estimate`]).
+    estimate: Estimate,
 }
 
 impl Simulation {
@@ -90,6 +93,17 @@ impl Simulation {
     /// `new`, with the flows' controllers and recovery strategies built from `registries`
     /// (the built-ins plus an embedding program's own, see `tcplab_core::registry`).
     pub fn with_registries(s: &Scenario, registries: &Registries) -> Result<Self, SimError> {
+        Self::with_limit(s, registries, estimate::DEFAULT_MAX_RECORD_MB << 20)
+    }
+
+    /// `with_registries`, recording at most `max_record_bytes`: a scenario whose estimate
+    /// ([`crate::estimate`]) passes it is refused (one line naming the setting to change),
+    /// and a run that records more anyway stops with [`record_error`](Self::record_error).
+    pub fn with_limit(
+        s: &Scenario,
+        registries: &Registries,
+        max_record_bytes: u64,
+    ) -> Result<Self, SimError> {
         s.validate_with(registries)?;
         let mut errs = Vec::new();
         let layout = topology::expand(&s.topology, &mut errs);
@@ -158,13 +172,54 @@ impl Simulation {
         if s.trace.series == SeriesMode::Interval {
             events.push(Time::ZERO, Event::Sample);
         }
+        let ends = |src: u32, dst: u32, from: Dur, stop: Option<Dur>| {
+            let until = stop.map_or(s.duration, |t| t.min(s.duration));
+            (src, dst, until.as_nanos().saturating_sub(from.as_nanos()))
+        };
+        let tcp_ends: Vec<FlowEnds> = s
+            .flows
+            .iter()
+            .zip(&tcp)
+            .map(|(spec, f)| {
+                let (src, dst, active_ns) = ends(f.src, f.dst, spec.start, spec.stop);
+                let mss = spec.tcp.as_ref().unwrap_or(&s.tcp).mss as u64;
+                FlowEnds {
+                    src,
+                    dst,
+                    active_ns,
+                    packet_bytes: mss + crate::packet::IP_TCP_HEADER as u64,
+                    bytes: spec.bytes,
+                    rate: None,
+                }
+            })
+            .collect();
+        let udp_ends: Vec<FlowEnds> = s
+            .udp
+            .iter()
+            .zip(&udp)
+            .map(|(spec, u)| {
+                let (src, dst, active_ns) = ends(u.src, u.dst, spec.start, spec.stop);
+                FlowEnds {
+                    src,
+                    dst,
+                    active_ns,
+                    packet_bytes: spec.packet_size as u64,
+                    bytes: None,
+                    rate: Some(spec.rate),
+                }
+            })
+            .collect();
+        let estimate = estimate::of(s, &net, &tcp_ends, &udp_ends);
+        estimate.check(s, max_record_bytes).map_err(SimError)?;
+        let mut rec = Recorder::with_bounds(&s.trace, tcp.len(), udp.len(), net.links.len());
+        rec.set_limit(max_record_bytes);
         let running = tcp.len() + udp.len();
         Ok(Simulation {
             now: Time::ZERO,
             end: start(s.duration),
             done: running == 0,
             events,
-            rec: Recorder::new(&s.trace, tcp.len()),
+            rec,
             net,
             tcp,
             udp,
@@ -173,6 +228,7 @@ impl Simulation {
             log_buf: Vec::new(),
             loss_buf: Vec::new(),
             instruments: Instruments::new(s.flows.len(), s.udp.len()),
+            estimate,
         })
     }
 
@@ -193,7 +249,7 @@ impl Simulation {
                     self.events.push(r.at, Event::CrossLayer(r.flow));
                 }
             }
-            if self.running == 0 {
+            if self.running == 0 || self.rec.over().is_some() {
                 self.done = true;
             }
         }
@@ -218,9 +274,36 @@ impl Simulation {
     pub fn queue_average(&self, link: usize) -> Option<f64> {
         self.net.links.get(link)?.queue_average()
     }
-    /// The run is over: end time reached, or every flow finished and nothing is pending.
+    /// The run is over: end time reached, or every flow finished and nothing is pending
+    /// (or recording passed its limit: see [`record_error`](Self::record_error)).
     pub fn is_done(&self) -> bool {
         self.done
+    }
+
+    /// What the run was expected to record before it started.
+    pub fn estimate(&self) -> &Estimate {
+        &self.estimate
+    }
+
+    /// What the run has recorded so far, table by table.
+    pub fn recording(&self) -> Recording {
+        self.rec.recording()
+    }
+
+    /// Some(one line) when recording passed its limit: the run stopped there and its
+    /// results are incomplete.
+    pub fn record_error(&self) -> Option<String> {
+        let (table, at) = self.rec.over()?;
+        let r = self.rec.recording();
+        Some(format!(
+            "recording passed max_record_mb = {} at {at} simulated ({} recorded, the {table} \
+             table growing; the estimate was {}): record less (trace.{}, \
+             trace.max_rows_per_flow) or raise the limit (--max-record-mb)",
+            estimate::limit_mb(r.limit_bytes),
+            estimate::megabytes(r.bytes()),
+            estimate::megabytes(self.estimate.bytes()),
+            if table == "queues" { "series" } else { table },
+        ))
     }
 
     /// Keeps every fact the instruments take, for [`finish_recorded`](Self::finish_recorded)

@@ -201,6 +201,8 @@ class Trace(StrictModel):
     drops: bool = True
     pcap: Annotated[list[str], BeforeValidator(_pcap_selectors)] = []
     pcap_snaplen: Annotated[int, count_field("bytes", 1, 65535)] = DEFAULT_PCAP_SNAPLEN
+    #: Keeps long runs bounded (docs/scenario.md, "Bounded recording"); None: every row.
+    max_rows_per_flow: Annotated[int | None, count_field("rows", 2, 2**62)] = None
 
 
 @cache

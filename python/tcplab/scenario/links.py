@@ -17,6 +17,7 @@ from tcplab import _native
 from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, show_value, validate_nested
 from tcplab.scenario.fields import Duration, Rate, StrictModel
 from tcplab.units import UnitError, format_duration, parse_duration, parse_rate, parse_size
+from tcplab.toml_file import read_limited
 
 
 def _buffer(v: Any) -> dict[str, int]:
@@ -427,7 +428,7 @@ def _read_time_trace(name: Any) -> tuple[list[int], list[list[int]]]:
     # (tcplab.scenario.model.resolve_files); errors show it as the file gave it.
     path, shown = Path(name), getattr(name, "given", name)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_limited(path)
     except OSError as e:
         raise FieldError(f"cannot be read ({e.strerror or e}: {path})", ("file",), shown) from None
     times: list[int] = []

@@ -292,7 +292,7 @@ class Scenario(ScenarioChecks, StrictModel):
             "tcp": self._flow_tcp(None),
             "flows": flows,
             "udp": udp,
-            "trace": self.trace.model_dump(),
+            "trace": self.trace.model_dump(exclude_none=True),
         }
 
     def canonical_json(self, indent: int | None = None) -> str:

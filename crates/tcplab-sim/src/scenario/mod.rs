@@ -393,6 +393,11 @@ pub struct TraceSpec {
     pub pcap: Vec<String>,
     /// Bytes of each captured packet kept in the file (1..=65535; the rest is cut).
     pub pcap_snaplen: u32,
+    /// Keeps long runs bounded: the series and queue tables are decimated to at most about
+    /// this many rows per flow (link direction), the logs keep their first this many rows
+    /// per flow ([`crate::trace`]; values below 2 count as 2). None: every row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rows_per_flow: Option<u64>,
 }
 
 impl Default for TraceSpec {
@@ -405,6 +410,7 @@ impl Default for TraceSpec {
             drops: true,
             pcap: Vec::new(),
             pcap_snaplen: DEFAULT_SNAPLEN,
+            max_rows_per_flow: None,
         }
     }
 }

@@ -1,0 +1,150 @@
+//! Bounded recording: the estimate refuses a scenario that would record past the limit (one
+//! line naming the setting), a raised limit lets it run, a run that records more than its
+//! estimate stops with an error instead of growing, and `trace.max_rows_per_flow` keeps every
+//! table bounded, deterministically.
+
+mod common;
+
+use tcplab_core::registry::Registries;
+use tcplab_core::Dur;
+use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
+use tcplab_sim::scenario::{Duplex, Scenario, SeriesMode, TcpFlowSpec, TraceSpec, UdpFlowSpec};
+use tcplab_sim::Simulation;
+
+const MB: u64 = 1 << 20;
+
+fn scenario(duration: Dur, trace: TraceSpec) -> Scenario {
+    let bottleneck = Duplex::symmetric(common::dir(10_000_000, 10, 50));
+    let access = Duplex::symmetric(common::dir(100_000_000, 1, 1000));
+    ScenarioBuilder::new("bounds", dumbbell(2, bottleneck, access))
+        .duration(duration)
+        .flow(TcpFlowSpec::bulk("s0", "r0"))
+        .flow(TcpFlowSpec::bulk("s1", "r1"))
+        .trace(trace)
+        .build()
+}
+
+fn build(s: &Scenario, limit_mb: u64) -> Result<Simulation, String> {
+    Simulation::with_limit(s, &Registries::default(), limit_mb * MB).map_err(|e| e.0)
+}
+
+fn interval(ns: u64) -> TraceSpec {
+    TraceSpec {
+        series: SeriesMode::Interval,
+        interval: Dur::from_nanos(ns),
+        ..TraceSpec::off()
+    }
+}
+
+#[test]
+fn a_one_ns_interval_is_refused_naming_the_interval() {
+    let err = Simulation::new(&scenario(Dur::from_secs(1), interval(1)))
+        .err()
+        .expect("refused")
+        .0;
+    assert!(!err.contains('\n'), "{err}");
+    assert!(err.contains("trace.interval = 1ns"), "{err}");
+    assert!(err.contains("max_record_mb = 2048"), "{err}");
+}
+
+#[test]
+fn a_long_traced_run_is_refused_naming_the_series_setting() {
+    let s = scenario(Dur::from_secs(1_000_000_000), TraceSpec::all());
+    let err = Simulation::new(&s).err().expect("refused").0;
+    assert!(!err.contains('\n'), "{err}");
+    assert!(err.contains("trace.series = \"change\""), "{err}");
+}
+
+#[test]
+fn the_limit_can_be_raised() {
+    // 100 µs at 1 ns: 100,001 ticks × (2 flows × 68 B + 10 link directions × 24 B) ≈ 36 MB.
+    let s = scenario(Dur::from_micros(100), interval(1));
+    let est = build(&s, 64).expect("fits 64 MB").estimate().bytes();
+    assert_eq!(est, 100_001 * (2 * 68 + 10 * 24));
+    let err = build(&s, 16).err().expect("refused at 16 MB");
+    assert!(err.contains("max_record_mb = 16"), "{err}");
+}
+
+#[test]
+fn recording_past_the_limit_stops_the_run_with_an_error() {
+    // UDP over a link that drops 90 % at random: the estimate foresees no drops (only what
+    // passes capacity), the drop log grows by ~1100 rows (~90 kB).
+    let lossy = Duplex::symmetric(common::dir(10_000_000, 10, 50).bernoulli(0.9));
+    let access = Duplex::symmetric(common::dir(100_000_000, 1, 1000));
+    let s = ScenarioBuilder::new("lossy", dumbbell(1, lossy, access))
+        .duration(Dur::from_secs(10))
+        .udp(UdpFlowSpec::cbr("s0", "r0", 1_000_000, 1000))
+        .trace(TraceSpec {
+            drops: true,
+            ..TraceSpec::off()
+        })
+        .build();
+    let mut full = build(&s, 1).unwrap();
+    full.run_until(full.end_time());
+    assert_eq!(full.record_error(), None);
+    let drops = full.recording().tables[2].rows;
+    assert!(drops > 1000, "{drops}");
+
+    let limit = 50_000; // bytes: about half the drop log
+    let mut sim = Simulation::with_limit(&s, &Registries::default(), limit).unwrap();
+    assert_eq!(sim.estimate().bytes(), 0);
+    sim.run_until(sim.end_time());
+    assert!(sim.is_done());
+    let err = sim.record_error().expect("stopped");
+    assert!(!err.contains('\n') && err.contains("drops"), "{err}");
+    assert!(sim.now() < sim.end_time());
+    let r = sim.recording();
+    assert!(r.bytes() <= limit && r.bytes() + 100 > limit, "{r:?}");
+}
+
+fn capped(max_rows: Option<u64>) -> Scenario {
+    scenario(
+        Dur::from_secs(20),
+        TraceSpec {
+            max_rows_per_flow: max_rows,
+            ..TraceSpec::all()
+        },
+    )
+}
+
+#[test]
+fn max_rows_per_flow_bounds_every_table_deterministically() {
+    let full = Simulation::run(&capped(None)).unwrap();
+    let m = 500u64;
+    let run = || {
+        let mut sim = build(&capped(Some(m)), 64).unwrap();
+        sim.run_until(sim.end_time());
+        let rec = sim.recording();
+        (sim.finish(), rec)
+    };
+    let (r, rec) = run();
+    // 2 flows, 10 link directions.
+    assert!(full.series.time_ns.len() as u64 > 2 * m);
+    assert!(r.series.time_ns.len() as u64 <= 2 * m);
+    assert!(r.queues.time_ns.len() as u64 <= 10 * m);
+    assert!(r.segments.time_ns.len() as u64 <= 2 * m);
+    assert!(r.events.time_ns.len() as u64 <= 2 * m);
+    // Series: at most one row per flow per bucket, the rows a subset of the full run's.
+    let w = rec.tables[0].bucket_ns;
+    assert!(w > 0);
+    for f in 0..2u32 {
+        let times: Vec<u64> = (0..r.series.time_ns.len())
+            .filter(|&i| r.series.flow[i] == f)
+            .map(|i| r.series.time_ns[i] / w)
+            .collect();
+        assert!(times.windows(2).all(|p| p[0] < p[1]), "one row per bucket");
+    }
+    // Logs keep their first rows.
+    assert_eq!(
+        r.segments.seq[..],
+        full.segments.seq[..r.segments.seq.len()]
+    );
+    assert!(rec.tables[4].truncated_at_ns.is_some());
+    // Summaries do not depend on what is recorded.
+    assert_eq!(r.flows, full.flows);
+    // Deterministic.
+    assert_eq!(run().0, r);
+    // A cap that is never reached changes nothing.
+    let roomy = Simulation::run(&capped(Some(1 << 40))).unwrap();
+    assert_eq!(roomy, full);
+}
