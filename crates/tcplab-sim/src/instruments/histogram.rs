@@ -74,7 +74,10 @@ impl LogHistogram {
             self.counts = counts;
             self.base = i;
         } else {
-            self.counts.resize(i - self.base + 1, 0);
+            // Exactly what is needed: the span grows a few dozen times at most.
+            let len = i - self.base + 1;
+            self.counts.reserve_exact(len - self.counts.len());
+            self.counts.resize(len, 0);
             self.counts[i - self.base] = 1;
         }
     }
