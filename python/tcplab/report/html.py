@@ -43,16 +43,17 @@ details { margin: 0.5em 0; } summary { cursor: pointer; font-weight: 600; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; }
+figure.interactive { max-width: 1000px; }
 figcaption { font-size: 0.9em; color: #444; margin-top: 0.3em; }
 .ok { color: #176317; font-weight: bold; } .bad { color: #a00; font-weight: bold; }
 .muted { color: #777; }
 """
 
 
-def page(title: str, body: list[str], css: str = CSS) -> str:
-    """A self-contained HTML page: ``title`` (escaped here), the stylesheet, the ``body``
-    parts (HTML) one per line."""
-    head = f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>\n<title>{esc(title)}</title><style>{css}</style></head><body>"
+def page(title: str, body: list[str], css: str = CSS, head: str = "") -> str:
+    """A self-contained HTML page: ``title`` (escaped here), the stylesheet, ``head`` (HTML for
+    the head: scripts), the ``body`` parts (HTML) one per line."""
+    head = f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>\n<title>{esc(title)}</title><style>{css}</style>{head}</head><body>"
     return "\n".join([head, *body, "</body></html>"]) + "\n"
 
 

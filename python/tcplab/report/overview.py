@@ -1,6 +1,7 @@
 """The run report's aggregate view, first on the page and the same size for 2 flows or
 10,000: totals and fairness, per-flow throughput sorted and as a CDF over flows, throughput
-and RTT over time as percentiles across flows, one-way delay distributions, the
+and RTT over time as percentiles across flows (interactive:
+:mod:`tcplab.report.interactive`), one-way delay distributions, the
 Pantheon-style throughput against 95th-percentile delay plot, and the delay table
 (docs/delay.md)."""
 
@@ -14,23 +15,17 @@ from matplotlib.figure import Figure
 
 from tcplab.aggregate import jain
 from tcplab.report.html import figure_html, fmt, html_table
-from tcplab.report.plots import COLORS, mark_clipped, figure, legend_outside, robust_top, throughput_bins
+from tcplab.report.interactive import over_time
+from tcplab.report.plots import COLORS, MAX_LINES, figure, legend_outside
 from tcplab.schema import RunLike
 
 __all__ = [
-    "MAX_LINES",
     "delay_table_html",
     "overview_html",
     "plot_delay_cdf",
     "plot_flow_throughput",
-    "plot_over_time",
     "plot_throughput_delay",
 ]
-
-#: Up to this many flows a plot draws one line (and legend entry) per flow; above, it draws
-#: percentiles across flows (or groups by controller) and the legend stays short.
-MAX_LINES = 8
-
 
 def _controllers(result: RunLike) -> list[str]:
     return [f"{c}/{r}" for c, r in zip(result.flows["controller"].to_list(), result.flows["recovery"].to_list())]
@@ -99,72 +94,6 @@ def plot_flow_throughput(result: RunLike) -> Figure | None:
 
         legend_outside(fig, cdf, [Patch(color=color[k], label=k) for k in kinds])
     return fig
-
-
-def _bands(ax: Any, t: np.ndarray, per_flow: np.ndarray, color: str, label: str) -> None:
-    """Median across flows with the 10-90th percentile band (rows: flows, NaN = no value)."""
-    with np.errstate(all="ignore"):
-        ok = np.isfinite(per_flow).any(axis=0)
-        q = np.full((3, t.size), np.nan)
-        if ok.any():
-            q[:, ok] = np.nanpercentile(per_flow[:, ok], [10, 50, 90], axis=0)
-    ax.fill_between(t, q[0], q[2], step="post", color=color, alpha=0.25, lw=0, label=f"{label}: 10th-90th percentile")
-    ax.step(t, q[1], where="post", color=color, lw=1.0, label=f"{label}: median")
-
-
-def _srtt_bins(result: RunLike, edges: np.ndarray) -> np.ndarray:
-    """Per flow (rows), the smoothed RTT (ms) at the start of each bin; NaN before a sample."""
-    s = result.series.filter(pl.col("srtt_ns") > 0)
-    out = np.full((len(result.canonical["flows"]), edges.size), np.nan)
-    for (f,), rows in s.group_by(["flow"]):
-        t = rows["time_ns"].to_numpy().astype(np.int64)
-        v = rows["srtt_ns"].to_numpy() / 1e6
-        idx = np.searchsorted(t, edges, side="right") - 1
-        out[int(f)] = np.where(idx >= 0, v[np.clip(idx, 0, None)], np.nan)
-    return out
-
-
-def plot_over_time(result: RunLike) -> tuple[Figure, float] | None:
-    """Total throughput, per-flow throughput and smoothed RTT over time: one line per flow up
-    to :data:`MAX_LINES` flows, else the median across flows with its 10-90th percentile band.
-    The throughput axes end at a robust upper percentile (bursts of data released when a hole
-    was repaired are clipped and marked)."""
-    if result.series.height == 0 or not result.canonical["flows"]:
-        return None
-    t, per_flow, width = throughput_bins(result)
-    tp = np.array(per_flow)
-    rtt = _srtt_bins(result, (t * 1e9).astype(np.int64))
-    fig, (ax_all, ax_tp, ax_rtt) = figure(3, 1, height=1.9)
-    names = result.flows["name"].to_list()
-    total = tp.sum(axis=0)
-    ax_all.step(t, total, where="post", lw=1.0, color="tab:gray", label="all TCP flows")
-    floor = 0.0
-    topo = result.canonical["topology"]
-    if topo.get("kind") == "dumbbell":
-        rate = topo["bottleneck"]["forward"]["rate"] / 1e6
-        floor = rate * 1.1
-        ax_all.axhline(rate, color="black", lw=0.8, ls="--", label=f"bottleneck {rate:g} Mb/s")
-    top = robust_top(total, floor)
-    mark_clipped(ax_all, t, total, top, "tab:gray")
-    ax_all.set_ylim(0, top)
-    if tp.shape[0] <= MAX_LINES:
-        for f in range(tp.shape[0]):
-            c = COLORS[f % len(COLORS)]
-            ax_tp.step(t, tp[f], where="post", lw=1.0, color=c, label=names[f])
-            ax_rtt.step(t, rtt[f], where="post", lw=1.0, color=c, label=names[f])
-    else:
-        _bands(ax_tp, t, tp, "tab:blue", "per flow")
-        _bands(ax_rtt, t, rtt, "tab:orange", "per flow")
-    ax_tp.set_ylim(0, robust_top(tp.ravel()))
-    ax_all.set_ylabel("total (Mb/s)")
-    ax_tp.set_ylabel("per flow (Mb/s)")
-    ax_rtt.set_ylabel("smoothed RTT (ms)")
-    ax_rtt.set_xlabel("time (s)")
-    ax_rtt.set_ylim(bottom=0)
-    for ax in (ax_all, ax_tp, ax_rtt):
-        ax.grid(alpha=0.3)
-        legend_outside(fig, ax)
-    return fig, width
 
 
 def _cdf_of_buckets(h: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -281,21 +210,19 @@ def overview_html(result: RunLike, caption_base: str) -> str:
                 "per-flow throughput and its CDF",
             )
         )
-    ot = plot_over_time(result)
+    ot = over_time(result)
     if ot is not None:
-        fig, width = ot
+        script, div = ot
         how = (
-            "one line per flow"
+            "one line per flow (click a legend entry to hide it)"
             if len(result.canonical["flows"]) <= MAX_LINES
-            else "median across flows with the 10th-90th percentile band"
+            else "the median across flows with the 10th-90th percentile band"
         )
         parts.append(
-            figure_html(
-                fig,
-                f"Throughput (bins of {width * 1e3:.0f} ms; a bar above the bottleneck rate is data held out of "
-                f"order and released when a hole was repaired) and smoothed RTT over time, {how}. {caption_base}.",
-                "throughput and RTT over time",
-            )
+            f"<figure class='interactive'>{div}{script}<figcaption>Total throughput (a bar above the bottleneck "
+            f"rate is data held out of order and released when a hole was repaired), throughput per flow and "
+            f"smoothed RTT over time, {how}. Interactive: drag to pan, scroll to zoom the time axis (the three "
+            f"plots follow each other), reset to return. {caption_base}.</figcaption></figure>"
         )
     else:
         parts.append("<p class='muted'>No plot over time: the series table is empty (trace.series = \"off\"?).</p>")

@@ -16,8 +16,9 @@ import numpy as np
 
 from tcplab.report.eth import eth_html
 from tcplab.report.html import details, esc, figure_html, page
-from tcplab.report.overview import MAX_LINES, overview_html
-from tcplab.report.plots import plot_queues, plot_time_sequence, plot_windows
+from tcplab.report.interactive import bokeh_js
+from tcplab.report.overview import overview_html
+from tcplab.report.plots import MAX_LINES, plot_queues, plot_time_sequence, plot_windows
 from tcplab.report.sections import (
     classification_html,
     conservation_html,
@@ -150,7 +151,8 @@ def render_report(result: RunLike) -> str:
         "<h2>Links</h2>",
         links_html(result),
     ]
-    return page(f"tcplab report: {result.name}", parts)
+    interactive = any("<figure class='interactive'>" in p for p in parts)
+    return page(f"tcplab report: {result.name}", parts, head=bokeh_js() if interactive else "")
 
 
 def write_report(result: RunLike, path: str | Path) -> Path:

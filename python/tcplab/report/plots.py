@@ -32,6 +32,10 @@ COLORS = [
 
 
 
+#: Up to this many flows a plot draws one line (and legend entry) per flow; above, it draws
+#: percentiles across flows (or groups by controller) and the legend stays short.
+MAX_LINES = 8
+
 #: Width (inches) kept right of the plots for legends (:func:`legend_outside`).
 LEGEND_WIDTH = 2.3
 
@@ -175,22 +179,33 @@ def plot_windows(result: RunLike, flows: list[int] | None = None) -> Figure | No
     return fig
 
 
-def throughput_bins(result: RunLike) -> tuple[np.ndarray, list[np.ndarray], float]:
-    """(bin start times in s, per-flow throughput in Mb/s, bin width in s) from `delivered`."""
-    dur = int(result.canonical["duration"])
-    end = max(dur, int(result.stats.get("sim_time_ns", 0) or 0))
-    width = max(end // 100, 1_000_000)
-    edges = np.arange(0, end + width, width, dtype=np.int64)
-    s = result.series
-    out = []
-    for f in range(len(result.canonical["flows"])):
-        rows = s.filter(pl.col("flow") == f)
+def series_at(result: RunLike, column: str, edges: np.ndarray, before: float = 0.0) -> np.ndarray:
+    """Per flow (rows, in flow order), the value of ``column`` of the series table at each
+    time of ``edges`` (ns): the latest sample at or before it, ``before`` until the first."""
+    out = np.full((len(result.canonical["flows"]), edges.size), before, dtype=np.float64)
+    for (f,), rows in result.series.group_by(["flow"]):
         t = rows["time_ns"].to_numpy().astype(np.int64)
-        d = rows["delivered"].to_numpy().astype(np.float64)
+        v = rows[column].to_numpy().astype(np.float64)
         idx = np.searchsorted(t, edges, side="right") - 1
-        at = np.where(idx >= 0, d[np.clip(idx, 0, None)] if d.size else 0.0, 0.0)
-        out.append(np.diff(at) * 8 / (width / 1e9) / 1e6)
-    return edges[:-1] / 1e9, out, width / 1e9
+        out[int(f)] = np.where(idx >= 0, v[np.clip(idx, 0, None)], before)
+    return out
+
+
+def run_end_ns(result: RunLike) -> int:
+    """The end of the run (its duration, or the time reached if later)."""
+    return max(int(result.canonical["duration"]), int(result.stats.get("sim_time_ns", 0) or 0))
+
+
+def throughput_bins(
+    result: RunLike, bins: int = 100, min_width_ns: int = 1_000_000
+) -> tuple[np.ndarray, list[np.ndarray], float]:
+    """(bin start times in s, per-flow throughput in Mb/s, bin width in s) from `delivered`:
+    about ``bins`` bins over the run, each at least ``min_width_ns`` wide."""
+    end = run_end_ns(result)
+    width = max(end // bins, min_width_ns)
+    edges = np.arange(0, end + width, width, dtype=np.int64)
+    at = series_at(result, "delivered", edges)
+    return edges[:-1] / 1e9, list(np.diff(at, axis=1) * 8 / (width / 1e9) / 1e6), width / 1e9
 
 
 def plot_throughput(result: RunLike) -> tuple[Figure, float] | None:
