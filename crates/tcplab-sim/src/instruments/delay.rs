@@ -198,11 +198,9 @@ mod tests {
     #[test]
     fn loss_is_drops_over_sent() {
         let mut m = DelayMetrics::new(1, 1);
-        let truth = DropLog {
-            tcp: vec![[3, 1]],
-            udp: vec![5],
-            ..DropLog::new(1, 1)
-        };
+        let mut truth = DropLog::new(1, 1);
+        truth.tcp[0] = [3, 1];
+        truth.udp[0] = 5;
         for seq in 0..40 {
             m.on_fact(&Fact::UdpSent { flow: 0, seq }, &truth);
         }
