@@ -7,9 +7,8 @@
 //! `w <= L / 64`. A percentile is reported as the middle value of the bucket that holds it,
 //! `L + (w - 1) / 2`: it is within `w / 2 <= L / 128 <= x / 128` of the exact value `x`
 //! (which is in that bucket), a relative error of at most 1/128 (0.79 %), whatever the
-//! distribution. 3,776 buckets cover
-//! every u64; only the span between the smallest and largest bucket used is stored, at most
-//! 30 KB, typically a few hundred bytes (delays within a few powers of two of each other).
+//! distribution. 3,776 buckets cover every u64; only the buckets used are stored (10 bytes
+//! each, at most 38 KB), typically a few dozen (a few hundred bytes).
 
 /// Buckets per power of two above [`EXACT_BELOW`].
 pub const SUB_BUCKETS: u64 = 64;
@@ -36,11 +35,11 @@ pub fn bucket_range(i: usize) -> (u64, u64) {
     (mantissa << shift, 1 << shift)
 }
 
-/// Counts per bucket, over the span of buckets used so far.
+/// Counts of the buckets used so far, sparse: the bucket numbers in increasing order and
+/// their counts (10 bytes per bucket used, at most 3,776 of them).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LogHistogram {
-    /// Bucket of `counts[0]`.
-    base: usize,
+    index: Vec<u16>,
     counts: Vec<u64>,
     total: u64,
 }
@@ -49,37 +48,19 @@ impl LogHistogram {
     /// Counts one value.
     #[inline]
     pub fn add(&mut self, v: u64) {
-        let i = bucket(v);
+        let i = bucket(v) as u16;
         self.total += 1;
-        if let Some(c) = i
-            .checked_sub(self.base)
-            .and_then(|k| self.counts.get_mut(k))
-        {
-            *c += 1;
-        } else {
-            self.grow(i);
+        match self.index.binary_search(&i) {
+            Ok(k) => self.counts[k] += 1,
+            Err(k) => self.insert(k, i),
         }
     }
 
-    /// Counts a value of bucket `i`, outside the span stored so far.
+    /// Counts a value of bucket `i`, used for the first time, at position `k`.
     #[cold]
-    fn grow(&mut self, i: usize) {
-        if self.counts.is_empty() {
-            self.base = i;
-            self.counts.push(1);
-        } else if i < self.base {
-            let mut counts = vec![0; self.base - i];
-            counts.extend_from_slice(&self.counts);
-            counts[0] = 1;
-            self.counts = counts;
-            self.base = i;
-        } else {
-            // Exactly what is needed: the span grows a few dozen times at most.
-            let len = i - self.base + 1;
-            self.counts.reserve_exact(len - self.counts.len());
-            self.counts.resize(len, 0);
-            self.counts[i - self.base] = 1;
-        }
+    fn insert(&mut self, k: usize, i: u16) {
+        self.index.insert(k, i);
+        self.counts.insert(k, 1);
     }
 
     /// Values counted.
@@ -89,14 +70,10 @@ impl LogHistogram {
 
     /// The non-empty buckets in increasing order: (lower bound, width, count).
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(k, &c)| {
-                let (lower, width) = bucket_range(self.base + k);
-                (lower, width, c)
-            })
+        self.index.iter().zip(&self.counts).map(|(&i, &c)| {
+            let (lower, width) = bucket_range(i as usize);
+            (lower, width, c)
+        })
     }
 
     /// The `q`-quantile (0 < q <= 1) by nearest rank, the value of rank `ceil(q * n)` in
@@ -164,7 +141,7 @@ mod tests {
     }
 
     #[test]
-    fn the_span_grows_both_ways() {
+    fn buckets_are_kept_in_order_whatever_the_order_of_values() {
         let mut h = LogHistogram::default();
         assert_eq!(h.quantile(0.5), None);
         for v in [1000, 5, 1_000_000, 5, 7] {
