@@ -35,6 +35,10 @@ class PageCheck:
     images: list[dict[str, Any]] = field(default_factory=list)
     title: str = ""
     text_length: int = 0
+    #: The page's laid-out width (document scrollWidth) and the viewport's, CSS pixels: wider
+    #: than the viewport means the page scrolls sideways.
+    scroll_width: int = 0
+    viewport_width: int = 0
 
 
 class _Pipe:
@@ -84,8 +88,9 @@ class _Pipe:
         return json.loads(msg)
 
 
-def check_page(path: str | Path, chromium: str, timeout: float = 60.0) -> PageCheck:
-    """Loads ``path`` (a local HTML file) in headless Chromium and returns what it saw."""
+def check_page(path: str | Path, chromium: str, timeout: float = 60.0, width: int = 1400) -> PageCheck:
+    """Loads ``path`` (a local HTML file) in headless Chromium, in a window ``width`` CSS
+    pixels wide, and returns what it saw."""
     cmd_r, cmd_w = os.pipe()  # we write commands, chromium reads fd 3
     res_r, res_w = os.pipe()  # chromium writes fd 4, we read
     profile = tempfile.mkdtemp(prefix="tcplab-chromium-")
@@ -126,16 +131,21 @@ def check_page(path: str | Path, chromium: str, timeout: float = 60.0) -> PageCh
         session = pipe.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Runtime", "Log", "Page"):
             pipe.send(f"{domain}.enable", session=session)
+        metrics = {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+        pipe.send("Emulation.setDeviceMetricsOverride", metrics, session=session)
         pipe.send("Page.navigate", {"url": Path(path).resolve().as_uri()}, session=session)
         pipe.wait_event("Page.loadEventFired")
         expr = (
             "JSON.stringify({title: document.title, text: document.body.innerText.length,"
+            " scroll: document.documentElement.scrollWidth, viewport: window.innerWidth,"
             " images: Array.from(document.images).map(i => ({src: i.src.slice(0, 40), alt: i.alt,"
-            " complete: i.complete, naturalWidth: i.naturalWidth}))})"
+            " complete: i.complete, naturalWidth: i.naturalWidth, naturalHeight: i.naturalHeight,"
+            " width: i.getBoundingClientRect().width}))})"
         )
         r = pipe.send("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session=session)
         page = json.loads(r["result"]["value"])
         out.title, out.text_length, out.images = page["title"], page["text"], page["images"]
+        out.scroll_width, out.viewport_width = page["scroll"], page["viewport"]
         for e in pipe.events:
             m, p = e.get("method"), e.get("params", {})
             if m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):

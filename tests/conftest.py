@@ -41,6 +41,37 @@ start = "50ms"
 """
 
 
+#: 64 NewReno flows on a shared 10 Mb/s bottleneck (bench scenario B4's network, 3 s, default
+#: tracing): what the report must stay readable and bounded for.
+MANY_FLOWS_TOML = """
+name = "many-flows"
+description = "64 NewReno flows, 10 Mb/s, RTT 80 ms, buffer 100 packets, 3 s"
+seed = 1
+duration = "3s"
+
+[topology]
+pairs = 64
+bottleneck = { rate = "10Mbps", delay = "38ms", buffer = 100 }
+sender_access = { rate = "100Mbps", delay = "1ms", buffer = 100000 }
+receiver_access = { rate = "100Mbps", delay = "1ms", buffer = 100000 }
+
+[[flows]]
+count = 64
+controller = "reno"
+recovery = "newreno"
+"""
+
+
+@pytest.fixture(scope="session")
+def many_flows_run(tmp_path_factory):
+    """(result, results directory) of :data:`MANY_FLOWS_TOML`, run once per session."""
+    import tcplab
+    from tcplab.results import write_results
+
+    result = tcplab.run(tcplab.Scenario.from_toml(MANY_FLOWS_TOML))
+    return result, write_results(result, tmp_path_factory.mktemp("many") / "run")
+
+
 @pytest.fixture
 def small_toml() -> str:
     return SMALL_TOML

@@ -81,6 +81,8 @@ def test_simulation_lifecycle():
         "events",
         "segments",
         "verdicts",
+        "delay",
+        "delay_histogram",
         "conservation",
         "stats",
         "pcap",

@@ -20,9 +20,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def assert_page_ok(path, min_images):
-    seen = check_page(path, CHROMIUM)
+def assert_page_ok(path, min_images, width=1400):
+    seen = check_page(path, CHROMIUM, width=width)
     assert seen.errors == [], seen.errors
+    # Nothing wider than the window: tables scroll in their containers, images shrink.
+    assert seen.viewport_width == width
+    assert seen.scroll_width <= width, seen.scroll_width
     assert seen.title and seen.text_length > 500
     assert len(seen.images) >= min_images
     broken = [i for i in seen.images if not i["complete"] or i["naturalWidth"] <= 0]
@@ -35,6 +38,15 @@ def test_single_run_report_renders_in_chromium(tmp_path):
     result = tcplab.run(tcplab.Scenario.from_toml(SMALL_TOML))
     out = write_results(result, tmp_path / "run")
     assert_page_ok(out / "report.html", min_images=3)
+
+
+def test_a_64_flow_report_fits_a_1400_px_window(many_flows_run):
+    _, out = many_flows_run
+    seen = assert_page_ok(out / "report.html", min_images=8)
+    assert all(i["naturalHeight"] <= 2000 for i in seen.images)
+    assert all(i["width"] <= 1400 for i in seen.images)
+    # At a narrower window too.
+    assert_page_ok(out / "report.html", min_images=8, width=1000)
 
 
 def test_reproduce_report_renders_in_chromium(tmp_path):

@@ -120,9 +120,19 @@ def test_report_without_traces(tmp_path):
     from tcplab.report import render_report
 
     html = render_report(r)
-    # The only image is the ETH section's timeout bars, drawn from the flows table.
-    assert html.count("<img") == html.count('alt="timeouts by cause"') == 1
-    assert "No window plot" in html
+    # The only images are those drawn from the flows and delay tables.
+    import re
+
+    alts = re.findall(r'<img alt="([^"]*)"', html)
+    assert sorted(alts) == sorted(
+        [
+            "timeouts by cause",
+            "per-flow throughput and its CDF",
+            "throughput vs 95th-percentile delay",
+            "one-way delay CDF",
+        ]
+    )
+    assert "No window plot" in html and "No plot over time" in html
 
 
 def test_loss_classification_columns_summary_and_report(result):

@@ -5,6 +5,7 @@ Layout (docs/results.md documents every column)::
     <out>/
       flows.parquet udp.parquet links.parquet series.parquet
       queues.parquet drops.parquet events.parquet segments.parquet verdicts.parquet
+      delay.parquet delay_histogram.parquet
       summary.json        scenario (as given and canonical), seed, version, git revision,
                           wall times, run stats, conservation, per-flow summary (with the
                           loss classification in Veno's Table I form, ``table_one``)
@@ -134,6 +135,7 @@ def summary_document(result: RunLike, *, report: str | None, table_format: str =
             "flows": s["flows"],
             "udp": s["udp"],
             "links": s["links"],
+            "delay": s["delay"],
             "tables": {t: {"file": f"{t}.{table_format}", "rows": result.tables[t].height} for t in TABLES},
             "report": report,
             **pcap_summary(result),

@@ -61,7 +61,8 @@ class RunResult:
     Tables (docs/results.md lists every column and its unit): ``flows`` (one row per TCP
     flow), ``udp``, ``links`` (one row per link direction), ``series`` (per-flow cwnd,
     ssthresh, RTT, delivered... over time), ``queues``, ``drops``, ``events``, ``segments``,
-    ``verdicts`` (every loss response: the controller's verdict and the loss's actual cause).
+    ``verdicts`` (every loss response: the controller's verdict and the loss's actual cause),
+    ``delay`` (one-way delay, jitter and loss per flow) and ``delay_histogram``.
     """
 
     scenario: Scenario
@@ -148,6 +149,15 @@ class RunResult:
     def verdicts(self) -> pl.DataFrame:
         return self.tables["verdicts"]
 
+    @property
+    def delay(self) -> pl.DataFrame:
+        """One-way delay, jitter and loss per flow (TCP flows, then UDP flows; docs/delay.md)."""
+        return self.tables["delay"]
+
+    @property
+    def delay_histogram(self) -> pl.DataFrame:
+        return self.tables["delay_histogram"]
+
     # ---- summaries ---------------------------------------------------------------------------
 
     @property
@@ -185,6 +195,7 @@ class RunResult:
             "flows": self.flow_summary(),
             "udp": [_python_scalars(r) for r in self.udp.iter_rows(named=True)],
             "links": [_python_scalars(r) for r in self.links.iter_rows(named=True)],
+            "delay": [_python_scalars(r) for r in self.delay.iter_rows(named=True)],
             "stats": dict(self.stats),
             "conservation": dict(self.conservation),
         }

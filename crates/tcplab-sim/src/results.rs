@@ -144,6 +144,50 @@ pub struct UdpSummary {
     pub throughput_bps: f64,
 }
 
+/// One-way delay, jitter and loss of one flow's packets (table "delay"; TCP: data
+/// segments, UDP: datagrams; docs/delay.md).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DelaySummary {
+    pub name: String,
+    /// "tcp" or "udp".
+    pub flow_kind: &'static str,
+    /// Index into `Results::flows` or `Results::udp`.
+    pub flow: u32,
+    /// TCP: data transmissions, retransmissions included; UDP: datagrams.
+    pub packets_sent: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    /// packets_dropped / packets_sent * 100; None when nothing was sent.
+    pub loss_pct: Option<f64>,
+    /// One-way delay of the packets delivered (None without any): least, mean, percentiles
+    /// (within 1/128 of the exact value) and most.
+    pub delay_min_ns: Option<u64>,
+    pub delay_mean_ns: Option<f64>,
+    pub delay_p50_ns: Option<u64>,
+    pub delay_p95_ns: Option<u64>,
+    pub delay_p99_ns: Option<u64>,
+    pub delay_max_ns: Option<u64>,
+    /// Mean |delay difference| of consecutive arrivals (FlowMonitor); None below 2 arrivals.
+    pub jitter_mean_ns: Option<f64>,
+    /// RFC 3550's smoothed interarrival jitter after the last arrival (iperf3).
+    pub jitter_rfc3550_ns: Option<f64>,
+}
+
+/// The delay and jitter histograms of every flow (table "delay_histogram"): one row per
+/// non-empty bucket.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DelayHistogramLog {
+    /// "tcp" or "udp".
+    pub flow_kind: Vec<&'static str>,
+    pub flow: Vec<u32>,
+    /// "delay" (one-way delay) or "jitter" (|delay difference| of consecutive arrivals).
+    pub metric: Vec<&'static str>,
+    /// The bucket holds values in [lower_ns, lower_ns + width_ns).
+    pub lower_ns: Vec<u64>,
+    pub width_ns: Vec<u64>,
+    pub packets: Vec<u64>,
+}
+
 /// One row per link direction.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkSummary {
@@ -306,6 +350,9 @@ pub struct Results {
     pub events: EventLog,
     pub segments: SegmentLog,
     pub verdicts: VerdictLog,
+    /// One row per TCP flow, then one per UDP flow.
+    pub delay: Vec<DelaySummary>,
+    pub delay_histogram: DelayHistogramLog,
     pub conservation: Conservation,
     pub stats: RunStats,
     /// pcap files of the links `trace.pcap` names (empty without).

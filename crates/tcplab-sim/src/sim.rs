@@ -25,9 +25,9 @@ use crate::engine::{EventQueue, TimerSlot};
 use crate::estimate::{self, Estimate, FlowEnds};
 use crate::flow::{FlowPackets, TcpFlow};
 use crate::flow_route::{self, PinnedRoutes};
-use crate::instruments::{Fact, Instruments};
+use crate::instruments::{Delivered, Fact, Instruments};
 use crate::network::{Arrival, NetEvent, Network};
-use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, Payload};
+use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, PacketKind, Payload};
 use crate::pcap::{self, Capture};
 use crate::results::RunStats;
 use crate::scenario::SeriesMode;
@@ -336,6 +336,14 @@ impl Simulation {
             .enumerate()
             .map(|(i, u)| summary::udp_flow(net, m.drops().udp[i], u, end))
             .collect();
+        let mut delay = m.delay();
+        let names = self.tcp.iter().map(|f| &f.name);
+        for (row, name) in delay
+            .iter_mut()
+            .zip(names.chain(self.udp.iter().map(|u| &u.name)))
+        {
+            row.name = name.clone();
+        }
         let conservation = conservation::check(net, m.drops(), &self.tcp, &self.udp);
         let stats = RunStats {
             sim_time_ns: end.as_nanos(),
@@ -355,7 +363,9 @@ impl Simulation {
             drops: rec.drops,
             events: rec.events,
             segments: rec.segments,
+            delay_histogram: m.delay_histogram(),
             verdicts: m.verdicts,
+            delay,
             conservation,
             stats,
             pcap,
@@ -381,6 +391,9 @@ impl Simulation {
                 {
                     Some(Arrival::InPool { id, .. }) => self.deliver(id),
                     Some(Arrival::Removed(d)) => {
+                        if let Some(fact) = delivered(now, &d.packet) {
+                            self.instruments.on_fact(fact);
+                        }
                         let to = receive(&mut self.tcp, &mut self.udp, now, &d.packet);
                         self.after_delivery(to);
                     }
@@ -434,12 +447,11 @@ impl Simulation {
     /// Packet `id`, still in the pool, reached its destination: the endpoint reads it there,
     /// then its slot is freed (before the endpoint sends anything).
     fn deliver(&mut self, id: PacketId) {
-        let to = receive(
-            &mut self.tcp,
-            &mut self.udp,
-            self.now,
-            self.net.pool.get(id),
-        );
+        let p = self.net.pool.get(id);
+        if let Some(fact) = delivered(self.now, p) {
+            self.instruments.on_fact(fact);
+        }
+        let to = receive(&mut self.tcp, &mut self.udp, self.now, p);
         self.net.pool.release(id);
         self.after_delivery(to);
     }
@@ -558,6 +570,10 @@ impl Simulation {
             sent_at: now,
             payload: Payload::Udp(u.next),
         };
+        self.instruments.on_fact(Fact::UdpSent {
+            flow: i,
+            seq: u.next,
+        });
         u.next += 1;
         let next = u.send_time(u.next);
         let src = u.src;
@@ -590,6 +606,21 @@ enum Receipt {
     Receiver(u32),
     Sender(u32),
     Udp,
+}
+
+/// The fact of packet `p`'s arrival at its destination (data segments and datagrams).
+#[inline(always)]
+fn delivered(now: Time, p: &Packet) -> Option<Fact> {
+    let kind = p.kind();
+    (kind != PacketKind::Ack).then(|| {
+        Fact::Delivered(Delivered {
+            time: now,
+            flow: p.flow,
+            kind,
+            seq: p.seq(),
+            sent_at: p.sent_at,
+        })
+    })
 }
 
 /// Hands delivered packet `p` to its endpoint.

@@ -1,7 +1,10 @@
 """The reports: self-contained HTML pages with embedded figures.
 
-* the run report (``report.html`` of a results directory): :mod:`~tcplab.report.plots` (the
-  figures: windows, throughput, queues, time-sequence), :mod:`~tcplab.report.sections` (per-flow
+* the run report (``report.html`` of a results directory): :mod:`~tcplab.report.overview`
+  (the aggregate view: throughput per flow and its CDF, Jain's index, throughput and RTT over
+  time as percentiles, one-way delay, throughput vs 95th-percentile delay, the delay table),
+  :mod:`~tcplab.report.plots` (the per-flow figures: windows, throughput, queues,
+  time-sequence), :mod:`~tcplab.report.sections` (per-flow
   summary, conservation, loss classification, scenario, links), :mod:`~tcplab.report.eth`
   (the ETH report's per-flow measurements) and :mod:`~tcplab.report.page`
   (:func:`render_report`, :func:`write_report`);

@@ -1,13 +1,24 @@
-"""The report page: every section and figure in order (:func:`render_report`) and the file
-(:func:`write_report`)."""
+"""The report page (:func:`render_report`) and the file (:func:`write_report`).
+
+The page opens with the aggregate view (:mod:`tcplab.report.overview`), whose size does not
+depend on the number of flows; the per-flow detail follows folded (``<details>``), with the
+per-flow figures for at most :data:`MAX_DETAIL_FLOWS` flows (chosen evenly across the
+throughput ranking when there are more), :data:`FLOWS_PER_FIGURE` flows per image. Tables
+scroll inside their container. So the page holds a bounded number of images, each at most
+``MAX_IMAGE_PX`` pixels tall, whatever the number of flows (docs/results.md, "report.html").
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from tcplab.report.eth import eth_html
-from tcplab.report.html import esc, figure_html, page
-from tcplab.report.plots import plot_queues, plot_throughput, plot_time_sequence, plot_windows
+from tcplab.report.html import details, esc, figure_html, page
+from tcplab.report.interactive import bokeh_js
+from tcplab.report.overview import overview_html
+from tcplab.report.plots import MAX_LINES, plot_queues, plot_time_sequence, plot_windows
 from tcplab.report.sections import (
     classification_html,
     conservation_html,
@@ -17,49 +28,113 @@ from tcplab.report.sections import (
 )
 from tcplab.schema import RunLike
 
+__all__ = ["FLOWS_PER_FIGURE", "MAX_DETAIL_FLOWS", "detail_flows", "render_report", "write_report"]
 
-def render_report(result: RunLike) -> str:
-    """The report as one HTML string (images embedded as data URIs)."""
-    sc = result.scenario
-    caption_base = esc(sc.describe())
-    parts = [
-        f"<h1>{esc(result.name)}</h1>",
-        f"<p class='muted'>{esc(result.canonical.get('description') or '')}</p>",
-        "<h2>Per-flow summary</h2>",
-        summary_html(result),
-        conservation_html(result),
-        classification_html(result),
-        eth_html(result),
-        "<h2>Plots</h2>",
-    ]
-    fig = plot_windows(result)
+#: Per-flow figures are drawn for at most this many flows.
+MAX_DETAIL_FLOWS = 8
+#: Flows per per-flow figure (one panel each).
+FLOWS_PER_FIGURE = 4
+
+
+def detail_flows(result: RunLike) -> list[int]:
+    """The flows whose per-flow figures the page shows: all up to :data:`MAX_DETAIL_FLOWS`,
+    else that many spread evenly over the throughput ranking (slowest to fastest), in flow
+    order."""
+    tp = np.array(result.flows["throughput_bps"].to_list(), dtype=float)
+    n = tp.size
+    if n <= MAX_DETAIL_FLOWS:
+        return list(range(n))
+    ranked = np.argsort(tp, kind="stable")
+    picks = np.unique(np.round(np.linspace(0, n - 1, MAX_DETAIL_FLOWS)).astype(int))
+    return sorted(int(ranked[i]) for i in picks)
+
+
+def _flow_figures(result: RunLike, flows: list[int], caption_base: str) -> list[str]:
+    parts = []
+    fig = plot_windows(result, flows)
     if fig is not None:
         parts.append(
             figure_html(
                 fig,
-                f"Congestion window and slow-start threshold (in segments of the flow's MSS) vs time; "
-                f"▼ fast retransmit (recovery entry), ✕ retransmission timeout, at the window set by the response. "
+                "Congestion window and slow-start threshold (in segments of the flow's MSS) vs time; "
+                "▼ fast retransmit (recovery entry), ✕ retransmission timeout, at the window set by the "
+                "response. The y axis ends at 1.25 × the 95th percentile of the window: excursions above it "
+                "(NewReno's window inflated by duplicate ACKs) are drawn to the edge and marked ▲. "
                 f"ssthresh is not drawn while unbounded. {caption_base}.",
                 "cwnd and ssthresh vs time",
             )
         )
     else:
-        parts.append(
-            "<p class='muted'>No window plot: the series table is empty (trace.series = \"off\"?).</p>"
-        )
-    tp = plot_throughput(result)
-    if tp is not None:
-        fig, width = tp
+        parts.append("<p class='muted'>No window plot: the series table is empty (trace.series = \"off\"?).</p>")
+    fig = plot_time_sequence(result, flows=flows)
+    if fig is not None:
         parts.append(
             figure_html(
                 fig,
-                f"Throughput per flow (application bytes delivered in order, bins of {width * 1e3:.0f} ms; a bar above the bottleneck rate is data held out of order and released when a hole was repaired). {caption_base}.",
-                "throughput vs time",
+                "Time-sequence plot: first byte of every data segment sent (blue), retransmissions (red), "
+                f"data packets dropped anywhere in the network (black ✕). {caption_base}.",
+                "time-sequence plot",
             )
         )
+        fig = plot_time_sequence(result, zoom=True, flows=flows)
+        if fig is not None:
+            parts.append(
+                figure_html(
+                    fig,
+                    "Time-sequence plot zoomed on each flow's first loss (5 RTTs before to 15 after): "
+                    f"segments sent (blue), retransmissions (red), drops (black ✕). {caption_base}.",
+                    "time-sequence plot around the first loss",
+                )
+            )
+    else:
+        parts.append(
+            "<p class='muted'>No time-sequence plot: the segments table is empty (trace.segments = false?).</p>"
+        )
+    return parts
+
+
+def _detail_html(result: RunLike, caption_base: str) -> str:
+    """The per-flow figures, folded, a few flows per block."""
+    flows = detail_flows(result)
+    if not flows:
+        return ""
+    names = result.flows["name"].to_list()
+    n = result.flows.height
+    parts = ["<h2>Per-flow detail</h2>"]
+    if len(flows) < n:
+        parts.append(
+            f"<p class='muted'>Figures for {len(flows)} of the {n} flows, spread evenly from the slowest to "
+            "the fastest; every flow is in the tables.</p>"
+        )
+    for k in range(0, len(flows), FLOWS_PER_FIGURE):
+        chunk = flows[k : k + FLOWS_PER_FIGURE]
+        title = "Windows and time-sequence plots: " + ", ".join(esc(names[f]) for f in chunk)
+        parts.append(details(title, "\n".join(_flow_figures(result, chunk, caption_base)), open_=n <= MAX_LINES))
+    return "\n".join(parts)
+
+
+def render_report(result: RunLike) -> str:
+    """The report as one HTML string (images embedded as data URIs)."""
+    sc = result.scenario
+    caption_base = esc(sc.describe())
+    nflows = result.flows.height
+    classification = classification_html(result)
+    if classification and nflows > MAX_LINES:
+        classification = details("Loss classification (Veno Table I form), per flow", classification)
+    parts = [
+        f"<h1>{esc(result.name)}</h1>",
+        f"<p class='muted'>{esc(result.canonical.get('description') or '')}</p>",
+        overview_html(result, caption_base),
+        "<h2>Per-flow summary</h2>",
+        summary_html(result),
+        conservation_html(result),
+        classification,
+        eth_html(result),
+    ]
     qp = plot_queues(result)
     if qp is not None:
         fig, names = qp
+        parts.append("<h2>Queues</h2>")
         parts.append(
             figure_html(
                 fig,
@@ -69,37 +144,15 @@ def render_report(result: RunLike) -> str:
         )
     else:
         parts.append("<p class='muted'>No queue plot: no packet ever waited behind the one in service.</p>")
-    fig = plot_time_sequence(result)
-    if fig is not None:
-        parts.append(
-            figure_html(
-                fig,
-                f"Time-sequence plot: first byte of every data segment sent (blue), retransmissions (red), "
-                f"data packets dropped anywhere in the network (black ✕). {caption_base}.",
-                "time-sequence plot",
-            )
-        )
-        fig = plot_time_sequence(result, zoom=True)
-        if fig is not None:
-            parts.append(
-                figure_html(
-                    fig,
-                    f"Time-sequence plot zoomed on each flow's first loss (5 RTTs before to 15 after): "
-                    f"segments sent (blue), retransmissions (red), drops (black ✕). {caption_base}.",
-                    "time-sequence plot around the first loss",
-                )
-            )
-    else:
-        parts.append(
-            "<p class='muted'>No time-sequence plot: the segments table is empty (trace.segments = false?).</p>"
-        )
     parts += [
+        _detail_html(result, caption_base),
         "<h2>Scenario</h2>",
         params_html(result),
         "<h2>Links</h2>",
         links_html(result),
     ]
-    return page(f"tcplab report: {result.name}", parts)
+    interactive = any("<figure class='interactive'>" in p for p in parts)
+    return page(f"tcplab report: {result.name}", parts, head=bokeh_js() if interactive else "")
 
 
 def write_report(result: RunLike, path: str | Path) -> Path:

@@ -1,5 +1,8 @@
 """The report's figures (matplotlib, Agg canvas; no pyplot global state): windows, throughput,
-queue lengths and time-sequence plots of a run."""
+queue lengths and time-sequence plots of a run, and the figure helpers the aggregate view
+(:mod:`tcplab.report.overview`) shares. Per-flow figures take the flows to draw, so that the
+page can split many flows into figures of a few panels each (none taller than
+``html.MAX_IMAGE_PX``)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from tcplab.schema import RunLike
 #: ssthresh at or above this is "unbounded" (u64::MAX before the first loss).
 _UNBOUNDED = 2**62
 _MAX_POINTS = 200_000
-_COLORS = [
+COLORS = [
     "tab:blue",
     "tab:orange",
     "tab:green",
@@ -29,20 +32,51 @@ _COLORS = [
 
 
 
+#: Up to this many flows a plot draws one line (and legend entry) per flow; above, it draws
+#: percentiles across flows (or groups by controller) and the legend stays short.
+MAX_LINES = 8
+
+#: Width (inches) kept right of the plots for legends (:func:`legend_outside`).
+LEGEND_WIDTH = 2.3
+
+
 def _layout(fig: Figure, rows: int) -> None:
-    """Fixed margins (in inches): much cheaper than constrained/tight layout."""
+    """Fixed margins (in inches), a column for legends on the right: much cheaper than
+    constrained/tight layout."""
     w, h = fig.get_size_inches()
     fig.subplots_adjust(
-        left=1.0 / w, right=1 - 0.2 / w, top=1 - 0.35 / h, bottom=0.55 / h, hspace=0.45 if rows > 1 else 0.2
+        left=1.0 / w,
+        right=1 - LEGEND_WIDTH / w,
+        top=1 - 0.35 / h,
+        bottom=0.55 / h,
+        hspace=0.45 if rows > 1 else 0.2,
+        wspace=0.3,
     )
 
 
-def _figure(rows: int, height: float = 2.6, sharex: bool = True) -> tuple[Figure, list[Any]]:
-    fig = Figure(figsize=(10, 0.9 + height * rows))
+def figure(rows: int, cols: int = 1, height: float = 2.6, width: float = 10, sharex: bool = True) -> tuple[Figure, list[Any]]:
+    """A figure of ``rows`` x ``cols`` plots, each ``height`` inches tall, ``width`` inches
+    wide in all; its axes in reading order."""
+    fig = Figure(figsize=(width, 0.9 + height * rows))
     FigureCanvasAgg(fig)
-    axes = fig.subplots(rows, 1, sharex=sharex, squeeze=False)[:, 0]
+    axes = fig.subplots(rows, cols, sharex=sharex and cols == 1, squeeze=False)
     _layout(fig, rows)
-    return fig, list(axes)
+    return fig, list(axes.ravel())
+
+
+def _figure(rows: int, height: float = 2.6, sharex: bool = True) -> tuple[Figure, list[Any]]:
+    return figure(rows, 1, height=height, sharex=sharex)
+
+
+def legend_outside(fig: Figure, ax: Any, handles: list[Any] | None = None) -> None:
+    """The legend of ``ax`` (or of ``handles``) right of it, in the column the layout keeps
+    free, never over the data."""
+    kw: dict[str, Any] = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 8, "borderaxespad": 0}
+    if handles is not None:
+        kw["handles"] = handles
+    elif not ax.get_legend_handles_labels()[0]:
+        return
+    ax.legend(**kw)
 
 
 def _flow_names(result: RunLike) -> list[str]:
@@ -68,14 +102,46 @@ def _thin(n: int) -> int:
 # ---- plots -----------------------------------------------------------------------------------
 
 
-def plot_windows(result: RunLike) -> Figure | None:
+def robust_top(values: np.ndarray, floor: float = 0.0) -> float:
+    """An upper y limit that shows what matters: 1.25 x the 95th percentile of ``values`` (at
+    least ``floor``), or their maximum when that is not much more. Brief excursions above it
+    (NewReno's window inflated by duplicate ACKs during recovery) are clipped and marked."""
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return max(floor, 1.0)
+    top = max(1.25 * float(np.percentile(v, 95)), floor)
+    peak = float(v.max())
+    return peak * 1.05 if peak <= 1.2 * top or top <= 0 else top
+
+
+def mark_clipped(ax: Any, t: np.ndarray, y: np.ndarray, top: float, color: str) -> None:
+    """A marker at the top edge at the start of each run of values above ``top``."""
+    above = y > top
+    starts = np.flatnonzero(above & ~np.concatenate(([False], above[:-1])))
+    if starts.size:
+        ax.plot(
+            t[starts],
+            np.full(starts.size, top * 0.97),
+            ls="none",
+            marker="^",
+            ms=5,
+            color=color,
+            label=f"clipped ({starts.size}×, up to {np.nanmax(y):.0f})",
+        )
+
+
+def plot_windows(result: RunLike, flows: list[int] | None = None) -> Figure | None:
+    """cwnd and ssthresh over time, one panel per flow of ``flows`` (default: all). The y axis
+    of each panel ends at a robust upper percentile of its window (:func:`robust_top`):
+    NewReno's inflated window during recovery is drawn up to the edge and marked there."""
     s = result.series
     nflows = len(result.canonical["flows"])
-    if s.height == 0 or nflows == 0:
+    flows = list(range(nflows)) if flows is None else flows
+    if s.height == 0 or not flows:
         return None
-    fig, axes = _figure(nflows)
+    fig, axes = _figure(len(flows), height=2.2)
     ev = result.events
-    for f, ax in enumerate(axes):
+    for f, ax in zip(flows, axes):
         mss = _mss(result, f)
         rows = s.filter(pl.col("flow") == f)
         t = rows["time_ns"].to_numpy() / 1e9
@@ -83,8 +149,11 @@ def plot_windows(result: RunLike) -> Figure | None:
         ss = rows["ssthresh"].to_numpy().astype(np.float64)
         ss[ss >= _UNBOUNDED] = np.nan
         ss /= mss
+        finite_ss = ss[np.isfinite(ss)]
+        top = robust_top(cwnd, floor=float(finite_ss.max()) * 1.1 if finite_ss.size else 0.0)
         ax.plot(t, cwnd, drawstyle="steps-post", lw=0.8, color="tab:blue", label="cwnd")
         ax.plot(t, ss, drawstyle="steps-post", lw=0.8, color="tab:green", ls="--", label="ssthresh")
+        mark_clipped(ax, t, cwnd, top, "tab:blue")
         e = ev.filter(pl.col("flow") == f)
         for kind, marker, color, label in (
             ("recovery_enter", "v", "tab:red", "fast retransmit"),
@@ -94,7 +163,7 @@ def plot_windows(result: RunLike) -> Figure | None:
             if k.height:
                 ax.plot(
                     k["time_ns"].to_numpy() / 1e9,
-                    k["cwnd"].to_numpy() / mss,
+                    np.minimum(k["cwnd"].to_numpy() / mss, top * 0.97),
                     ls="none",
                     marker=marker,
                     ms=5,
@@ -103,29 +172,40 @@ def plot_windows(result: RunLike) -> Figure | None:
                 )
         ax.set_ylabel(f"window (segments,\nMSS {mss} B)")
         ax.set_title(_flow_label(result, f), fontsize=10, loc="left")
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(0, top)
         ax.grid(alpha=0.3)
-        ax.legend(loc="upper right", fontsize=8, ncols=4)
+        legend_outside(fig, ax)
     axes[-1].set_xlabel("time (s)")
     return fig
 
 
-def throughput_bins(result: RunLike) -> tuple[np.ndarray, list[np.ndarray], float]:
-    """(bin start times in s, per-flow throughput in Mb/s, bin width in s) from `delivered`."""
-    dur = int(result.canonical["duration"])
-    end = max(dur, int(result.stats.get("sim_time_ns", 0) or 0))
-    width = max(end // 100, 1_000_000)
-    edges = np.arange(0, end + width, width, dtype=np.int64)
-    s = result.series
-    out = []
-    for f in range(len(result.canonical["flows"])):
-        rows = s.filter(pl.col("flow") == f)
+def series_at(result: RunLike, column: str, edges: np.ndarray, before: float = 0.0) -> np.ndarray:
+    """Per flow (rows, in flow order), the value of ``column`` of the series table at each
+    time of ``edges`` (ns): the latest sample at or before it, ``before`` until the first."""
+    out = np.full((len(result.canonical["flows"]), edges.size), before, dtype=np.float64)
+    for (f,), rows in result.series.group_by(["flow"]):
         t = rows["time_ns"].to_numpy().astype(np.int64)
-        d = rows["delivered"].to_numpy().astype(np.float64)
+        v = rows[column].to_numpy().astype(np.float64)
         idx = np.searchsorted(t, edges, side="right") - 1
-        at = np.where(idx >= 0, d[np.clip(idx, 0, None)] if d.size else 0.0, 0.0)
-        out.append(np.diff(at) * 8 / (width / 1e9) / 1e6)
-    return edges[:-1] / 1e9, out, width / 1e9
+        out[int(f)] = np.where(idx >= 0, v[np.clip(idx, 0, None)], before)
+    return out
+
+
+def run_end_ns(result: RunLike) -> int:
+    """The end of the run (its duration, or the time reached if later)."""
+    return max(int(result.canonical["duration"]), int(result.stats.get("sim_time_ns", 0) or 0))
+
+
+def throughput_bins(
+    result: RunLike, bins: int = 100, min_width_ns: int = 1_000_000
+) -> tuple[np.ndarray, list[np.ndarray], float]:
+    """(bin start times in s, per-flow throughput in Mb/s, bin width in s) from `delivered`:
+    about ``bins`` bins over the run, each at least ``min_width_ns`` wide."""
+    end = run_end_ns(result)
+    width = max(end // bins, min_width_ns)
+    edges = np.arange(0, end + width, width, dtype=np.int64)
+    at = series_at(result, "delivered", edges)
+    return edges[:-1] / 1e9, list(np.diff(at, axis=1) * 8 / (width / 1e9) / 1e6), width / 1e9
 
 
 def plot_throughput(result: RunLike) -> tuple[Figure, float] | None:
@@ -134,7 +214,7 @@ def plot_throughput(result: RunLike) -> tuple[Figure, float] | None:
     t, per_flow, width = throughput_bins(result)
     fig, (ax,) = _figure(1, height=2.8)
     for f, y in enumerate(per_flow):
-        ax.step(t, y, where="post", lw=1.0, color=_COLORS[f % len(_COLORS)], label=_flow_label(result, f))
+        ax.step(t, y, where="post", lw=1.0, color=COLORS[f % len(COLORS)], label=_flow_label(result, f))
     if len(per_flow) > 1:
         ax.step(t, np.sum(per_flow, axis=0), where="post", lw=0.8, color="gray", ls=":", label="all flows")
     topo = result.canonical["topology"]
@@ -145,7 +225,7 @@ def plot_throughput(result: RunLike) -> tuple[Figure, float] | None:
     ax.set_ylabel("throughput (Mb/s)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8)
+    legend_outside(fig, ax)
     return fig, width
 
 
@@ -220,17 +300,17 @@ def plot_queues(result: RunLike) -> tuple[Figure, list[str]] | None:
         ax.set_ylabel("queue (packets)")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.legend(loc="upper right", fontsize=8)
+        legend_outside(fig, ax)
     axes[-1].set_xlabel("time (s)")
     return fig, names
 
 
-def _zoom_windows(result: RunLike) -> list[tuple[float, float] | None]:
-    """Per flow, a time range (ns) around its first loss: 5 RTTs before, 15 after."""
+def _zoom_windows(result: RunLike, flows: list[int]) -> list[tuple[float, float] | None]:
+    """Per flow of ``flows``, a time range (ns) around its first loss: 5 RTTs before, 15 after."""
     out: list[tuple[float, float] | None] = []
     drops = result.drops.filter((pl.col("flow_kind") == "tcp") & (pl.col("packet") == "data"))
     ev = result.events.filter(pl.col("event").is_in(["recovery_enter", "timeout"]))
-    for f in range(len(result.canonical["flows"])):
+    for f in flows:
         times = (
             drops.filter(pl.col("flow") == f)["time_ns"].to_list()
             + ev.filter(pl.col("flow") == f)["time_ns"].to_list()
@@ -245,24 +325,24 @@ def _zoom_windows(result: RunLike) -> list[tuple[float, float] | None]:
     return out
 
 
-def plot_time_sequence(result: RunLike, zoom: bool = False) -> Figure | None:
-    """Time-sequence plot per flow; ``zoom`` restricts each flow to the time around its first
-    loss (None when no flow lost anything)."""
+def plot_time_sequence(result: RunLike, zoom: bool = False, flows: list[int] | None = None) -> Figure | None:
+    """Time-sequence plot per flow of ``flows`` (default: all); ``zoom`` restricts each flow to
+    the time around its first loss (None when no flow lost anything)."""
     g = result.segments
-    nflows = len(result.canonical["flows"])
-    if g.height == 0 or nflows == 0:
+    flows = list(range(len(result.canonical["flows"]))) if flows is None else flows
+    if g.height == 0 or not flows:
         return None
-    windows = _zoom_windows(result) if zoom else [None] * nflows
+    windows = _zoom_windows(result, flows) if zoom else [None] * len(flows)
     if zoom and all(w is None for w in windows):
         return None
     drops = result.drops.filter((pl.col("flow_kind") == "tcp") & (pl.col("packet") == "data"))
-    fig, axes = _figure(nflows, height=3.0, sharex=not zoom)
+    fig, axes = _figure(len(flows), height=2.4, sharex=not zoom)
     if zoom:
         fig.subplots_adjust(hspace=0.6)
-    for f, ax in enumerate(axes):
+    for k, (f, ax) in enumerate(zip(flows, axes)):
         rows = g.filter(pl.col("flow") == f)
         d = drops.filter(pl.col("flow") == f)
-        w = windows[f]
+        w = windows[k]
         if w is not None:
             rows = rows.filter(pl.col("time_ns").is_between(w[0], w[1]))
             d = d.filter(pl.col("time_ns").is_between(w[0], w[1]))
@@ -305,8 +385,8 @@ def plot_time_sequence(result: RunLike, zoom: bool = False) -> Figure | None:
             "sequence number (MB)" if not zoom else f"sequence number\n(segments of {int(scale)} B)"
         )
         ax.grid(alpha=0.3)
-        ax.legend(loc="upper left", fontsize=8, markerscale=2 if not zoom else 1)
-        if zoom or f == nflows - 1:
+        legend_outside(fig, ax)
+        if zoom or k == len(flows) - 1:
             ax.set_xlabel("time (s)")
     return fig
 

@@ -7,8 +7,8 @@
 mod flows;
 
 use crate::results::{
-    DropCause, DropLog, EventLog, FlowSeries, LinkSummary, QueueSeries, SegmentLog, UdpSummary,
-    VerdictLog,
+    DelayHistogramLog, DelaySummary, DropCause, DropLog, EventLog, FlowSeries, LinkSummary,
+    QueueSeries, SegmentLog, UdpSummary, VerdictLog,
 };
 use crate::Results;
 use serde::Serialize;
@@ -139,7 +139,7 @@ macro_rules! vec_fields {
 pub(crate) use {column, row_fields};
 
 /// The tables of a run, in the order they are written: flows, udp, links, series, queues,
-/// drops, events, segments, verdicts. Takes the tables out of `r` (the conservation check,
+/// drops, events, segments, verdicts, delay, delay_histogram. Takes the tables out of `r` (the conservation check,
 /// the run stats and the pcap files stay).
 pub fn tables(r: &mut Results) -> Vec<Table> {
     vec![
@@ -152,6 +152,8 @@ pub fn tables(r: &mut Results) -> Vec<Table> {
         events(std::mem::take(&mut r.events)),
         segments(std::mem::take(&mut r.segments)),
         verdicts(std::mem::take(&mut r.verdicts)),
+        delay(std::mem::take(&mut r.delay)),
+        delay_histogram(std::mem::take(&mut r.delay_histogram)),
     ]
 }
 
@@ -330,6 +332,41 @@ fn verdicts(v: VerdictLog) -> Table {
     t.done()
 }
 
+fn delay(rows: Vec<DelaySummary>) -> Table {
+    let mut t = TableBuilder::new("delay");
+    row_fields!(t, rows;
+        name (clone), "", "flow name";
+        flow_kind, "", "\"tcp\" (data segments) or \"udp\" (datagrams)";
+        flow, "", "flows.id or udp.id";
+        packets_sent, "packets", "TCP: data transmissions, retransmissions included; UDP: datagrams";
+        packets_delivered, "packets", "packets that reached the destination (their delays are below)";
+        packets_dropped, "packets", "packets dropped anywhere";
+        loss_pct, "%", "packets_dropped / packets_sent * 100 (iperf3's lost/total); null when none sent";
+        delay_min_ns, "ns", "least one-way delay (arrival - handed to the network); null without a packet";
+        delay_mean_ns, "ns", "mean one-way delay";
+        delay_p50_ns, "ns", "median one-way delay (histogram: within 1/128 of the exact value)";
+        delay_p95_ns, "ns", "95th percentile of the one-way delay (within 1/128)";
+        delay_p99_ns, "ns", "99th percentile of the one-way delay (within 1/128)";
+        delay_max_ns, "ns", "largest one-way delay";
+        jitter_mean_ns, "ns", "mean |delay difference| of consecutive arrivals (ns-3 FlowMonitor); null below 2";
+        jitter_rfc3550_ns, "ns", "RFC 3550 smoothed interarrival jitter at the end (iperf3); null below 2";
+    );
+    t.done()
+}
+
+fn delay_histogram(h: DelayHistogramLog) -> Table {
+    let mut t = TableBuilder::new("delay_histogram");
+    vec_fields!(t, h;
+        flow_kind, "", "\"tcp\" or \"udp\"";
+        flow, "", "flows.id or udp.id";
+        metric, "", "\"delay\" (one-way delay) or \"jitter\" (|delay difference| of consecutive arrivals)";
+        lower_ns, "ns", "the bucket holds values from lower_ns";
+        width_ns, "ns", "to lower_ns + width_ns (excluded); width <= lower / 64 above 128 ns";
+        packets, "packets", "packets in the bucket";
+    );
+    t.done()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,8 +378,17 @@ mod tests {
         assert_eq!(
             names,
             [
-                "flows", "udp", "links", "series", "queues", "drops", "events", "segments",
-                "verdicts"
+                "flows",
+                "udp",
+                "links",
+                "series",
+                "queues",
+                "drops",
+                "events",
+                "segments",
+                "verdicts",
+                "delay",
+                "delay_histogram"
             ]
         );
         for t in &s {

@@ -5,8 +5,10 @@
 //!
 //! Only what measurement needs is a fact: drops and CE marks (rare, from the network), and
 //! per TCP flow the sender's data transmissions with their kind, its loss responses with
-//! their verdict, the advance of its cumulative ACK, and the cross-layer reports it got.
-//! Packets sent and delivered are counted by the network and the endpoints already.
+//! their verdict, the advance of its cumulative ACK, and the cross-layer reports it got;
+//! per UDP flow the datagrams sent; and every data segment and datagram that reached its
+//! destination, with when it was sent and when it arrived (the one-way delay and jitter of
+//! [`super::delay`]). ACKs delivered are counted by the endpoints, not stated.
 
 use crate::packet::{DropCause, PacketKind};
 use tcplab_core::{LossResponse, Time, TxKind};
@@ -27,6 +29,21 @@ pub struct Dropped {
     /// When the source handed the packet to the network.
     pub sent_at: Time,
     pub cause: DropCause,
+}
+
+/// A TCP data segment or a UDP datagram reached its destination host.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Delivered {
+    /// When it arrived.
+    pub time: Time,
+    /// TCP flow (data) or UDP flow (UDP).
+    pub flow: u32,
+    /// `Data` or `Udp`.
+    pub kind: PacketKind,
+    /// Data: first byte; UDP: packet number.
+    pub seq: u64,
+    /// When the source handed it to the network.
+    pub sent_at: Time,
 }
 
 /// Something that happened in a run, as the instruments see it.
@@ -56,4 +73,8 @@ pub enum Fact {
     Acked { flow: u32, una: u64 },
     /// A cross-layer report of a random loss reached TCP flow `flow`'s sender.
     Report { flow: u32 },
+    /// UDP flow `flow` handed its datagram number `seq` to the network.
+    UdpSent { flow: u32, seq: u64 },
+    /// A data segment or datagram reached its destination.
+    Delivered(Delivered),
 }

@@ -8,6 +8,8 @@
 //! - [`classify`]: loss classification against the ground truth (Veno's Table I);
 //! - [`timeouts`]: the timeout taxonomy (docs/timeouts.md);
 //! - [`eth`]: loss events and duplicate ACKs per recovery (docs/eth-metrics.md);
+//! - [`delay`]: one-way delay, jitter and loss per flow (docs/delay.md), with
+//!   [`histogram`], the fixed-size histogram behind its percentiles;
 //! - [`record`]: facts as JSON lines, to record them and to replay them.
 //!
 //! The set is fixed ([`Instruments`], static dispatch): a fact costs a few branches. The same
@@ -15,16 +17,19 @@
 //! real sender's transmissions and loss responses, and give the same figures.
 
 pub mod classify;
+pub mod delay;
 pub mod drops;
 pub mod eth;
 pub mod fact;
+pub mod histogram;
 pub mod record;
 pub mod timeouts;
 
-pub use fact::{Dropped, Fact};
+pub use fact::{Delivered, Dropped, Fact};
 
-use crate::results::{FlowSummary, VerdictLog};
+use crate::results::{DelayHistogramLog, DelaySummary, FlowSummary, VerdictLog};
 use classify::LossClassification;
+use delay::DelayMetrics;
 use drops::DropLog;
 use eth::LossEvents;
 use timeouts::TimeoutTaxonomy;
@@ -45,6 +50,7 @@ pub struct Instruments {
     classification: LossClassification,
     timeouts: TimeoutTaxonomy,
     loss_events: LossEvents,
+    delay: DelayMetrics,
     verdicts: VerdictLog,
     /// Every fact taken, when recording ([`Instruments::record`]).
     recorded: Option<Vec<Fact>>,
@@ -57,6 +63,7 @@ impl Instruments {
             classification: LossClassification::new(tcp_flows),
             timeouts: TimeoutTaxonomy::new(tcp_flows),
             loss_events: LossEvents::new(tcp_flows),
+            delay: DelayMetrics::new(tcp_flows, udp_flows),
             verdicts: VerdictLog::default(),
             recorded: None,
         }
@@ -72,8 +79,9 @@ impl Instruments {
         &self.drops
     }
 
-    /// Takes one fact. Transmissions and acknowledgments (one per packet or ACK) take the
-    /// inlined path; the rare facts (drops, marks, loss responses, reports) the other.
+    /// Takes one fact. Transmissions, acknowledgments and deliveries (one per packet or
+    /// ACK) take the inlined path; the rare facts (drops, marks, loss responses, reports)
+    /// the other. Only the delay instrument reads deliveries and datagrams sent.
     #[inline(always)]
     pub fn on_fact(&mut self, fact: Fact) {
         if self.recorded.is_some() {
@@ -81,6 +89,8 @@ impl Instruments {
         }
         match fact {
             Fact::Transmit { .. } | Fact::Acked { .. } => self.dispatch(&fact),
+            Fact::Delivered(d) => self.delay.on_delivered(&d),
+            Fact::UdpSent { .. } => self.delay.on_fact(&fact, &self.drops),
             _ => self.on_rare_fact(&fact),
         }
     }
@@ -100,6 +110,7 @@ impl Instruments {
         self.classification.on_fact(fact, &self.drops);
         self.timeouts.on_fact(fact, &self.drops);
         self.loss_events.on_fact(fact, &self.drops);
+        self.delay.on_fact(fact, &self.drops);
     }
 
     #[inline(never)]
@@ -150,6 +161,16 @@ impl Measurements {
         i.classification.fill(flow, row);
         i.timeouts.fill(flow, row);
         i.loss_events.fill(flow, row);
+    }
+
+    /// The `delay` table's rows (TCP flows, then UDP flows; names left empty).
+    pub fn delay(&self) -> Vec<DelaySummary> {
+        self.instruments.delay.rows(&self.instruments.drops)
+    }
+
+    /// The `delay_histogram` table.
+    pub fn delay_histogram(&self) -> DelayHistogramLog {
+        self.instruments.delay.histograms()
     }
 
     /// TCP flow `flow`'s summary row with only the instruments' fields set.

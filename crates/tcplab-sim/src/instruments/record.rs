@@ -6,9 +6,11 @@
 //! ```text
 //! {"fact":"drop","time_ns":5000,"link":0,"flow":0,"packet":"data","seq":1460,"retransmission":0,"sent_at_ns":4000,"cause":"link_error"}
 //! {"fact":"transmit","flow":0,"seq":1460,"retransmission":1,"kind":"fast"}
+//! {"fact":"udp_sent","flow":0,"seq":17}
+//! {"fact":"delivered","time_ns":9000,"flow":0,"packet":"udp","seq":17,"sent_at_ns":2000}
 //! ```
 
-use super::fact::{Dropped, Fact};
+use super::fact::{Delivered, Dropped, Fact};
 use crate::packet::{DropCause, PacketKind};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -60,6 +62,17 @@ enum Line {
     },
     Report {
         flow: u32,
+    },
+    UdpSent {
+        flow: u32,
+        seq: u64,
+    },
+    Delivered {
+        time_ns: u64,
+        flow: u32,
+        packet: String,
+        seq: u64,
+        sent_at_ns: u64,
     },
 }
 
@@ -143,6 +156,14 @@ impl Line {
             },
             Fact::Acked { flow, una } => Line::Acked { flow, una },
             Fact::Report { flow } => Line::Report { flow },
+            Fact::UdpSent { flow, seq } => Line::UdpSent { flow, seq },
+            Fact::Delivered(d) => Line::Delivered {
+                time_ns: d.time.as_nanos(),
+                flow: d.flow,
+                packet: d.kind.as_str().into(),
+                seq: d.seq,
+                sent_at_ns: d.sent_at.as_nanos(),
+            },
         }
     }
 
@@ -219,6 +240,20 @@ impl Line {
             }
             Line::Acked { flow, una } => Fact::Acked { flow, una },
             Line::Report { flow } => Fact::Report { flow },
+            Line::UdpSent { flow, seq } => Fact::UdpSent { flow, seq },
+            Line::Delivered {
+                time_ns,
+                flow,
+                packet,
+                seq,
+                sent_at_ns,
+            } => Fact::Delivered(Delivered {
+                time: Time::from_nanos(time_ns),
+                flow,
+                kind: named(&PacketKind::ALL, PacketKind::as_str, "packet", &packet)?,
+                seq,
+                sent_at: Time::from_nanos(sent_at_ns),
+            }),
         })
     }
 }
