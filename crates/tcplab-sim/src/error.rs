@@ -49,6 +49,10 @@ impl Problem {
     pub const ROUTE_TO_ROUTER: &'static str = "route_to_router";
     /// A node not linked to the one it should neighbour (`limit`).
     pub const NOT_NEIGHBOUR: &'static str = "not_neighbour";
+    /// A time longer than [`crate::validate::MAX_TIME`] (`limit`, ns).
+    pub const TIME_LIMIT: &'static str = "time_limit";
+    /// A byte buffer smaller than the smallest full-sized packet of the flows (`limit`, bytes).
+    pub const BUFFER_BELOW_PACKET: &'static str = "buffer_below_packet";
     /// A flow's route with fewer than 2 nodes (`value`: how many).
     pub const ROUTE_TOO_SHORT: &'static str = "route_too_short";
     /// A node of a route that does not exist.

@@ -45,10 +45,24 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     if s.duration == Dur::ZERO {
         errs.push(String::from("duration = 0: expected a positive duration in ns").into());
     }
+    time_limit("duration", s.duration, &mut errs);
     let layout = topology::expand_problems(&s.topology, &mut errs);
+    let packet = smallest_packet(s);
     for l in &layout.links {
         link_dir(&format!("{}.forward", l.spec_path), &l.forward, &mut errs);
         link_dir(&format!("{}.reverse", l.spec_path), &l.reverse, &mut errs);
+        buffer_fits(
+            &format!("{}.forward", l.spec_path),
+            &l.forward,
+            packet,
+            &mut errs,
+        );
+        buffer_fits(
+            &format!("{}.reverse", l.spec_path),
+            &l.reverse,
+            packet,
+            &mut errs,
+        );
         schedule(
             &format!("{}.forward", l.spec_path),
             &l.forward,
@@ -152,6 +166,7 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         times(&p, s.duration, u.start, u.stop, &mut errs);
     }
     pcap_trace(s, &layout, &mut errs);
+    time_limit("trace.interval", s.trace.interval, &mut errs);
     if s.trace.series == SeriesMode::Interval && s.trace.interval == Dur::ZERO {
         errs.push(
             String::from("trace.interval = 0: expected a positive sampling interval in ns with series = \"interval\"")
@@ -159,6 +174,64 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         );
     }
     errs
+}
+
+/// The longest time a scenario may give (2^62 ns, about 146 years): a run's clock plus any
+/// one delay, timeout or interval of the scenario then stays below `u64::MAX` ns, so time
+/// arithmetic never saturates (a clock stuck at the largest time would never end the run).
+pub const MAX_TIME: Dur = Dur::from_nanos(1 << 62);
+
+/// `path = d: expected at most MAX_TIME` when `d` is longer.
+fn time_limit(path: &str, d: Dur, errs: &mut Vec<Problem>) {
+    if d > MAX_TIME {
+        let (v, m) = (d.as_nanos(), MAX_TIME.as_nanos());
+        let expected = format!("expected at most {m} ns (about 146 years)");
+        errs.push(Problem::new(
+            path.to_string(),
+            Problem::TIME_LIMIT,
+            v,
+            m,
+            &expected,
+        ));
+    }
+}
+
+/// The smallest packet any flow sends at full size (bytes on the wire): a TCP flow's MSS
+/// plus its IP and TCP headers, a UDP source's packet size. None without flows.
+fn smallest_packet(s: &Scenario) -> Option<u64> {
+    let tcp = s.flows.iter().map(|f| {
+        let mss = f.tcp.as_ref().unwrap_or(&s.tcp).mss;
+        u64::from(mss) + u64::from(crate::packet::IP_TCP_HEADER)
+    });
+    let udp = s.udp.iter().map(|u| u64::from(u.packet_size));
+    tcp.chain(udp).min()
+}
+
+/// A byte buffer that cannot hold one full-sized packet of any flow drops every such packet.
+fn buffer_fits(p: &str, d: &LinkDir, packet: Option<u64>, errs: &mut Vec<Problem>) {
+    let Some(packet) = packet else { return };
+    let given = std::iter::once((format!("{p}.buffer"), d.buffer)).chain(
+        d.schedule
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some((format!("{p}.schedule[{i}].buffer"), c.buffer?))),
+    );
+    for (path, buffer) in given {
+        if let Buffer::Bytes(b) = buffer {
+            if b > 0 && b < packet {
+                let expected = format!(
+                    "expected at least {packet} bytes, the smallest full-sized packet of the flows (a smaller buffer drops every such packet)"
+                );
+                errs.push(Problem::new(
+                    path,
+                    Problem::BUFFER_BELOW_PACKET,
+                    b,
+                    packet,
+                    &expected,
+                ));
+            }
+        }
+    }
 }
 
 /// Places a sender-construction error under the flow's path: `flows[1].controller = ...`,
@@ -176,6 +249,8 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<Problem>) {
     if d.rate == 0 {
         errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s").into());
     }
+    time_limit(&format!("{p}.delay"), d.delay, errs);
+    time_limit(&format!("{p}.report_delay"), d.report_delay, errs);
     if !d.report_losses && d.report_delay != Dur::ZERO {
         errs.push(
             format!(
@@ -285,6 +360,9 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
                 format!("{q}: changes nothing; give at least one of rate, delay, buffer, loss")
                     .into(),
             );
+        }
+        if let Some(delay) = c.delay {
+            time_limit(&format!("{q}.delay"), delay, errs);
         }
         if c.rate == Some(0) {
             errs.push(format!("{q}.rate = 0: expected a positive rate in bit/s").into());

@@ -257,3 +257,42 @@ fn several_problems_are_reported_together() {
     assert!(e.contains("topology.bottleneck.forward.rate = 0"), "{e}");
     assert!(e.contains("flows[0].controller = \"cubik\""), "{e}");
 }
+
+#[test]
+fn times_beyond_the_representable_clock_are_refused() {
+    // A clock near u64::MAX ns saturates (now + delay == now): such a run would never end.
+    let mut s = base();
+    s.duration = Dur::from_nanos(u64::MAX);
+    s.flows[1].start = Dur::from_nanos(u64::MAX - 1_000_000);
+    expect(
+        &s,
+        &["duration = 18446744073709551615: expected at most 4611686018427387904 ns"],
+    );
+    let mut s = base();
+    bottleneck(&mut s).forward.delay = Dur::from_nanos(u64::MAX);
+    expect(
+        &s,
+        &["topology.bottleneck.forward.delay = 18446744073709551615: expected at most"],
+    );
+    let mut s = base();
+    s.duration = tcplab_sim::validate::MAX_TIME;
+    s.validate().unwrap();
+}
+
+#[test]
+fn a_byte_buffer_smaller_than_every_packet_is_refused() {
+    // MSS 1460 + 40 header bytes: a 1-byte (or 1499-byte) buffer drops every data segment.
+    for b in [1, 1499] {
+        let mut s = base();
+        bottleneck(&mut s).forward.buffer = Buffer::Bytes(b);
+        expect(
+            &s,
+            &[&format!(
+                "topology.bottleneck.forward.buffer = {b}: expected at least 1500 bytes"
+            )],
+        );
+    }
+    let mut s = base();
+    bottleneck(&mut s).forward.buffer = Buffer::Bytes(1500);
+    s.validate().unwrap();
+}

@@ -43,6 +43,10 @@ def _words(detail: str) -> Any:
 _WORDS = {
     "at_most_duration": _duration("at most the duration"),
     "after_start": _duration("after start"),
+    "time_limit": _duration("at most the longest time a scenario may give, about 146 years"),
+    "buffer_below_packet": _words(
+        "bytes cannot hold one full-sized packet of the flows ({limit} bytes): every such packet would be dropped"
+    ),
     "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
     "duplicate_node": _words("is already the name of nodes[{limit}]"),
     "self_link": _words("links a node to itself"),
