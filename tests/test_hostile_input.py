@@ -102,6 +102,18 @@ recovery = "newreno"
         _with('duration = "2s"', 'duration = "18446744073.709551615s"'),
         ["duration", "1.84467e+10 s", "146 years"],
     ),
+    # Rules that live in the simulator only (issue 11 §2), worded at the TOML path.
+    "tcp_and_udp_share_a_name": (
+        BASE.replace("pairs = 1", "pairs = 2").replace('recovery = "newreno"', 'recovery = "newreno"\nname = "x"')
+        + '[[udp]]\nname = "x"\nrate = "1Mbps"\npacket_size = 1000\n',
+        ["udp[0].name", "'x'", "flows[0]"],
+    ),
+    "flow_to_itself": (_with('recovery = "newreno"', 'recovery = "newreno"\ndst = "s0"'), ["flows[0].dst", "'s0'", "own source"]),
+    "flow_from_a_router": (_with('recovery = "newreno"', 'recovery = "newreno"\nsrc = "left"'), ["flows[0].src", "'left'", "not a host"]),
+    "default_endpoint_beyond_pairs": (
+        BASE + '[[flows]]\ncontroller = "reno"\nrecovery = "newreno"\n',
+        ["flows[1].src", "defaults to 's1'", "pairs = 1"],
+    ),
     "deep_nesting": ('name = "t"\nx = ' + "{a = " * 3000 + "1" + "}" * 3000 + "\n", ["nested too deeply"]),
 }
 

@@ -53,6 +53,12 @@ impl Problem {
     pub const TIME_LIMIT: &'static str = "time_limit";
     /// A byte buffer smaller than the smallest full-sized packet of the flows (`limit`, bytes).
     pub const BUFFER_BELOW_PACKET: &'static str = "buffer_below_packet";
+    /// A flow name given before (`limit`: the path of the flow that has it).
+    pub const DUPLICATE_FLOW_NAME: &'static str = "duplicate_flow_name";
+    /// A flow endpoint that is no host (`limit`: the first hosts, then "..." if more).
+    pub const NOT_A_HOST: &'static str = "not_a_host";
+    /// A flow whose dst is its src (`limit`: the src).
+    pub const SAME_HOST: &'static str = "same_host";
     /// A flow's route with fewer than 2 nodes (`value`: how many).
     pub const ROUTE_TOO_SHORT: &'static str = "route_too_short";
     /// A node of a route that does not exist.

@@ -90,19 +90,13 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         }
     };
     let mut names = std::collections::HashMap::new();
+    let hosts = Hosts::of(&layout);
     for (i, f) in s.flows.iter().enumerate() {
         let p = format!("flows[{i}]");
         let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
-        if let Some(j) = names.insert(name.clone(), i) {
-            errs.push(
-                format!(
-                    "{p}.name = {name:?}: also the name of flows[{j}]; flow names must be unique"
-                )
-                .into(),
-            );
-        }
-        let src = endpoint(&layout, &format!("{p}.src"), &f.src, &mut errs);
-        let dst = endpoint(&layout, &format!("{p}.dst"), &f.dst, &mut errs);
+        unique_name(&mut names, &p, name, &mut errs);
+        let src = endpoint(&layout, &hosts, &format!("{p}.src"), &f.src, &mut errs);
+        let dst = endpoint(&layout, &hosts, &format!("{p}.dst"), &f.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             if let Some(r) = &f.route {
                 if a != b {
@@ -132,20 +126,12 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
             }
         }
     }
-    let mut names = std::collections::HashMap::new();
     for (i, u) in s.udp.iter().enumerate() {
         let p = format!("udp[{i}]");
         let name = u.name.clone().unwrap_or_else(|| format!("udp{i}"));
-        if let Some(j) = names.insert(name.clone(), i) {
-            errs.push(
-                format!(
-                    "{p}.name = {name:?}: also the name of udp[{j}]; flow names must be unique"
-                )
-                .into(),
-            );
-        }
-        let src = endpoint(&layout, &format!("{p}.src"), &u.src, &mut errs);
-        let dst = endpoint(&layout, &format!("{p}.dst"), &u.dst, &mut errs);
+        unique_name(&mut names, &p, name, &mut errs);
+        let src = endpoint(&layout, &hosts, &format!("{p}.src"), &u.src, &mut errs);
+        let dst = endpoint(&layout, &hosts, &format!("{p}.dst"), &u.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             match &u.route {
                 Some(r) if a != b => {
@@ -382,20 +368,94 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
     }
 }
 
-fn endpoint(layout: &Layout, p: &str, name: &str, errs: &mut Vec<Problem>) -> Option<u32> {
+/// A flow's name, unique among TCP flows and UDP sources together (`names`: name -> the
+/// path of the flow that has it).
+fn unique_name(
+    names: &mut std::collections::HashMap<String, String>,
+    p: &str,
+    name: String,
+    errs: &mut Vec<Problem>,
+) {
+    match names.entry(name) {
+        std::collections::hash_map::Entry::Occupied(e) => {
+            let (name, first) = (e.key(), e.get());
+            let expected = format!("also the name of {first}; flow names must be unique");
+            errs.push(Problem::new(
+                format!("{p}.name"),
+                Problem::DUPLICATE_FLOW_NAME,
+                name.as_str(),
+                first.as_str(),
+                &expected,
+            ));
+        }
+        std::collections::hash_map::Entry::Vacant(e) => {
+            e.insert(p.to_string());
+        }
+    }
+}
+
+/// The hosts an endpoint error shows: the first few (a topology may have thousands), and
+/// how many there are.
+struct Hosts<'a> {
+    shown: Vec<&'a str>,
+    count: usize,
+}
+
+impl<'a> Hosts<'a> {
+    const SHOWN: usize = 8;
+
+    fn of(layout: &'a Layout) -> Self {
+        let all = layout.nodes.iter().filter(|n| n.kind == NodeKind::Host);
+        Hosts {
+            shown: all
+                .clone()
+                .take(Self::SHOWN)
+                .map(|n| n.name.as_str())
+                .collect(),
+            count: all.count(),
+        }
+    }
+
+    /// `["s0", "r0", ...]` (JSON: the shown hosts, then "..." when there are more).
+    fn limit(&self) -> Vec<&'a str> {
+        let mut v = self.shown.clone();
+        if self.count > v.len() {
+            v.push("...");
+        }
+        v
+    }
+}
+
+fn endpoint(
+    layout: &Layout,
+    hosts: &Hosts,
+    p: &str,
+    name: &str,
+    errs: &mut Vec<Problem>,
+) -> Option<u32> {
     match layout.node(name) {
         None => {
-            let hosts: Vec<&str> = layout
-                .nodes
-                .iter()
-                .filter(|n| n.kind == NodeKind::Host)
-                .map(|n| n.name.as_str())
-                .collect();
-            errs.push(format!("{p} = {name:?}: unknown node; hosts: {hosts:?}").into());
+            let limit = hosts.limit();
+            let expected = format!("unknown node; hosts: {limit:?}");
+            errs.push(Problem::new(
+                p.to_string(),
+                Problem::NOT_A_HOST,
+                name,
+                limit,
+                &expected,
+            ));
             None
         }
         Some(id) if layout.nodes[id as usize].kind != NodeKind::Host => {
-            errs.push(format!("{p} = {name:?}: a router; flows start and end at hosts").into());
+            let expected = "a router; flows start and end at hosts";
+            let limit = hosts.limit();
+            errs.push(Problem::new(
+                p.to_string(),
+                Problem::NOT_A_HOST,
+                name,
+                limit,
+                expected,
+            ));
             None
         }
         Some(id) => Some(id),
@@ -416,9 +476,14 @@ fn route(
         &layout.nodes[b as usize].name,
     );
     if a == b {
-        errs.push(
-            format!("{p}: src and dst are the same host {na:?}; a flow crosses the network").into(),
-        );
+        let expected = "the same host as src; a flow crosses the network";
+        errs.push(Problem::new(
+            format!("{p}.dst"),
+            Problem::SAME_HOST,
+            na.as_str(),
+            na.as_str(),
+            expected,
+        ));
     } else if routes.path(a, b, dirs).is_none() {
         errs.push(format!(
             "{p}: no route from {na:?} to {nb:?} (paths cross routers only, hosts do not forward; static_routes must not loop)"

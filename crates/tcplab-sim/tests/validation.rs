@@ -5,6 +5,7 @@ mod common;
 
 use tcplab_core::{ControllerSpec, Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, explicit, ScenarioBuilder};
+use tcplab_sim::error::Problem;
 use tcplab_sim::scenario::{
     Buffer, Duplex, LossSpec, NodeKind, Scenario, SeriesMode, TcpFlowSpec, Topology, TraceSpec,
     UdpFlowSpec,
@@ -295,4 +296,67 @@ fn a_byte_buffer_smaller_than_every_packet_is_refused() {
     let mut s = base();
     bottleneck(&mut s).forward.buffer = Buffer::Bytes(1500);
     s.validate().unwrap();
+}
+
+#[test]
+fn flow_names_are_unique_across_tcp_and_udp() {
+    let mut s = base();
+    let mut u = UdpFlowSpec::cbr("s0", "r0", 1_000_000, 1000);
+    u.name = Some("flow1".into());
+    s.udp.push(u);
+    let p = check(&s);
+    let dup = p.iter().find(|p| p.rule == Problem::DUPLICATE_FLOW_NAME);
+    let dup = dup.expect("a duplicate name problem");
+    assert_eq!(dup.path, "udp[0].name");
+    assert_eq!(dup.limit, Some("flows[1]".into()));
+    assert!(dup
+        .message
+        .starts_with("udp[0].name = \"flow1\": also the name of flows[1]"));
+}
+
+#[test]
+fn endpoints_are_hosts_and_differ_structured() {
+    let mut s = base();
+    s.flows[0].dst = "s0".into();
+    s.flows[1].src = "nobody".into();
+    let p = check(&s);
+    let same = p.iter().find(|p| p.rule == Problem::SAME_HOST).unwrap();
+    assert_eq!(
+        (same.path.as_str(), same.value.clone()),
+        ("flows[0].dst", Some("s0".into()))
+    );
+    let host = p.iter().find(|p| p.rule == Problem::NOT_A_HOST).unwrap();
+    assert_eq!(host.path, "flows[1].src");
+    assert_eq!(host.value, Some("nobody".into()));
+    let mut s = base();
+    s.flows[0].dst = "left".into();
+    let host = check(&s)
+        .into_iter()
+        .find(|p| p.rule == Problem::NOT_A_HOST)
+        .unwrap();
+    assert!(
+        host.message
+            .contains("a router; flows start and end at hosts"),
+        "{host:?}"
+    );
+}
+
+#[test]
+fn an_unknown_endpoint_lists_a_few_hosts_only() {
+    // 50 pairs: 100 hosts, of which the message shows 8 and "...".
+    let mut s = ScenarioBuilder::new("v", common::simple_dumbbell(50, 1_000_000, 10, 10))
+        .flow(TcpFlowSpec::bulk("s0", "r0"))
+        .build();
+    s.flows[0].src = "nobody".into();
+    let host = check(&s)
+        .into_iter()
+        .find(|p| p.rule == Problem::NOT_A_HOST)
+        .unwrap();
+    let shown = host.limit.unwrap();
+    assert_eq!(shown.as_array().unwrap().len(), 9, "{shown}");
+    assert_eq!(shown[8], "...");
+}
+
+fn check(s: &Scenario) -> Vec<Problem> {
+    tcplab_sim::validate::check(s, &tcplab_core::registry::Registries::default())
 }

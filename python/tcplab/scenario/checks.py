@@ -78,43 +78,34 @@ class ScenarioChecks:
             w.check(("wlan", i), hosts)
 
     def _check_flows(self) -> None:
-        host_list = self.hosts()
-        hosts = set(host_list)
-        shown = ", ".join(host_list[:8]) + (", ..." if len(host_list) > 8 else "")
-        names: dict[str, str] = {}
-        for table, items, offset in (("flows", self.flows, 0), ("udp", self.udp, len(self.flows))):
+        """Explicit topologies have no default hosts: src and dst must be given. Whether they
+        are hosts, distinct, and the flows' names unique are the simulator's rules."""
+        if self.topology is not None:
+            return
+        for table, items in (("flows", self.flows), ("udp", self.udp)):
             for i, f in enumerate(items):
                 for key in ("src", "dst"):
-                    end = getattr(f, key)
-                    if end is None:
-                        if self.topology is None:
-                            raise FieldError(
-                                "is required but missing (explicit topologies have no default hosts)",
-                                (table, i, key),
-                                show=False,
-                            )
-                        end = self._dumbbell_endpoints()[offset + i][0 if key == "src" else 1]
-                        if end not in hosts:
-                            more = "more stations" if isinstance(self.topology, WlanAccess) else "more pairs"
-                            raise FieldError(
-                                f"defaults to {end!r}, which does not exist with {self._pairs_text()} (give src/dst, or {more})",
-                                (table, i, key),
-                                show=False,
-                            )
-                    elif end not in hosts:
-                        more = (
-                            "; set topology.pairs for more"
-                            if self.topology is not None and not isinstance(self.topology, WlanAccess)
-                            else ""
+                    if getattr(f, key) is None:
+                        raise FieldError(
+                            "is required but missing (explicit topologies have no default hosts)",
+                            (table, i, key),
+                            show=False,
                         )
-                        raise FieldError(f"is not a host (hosts: {shown}{more})", (table, i, key), end)
-                src, dst = self._endpoints(table, i)
-                if src == dst:
-                    raise FieldError("is the flow's own source", (table, i, "dst"), dst)
-                name = self._flow_name(table, i)
-                if name in names:
-                    raise FieldError(f"is already the name of {names[name]}", (table, i, "name"), name)
-                names[name] = f"{table}[{i}]"
+
+    def _word_endpoint(self, path: tuple[str | int, ...], value: Any, limit: list[str]) -> FieldError:
+        """A flow endpoint that is no host (rule ``not_a_host``): a default that the preset
+        does not have says so; a given name lists the hosts."""
+        table, i, key = path[0], path[1], path[2]
+        flow = (self.flows if table == "flows" else self.udp)[int(i)]
+        if self.topology is not None and getattr(flow, str(key)) is None:
+            more = "more stations" if isinstance(self.topology, WlanAccess) else "more pairs"
+            return FieldError(
+                f"defaults to {value!r}, which does not exist with {self._pairs_text()} (give src/dst, or {more})",
+                path,
+                show=False,
+            )
+        more = "; set topology.pairs for more" if self.topology is not None and not isinstance(self.topology, WlanAccess) else ""
+        return FieldError(f"is not a host (hosts: {', '.join(limit)}{more})", path, value)
 
     def _check_simulator(self) -> None:
         """The simulator's checks of the canonical scenario (``tcplab_sim::validate``, the one
@@ -139,8 +130,10 @@ class ScenarioChecks:
                     # wrong length): its own line, alone (the flows' missing routes follow).
                     raise FieldError(problem["message"], show=False)
                 continue
-            detail, value = worded
             path = self._toml_path(problem["path"])
+            if problem["rule"] == "not_a_host":
+                raise self._word_endpoint(path, problem["value"], problem["limit"])
+            detail, value = worded
             if value is HIDDEN:
                 raise FieldError(detail, path, show=False)
             raise FieldError(detail, path, value)

@@ -47,6 +47,9 @@ _WORDS = {
     "buffer_below_packet": _words(
         "bytes cannot hold one full-sized packet of the flows ({limit} bytes): every such packet would be dropped"
     ),
+    "duplicate_flow_name": _words("is already the name of {limit}"),
+    "not_a_host": _words("is not a host"),  # worded with the model: ScenarioChecks._word_endpoint
+    "same_host": _words("is the flow's own source"),
     "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
     "duplicate_node": _words("is already the name of nodes[{limit}]"),
     "self_link": _words("links a node to itself"),
