@@ -114,6 +114,8 @@ recovery = "newreno"
         BASE + '[[flows]]\ncontroller = "reno"\nrecovery = "newreno"\n',
         ["flows[1].src", "defaults to 's1'", "pairs = 1"],
     ),
+    "pcap_unknown_link": (BASE + '[trace]\npcap = ["nolink"]\n', ["trace.pcap[0]", "'nolink'", "is not a link", "left-right"]),
+    "pcap_unknown_direction": (BASE + '[trace]\npcap = ["left-right/up"]\n', ["trace.pcap[0]", "'left-right/up'", "direction"]),
     "deep_nesting": ('name = "t"\nx = ' + "{a = " * 3000 + "1" + "}" * 3000 + "\n", ["nested too deeply"]),
 }
 

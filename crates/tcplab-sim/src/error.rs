@@ -59,6 +59,10 @@ impl Problem {
     pub const NOT_A_HOST: &'static str = "not_a_host";
     /// A flow whose dst is its src (`limit`: the src).
     pub const SAME_HOST: &'static str = "same_host";
+    /// A pcap selector naming no link (`limit`: the first links, then "..." if more).
+    pub const PCAP_LINK: &'static str = "pcap_link";
+    /// A pcap selector with a direction other than forward or reverse.
+    pub const PCAP_DIRECTION: &'static str = "pcap_direction";
     /// A flow's route with fewer than 2 nodes (`value`: how many).
     pub const ROUTE_TOO_SHORT: &'static str = "route_too_short";
     /// A node of a route that does not exist.

@@ -519,7 +519,7 @@ fn at_most_duration(path: String, at: Dur, duration: Dur) -> Problem {
 
 fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<Problem>) {
     if let Err(e) = crate::pcap::plan(&s.trace.pcap, layout) {
-        errs.extend(e.into_iter().map(Problem::from));
+        errs.extend(e);
     }
     if !(1..=65535).contains(&s.trace.pcap_snaplen) {
         errs.push(

@@ -44,26 +44,6 @@ class ScenarioChecks:
                         "is only for explicit topologies ([[nodes]] and [[links]])", (key,), show=False
                     )
 
-    def _check_pcap(self) -> None:
-        links = self.link_names()
-        shown = ", ".join(links[:8]) + (", ..." if len(links) > 8 else "")
-        for k, sel in enumerate(self.trace.pcap):
-            if sel == "all":
-                continue
-            link, _, direction = sel.partition("/")
-            if link not in links:
-                raise FieldError(
-                    f'is not a link (expected "all", a link or "<link>/forward" / "<link>/reverse"; links: {shown})',
-                    ("trace", "pcap", k),
-                    sel,
-                )
-            if "/" in sel and direction not in ("forward", "reverse"):
-                raise FieldError(
-                    "has an unknown direction (expected <link>/forward or <link>/reverse)",
-                    ("trace", "pcap", k),
-                    sel,
-                )
-
     def _check_wlan(self) -> None:
         if self.topology is not None:
             raise FieldError("needs an explicit topology ([[nodes]] and [[links]])", ("wlan",), show=False)

@@ -92,7 +92,6 @@ class Scenario(ScenarioChecks, StrictModel):
             self._check_wlan()
         self._check_routing()
         self._check_flows()
-        self._check_pcap()
         self._flow_tcp(None)
         for i in range(len(self.flows)):
             self._flow_tcp(i)

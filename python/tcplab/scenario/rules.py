@@ -50,6 +50,11 @@ _WORDS = {
     "duplicate_flow_name": _words("is already the name of {limit}"),
     "not_a_host": _words("is not a host"),  # worded with the model: ScenarioChecks._word_endpoint
     "same_host": _words("is the flow's own source"),
+    "pcap_link": lambda value, limit: (
+        f'is not a link (expected "all", a link or "<link>/forward" / "<link>/reverse"; links: {", ".join(limit)})',
+        value,
+    ),
+    "pcap_direction": _words("has an unknown direction (expected <link>/forward or <link>/reverse)"),
     "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
     "duplicate_node": _words("is already the name of nodes[{limit}]"),
     "self_link": _words("links a node to itself"),
