@@ -116,6 +116,7 @@ recovery = "newreno"
     ),
     "pcap_unknown_link": (BASE + '[trace]\npcap = ["nolink"]\n', ["trace.pcap[0]", "'nolink'", "is not a link", "left-right"]),
     "pcap_unknown_direction": (BASE + '[trace]\npcap = ["left-right/up"]\n', ["trace.pcap[0]", "'left-right/up'", "direction"]),
+    "topology_not_a_table": ('name = "t"\nduration = 1\ntopology = 3.5\n', ["topology: 3.5 is not a table"]),
     "deep_nesting": ('name = "t"\nx = ' + "{a = " * 3000 + "1" + "}" * 3000 + "\n", ["nested too deeply"]),
 }
 
@@ -197,8 +198,9 @@ def _set(doc, path, value):
 def _mutate(doc: dict, rng: random.Random) -> dict:
     doc = copy.deepcopy(doc)
     paths = [p for p, _ in _leaves(doc) if p]
-    for _ in range(rng.randint(1, 3)):
-        path = rng.choice(paths)
+    for _ in range(rng.randint(1, 2)):
+        numbers = [p for p, v in _leaves(doc) if p and isinstance(v, (int, float)) and not isinstance(v, bool)]
+        path = rng.choice(numbers if numbers and rng.random() < 0.7 else paths)
         old = _walk(doc, path)
         if old is None:
             continue

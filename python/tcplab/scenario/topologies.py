@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
 from tcplab.scenario.errors import FieldError, validate_nested
 from tcplab.scenario.fields import StrictModel, count_field, unit_field
@@ -155,8 +155,10 @@ _PRESETS: dict[str, type[StrictModel]] = {}
 
 def topology_by_kind(v: Any) -> Any:
     """``[topology]``: ``kind`` picks the model (default ``dumbbell``)."""
-    if not isinstance(v, dict):
+    if isinstance(v, BaseModel):
         return v
+    if not isinstance(v, dict):  # else pydantic names a member of the union: topology.Dumbbell
+        raise FieldError("is not a table (expected {key = value, ...} or a [section])")
     kind = v.get("kind", "dumbbell")
     models = {
         "dumbbell": Dumbbell,
