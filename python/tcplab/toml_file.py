@@ -54,6 +54,9 @@ def parse_toml(text: str, where: str | Path | None = None) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise TomlError(f"{where}: invalid TOML: {e}" if where else f"invalid TOML: {e}") from None
+    except RecursionError:
+        detail = "invalid TOML: tables or arrays nested too deeply"
+        raise TomlError(f"{where}: {detail}" if where else detail) from None
 
 
 def read_toml(path: str | Path) -> tuple[dict[str, Any], str]:

@@ -166,6 +166,13 @@ impl TcpConfig {
         if self.sack_blocks as usize > crate::MAX_SACK_BLOCKS {
             return Err(bad("sack_blocks", self.sack_blocks, "expected 0..=6"));
         }
+        if self.dsack && !self.sack() {
+            return Err(bad(
+                "dsack",
+                self.dsack,
+                "needs SACK (sack_blocks >= 1): DSACK blocks travel in the SACK option",
+            ));
+        }
         if self.rcv_buf < self.mss as u64 {
             return Err(bad("rcv_buf", self.rcv_buf, "expected at least one MSS"));
         }
@@ -184,5 +191,23 @@ impl TcpConfig {
 
     pub fn sack(&self) -> bool {
         self.sack_blocks > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dsack_needs_sack() {
+        let mut c = TcpConfig {
+            dsack: true,
+            sack_blocks: 0,
+            ..TcpConfig::default()
+        };
+        let e = c.validate().unwrap_err();
+        assert!(e.0.starts_with("tcp.dsack = true: needs SACK"), "{e}");
+        c.sack_blocks = 3;
+        c.validate().unwrap();
     }
 }

@@ -16,6 +16,18 @@ pub enum ParamValue {
 
 pub type Params = BTreeMap<String, ParamValue>;
 
+/// A value as a scenario file writes it: `5.0`, `true`, `"prr"`.
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Bool(b) => write!(f, "{b}"),
+            ParamValue::Num(v) if v.is_finite() && v.fract() == 0.0 => write!(f, "{v:.1}"),
+            ParamValue::Num(v) => write!(f, "{v}"),
+            ParamValue::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
 /// Reads parameters for one component; `finish` fails on names nobody asked for.
 pub struct ParamReader<'a> {
     owner: &'a str,
@@ -49,7 +61,7 @@ impl<'a> ParamReader<'a> {
             None => Ok(default),
             Some(ParamValue::Num(v)) if v.is_finite() && *v >= min && *v <= max => Ok(*v),
             Some(v) => Err(ConfigError::new(format!(
-                "{}.{name} = {v:?}: expected a number in [{min}, {max}]",
+                "{}.{name} = {v}: expected a number in [{min}, {max}]",
                 self.owner
             ))),
         }
@@ -60,7 +72,7 @@ impl<'a> ParamReader<'a> {
             None => Ok(default),
             Some(ParamValue::Bool(b)) => Ok(*b),
             Some(v) => Err(ConfigError::new(format!(
-                "{}.{name} = {v:?}: expected true or false",
+                "{}.{name} = {v}: expected true or false",
                 self.owner
             ))),
         }
@@ -86,7 +98,7 @@ impl<'a> ParamReader<'a> {
                     ))
                 }),
             Some(v) => Err(ConfigError::new(format!(
-                "{}.{name} = {v:?}: expected one of {allowed:?}",
+                "{}.{name} = {v}: expected one of {allowed:?}",
                 self.owner
             ))),
         }
@@ -140,6 +152,17 @@ mod tests {
         let mut r = ParamReader::new("veno", &p);
         let e = r.num("beta", 3.0, 0.0, 100.0).unwrap_err();
         assert!(e.0.contains("veno.beta") && e.0.contains("-1"), "{e}");
+
+        // The value as a scenario writes it, not Rust's `Num(5.0)`.
+        let p = params(&[("beta", ParamValue::Num(5.0))]);
+        let mut r = ParamReader::new("cubic", &p);
+        let e = r.num("beta", 0.7, 0.01, 0.99).unwrap_err();
+        assert!(e.0.starts_with("cubic.beta = 5.0: expected"), "{e}");
+        let p = params(&[("beta", ParamValue::Num(f64::NAN))]);
+        let e = ParamReader::new("cubic", &p)
+            .num("beta", 0.7, 0.01, 0.99)
+            .unwrap_err();
+        assert!(e.0.starts_with("cubic.beta = NaN: expected"), "{e}");
 
         let p = params(&[("flavor", ParamValue::Str("bsd".into()))]);
         let mut r = ParamReader::new("veno", &p);

@@ -49,6 +49,20 @@ impl Problem {
     pub const ROUTE_TO_ROUTER: &'static str = "route_to_router";
     /// A node not linked to the one it should neighbour (`limit`).
     pub const NOT_NEIGHBOUR: &'static str = "not_neighbour";
+    /// A time longer than [`crate::validate::MAX_TIME`] (`limit`, ns).
+    pub const TIME_LIMIT: &'static str = "time_limit";
+    /// A byte buffer smaller than the smallest full-sized packet of the flows (`limit`, bytes).
+    pub const BUFFER_BELOW_PACKET: &'static str = "buffer_below_packet";
+    /// A flow name given before (`limit`: the path of the flow that has it).
+    pub const DUPLICATE_FLOW_NAME: &'static str = "duplicate_flow_name";
+    /// A flow endpoint that is no host (`limit`: the first hosts, then "..." if more).
+    pub const NOT_A_HOST: &'static str = "not_a_host";
+    /// A flow whose dst is its src (`limit`: the src).
+    pub const SAME_HOST: &'static str = "same_host";
+    /// A pcap selector naming no link (`limit`: the first links, then "..." if more).
+    pub const PCAP_LINK: &'static str = "pcap_link";
+    /// A pcap selector with a direction other than forward or reverse.
+    pub const PCAP_DIRECTION: &'static str = "pcap_direction";
     /// A flow's route with fewer than 2 nodes (`value`: how many).
     pub const ROUTE_TOO_SHORT: &'static str = "route_too_short";
     /// A node of a route that does not exist.

@@ -19,29 +19,95 @@ pub struct Node {
 }
 
 /// Next-hop table: for each (node, destination host), the link direction to take.
+///
+/// Stored by column: a host whose only way in is one link from a router (every host of the
+/// presets) shares the column of that router (the shortest paths to the host are those to
+/// its router, then the last link; hosts never forward, so nothing else leads to it), and
+/// only other hosts get a column of their own. Memory and time are then proportional to the
+/// number of nodes times the number of such routers and hosts, not to nodes squared.
 #[derive(Clone, Debug)]
 pub struct Routes {
     nodes: usize,
+    /// Per node (as a destination): where its column is and its last hop.
+    target: Vec<Target>,
+    /// Column `c` holds the next link of every node at `c * nodes ..`.
     next: Vec<u32>,
 }
 
+/// How `next_link(at, dst)` finds its answer for destination `dst`.
+#[derive(Clone, Copy, Debug)]
+struct Target {
+    /// At `router` (NO_ROUTE: none), take `last`; elsewhere, column `col`.
+    router: u32,
+    last: u32,
+    col: u32,
+}
+
 const NO_ROUTE: u32 = u32::MAX;
+
+/// Which nodes need a column (routers that are the only way into a host, hosts that are
+/// not), and each host's target with its column still to be numbered (`col` = the node
+/// whose column it uses).
+fn plan(nodes: &[Node], incoming: &[Vec<u32>], links: &[(u32, u32)]) -> (Vec<Target>, Vec<u32>) {
+    let n = nodes.len();
+    let none = Target {
+        router: NO_ROUTE,
+        last: NO_ROUTE,
+        col: NO_ROUTE,
+    };
+    let mut target = vec![none; n];
+    let mut col_of = vec![NO_ROUTE; n];
+    let mut roots = Vec::new();
+    let mut root = |v: usize, roots: &mut Vec<u32>| {
+        if col_of[v] == NO_ROUTE {
+            col_of[v] = roots.len() as u32;
+            roots.push(v as u32);
+        }
+        col_of[v]
+    };
+    for dst in 0..n {
+        if nodes[dst].kind != NodeKind::Host {
+            continue;
+        }
+        target[dst] = match incoming[dst].as_slice() {
+            &[l] if nodes[links[l as usize].0 as usize].kind == NodeKind::Router => {
+                let r = links[l as usize].0;
+                Target {
+                    router: r,
+                    last: l,
+                    col: root(r as usize, &mut roots),
+                }
+            }
+            _ => Target {
+                router: NO_ROUTE,
+                last: NO_ROUTE,
+                col: root(dst, &mut roots),
+            },
+        };
+    }
+    (target, roots)
+}
+
+fn incoming_links(n: usize, links: &[(u32, u32)]) -> Vec<Vec<u32>> {
+    let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (i, &(_, to)) in links.iter().enumerate() {
+        incoming[to as usize].push(i as u32);
+    }
+    incoming
+}
 
 impl Routes {
     /// `links[i] = (from, to)` of link direction `i`.
     pub fn compute(nodes: &[Node], links: &[(u32, u32)]) -> Routes {
         let n = nodes.len();
-        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (i, &(_, to)) in links.iter().enumerate() {
-            incoming[to as usize].push(i as u32);
-        }
-        let mut next = vec![NO_ROUTE; n * n];
+        let incoming = incoming_links(n, links);
+        let (target, roots) = plan(nodes, &incoming, links);
+        let mut next = vec![NO_ROUTE; roots.len() * n];
         let mut seen = vec![false; n];
         let mut frontier = VecDeque::new();
-        for dst in 0..n {
-            if nodes[dst].kind != NodeKind::Host {
-                continue;
-            }
+        for (c, &dst) in roots.iter().enumerate() {
+            let dst = dst as usize;
+            let column = &mut next[c * n..(c + 1) * n];
             seen.iter_mut().for_each(|s| *s = false);
             seen[dst] = true;
             frontier.clear();
@@ -53,32 +119,33 @@ impl Routes {
                         continue;
                     }
                     seen[u] = true;
-                    next[u * n + dst] = l;
+                    column[u] = l;
                     if nodes[u].kind == NodeKind::Router {
                         frontier.push_back(u);
                     }
                 }
             }
         }
-        Routes { nodes: n, next }
+        Routes {
+            nodes: n,
+            target,
+            next,
+        }
     }
 
     /// Shortest paths by the sum of `delay[l]` over link directions `l` (ns), ties to fewer
     /// hops, then to the lower-numbered link direction out of each node.
     pub fn compute_by_delay(nodes: &[Node], links: &[(u32, u32)], delay: &[u64]) -> Routes {
         let n = nodes.len();
-        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (i, &(_, to)) in links.iter().enumerate() {
-            incoming[to as usize].push(i as u32);
-        }
-        let mut next = vec![NO_ROUTE; n * n];
+        let incoming = incoming_links(n, links);
+        let (target, roots) = plan(nodes, &incoming, links);
+        let mut next = vec![NO_ROUTE; roots.len() * n];
         let mut best = vec![(u64::MAX, u32::MAX); n];
         let mut done = vec![false; n];
         let mut heap = BinaryHeap::new();
-        for dst in 0..n {
-            if nodes[dst].kind != NodeKind::Host {
-                continue;
-            }
+        for (c, &dst) in roots.iter().enumerate() {
+            let dst = dst as usize;
+            let column = &mut next[c * n..(c + 1) * n];
             best.iter_mut().for_each(|b| *b = (u64::MAX, u32::MAX));
             done.iter_mut().for_each(|d| *d = false);
             best[dst] = (0, 0);
@@ -98,7 +165,7 @@ impl Routes {
                         continue;
                     }
                     let cand = (d.saturating_add(delay[l as usize]), h + 1);
-                    let slot = &mut next[u * n + dst];
+                    let slot = &mut column[u];
                     if cand < best[u] || (cand == best[u] && l < *slot) {
                         best[u] = cand;
                         *slot = l;
@@ -107,18 +174,50 @@ impl Routes {
                 }
             }
         }
-        Routes { nodes: n, next }
+        Routes {
+            nodes: n,
+            target,
+            next,
+        }
     }
 
-    /// Packets at `at` for host `dst` leave on link direction `link` (a static route).
+    /// Packets at `at` for host `dst` leave on link direction `link` (a static route). A
+    /// host sharing its router's column gets a column of its own first.
     pub fn set_next(&mut self, at: u32, dst: u32, link: u32) {
-        self.next[at as usize * self.nodes + dst as usize] = link;
+        let n = self.nodes;
+        let t = &mut self.target[dst as usize];
+        if t.router != NO_ROUTE || t.col == NO_ROUTE {
+            let col = (self.next.len() / n.max(1)) as u32;
+            let start = self.next.len();
+            if t.col == NO_ROUTE {
+                self.next.resize(start + n, NO_ROUTE);
+            } else {
+                let from = t.col as usize * n;
+                self.next.extend_from_within(from..from + n);
+            }
+            if t.router != NO_ROUTE {
+                self.next[start + t.router as usize] = t.last;
+            }
+            *t = Target {
+                router: NO_ROUTE,
+                last: NO_ROUTE,
+                col,
+            };
+        }
+        self.next[t.col as usize * n + at as usize] = link;
     }
 
-    /// The link direction a packet at `at` for host `dst` leaves on.
+    /// The link direction a packet at `at` (not `dst` itself) for host `dst` leaves on.
     #[inline]
     pub fn next_link(&self, at: u32, dst: u32) -> Option<u32> {
-        let l = self.next[at as usize * self.nodes + dst as usize];
+        let t = self.target[dst as usize];
+        let l = if at == t.router {
+            t.last
+        } else if t.col == NO_ROUTE {
+            NO_ROUTE
+        } else {
+            self.next[t.col as usize * self.nodes + at as usize]
+        };
         (l != NO_ROUTE).then_some(l)
     }
 
@@ -222,5 +321,139 @@ mod tests {
         assert_eq!(r.path(0, 4, &links), Some(vec![0, 4, 6, 8]));
         r.set_next(3, 4, 7);
         assert_eq!(r.path(0, 4, &links), None);
+    }
+
+    /// The dense table the columns replace: one breadth-first search per host.
+    fn dense_hops(nodes: &[Node], links: &[(u32, u32)]) -> Vec<u32> {
+        let n = nodes.len();
+        let mut next = vec![NO_ROUTE; n * n];
+        for dst in (0..n).filter(|&d| nodes[d].kind == NodeKind::Host) {
+            let mut seen = vec![false; n];
+            seen[dst] = true;
+            let mut frontier = VecDeque::from([dst]);
+            while let Some(v) = frontier.pop_front() {
+                for (l, &(u, to)) in links.iter().enumerate() {
+                    let u = u as usize;
+                    if to as usize != v || seen[u] {
+                        continue;
+                    }
+                    seen[u] = true;
+                    next[u * n + dst] = l as u32;
+                    if nodes[u].kind == NodeKind::Router {
+                        frontier.push_back(u);
+                    }
+                }
+            }
+        }
+        next
+    }
+
+    /// The dense table the columns replace: one Dijkstra search per host.
+    fn dense(nodes: &[Node], links: &[(u32, u32)], delay: &[u64]) -> Vec<u32> {
+        let n = nodes.len();
+        let mut next = vec![NO_ROUTE; n * n];
+        for dst in (0..n).filter(|&d| nodes[d].kind == NodeKind::Host) {
+            let (mut best, mut done) = (vec![(u64::MAX, u32::MAX); n], vec![false; n]);
+            best[dst] = (0, 0);
+            let mut heap = BinaryHeap::from([Reverse((0u64, 0u32, dst))]);
+            while let Some(Reverse((d, h, v))) = heap.pop() {
+                let transit = v == dst || nodes[v].kind == NodeKind::Router;
+                if (d, h) > best[v] || done[v] {
+                    continue; // a stale entry, or a node already settled
+                }
+                done[v] = true;
+                if !transit {
+                    continue;
+                }
+                for (l, &(u, to)) in links.iter().enumerate() {
+                    let (u, l) = (u as usize, l as u32);
+                    if to as usize != v || done[u] {
+                        continue;
+                    }
+                    let cand = (d + delay[l as usize], h + 1);
+                    let slot = &mut next[u * n + dst];
+                    if cand < best[u] || (cand == best[u] && l < *slot) {
+                        best[u] = cand;
+                        *slot = l;
+                        heap.push(Reverse((cand.0, cand.1, u)));
+                    }
+                }
+            }
+        }
+        next
+    }
+
+    #[test]
+    fn columns_give_the_routes_of_one_search_per_host() {
+        // Routers in a ring with chords; hosts on one router, on two routers, or linked one
+        // way only; pseudo-random delays (a fixed LCG: no RNG crate needed here).
+        let mut x: u64 = 12;
+        let mut rnd = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let routers = 7u32;
+        let mut nodes: Vec<Node> = (0..routers)
+            .map(|i| node(&format!("r{i}"), NodeKind::Router))
+            .collect();
+        let mut links = Vec::new();
+        for i in 0..routers {
+            links.push((i, (i + 1) % routers));
+            links.push(((i + 1) % routers, i));
+            if i % 3 == 0 {
+                links.push((i, (i + 3) % routers));
+            }
+        }
+        for h in 0..12u32 {
+            let id = nodes.len() as u32;
+            nodes.push(node(&format!("h{h}"), NodeKind::Host));
+            let r = rnd(routers as u64) as u32;
+            links.push((id, r));
+            match h % 4 {
+                0 => {}
+                1 => links.push((r, id)),
+                2 => {
+                    links.push((r, id));
+                    links.push(((r + 2) % routers, id));
+                }
+                _ => {
+                    links.push((r, id));
+                    links.push((id, (r + 1) % routers));
+                }
+            }
+        }
+        let delay: Vec<u64> = links.iter().map(|_| 1 + rnd(5)).collect();
+        let n = nodes.len();
+        for by_delay in [false, true] {
+            let (r, d) = if by_delay {
+                let d = dense(&nodes, &links, &delay);
+                (Routes::compute_by_delay(&nodes, &links, &delay), d)
+            } else {
+                (Routes::compute(&nodes, &links), dense_hops(&nodes, &links))
+            };
+            for dst in 0..n {
+                for at in (0..n).filter(|&a| a != dst) {
+                    let want = d[at * n + dst];
+                    let got = r.next_link(at as u32, dst as u32).unwrap_or(NO_ROUTE);
+                    assert_eq!(got, want, "by_delay {by_delay}: at {at}, dst {dst}");
+                }
+            }
+            // A static entry for one host leaves the others sharing its router alone.
+            let mut r2 = r.clone();
+            let (h, at) = ((routers + 1) as usize, 3usize);
+            r2.set_next(at as u32, h as u32, 0);
+            for dst in 0..n {
+                for a in (0..n).filter(|&a| a != dst) {
+                    let want = if (a, dst) == (at, h) {
+                        0
+                    } else {
+                        d[a * n + dst]
+                    };
+                    assert_eq!(r2.next_link(a as u32, dst as u32).unwrap_or(NO_ROUTE), want);
+                }
+            }
+        }
     }
 }

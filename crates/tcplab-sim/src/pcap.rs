@@ -33,6 +33,7 @@
 //! - Payload is zeros; each record holds the first `snaplen` bytes of the IP packet
 //!   (`orig_len` is the full length, so tools see the true sizes).
 
+use crate::error::Problem;
 use crate::packet::{Packet, PacketId, Payload};
 use tcplab_core::Time;
 
@@ -426,7 +427,7 @@ impl Capture {
 pub fn plan(
     selectors: &[String],
     layout: &crate::topology::Layout,
-) -> Result<Vec<(String, String, Vec<u32>, Vec<&'static str>)>, Vec<String>> {
+) -> Result<Vec<(String, String, Vec<u32>, Vec<&'static str>)>, Vec<Problem>> {
     let mut errs = Vec::new();
     let mut files = Vec::new();
     let mut taken = vec![false; 2 * layout.links.len()];
@@ -457,10 +458,27 @@ pub fn plan(
             Some((l, d)) => (l, Some(d)),
             None => (sel.as_str(), None),
         };
+        let path = format!("trace.pcap[{k}]");
         let Some(i) = layout.links.iter().position(|l| l.name == link) else {
-            let names: Vec<&str> = layout.links.iter().map(|l| l.name.as_str()).collect();
-            errs.push(format!(
-                "trace.pcap[{k}] = {sel:?}: unknown link; expected \"all\", a link name or \"<link>/forward\" or \"<link>/reverse\"; links: {names:?}"
+            // The first few links (a topology may have thousands), then "...".
+            let mut names: Vec<&str> = layout
+                .links
+                .iter()
+                .take(8)
+                .map(|l| l.name.as_str())
+                .collect();
+            if layout.links.len() > names.len() {
+                names.push("...");
+            }
+            let message = format!(
+                "{path} = {sel:?}: unknown link; expected \"all\", a link name or \"<link>/forward\" or \"<link>/reverse\"; links: {names:?}"
+            );
+            errs.push(Problem::worded(
+                path,
+                Problem::PCAP_LINK,
+                sel.as_str(),
+                names,
+                message,
             ));
             continue;
         };
@@ -468,9 +486,19 @@ pub fn plan(
             None => add(link.to_string(), link, &both(i)),
             Some("forward") => add(format!("{link}.forward"), link, &both(i)[..1]),
             Some("reverse") => add(format!("{link}.reverse"), link, &both(i)[1..]),
-            Some(d) => errs.push(format!(
-                "trace.pcap[{k}] = {sel:?}: unknown direction {d:?}; expected forward or reverse"
-            )),
+            Some(d) => {
+                let message = format!(
+                    "{path} = {sel:?}: unknown direction {d:?}; expected forward or reverse"
+                );
+                let limit = vec!["forward", "reverse"];
+                errs.push(Problem::worded(
+                    path,
+                    Problem::PCAP_DIRECTION,
+                    sel.as_str(),
+                    limit,
+                    message,
+                ));
+            }
         }
     }
     if errs.is_empty() {

@@ -45,10 +45,24 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     if s.duration == Dur::ZERO {
         errs.push(String::from("duration = 0: expected a positive duration in ns").into());
     }
+    time_limit("duration", s.duration, &mut errs);
     let layout = topology::expand_problems(&s.topology, &mut errs);
+    let packet = smallest_packet(s);
     for l in &layout.links {
         link_dir(&format!("{}.forward", l.spec_path), &l.forward, &mut errs);
         link_dir(&format!("{}.reverse", l.spec_path), &l.reverse, &mut errs);
+        buffer_fits(
+            &format!("{}.forward", l.spec_path),
+            &l.forward,
+            packet,
+            &mut errs,
+        );
+        buffer_fits(
+            &format!("{}.reverse", l.spec_path),
+            &l.reverse,
+            packet,
+            &mut errs,
+        );
         schedule(
             &format!("{}.forward", l.spec_path),
             &l.forward,
@@ -76,19 +90,13 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         }
     };
     let mut names = std::collections::HashMap::new();
+    let hosts = Hosts::of(&layout);
     for (i, f) in s.flows.iter().enumerate() {
         let p = format!("flows[{i}]");
         let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
-        if let Some(j) = names.insert(name.clone(), i) {
-            errs.push(
-                format!(
-                    "{p}.name = {name:?}: also the name of flows[{j}]; flow names must be unique"
-                )
-                .into(),
-            );
-        }
-        let src = endpoint(&layout, &format!("{p}.src"), &f.src, &mut errs);
-        let dst = endpoint(&layout, &format!("{p}.dst"), &f.dst, &mut errs);
+        unique_name(&mut names, &p, name, &mut errs);
+        let src = endpoint(&layout, &hosts, &format!("{p}.src"), &f.src, &mut errs);
+        let dst = endpoint(&layout, &hosts, &format!("{p}.dst"), &f.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             if let Some(r) = &f.route {
                 if a != b {
@@ -118,20 +126,12 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
             }
         }
     }
-    let mut names = std::collections::HashMap::new();
     for (i, u) in s.udp.iter().enumerate() {
         let p = format!("udp[{i}]");
         let name = u.name.clone().unwrap_or_else(|| format!("udp{i}"));
-        if let Some(j) = names.insert(name.clone(), i) {
-            errs.push(
-                format!(
-                    "{p}.name = {name:?}: also the name of udp[{j}]; flow names must be unique"
-                )
-                .into(),
-            );
-        }
-        let src = endpoint(&layout, &format!("{p}.src"), &u.src, &mut errs);
-        let dst = endpoint(&layout, &format!("{p}.dst"), &u.dst, &mut errs);
+        unique_name(&mut names, &p, name, &mut errs);
+        let src = endpoint(&layout, &hosts, &format!("{p}.src"), &u.src, &mut errs);
+        let dst = endpoint(&layout, &hosts, &format!("{p}.dst"), &u.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             match &u.route {
                 Some(r) if a != b => {
@@ -152,6 +152,7 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         times(&p, s.duration, u.start, u.stop, &mut errs);
     }
     pcap_trace(s, &layout, &mut errs);
+    time_limit("trace.interval", s.trace.interval, &mut errs);
     if s.trace.series == SeriesMode::Interval && s.trace.interval == Dur::ZERO {
         errs.push(
             String::from("trace.interval = 0: expected a positive sampling interval in ns with series = \"interval\"")
@@ -159,6 +160,64 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         );
     }
     errs
+}
+
+/// The longest time a scenario may give (2^62 ns, about 146 years): a run's clock plus any
+/// one delay, timeout or interval of the scenario then stays below `u64::MAX` ns, so time
+/// arithmetic never saturates (a clock stuck at the largest time would never end the run).
+pub const MAX_TIME: Dur = Dur::from_nanos(1 << 62);
+
+/// `path = d: expected at most MAX_TIME` when `d` is longer.
+fn time_limit(path: &str, d: Dur, errs: &mut Vec<Problem>) {
+    if d > MAX_TIME {
+        let (v, m) = (d.as_nanos(), MAX_TIME.as_nanos());
+        let expected = format!("expected at most {m} ns (about 146 years)");
+        errs.push(Problem::new(
+            path.to_string(),
+            Problem::TIME_LIMIT,
+            v,
+            m,
+            &expected,
+        ));
+    }
+}
+
+/// The smallest packet any flow sends at full size (bytes on the wire): a TCP flow's MSS
+/// plus its IP and TCP headers, a UDP source's packet size. None without flows.
+fn smallest_packet(s: &Scenario) -> Option<u64> {
+    let tcp = s.flows.iter().map(|f| {
+        let mss = f.tcp.as_ref().unwrap_or(&s.tcp).mss;
+        u64::from(mss) + u64::from(crate::packet::IP_TCP_HEADER)
+    });
+    let udp = s.udp.iter().map(|u| u64::from(u.packet_size));
+    tcp.chain(udp).min()
+}
+
+/// A byte buffer that cannot hold one full-sized packet of any flow drops every such packet.
+fn buffer_fits(p: &str, d: &LinkDir, packet: Option<u64>, errs: &mut Vec<Problem>) {
+    let Some(packet) = packet else { return };
+    let given = std::iter::once((format!("{p}.buffer"), d.buffer)).chain(
+        d.schedule
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some((format!("{p}.schedule[{i}].buffer"), c.buffer?))),
+    );
+    for (path, buffer) in given {
+        if let Buffer::Bytes(b) = buffer {
+            if b > 0 && b < packet {
+                let expected = format!(
+                    "expected at least {packet} bytes, the smallest full-sized packet of the flows (a smaller buffer drops every such packet)"
+                );
+                errs.push(Problem::new(
+                    path,
+                    Problem::BUFFER_BELOW_PACKET,
+                    b,
+                    packet,
+                    &expected,
+                ));
+            }
+        }
+    }
 }
 
 /// Places a sender-construction error under the flow's path: `flows[1].controller = ...`,
@@ -176,6 +235,8 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<Problem>) {
     if d.rate == 0 {
         errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s").into());
     }
+    time_limit(&format!("{p}.delay"), d.delay, errs);
+    time_limit(&format!("{p}.report_delay"), d.report_delay, errs);
     if !d.report_losses && d.report_delay != Dur::ZERO {
         errs.push(
             format!(
@@ -291,6 +352,9 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
                     .into(),
             );
         }
+        if let Some(delay) = c.delay {
+            time_limit(&format!("{q}.delay"), delay, errs);
+        }
         if c.rate == Some(0) {
             errs.push(format!("{q}.rate = 0: expected a positive rate in bit/s").into());
         }
@@ -309,20 +373,94 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
     }
 }
 
-fn endpoint(layout: &Layout, p: &str, name: &str, errs: &mut Vec<Problem>) -> Option<u32> {
+/// A flow's name, unique among TCP flows and UDP sources together (`names`: name -> the
+/// path of the flow that has it).
+fn unique_name(
+    names: &mut std::collections::HashMap<String, String>,
+    p: &str,
+    name: String,
+    errs: &mut Vec<Problem>,
+) {
+    match names.entry(name) {
+        std::collections::hash_map::Entry::Occupied(e) => {
+            let (name, first) = (e.key(), e.get());
+            let expected = format!("also the name of {first}; flow names must be unique");
+            errs.push(Problem::new(
+                format!("{p}.name"),
+                Problem::DUPLICATE_FLOW_NAME,
+                name.as_str(),
+                first.as_str(),
+                &expected,
+            ));
+        }
+        std::collections::hash_map::Entry::Vacant(e) => {
+            e.insert(p.to_string());
+        }
+    }
+}
+
+/// The hosts an endpoint error shows: the first few (a topology may have thousands), and
+/// how many there are.
+struct Hosts<'a> {
+    shown: Vec<&'a str>,
+    count: usize,
+}
+
+impl<'a> Hosts<'a> {
+    const SHOWN: usize = 8;
+
+    fn of(layout: &'a Layout) -> Self {
+        let all = layout.nodes.iter().filter(|n| n.kind == NodeKind::Host);
+        Hosts {
+            shown: all
+                .clone()
+                .take(Self::SHOWN)
+                .map(|n| n.name.as_str())
+                .collect(),
+            count: all.count(),
+        }
+    }
+
+    /// `["s0", "r0", ...]` (JSON: the shown hosts, then "..." when there are more).
+    fn limit(&self) -> Vec<&'a str> {
+        let mut v = self.shown.clone();
+        if self.count > v.len() {
+            v.push("...");
+        }
+        v
+    }
+}
+
+fn endpoint(
+    layout: &Layout,
+    hosts: &Hosts,
+    p: &str,
+    name: &str,
+    errs: &mut Vec<Problem>,
+) -> Option<u32> {
     match layout.node(name) {
         None => {
-            let hosts: Vec<&str> = layout
-                .nodes
-                .iter()
-                .filter(|n| n.kind == NodeKind::Host)
-                .map(|n| n.name.as_str())
-                .collect();
-            errs.push(format!("{p} = {name:?}: unknown node; hosts: {hosts:?}").into());
+            let limit = hosts.limit();
+            let expected = format!("unknown node; hosts: {limit:?}");
+            errs.push(Problem::new(
+                p.to_string(),
+                Problem::NOT_A_HOST,
+                name,
+                limit,
+                &expected,
+            ));
             None
         }
         Some(id) if layout.nodes[id as usize].kind != NodeKind::Host => {
-            errs.push(format!("{p} = {name:?}: a router; flows start and end at hosts").into());
+            let expected = "a router; flows start and end at hosts";
+            let limit = hosts.limit();
+            errs.push(Problem::new(
+                p.to_string(),
+                Problem::NOT_A_HOST,
+                name,
+                limit,
+                expected,
+            ));
             None
         }
         Some(id) => Some(id),
@@ -343,9 +481,14 @@ fn route(
         &layout.nodes[b as usize].name,
     );
     if a == b {
-        errs.push(
-            format!("{p}: src and dst are the same host {na:?}; a flow crosses the network").into(),
-        );
+        let expected = "the same host as src; a flow crosses the network";
+        errs.push(Problem::new(
+            format!("{p}.dst"),
+            Problem::SAME_HOST,
+            na.as_str(),
+            na.as_str(),
+            expected,
+        ));
     } else if routes.path(a, b, dirs).is_none() {
         errs.push(format!(
             "{p}: no route from {na:?} to {nb:?} (paths cross routers only, hosts do not forward; static_routes must not loop)"
@@ -381,7 +524,7 @@ fn at_most_duration(path: String, at: Dur, duration: Dur) -> Problem {
 
 fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<Problem>) {
     if let Err(e) = crate::pcap::plan(&s.trace.pcap, layout) {
-        errs.extend(e.into_iter().map(Problem::from));
+        errs.extend(e);
     }
     if !(1..=65535).contains(&s.trace.pcap_snaplen) {
         errs.push(

@@ -5,6 +5,7 @@ mod common;
 
 use tcplab_core::{ControllerSpec, Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, explicit, ScenarioBuilder};
+use tcplab_sim::error::Problem;
 use tcplab_sim::scenario::{
     Buffer, Duplex, LossSpec, NodeKind, Scenario, SeriesMode, TcpFlowSpec, Topology, TraceSpec,
     UdpFlowSpec,
@@ -256,4 +257,106 @@ fn several_problems_are_reported_together() {
     let e = error(&s);
     assert!(e.contains("topology.bottleneck.forward.rate = 0"), "{e}");
     assert!(e.contains("flows[0].controller = \"cubik\""), "{e}");
+}
+
+#[test]
+fn times_beyond_the_representable_clock_are_refused() {
+    // A clock near u64::MAX ns saturates (now + delay == now): such a run would never end.
+    let mut s = base();
+    s.duration = Dur::from_nanos(u64::MAX);
+    s.flows[1].start = Dur::from_nanos(u64::MAX - 1_000_000);
+    expect(
+        &s,
+        &["duration = 18446744073709551615: expected at most 4611686018427387904 ns"],
+    );
+    let mut s = base();
+    bottleneck(&mut s).forward.delay = Dur::from_nanos(u64::MAX);
+    expect(
+        &s,
+        &["topology.bottleneck.forward.delay = 18446744073709551615: expected at most"],
+    );
+    let mut s = base();
+    s.duration = tcplab_sim::validate::MAX_TIME;
+    s.validate().unwrap();
+}
+
+#[test]
+fn a_byte_buffer_smaller_than_every_packet_is_refused() {
+    // MSS 1460 + 40 header bytes: a 1-byte (or 1499-byte) buffer drops every data segment.
+    for b in [1, 1499] {
+        let mut s = base();
+        bottleneck(&mut s).forward.buffer = Buffer::Bytes(b);
+        expect(
+            &s,
+            &[&format!(
+                "topology.bottleneck.forward.buffer = {b}: expected at least 1500 bytes"
+            )],
+        );
+    }
+    let mut s = base();
+    bottleneck(&mut s).forward.buffer = Buffer::Bytes(1500);
+    s.validate().unwrap();
+}
+
+#[test]
+fn flow_names_are_unique_across_tcp_and_udp() {
+    let mut s = base();
+    let mut u = UdpFlowSpec::cbr("s0", "r0", 1_000_000, 1000);
+    u.name = Some("flow1".into());
+    s.udp.push(u);
+    let p = check(&s);
+    let dup = p.iter().find(|p| p.rule == Problem::DUPLICATE_FLOW_NAME);
+    let dup = dup.expect("a duplicate name problem");
+    assert_eq!(dup.path, "udp[0].name");
+    assert_eq!(dup.limit, Some("flows[1]".into()));
+    assert!(dup
+        .message
+        .starts_with("udp[0].name = \"flow1\": also the name of flows[1]"));
+}
+
+#[test]
+fn endpoints_are_hosts_and_differ_structured() {
+    let mut s = base();
+    s.flows[0].dst = "s0".into();
+    s.flows[1].src = "nobody".into();
+    let p = check(&s);
+    let same = p.iter().find(|p| p.rule == Problem::SAME_HOST).unwrap();
+    assert_eq!(
+        (same.path.as_str(), same.value.clone()),
+        ("flows[0].dst", Some("s0".into()))
+    );
+    let host = p.iter().find(|p| p.rule == Problem::NOT_A_HOST).unwrap();
+    assert_eq!(host.path, "flows[1].src");
+    assert_eq!(host.value, Some("nobody".into()));
+    let mut s = base();
+    s.flows[0].dst = "left".into();
+    let host = check(&s)
+        .into_iter()
+        .find(|p| p.rule == Problem::NOT_A_HOST)
+        .unwrap();
+    assert!(
+        host.message
+            .contains("a router; flows start and end at hosts"),
+        "{host:?}"
+    );
+}
+
+#[test]
+fn an_unknown_endpoint_lists_a_few_hosts_only() {
+    // 50 pairs: 100 hosts, of which the message shows 8 and "...".
+    let mut s = ScenarioBuilder::new("v", common::simple_dumbbell(50, 1_000_000, 10, 10))
+        .flow(TcpFlowSpec::bulk("s0", "r0"))
+        .build();
+    s.flows[0].src = "nobody".into();
+    let host = check(&s)
+        .into_iter()
+        .find(|p| p.rule == Problem::NOT_A_HOST)
+        .unwrap();
+    let shown = host.limit.unwrap();
+    assert_eq!(shown.as_array().unwrap().len(), 9, "{shown}");
+    assert_eq!(shown[8], "...");
+}
+
+fn check(s: &Scenario) -> Vec<Problem> {
+    tcplab_sim::validate::check(s, &tcplab_core::registry::Registries::default())
 }

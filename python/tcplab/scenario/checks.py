@@ -5,6 +5,7 @@ selectors, WLAN segments, the merged TCP settings), as a mixin of
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -43,26 +44,6 @@ class ScenarioChecks:
                         "is only for explicit topologies ([[nodes]] and [[links]])", (key,), show=False
                     )
 
-    def _check_pcap(self) -> None:
-        links = self.link_names()
-        shown = ", ".join(links[:8]) + (", ..." if len(links) > 8 else "")
-        for k, sel in enumerate(self.trace.pcap):
-            if sel == "all":
-                continue
-            link, _, direction = sel.partition("/")
-            if link not in links:
-                raise FieldError(
-                    f'is not a link (expected "all", a link or "<link>/forward" / "<link>/reverse"; links: {shown})',
-                    ("trace", "pcap", k),
-                    sel,
-                )
-            if "/" in sel and direction not in ("forward", "reverse"):
-                raise FieldError(
-                    "has an unknown direction (expected <link>/forward or <link>/reverse)",
-                    ("trace", "pcap", k),
-                    sel,
-                )
-
     def _check_wlan(self) -> None:
         if self.topology is not None:
             raise FieldError("needs an explicit topology ([[nodes]] and [[links]])", ("wlan",), show=False)
@@ -76,71 +57,66 @@ class ScenarioChecks:
             names[name] = i
             w.check(("wlan", i), hosts)
 
-    def _check_dumbbell(self) -> None:
-        topo = self.topology
-        assert topo is not None
-        n = self.pairs()
-        for key in ("sender_access", "receiver_access"):
-            given = getattr(topo, key)
-            if given is not None and len(given) not in (1, n):
-                raise FieldError(
-                    f"has {len(given)} entries for {n} host pairs (give one table for all pairs, or one per pair)",
-                    ("topology", key),
-                    show=False,
-                )
-
     def _check_flows(self) -> None:
-        hosts = self.hosts()
-        shown = ", ".join(hosts[:8]) + (", ..." if len(hosts) > 8 else "")
-        names: dict[str, str] = {}
-        for table, items, offset in (("flows", self.flows, 0), ("udp", self.udp, len(self.flows))):
+        """Explicit topologies have no default hosts: src and dst must be given. Whether they
+        are hosts, distinct, and the flows' names unique are the simulator's rules."""
+        if self.topology is not None:
+            return
+        for table, items in (("flows", self.flows), ("udp", self.udp)):
             for i, f in enumerate(items):
                 for key in ("src", "dst"):
-                    end = getattr(f, key)
-                    if end is None:
-                        if self.topology is None:
-                            raise FieldError(
-                                "is required but missing (explicit topologies have no default hosts)",
-                                (table, i, key),
-                                show=False,
-                            )
-                        end = self._dumbbell_endpoints()[offset + i][0 if key == "src" else 1]
-                        if end not in hosts:
-                            more = "more stations" if isinstance(self.topology, WlanAccess) else "more pairs"
-                            raise FieldError(
-                                f"defaults to {end!r}, which does not exist with {self._pairs_text()} (give src/dst, or {more})",
-                                (table, i, key),
-                                show=False,
-                            )
-                    elif end not in hosts:
-                        more = (
-                            "; set topology.pairs for more"
-                            if self.topology is not None and not isinstance(self.topology, WlanAccess)
-                            else ""
+                    if getattr(f, key) is None:
+                        raise FieldError(
+                            "is required but missing (explicit topologies have no default hosts)",
+                            (table, i, key),
+                            show=False,
                         )
-                        raise FieldError(f"is not a host (hosts: {shown}{more})", (table, i, key), end)
-                src, dst = self._endpoints(table, i)
-                if src == dst:
-                    raise FieldError("is the flow's own source", (table, i, "dst"), dst)
-                name = self._flow_name(table, i)
-                if name in names:
-                    raise FieldError(f"is already the name of {names[name]}", (table, i, "name"), name)
-                names[name] = f"{table}[{i}]"
+
+    def _word_endpoint(self, path: tuple[str | int, ...], value: Any, limit: list[str]) -> FieldError:
+        """A flow endpoint that is no host (rule ``not_a_host``): a default that the preset
+        does not have says so; a given name lists the hosts."""
+        table, i, key = path[0], path[1], path[2]
+        flow = (self.flows if table == "flows" else self.udp)[int(i)]
+        if self.topology is not None and getattr(flow, str(key)) is None:
+            more = "more stations" if isinstance(self.topology, WlanAccess) else "more pairs"
+            return FieldError(
+                f"defaults to {value!r}, which does not exist with {self._pairs_text()} (give src/dst, or {more})",
+                path,
+                show=False,
+            )
+        more = "; set topology.pairs for more" if self.topology is not None and not isinstance(self.topology, WlanAccess) else ""
+        return FieldError(f"is not a host (hosts: {', '.join(limit)}{more})", path, value)
 
     def _check_simulator(self) -> None:
         """The simulator's checks of the canonical scenario (``tcplab_sim::validate``, the one
         home of these rules): the first problem whose rule :mod:`tcplab.scenario.rules` words
         is raised under the field's TOML path, its values in user units. Problems of other
-        rules are left to the simulator, which reports them when the scenario runs."""
-        problems = json.loads(_native.scenario_problems_json(json.dumps(self.canonical())))
+        rules are left to the simulator, which reports them when the scenario runs, except a
+        topology it cannot expand (its line is raised as the simulator words it)."""
+        canonical = self.canonical()
+        bad = _bad_number(canonical, "")
+        if bad is not None:
+            where, value, detail = bad
+            raise FieldError(detail, self._toml_path(where), RawText(value))
+        try:
+            problems = json.loads(_native.scenario_problems_json(json.dumps(canonical, allow_nan=False)))
+        except ValueError as e:  # a value the simulator's types cannot hold
+            raise FieldError(str(e), show=False) from None
         for problem in problems:
             worded = word(problem["rule"], problem["value"], problem["limit"])
-            if worded is not None:
-                detail, value = worded
-                path = self._toml_path(problem["path"])
-                if value is HIDDEN:
-                    raise FieldError(detail, path, show=False)
-                raise FieldError(detail, path, value)
+            if worded is None:
+                if problem["message"].startswith("topology."):
+                    # A topology the simulator cannot expand (e.g. a per-pair array of the
+                    # wrong length): its own line, alone (the flows' missing routes follow).
+                    raise FieldError(problem["message"], show=False)
+                continue
+            path = self._toml_path(problem["path"])
+            if problem["rule"] == "not_a_host":
+                raise self._word_endpoint(path, problem["value"], problem["limit"])
+            detail, value = worded
+            if value is HIDDEN:
+                raise FieldError(detail, path, show=False)
+            raise FieldError(detail, path, value)
 
     def _toml_path(self, path: str) -> tuple[str | int, ...]:
         """A canonical field path (``topology.links[2].forward.schedule[0].at``) as the TOML
@@ -249,3 +225,31 @@ def _walk(obj: Any, parts: tuple[str | int, ...]) -> Any:
         else:
             obj = getattr(obj, part, None)
     return obj
+
+
+#: The largest integer the simulator's fields hold (u64).
+_U64_MAX = 2**64 - 1
+
+
+def _bad_number(value: Any, path: str) -> tuple[str, str, str] | None:
+    """(canonical path, value, what is wrong) of the first number in the canonical form
+    that the simulator cannot hold: NaN or an infinity, or an integer outside u64. Parsers
+    of the fields refuse these with their own words; this is the net under all of them
+    (derived values included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, repr(value), "is not a finite number"
+    if isinstance(value, int) and not -(2**63) <= value <= _U64_MAX:
+        return path, str(value), f"is out of range (at most {_U64_MAX})"
+    if isinstance(value, dict):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for sub, v in items:
+        bad = _bad_number(v, sub)
+        if bad is not None:
+            return bad
+    return None

@@ -4,6 +4,7 @@ constant-bit-rate UDP sources, and what the run traces."""
 from __future__ import annotations
 
 import copy
+import math
 import json
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -11,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator
 
 from tcplab import _native
-from tcplab.scenario.errors import FieldError
+from tcplab.scenario.errors import FieldError, RawText
 from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, StrictModel, count_field, unit_field
 from tcplab.units import UnitError, parse_duration, parse_size
 
@@ -102,6 +103,10 @@ def _component(kind: str):
                 raise FieldError(
                     "is not a parameter value (expected a number, true/false or a string)", (k,), x
                 )
+            if isinstance(x, float) and not math.isfinite(x):
+                raise FieldError("is not a finite number", (k,), RawText(repr(x)))
+            if isinstance(x, int) and not isinstance(x, bool) and abs(x) > 2**53:
+                raise FieldError("is out of range for a parameter (at most 2^53 in magnitude)", (k,), x)
         return {
             "name": name,
             "params": {

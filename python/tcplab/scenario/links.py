@@ -8,6 +8,7 @@ the bad value.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -348,6 +349,8 @@ def _red_number(key: str, x: Any, mode: Any) -> float:
         unit = "bytes" if mode == "bytes" else "packets"
         what = f"a threshold in {unit}" if key in ("min_th", "max_th") else "a number"
         raise FieldError(f"is not {what}", (key,), x)
+    if not math.isfinite(x):
+        raise FieldError("is not a finite number", (key,), RawText(repr(float(x))))
     return float(x)
 
 

@@ -17,14 +17,13 @@ from tcplab.scenario.errors import FieldError, ScenarioError, show_value, to_sce
 from tcplab.scenario.fields import PosDuration, StrictModel, count_field
 from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups, group_member
 from tcplab.scenario.topologies import (
-    DEFAULT_ACCESS_BUFFER_PACKETS,
-    DEFAULT_ACCESS_MIN_RATE,
     Dumbbell,
     Link,
     Node,
     ParkingLot,
     StaticRoute,
     WiredCumWireless,
+    default_access,
     topology_by_kind,
 )
 from tcplab.scenario.wlan import PIPES, Wlan, WlanAccess
@@ -51,6 +50,7 @@ class Scenario(ScenarioChecks, StrictModel):
     trace: Trace = Trace()
 
     _source: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _endpoint_cache: tuple[Any, Any, list[tuple[str, str]]] | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -88,13 +88,10 @@ class Scenario(ScenarioChecks, StrictModel):
             self._check_explicit()
         elif isinstance(self.topology, WlanAccess):
             self.topology.check(("topology",), None)
-        elif isinstance(self.topology, Dumbbell):
-            self._check_dumbbell()
         if self.wlan is not None:
             self._check_wlan()
         self._check_routing()
         self._check_flows()
-        self._check_pcap()
         self._flow_tcp(None)
         for i in range(len(self.flows)):
             self._flow_tcp(i)
@@ -150,7 +147,16 @@ class Scenario(ScenarioChecks, StrictModel):
     def _dumbbell_endpoints(self) -> list[tuple[str, str]]:
         """(src, dst) of every TCP then UDP flow, defaults filled (dumbbell: s{i}, r{i};
         wlan_access: server, the i-th station; other presets: their host pairs in order, see
-        tcplab.topology.default_pairs)."""
+        tcplab.topology.default_pairs). Computed once per model (validation asks for it per
+        flow; the fields it reads do not change after validation)."""
+        cached = self._endpoint_cache
+        if cached is None or cached[0] is not self.flows or cached[1] is not self.udp:
+            cached = (self.flows, self.udp, self._default_endpoints())
+            self._endpoint_cache = cached
+        return cached[2]
+
+    def _default_endpoints(self) -> list[tuple[str, str]]:
+        """The list :meth:`_dumbbell_endpoints` keeps."""
         if isinstance(self.topology, WlanAccess):
             stations = self.topology.station_names()
             n = len(self.flows) + len(self.udp)
@@ -214,21 +220,9 @@ class Scenario(ScenarioChecks, StrictModel):
         elif self.topology is not None:
             topo = self.topology
             n = self.pairs()
-            rate = max(
-                DEFAULT_ACCESS_MIN_RATE,
-                10
-                * max(
-                    topo.bottleneck.direction("forward")["rate"], topo.bottleneck.direction("reverse")["rate"]
-                ),
+            default_duplex = default_access(
+                max(topo.bottleneck.direction("forward")["rate"], topo.bottleneck.direction("reverse")["rate"])
             )
-            default_access = {
-                "rate": rate,
-                "delay": 0,
-                "buffer": {"packets": DEFAULT_ACCESS_BUFFER_PACKETS},
-                "queue": {"discipline": "drop_tail"},
-                "loss": {"model": "none"},
-            }
-            default_duplex = {"forward": default_access, "reverse": dict(default_access)}
             topology: dict[str, Any] = {
                 "kind": "dumbbell",
                 "pairs": n,
@@ -320,6 +314,8 @@ class Scenario(ScenarioChecks, StrictModel):
             model = cls.model_validate(resolve_files(data, base_dir))
         except ValidationError as e:
             raise _in_group(to_scenario_error(e), data) from None
+        except RecursionError:
+            raise ScenarioError("the scenario's tables or arrays are nested too deeply") from None
         model._source = {"given": data, **(source or {})}
         if base_dir is not None:
             model._source["base_dir"] = str(base_dir)

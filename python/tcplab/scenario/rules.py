@@ -43,6 +43,18 @@ def _words(detail: str) -> Any:
 _WORDS = {
     "at_most_duration": _duration("at most the duration"),
     "after_start": _duration("after start"),
+    "time_limit": _duration("at most the longest time a scenario may give, about 146 years"),
+    "buffer_below_packet": _words(
+        "bytes cannot hold one full-sized packet of the flows ({limit} bytes): every such packet would be dropped"
+    ),
+    "duplicate_flow_name": _words("is already the name of {limit}"),
+    "not_a_host": _words("is not a host"),  # worded with the model: ScenarioChecks._word_endpoint
+    "same_host": _words("is the flow's own source"),
+    "pcap_link": lambda value, limit: (
+        f'is not a link (expected "all", a link or "<link>/forward" / "<link>/reverse"; links: {", ".join(limit)})',
+        value,
+    ),
+    "pcap_direction": _words("has an unknown direction (expected <link>/forward or <link>/reverse)"),
     "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
     "duplicate_node": _words("is already the name of nodes[{limit}]"),
     "self_link": _words("links a node to itself"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
 from tcplab.scenario.errors import FieldError, validate_nested
 from tcplab.scenario.fields import StrictModel, count_field, unit_field
@@ -94,7 +94,7 @@ class ParkingLot(StrictModel):
 
     def canonical(self) -> dict[str, Any]:
         rates = [d.direction(x)["rate"] for d in self.bottleneck for x in ("forward", "reverse")]
-        access = self.access.canonical() if self.access is not None else _default_access(max(rates))
+        access = self.access.canonical() if self.access is not None else default_access(max(rates))
         out: dict[str, Any] = {
             "kind": "parking_lot",
             "hops": self.hops,
@@ -137,10 +137,11 @@ class WiredCumWireless(StrictModel):
         }
 
 
-def _default_access(rate: int) -> dict[str, Any]:
-    """Access links when a preset's are not given: never the bottleneck."""
+def default_access(rate: int) -> dict[str, Any]:
+    """Access links when a preset's are not given: never the bottleneck (10 times its
+    ``rate``, at least DEFAULT_ACCESS_MIN_RATE, at most the largest rate the simulator holds)."""
     d = {
-        "rate": max(DEFAULT_ACCESS_MIN_RATE, 10 * rate),
+        "rate": min(max(DEFAULT_ACCESS_MIN_RATE, 10 * rate), 2**64 - 1),
         "delay": 0,
         "buffer": {"packets": DEFAULT_ACCESS_BUFFER_PACKETS},
         "queue": {"discipline": "drop_tail"},
@@ -154,8 +155,10 @@ _PRESETS: dict[str, type[StrictModel]] = {}
 
 def topology_by_kind(v: Any) -> Any:
     """``[topology]``: ``kind`` picks the model (default ``dumbbell``)."""
-    if not isinstance(v, dict):
+    if isinstance(v, BaseModel):
         return v
+    if not isinstance(v, dict):  # else pydantic names a member of the union: topology.Dumbbell
+        raise FieldError("is not a table (expected {key = value, ...} or a [section])")
     kind = v.get("kind", "dumbbell")
     models = {
         "dumbbell": Dumbbell,
