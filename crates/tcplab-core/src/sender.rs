@@ -10,10 +10,12 @@
 //! This file holds the state and its construction; each verb lives in a module of its own:
 //! `ack` (an ACK arrives), `transmit` (what goes on the wire), `timer` (timeouts),
 //! `congestion` (answers to congestion signals), `undo` (undo and F-RTO), `record` (the
-//! event log and loss responses).
+//! event log and loss responses), `pacing` (spacing transmissions at the controller's
+//! pacing rate).
 
 use crate::cc::{CcContext, CongestionControl};
 use crate::log::{LogRecord, LossResponse, SenderCounters};
+use crate::rate::RateEstimator;
 use crate::recovery::{LossRecovery, RecoveryContext};
 use crate::registry::Registries;
 use crate::scoreboard::Scoreboard;
@@ -22,6 +24,7 @@ use crate::{ConfigError, ControllerSpec, Dur, RecoverySpec, RttEstimator, Seq, T
 
 mod ack;
 mod congestion;
+mod pacing;
 mod record;
 mod timer;
 mod transmit;
@@ -54,7 +57,9 @@ pub struct Sender {
     snd_nxt: Seq,
     rwnd: u64,
     rto_deadline: Option<Time>,
-    delivered: u64,
+    /// Delivery-rate estimation: the connection's delivered bytes and per-segment marks.
+    rate: RateEstimator,
+    pacer: pacing::Pacer,
     /// After a timeout: snd.max at that time; retransmissions below it count as timeout
     /// retransmissions until the cumulative ACK passes it.
     rto_recover: Option<Seq>,
@@ -112,7 +117,8 @@ impl Sender {
             snd_nxt: Seq(0),
             rwnd: cfg.rcv_buf,
             rto_deadline: None,
-            delivered: 0,
+            rate: RateEstimator::new(),
+            pacer: pacing::Pacer::default(),
             rto_recover: None,
             rto_una: None,
             undo: None,
@@ -142,13 +148,27 @@ impl Sender {
         Self::build_with(&Registries::default(), cfg, controller, recovery, app_bytes)
     }
 
-    /// Builds the controller and the recovery strategy by name, from `registries`.
+    /// Builds the controller and the recovery strategy by name, from `registries`, with
+    /// controller seed 0.
     pub fn build_with(
         registries: &Registries,
         cfg: &TcpConfig,
         controller: &ControllerSpec,
         recovery: &RecoverySpec,
         app_bytes: Option<u64>,
+    ) -> Result<Self, ConfigError> {
+        Self::build_seeded(registries, cfg, controller, recovery, app_bytes, 0)
+    }
+
+    /// As `build_with`, seeding the controller's random stream with `seed`
+    /// (`CcContext::seed`).
+    pub fn build_seeded(
+        registries: &Registries,
+        cfg: &TcpConfig,
+        controller: &ControllerSpec,
+        recovery: &RecoverySpec,
+        app_bytes: Option<u64>,
+        seed: u64,
     ) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let mss = cfg.mss as u64;
@@ -157,6 +177,7 @@ impl Sender {
             initial_cwnd: cfg.initial_cwnd as u64 * mss,
             initial_ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
             growth: cfg.growth,
+            seed,
         };
         let rctx = RecoveryContext {
             mss: cfg.mss,

@@ -82,7 +82,17 @@ impl Sender {
             c.rtt_min_ns = Some(c.rtt_min_ns.map_or(r.as_nanos(), |m| m.min(r.as_nanos())));
         }
         let delivered_bytes = acked.bytes - acked.previously_sacked_bytes + sacked;
-        self.delivered += delivered_bytes;
+        let newest = delivery
+            .newest_original
+            .max(delivery.newest_retransmitted)
+            .map(|(_, idx)| idx);
+        let rate = self.rate.on_ack(
+            now,
+            delivered_bytes,
+            newest,
+            self.sb.una(),
+            self.rtt.min_rtt(),
+        );
         self.frto_send_new = false;
         if self.rto_recover.is_some() {
             self.after_timeout_ack(
@@ -109,7 +119,8 @@ impl Sender {
             rtt,
             snd_nxt: self.snd_nxt,
             in_flight: self.rec.in_flight(&self.sb),
-            delivered: self.delivered,
+            delivered: self.rate.delivered(),
+            rate,
             in_recovery: self.rec.in_recovery(),
         };
         self.cc.observe(&sample);

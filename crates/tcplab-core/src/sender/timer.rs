@@ -8,12 +8,17 @@ use crate::spurious::{Frto, Undo};
 use crate::{RepeatedRto, Time};
 
 impl Sender {
-    /// When `on_timeout` is due.
+    /// When `on_timeout` is due: the retransmission timer, the recovery strategy's timer, or
+    /// the release time of a sender held back by pacing (see `pacing`).
     pub fn poll_timeout(&self) -> Option<Time> {
-        match (self.rto_deadline, self.rec.poll_timeout(self.rto_deadline)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.rto_deadline,
+            self.rec.poll_timeout(self.rto_deadline),
+            self.pacer.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// A timer expired (call at or after `poll_timeout`; early calls do nothing).

@@ -6,6 +6,18 @@ use crate::log::TxKind;
 use crate::scoreboard::SegIdx;
 use crate::{DataSegment, Seq, Time};
 
+/// What `poll_transmit` sends next.
+enum Next {
+    /// The retransmission a recovery strategy forces past the window.
+    Forced(SegIdx),
+    /// The probe a recovery strategy asked for.
+    Probe,
+    /// A segment marked lost.
+    Retransmit(SegIdx),
+    /// New data, `len` bytes.
+    New(u64),
+}
+
 impl Sender {
     /// The next segment to put on the wire, if the windows allow one.
     pub fn poll_transmit(&mut self, now: Time) -> Option<DataSegment> {
@@ -15,32 +27,59 @@ impl Sender {
     /// As `poll_transmit`, with what the transmission is: new data, or which kind of
     /// retransmission (the kind whose counter it incremented).
     pub fn poll_transmit_with_kind(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
-        if let Some(idx) = self.sb.forced() {
-            return Some(self.retransmit(now, idx, false));
+        let next = self.next_transmission();
+        let rate = self.cc.pacing_rate();
+        if self.pacer.holds(now, rate, next.is_some()) {
+            return None;
         }
-        if std::mem::take(&mut self.probe_pending) {
-            if let Some(d) = self.probe(now) {
-                return Some(d);
+        Some(match next? {
+            Next::Forced(idx) => self.retransmit(now, idx, false),
+            Next::Probe => {
+                self.probe_pending = false;
+                self.probe(now)?
             }
+            Next::Retransmit(idx) => self.retransmit(now, idx, false),
+            Next::New(len) => (self.send_new(now, len), TxKind::New),
+        })
+    }
+
+    /// What the windows allow next, lost segments first. A pending probe that finds nothing
+    /// to send is dropped; room in the windows with nothing to send marks the connection
+    /// application-limited for the delivery-rate estimator.
+    fn next_transmission(&mut self) -> Option<Next> {
+        if let Some(idx) = self.sb.forced() {
+            return Some(Next::Forced(idx));
+        }
+        if self.probe_pending {
+            if self.can_send_new() || self.sb.highest_unsacked().is_some() {
+                return Some(Next::Probe);
+            }
+            self.probe_pending = false;
         }
         let window = self.send_window().min(self.rwnd.max(self.cfg.mss as u64));
         let in_flight = self.rec.in_flight(&self.sb);
         if let Some(idx) = self.sb.next_pending().filter(|_| !self.frto_send_new) {
             let len = self.sb.seg(idx).map_or(0, |s| s.len as u64);
-            if in_flight + len <= window {
-                return Some(self.retransmit(now, idx, false));
+            return (in_flight + len <= window).then_some(Next::Retransmit(idx));
+        }
+        let len = self.app_remaining().min(self.cfg.mss as u64);
+        if len == 0 {
+            if in_flight < window {
+                self.rate.mark_app_limited(in_flight);
             }
             return None;
         }
-        let len = self.app_remaining().min(self.cfg.mss as u64);
         let una = self.snd_una();
-        if len == 0
-            || in_flight + len > window
-            || (self.snd_nxt + len).0 > una.0.saturating_add(self.rwnd)
-        {
+        if in_flight + len > window || (self.snd_nxt + len).0 > una.0.saturating_add(self.rwnd) {
             return None;
         }
-        Some((self.send_new(now, len), TxKind::New))
+        Some(Next::New(len))
+    }
+
+    /// New data is waiting and the receive window takes a segment of it.
+    pub(super) fn can_send_new(&self) -> bool {
+        let len = self.app_remaining().min(self.cfg.mss as u64);
+        len > 0 && (self.snd_nxt + len).0 <= self.snd_una().0.saturating_add(self.rwnd)
     }
 
     pub(super) fn send_new(&mut self, now: Time, len: u64) -> DataSegment {
@@ -53,9 +92,9 @@ impl Sender {
 
     /// A probe past the window: new data if the application and the receive window allow,
     /// else the highest segment sent (not SACKed).
-    pub(super) fn probe(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
-        let len = self.app_remaining().min(self.cfg.mss as u64);
-        if len > 0 && (self.snd_nxt + len).0 <= self.snd_una().0.saturating_add(self.rwnd) {
+    fn probe(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
+        if self.can_send_new() {
+            let len = self.app_remaining().min(self.cfg.mss as u64);
             return Some((self.send_new(now, len), TxKind::New));
         }
         let last = self.sb.highest_unsacked()?;
@@ -114,6 +153,9 @@ impl Sender {
         self.counters.segments_sent += 1;
         self.counters.bytes_sent += len;
         self.rec.on_transmit(now, idx, retransmission, &self.sb);
+        let outstanding_before = self.sb.outstanding() - if retransmission { 0 } else { len };
+        self.rate.on_send(now, idx, outstanding_before);
+        self.pacer.on_send(now, len, self.cc.pacing_rate());
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
