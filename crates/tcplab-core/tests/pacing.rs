@@ -6,9 +6,7 @@ use std::collections::VecDeque;
 use tcplab_core::cc::reno::Reno;
 use tcplab_core::cc::{AckSample, CongestionControl, CongestionEvent, Verdict};
 use tcplab_core::registry::Registries;
-use tcplab_core::{
-    AckSegment, ControllerSpec, Dur, Params, RecoverySpec, Sender, TcpConfig, Time,
-};
+use tcplab_core::{AckSegment, ControllerSpec, Dur, Params, RecoverySpec, Sender, TcpConfig, Time};
 
 /// Reno's windows with a fixed pacing rate.
 struct PacedReno(Reno, u64);
@@ -117,7 +115,10 @@ fn a_paced_sender_never_releases_two_segments_closer_than_size_over_rate() {
 #[test]
 fn an_unpaced_sender_sends_what_the_window_allows_at_once() {
     let sent = run(sender("reno"), 50);
-    assert!(sent[..10].iter().all(|&(t, _)| t == Time::ZERO), "the initial window");
+    assert!(
+        sent[..10].iter().all(|&(t, _)| t == Time::ZERO),
+        "the initial window"
+    );
 }
 
 #[test]

@@ -37,7 +37,7 @@ impl Script {
     fn round(&mut self, rate: u64, in_flight: u64, rtt_ms: u64) {
         let prior = self.delivered;
         let bytes = rate * self.rtt.as_nanos() / 1_000_000_000;
-        self.now = self.now + self.rtt;
+        self.now += self.rtt;
         self.delivered += bytes;
         let s = AckBuilder::at(self.now)
             .acked(bytes)

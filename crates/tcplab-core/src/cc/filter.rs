@@ -211,7 +211,7 @@ mod tests {
         }
         // Round 11: 100 (round 0) is 11 rounds old; the best of the later sub-windows rules.
         let m = f.update(10, 11, 40);
-        assert!(m < 100 && m >= 53, "{m}");
+        assert!((53..100).contains(&m), "{m}");
         // A run of samples at 40: after another full window only 40 is left.
         for t in 12..=30 {
             f.update(10, t, 40);
