@@ -57,8 +57,10 @@ pub struct Sender {
     snd_nxt: Seq,
     rwnd: u64,
     rto_deadline: Option<Time>,
-    /// Delivery-rate estimation: the connection's delivered bytes and per-segment marks.
-    rate: RateEstimator,
+    /// Bytes delivered (cumulatively acknowledged or SACKed) so far.
+    delivered: u64,
+    /// Delivery-rate estimation, for controllers that use rate samples.
+    rate: Option<RateEstimator>,
     pacer: pacing::Pacer,
     /// After a timeout: snd.max at that time; retransmissions below it count as timeout
     /// retransmissions until the cumulative ACK passes it.
@@ -106,6 +108,7 @@ impl Sender {
     ) -> Self {
         let rtt = RttEstimator::for_config(cfg);
         let logged_window = (cc.cwnd(), cc.ssthresh());
+        let rate = cc.uses_rate_samples().then(RateEstimator::new);
         Sender {
             sb: Scoreboard::new(cfg.mss),
             cfg: cfg.clone(),
@@ -117,7 +120,8 @@ impl Sender {
             snd_nxt: Seq(0),
             rwnd: cfg.rcv_buf,
             rto_deadline: None,
-            rate: RateEstimator::new(),
+            delivered: 0,
+            rate,
             pacer: pacing::Pacer::default(),
             rto_recover: None,
             rto_una: None,

@@ -422,6 +422,9 @@ impl CongestionControl for Bbr {
     fn pacing_rate(&self) -> Option<u64> {
         Some(self.pacing_rate)
     }
+    fn uses_rate_samples(&self) -> bool {
+        true
+    }
 
     /// The model: bandwidth and RTprop filters, the state machine, the pacing rate.
     fn observe(&mut self, s: &AckSample) {

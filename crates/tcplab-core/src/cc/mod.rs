@@ -47,7 +47,8 @@ pub struct AckSample {
     pub delivered: u64,
     /// The ACK arrived while the recovery strategy is repairing losses.
     pub in_recovery: bool,
-    /// The delivery-rate sample of this ACK ([`crate::rate`]), when it delivered a segment.
+    /// The delivery-rate sample of this ACK ([`crate::rate`]), when it delivered a segment
+    /// and the controller asked for samples (`CongestionControl::uses_rate_samples`).
     pub rate: Option<RateSample>,
 }
 
@@ -130,6 +131,12 @@ pub trait CongestionControl: Send {
     /// Reno, CUBIC, Veno and Westwood all use: cwnd = max(cwnd, prior_cwnd), ssthresh =
     /// max(ssthresh, prior_ssthresh).
     fn on_undo(&mut self, now: Time, prior_cwnd: u64, prior_ssthresh: u64);
+    /// The controller reads `AckSample::rate`: the sender then runs the delivery-rate
+    /// estimator ([`crate::rate`]; it costs a mark per segment sent). False by default, and
+    /// `rate` is None.
+    fn uses_rate_samples(&self) -> bool {
+        false
+    }
     /// Pacing rate in bytes per second: the sender spaces its transmissions at this rate
     /// (`sender::pacing`). None, the default: not paced, sent as fast as the windows open.
     fn pacing_rate(&self) -> Option<u64> {

@@ -82,17 +82,15 @@ impl Sender {
             c.rtt_min_ns = Some(c.rtt_min_ns.map_or(r.as_nanos(), |m| m.min(r.as_nanos())));
         }
         let delivered_bytes = acked.bytes - acked.previously_sacked_bytes + sacked;
-        let newest = delivery
-            .newest_original
-            .max(delivery.newest_retransmitted)
-            .map(|(_, idx)| idx);
-        let rate = self.rate.on_ack(
-            now,
-            delivered_bytes,
-            newest,
-            self.sb.una(),
-            self.rtt.min_rtt(),
-        );
+        self.delivered += delivered_bytes;
+        let (una, min_rtt) = (self.sb.una(), self.rtt.min_rtt());
+        let rate = self.rate.as_mut().and_then(|r| {
+            let newest = delivery
+                .newest_original
+                .max(delivery.newest_retransmitted)
+                .map(|(_, idx)| idx);
+            r.on_ack(now, delivered_bytes, newest, una, min_rtt)
+        });
         self.frto_send_new = false;
         if self.rto_recover.is_some() {
             self.after_timeout_ack(
@@ -119,7 +117,7 @@ impl Sender {
             rtt,
             snd_nxt: self.snd_nxt,
             in_flight: self.rec.in_flight(&self.sb),
-            delivered: self.rate.delivered(),
+            delivered: self.delivered,
             rate,
             in_recovery: self.rec.in_recovery(),
         };

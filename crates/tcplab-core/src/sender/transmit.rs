@@ -64,8 +64,8 @@ impl Sender {
         }
         let len = self.app_remaining().min(self.cfg.mss as u64);
         if len == 0 {
-            if in_flight < window {
-                self.rate.mark_app_limited(in_flight);
+            if let Some(r) = self.rate.as_mut().filter(|_| in_flight < window) {
+                r.mark_app_limited(in_flight);
             }
             return None;
         }
@@ -153,8 +153,10 @@ impl Sender {
         self.counters.segments_sent += 1;
         self.counters.bytes_sent += len;
         self.rec.on_transmit(now, idx, retransmission, &self.sb);
-        let outstanding_before = self.sb.outstanding() - if retransmission { 0 } else { len };
-        self.rate.on_send(now, idx, outstanding_before);
+        if let Some(r) = self.rate.as_mut() {
+            let outstanding_before = self.sb.outstanding() - if retransmission { 0 } else { len };
+            r.on_send(now, idx, outstanding_before);
+        }
         self.pacer.on_send(now, len, self.cc.pacing_rate());
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
