@@ -13,6 +13,7 @@ pub mod factory;
 pub mod log;
 pub mod params;
 pub mod profile;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod registry;

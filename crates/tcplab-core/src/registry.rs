@@ -53,6 +53,7 @@ mod tests {
             initial_cwnd: 2000,
             initial_ssthresh: u64::MAX,
             growth: Growth::default(),
+            seed: 0,
         }
     }
 

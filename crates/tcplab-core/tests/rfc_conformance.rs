@@ -59,6 +59,16 @@ fn a_repeated_timeout_holds_ssthresh_for_every_controller() {
     // RFC 5681 §3.1: "if the segment has already been retransmitted via the retransmission
     // timer at least once, then ssthresh is held constant".
     for name in CONTROLLERS {
+        // A paced controller (bbr) sends its first window over time, not at one instant as
+        // this script expects; BBR keeps no ssthresh rule of its own at timeouts.
+        let paced = script_with(&cfg(), name, RecoverySpec::named("newreno"), None)
+            .s
+            .controller()
+            .pacing_rate()
+            .is_some();
+        if paced {
+            continue;
+        }
         let s = ssthresh_after_timeouts(&cfg(), name, 3);
         assert!(s[0] > 2.0, "{name}: first timeout {s:?}");
         assert_eq!(s[1], s[0], "{name}: second timeout must hold ssthresh");

@@ -162,6 +162,15 @@ pub(crate) struct PyAckSample {
     in_flight: u64,
     delivered: u64,
     in_recovery: bool,
+    /// The delivery-rate sample (`tcplab_core::rate::RateSample`), None when the ACK
+    /// delivered no stamped segment: bytes delivered over `rate_interval_ns` (None when
+    /// shorter than the minimum RTT), the delivered count when its segment left, whether it
+    /// left application-limited, its RTT.
+    rate_delivered: Option<u64>,
+    rate_interval_ns: Option<u64>,
+    rate_prior_delivered: Option<u64>,
+    rate_app_limited: Option<bool>,
+    rate_rtt_ns: Option<u64>,
 }
 
 /// A congestion signal (`tcplab_core::cc::CongestionEvent`); `kind` is "fast_retransmit",
@@ -302,6 +311,11 @@ impl CongestionControl for PyController {
     fn name(&self) -> &'static str {
         self.name
     }
+    /// Python controllers get the delivery-rate samples (`AckSample.rate_*`) when they
+    /// define `observe`, the one call that reads every ACK.
+    fn uses_rate_samples(&self) -> bool {
+        self.has_observe
+    }
     fn cwnd(&self) -> u64 {
         self.cwnd
     }
@@ -408,6 +422,11 @@ fn ack_sample(s: &cc::AckSample) -> PyAckSample {
         in_flight: s.in_flight,
         delivered: s.delivered,
         in_recovery: s.in_recovery,
+        rate_delivered: s.rate.map(|r| r.delivered),
+        rate_interval_ns: s.rate.and_then(|r| ns(r.interval)),
+        rate_prior_delivered: s.rate.map(|r| r.prior_delivered),
+        rate_app_limited: s.rate.map(|r| r.is_app_limited),
+        rate_rtt_ns: s.rate.and_then(|r| ns(r.rtt)),
     }
 }
 

@@ -30,6 +30,7 @@ use crate::network::{Arrival, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, PacketKind, Payload};
 use crate::pcap::{self, Capture};
 use crate::results::RunStats;
+use crate::rng::Rng;
 use crate::scenario::SeriesMode;
 use crate::trace::{FlowSample, Recorder, Recording};
 use crate::{conservation, summary, topology, validate};
@@ -120,10 +121,13 @@ impl Simulation {
         let mut tcp = Vec::with_capacity(s.flows.len());
         for (i, f) in s.flows.iter().enumerate() {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
+            // The controller's own random stream (BBR's ProbeBW phase), one per flow.
+            let seed = Rng::stream(s.seed, &format!("controller/{i}")).next_u64();
             let mut sender =
-                Sender::build_with(registries, cfg, &f.controller, &f.recovery, f.bytes).map_err(
-                    |e| SimError(validate::flow_config_error(&format!("flows[{i}]"), e)),
-                )?;
+                Sender::build_seeded(registries, cfg, &f.controller, &f.recovery, f.bytes, seed)
+                    .map_err(|e| {
+                        SimError(validate::flow_config_error(&format!("flows[{i}]"), e))
+                    })?;
             sender.set_logging(s.trace.events);
             events.push(start(f.start), Event::TcpStart(i as u32));
             if let Some(stop) = f.stop {

@@ -1,6 +1,6 @@
-//! Small estimators the delay- and rate-based controllers share: a resettable minimum, an
-//! exponentially weighted moving average, an "every other one" toggle and a once-per-RTT
-//! round counter driven by the cumulative ACK.
+//! Small estimators the delay- and rate-based controllers share: a resettable minimum, a
+//! windowed maximum, an exponentially weighted moving average, an "every other one" toggle
+//! and a once-per-RTT round counter driven by the cumulative ACK.
 
 use crate::{Dur, Seq};
 
@@ -36,6 +36,63 @@ impl MinFilter {
     }
     pub fn reset(&mut self) {
         *self = Self::default();
+    }
+}
+
+/// The maximum of the samples of the last `window` time units (BBR's bandwidth filter over
+/// 10 round trips), with Kathleen Nichols' algorithm as Linux `lib/minmax.c` writes it:
+/// the best, second-best and third-best samples of successive sub-windows, so that the
+/// maximum ages out in O(1) per sample. Times are whatever the caller counts (BBR: rounds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowedMax {
+    /// (time, value), best first.
+    s: [(u64, u64); 3],
+}
+
+impl WindowedMax {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The maximum over the window (0 before any sample).
+    pub fn get(&self) -> u64 {
+        self.s[0].1
+    }
+
+    /// Forgets everything but `(t, v)`.
+    pub fn reset(&mut self, t: u64, v: u64) -> u64 {
+        self.s = [(t, v); 3];
+        v
+    }
+
+    /// Offers sample `v` at time `t` (non-decreasing); returns the maximum.
+    pub fn update(&mut self, window: u64, t: u64, v: u64) -> u64 {
+        let val = (t, v);
+        if v >= self.s[0].1 || t.saturating_sub(self.s[2].0) > window {
+            return self.reset(t, v); // a new maximum, or nothing left in the window
+        }
+        if v >= self.s[1].1 {
+            self.s[2] = val;
+            self.s[1] = val;
+        } else if v >= self.s[2].1 {
+            self.s[2] = val;
+        }
+        let dt = t.saturating_sub(self.s[0].0);
+        if dt > window {
+            // The best left the window: promote the others (twice if the second did too).
+            self.s = [self.s[1], self.s[2], val];
+            if t.saturating_sub(self.s[0].0) > window {
+                self.s = [self.s[1], self.s[2], val];
+            }
+        } else if self.s[1].0 == self.s[0].0 && dt > window / 4 {
+            // A quarter of the window without a second choice: take one from now.
+            self.s[2] = val;
+            self.s[1] = val;
+        } else if self.s[2].0 == self.s[1].0 && dt > window / 2 {
+            // Half the window without a third choice.
+            self.s[2] = val;
+        }
+        self.s[0].1
     }
 }
 
@@ -142,6 +199,31 @@ mod tests {
         assert_eq!((f.get(), f.samples()), (Some(Dur::from_millis(20)), 3));
         f.reset();
         assert_eq!((f.get(), f.samples()), (None, 0));
+    }
+
+    #[test]
+    fn windowed_max_forgets_a_maximum_after_the_window() {
+        let mut f = WindowedMax::new();
+        assert_eq!(f.update(10, 0, 100), 100);
+        // Lower samples while the maximum is in the window (rounds 1..=10).
+        for t in 1..=10 {
+            assert_eq!(f.update(10, t, 50 + t), 100, "round {t}");
+        }
+        // Round 11: 100 (round 0) is 11 rounds old; the best of the later sub-windows rules.
+        let m = f.update(10, 11, 40);
+        assert!((53..100).contains(&m), "{m}");
+        // A run of samples at 40: after another full window only 40 is left.
+        for t in 12..=30 {
+            f.update(10, t, 40);
+        }
+        assert_eq!(f.get(), 40);
+        assert_eq!(
+            f.update(10, 31, 70),
+            70,
+            "a new maximum replaces everything"
+        );
+        assert_eq!(f.reset(32, 1), 1);
+        assert_eq!(f.get(), 1);
     }
 
     #[test]

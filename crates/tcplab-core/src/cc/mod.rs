@@ -9,6 +9,7 @@
 
 pub mod areno;
 pub mod bandwidth;
+pub mod bbr;
 pub mod classic;
 pub mod cubic;
 pub mod filter;
@@ -25,6 +26,7 @@ pub mod window;
 
 use crate::ack::{deref_to_facts, AckFacts};
 use crate::factory::{built_in, names_of, BuiltIn, Registry};
+use crate::rate::RateSample;
 use crate::{ConfigError, Dur, Params, Seq, Time};
 pub use classic::WindowRule;
 use serde::{Deserialize, Serialize};
@@ -45,6 +47,9 @@ pub struct AckSample {
     pub delivered: u64,
     /// The ACK arrived while the recovery strategy is repairing losses.
     pub in_recovery: bool,
+    /// The delivery-rate sample of this ACK ([`crate::rate`]), when it delivered a segment
+    /// and the controller asked for samples (`CongestionControl::uses_rate_samples`).
+    pub rate: Option<RateSample>,
 }
 
 deref_to_facts!(AckSample);
@@ -126,6 +131,17 @@ pub trait CongestionControl: Send {
     /// Reno, CUBIC, Veno and Westwood all use: cwnd = max(cwnd, prior_cwnd), ssthresh =
     /// max(ssthresh, prior_ssthresh).
     fn on_undo(&mut self, now: Time, prior_cwnd: u64, prior_ssthresh: u64);
+    /// The controller reads `AckSample::rate`: the sender then runs the delivery-rate
+    /// estimator ([`crate::rate`]; it costs a mark per segment sent). False by default, and
+    /// `rate` is None.
+    fn uses_rate_samples(&self) -> bool {
+        false
+    }
+    /// Pacing rate in bytes per second: the sender spaces its transmissions at this rate
+    /// (`sender::pacing`). None, the default: not paced, sent as fast as the windows open.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
     /// A cross-layer report from a lossy hop. Only controllers that use such information
     /// (Venoplus) override this; for the others it is a no-op.
     fn on_cross_layer(&mut self, _report: &CrossLayerReport) {}
@@ -138,6 +154,9 @@ pub struct CcContext {
     pub initial_cwnd: u64,
     pub initial_ssthresh: u64,
     pub growth: Growth,
+    /// Seed of the controller's own random stream (BBR's ProbeBW start phase); the
+    /// simulator derives one per flow from the scenario seed.
+    pub seed: u64,
 }
 
 /// A controller by name with its parameters, as scenario files give it.
@@ -161,7 +180,7 @@ impl ControllerSpec {
 pub type ControllerRegistry = Registry<CcContext, dyn CongestionControl>;
 
 /// The built-in controllers: name, description and constructor, written once.
-pub const BUILT_IN: [BuiltIn<CcContext, dyn CongestionControl>; 8] = [
+pub const BUILT_IN: [BuiltIn<CcContext, dyn CongestionControl>; 9] = [
     built_in!("reno", "RFC 5681 Reno", reno::Reno::from_params),
     built_in!("veno", "TCP Veno (Fu & Liew 2003)", veno::Veno::from_params),
     built_in!(
@@ -189,6 +208,11 @@ pub const BUILT_IN: [BuiltIn<CcContext, dyn CongestionControl>; 8] = [
         "venoplus",
         "Veno with cross-layer loss reports",
         venoplus::Venoplus::from_params
+    ),
+    built_in!(
+        "bbr",
+        "BBR v1 (Cardwell et al. 2016)",
+        bbr::Bbr::from_params
     ),
 ];
 
@@ -219,6 +243,7 @@ mod registry_tests {
             initial_cwnd: 2000,
             initial_ssthresh: u64::MAX,
             growth: Growth::default(),
+            seed: 0,
         };
         for name in CONTROLLERS {
             let c = build(&ControllerSpec::named(name), &ctx).unwrap();

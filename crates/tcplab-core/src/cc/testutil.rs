@@ -12,6 +12,7 @@ pub fn ctx(growth: Growth) -> CcContext {
         initial_cwnd: 2 * MSS as u64,
         initial_ssthresh: u64::MAX,
         growth,
+        seed: 0,
     }
 }
 
@@ -37,6 +38,7 @@ impl AckBuilder {
             in_flight: 0,
             delivered: 0,
             in_recovery: false,
+            rate: None,
         })
     }
     pub fn at_ms(ms: u64) -> Self {
@@ -84,6 +86,14 @@ impl AckBuilder {
     }
     pub fn delivered(mut self, bytes: u64) -> Self {
         self.0.delivered = bytes;
+        self
+    }
+    pub fn in_flight(mut self, bytes: u64) -> Self {
+        self.0.in_flight = bytes;
+        self
+    }
+    pub fn rate(mut self, rate: crate::rate::RateSample) -> Self {
+        self.0.rate = Some(rate);
         self
     }
     pub fn build(self) -> AckSample {

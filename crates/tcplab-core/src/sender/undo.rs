@@ -26,15 +26,13 @@ impl Sender {
         let Some(mut f) = self.frto else {
             return;
         };
-        let len = self.app_remaining().min(self.cfg.mss as u64);
         let step = f.on_ack(&FrtoAck {
             snd_una: self.snd_una(),
             snd_nxt: self.snd_nxt,
             advanced,
             lowest_original: delivery.lowest_original.map(|i| self.sb.seq_of(i)),
             dup_or_sacked,
-            can_send_new: len > 0
-                && (self.snd_nxt + len).0 <= self.snd_una().0.saturating_add(self.rwnd),
+            can_send_new: self.can_send_new(),
         });
         self.frto = Some(f);
         match step {

@@ -1,0 +1,503 @@
+//! BBR v1 (Cardwell et al., "BBR: Congestion-Based Congestion Control", ACM Queue 14(5),
+//! 2016; draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c`).
+//!
+//! BBR builds a model of the path from the ACK stream instead of reacting to loss: the
+//! bottleneck bandwidth `BtlBw`, the maximum delivery rate ([`crate::rate`]) over the last
+//! `bw_window` round trips (application-limited samples count only when they raise it), and
+//! the round-trip propagation time `RTprop`, the minimum RTT over `min_rtt_window`. It paces
+//! at `pacing_gain * BtlBw` and caps the data in flight at `cwnd_gain * BDP` plus a
+//! quantization budget, BDP = BtlBw * RTprop. A state machine sets the gains:
+//! - **Startup**: both gains 2/ln 2 (the smallest gain that doubles the delivery rate each
+//!   round); left when BtlBw grew by less than `startup_growth` (25 %) in `startup_rounds`
+//!   (3) consecutive rounds that were not application-limited: the pipe is full.
+//! - **Drain**: pacing gain ln 2 / 2 (the inverse), cwnd gain 2/ln 2, until the data in
+//!   flight is at most one BDP (with its quantization budget); ssthresh becomes that BDP.
+//! - **ProbeBW**: cwnd gain `cwnd_gain` (2); the pacing gain cycles through 8 phases of
+//!   about one RTprop each, 5/4, 3/4, 1, 1, 1, 1, 1, 1, starting at a random phase other
+//!   than 3/4 (drawn from the flow's seeded stream). The 5/4 phase lasts at least RTprop and
+//!   until the data in flight reaches 5/4 BDP; the 3/4 phase ends after RTprop or as soon
+//!   as the data in flight is down to one BDP.
+//! - **ProbeRTT**: entered from any state when RTprop was not refreshed (a sample at most
+//!   the current minimum) for `min_rtt_window` (10 s): cwnd 4 segments until `probe_rtt_time`
+//!   (200 ms) and one round have passed since the data in flight fell to 4 segments; then
+//!   back to Startup (pipe never filled) or ProbeBW, and RTprop's timestamp is refreshed.
+//!   Samples sent in ProbeRTT count as application-limited.
+//!
+//! Window: on every ACK that may grow it, `cwnd = min(cwnd + delivered, target)` once the
+//! pipe was filled, `cwnd + delivered` before (while below target or before 10 segments were
+//! delivered), at least 4 segments; target = `ceil(cwnd_gain * BDP / MSS)` segments + 3 send
+//! quanta, rounded up to an even number, + 2 in the 5/4 phase (tcp_bbr.c
+//! `bbr_quantization_budget`; a send quantum is Linux's TSO goal, `pacing_rate * 1 ms`
+//! bytes in whole segments, at least 1 segment below 1.2 Mb/s and 2 above, at most 127).
+//! Before an RTprop sample the BDP is 10 segments (TCP_INIT_CWND).
+//!
+//! Pacing rate: `pacing_gain * BtlBw * (1 - pacing_margin)` (1 %), applied once the pipe
+//! was filled or when it raises the rate; before any bandwidth sample, `2/ln 2 * cwnd /
+//! RTT` with the smoothed RTT (1 ms before one is known), as `bbr_init_pacing_rate_from_rtt`.
+//!
+//! Losses (as Linux, BBR does not treat loss as a congestion signal): at a fast retransmit
+//! ssthresh is set to the current cwnd (no reduction; the recovery strategy repairs within
+//! it, PRR sending as packet conservation then slow start would) and cwnd is saved; at the
+//! end of recovery cwnd = max(cwnd, saved). A timeout sets cwnd to one segment and restarts
+//! the search for a full pipe's bandwidth growth; an undo restores the saved cwnd. ECN echoes
+//! are ignored (BBR v1 has no ECN response).
+//!
+//! Not modelled, on purpose: Linux's long-term bandwidth sampling for token-bucket policers
+//! (`lt_bw`, not in the draft), the ACK-aggregation cwnd bonus (`extra_acked`, added to Linux
+//! in 4.19, not in the draft), the restart from idle (`CA_EVENT_TX_START`), and the
+//! losses term of the 5/4 phase's exit (`rs->losses`; the samples carry no loss count).
+//! Data in flight is the recovery strategy's count after the ACK (Linux: before it,
+//! projected to the next departure time). BBR v2/v3 are not implemented: v3's published
+//! description (draft-ietf-ccwg-bbr) is a different algorithm with loss and ECN bounds.
+
+use super::filter::WindowedMax;
+use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
+use crate::{ConfigError, Dur, ParamReader, Params, Time};
+
+/// Phases of ProbeBW's pacing-gain cycle (Linux CYCLE_LEN).
+const CYCLE_LEN: usize = 8;
+/// Segments delivered before which Startup grows cwnd whatever the target (TCP_INIT_CWND).
+const INIT_CWND: u64 = 10;
+/// Smallest cwnd, segments (bbr_cwnd_min_target).
+const MIN_CWND: u64 = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+/// The parameters, with Linux's defaults (docs/controllers/bbr.md gives each source).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BbrParams {
+    pub high_gain: f64,
+    pub cwnd_gain: f64,
+    pub probe_gain: f64,
+    pub bw_window: u64,
+    pub min_rtt_window: Dur,
+    pub probe_rtt_time: Dur,
+    pub startup_growth: f64,
+    pub startup_rounds: u32,
+    pub pacing_margin: f64,
+}
+
+impl Default for BbrParams {
+    fn default() -> Self {
+        BbrParams {
+            high_gain: 2885.0 / 1000.0 + 1.0 / 256.0,
+            cwnd_gain: 2.0,
+            probe_gain: 1.25,
+            bw_window: CYCLE_LEN as u64 + 2,
+            min_rtt_window: Dur::from_secs(10),
+            probe_rtt_time: Dur::from_millis(200),
+            startup_growth: 1.25,
+            startup_rounds: 3,
+            pacing_margin: 0.01,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Bbr {
+    p: BbrParams,
+    mss: u64,
+    mode: Mode,
+    /// Bytes; the ProbeRTT cap is applied by `cwnd()`.
+    cwnd: u64,
+    ssthresh: u64,
+    prior_cwnd: u64,
+    pacing_rate: u64,
+    has_seen_rtt: bool,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    /// BtlBw, bytes/s, over rounds.
+    bw: WindowedMax,
+    rounds: u64,
+    next_round_delivered: u64,
+    round_start: bool,
+    min_rtt: Option<Dur>,
+    min_rtt_stamp: Time,
+    probe_rtt_done: Option<Time>,
+    probe_rtt_round_done: bool,
+    /// Samples sent while `delivered` lay in this range count as application-limited
+    /// (ProbeRTT; Linux marks the socket application-limited instead).
+    probe_rtt_app_limited: Option<(u64, u64)>,
+    full_bw: u64,
+    full_bw_count: u32,
+    full_bw_reached: bool,
+    cycle_idx: usize,
+    cycle_stamp: Time,
+    /// Bytes delivered so far, and by the latest ACK.
+    delivered: u64,
+    acked: u64,
+    /// splitmix64 state of the flow's stream.
+    rng: u64,
+}
+
+impl Bbr {
+    pub fn new(ctx: &CcContext, p: BbrParams) -> Self {
+        let mss = ctx.mss as u64;
+        let mut b = Bbr {
+            p,
+            mss,
+            mode: Mode::Startup,
+            cwnd: ctx.initial_cwnd.max(mss),
+            ssthresh: ctx.initial_ssthresh,
+            prior_cwnd: 0,
+            pacing_rate: 0,
+            has_seen_rtt: false,
+            pacing_gain: p.high_gain,
+            cwnd_gain: p.high_gain,
+            bw: WindowedMax::new(),
+            rounds: 0,
+            next_round_delivered: 0,
+            round_start: false,
+            min_rtt: None,
+            min_rtt_stamp: Time::ZERO,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            probe_rtt_app_limited: None,
+            full_bw: 0,
+            full_bw_count: 0,
+            full_bw_reached: false,
+            cycle_idx: 0,
+            cycle_stamp: Time::ZERO,
+            delivered: 0,
+            acked: 0,
+            rng: ctx.seed,
+        };
+        b.init_pacing_rate(None);
+        b
+    }
+
+    /// Parameters: see [`BbrParams`] and docs/controllers/bbr.md.
+    pub fn from_params(ctx: &CcContext, params: &Params) -> Result<Self, ConfigError> {
+        let d = BbrParams::default();
+        let mut r = ParamReader::new("bbr", params);
+        let p = BbrParams {
+            high_gain: r.num("high_gain", d.high_gain, 1.0, 10.0)?,
+            cwnd_gain: r.num("cwnd_gain", d.cwnd_gain, 1.0, 10.0)?,
+            probe_gain: r.num("probe_gain", d.probe_gain, 1.0, 4.0)?,
+            bw_window: r.num("bw_window", d.bw_window as f64, 1.0, 1000.0)?.round() as u64,
+            min_rtt_window: Dur::from_secs_f64(r.num("min_rtt_window", 10.0, 0.001, 3600.0)?),
+            probe_rtt_time: Dur::from_secs_f64(r.num("probe_rtt_time", 0.2, 0.0, 60.0)?),
+            startup_growth: r.num("startup_growth", d.startup_growth, 1.0, 10.0)?,
+            startup_rounds: r.num("startup_rounds", 3.0, 1.0, 100.0)?.round() as u32,
+            pacing_margin: r.num("pacing_margin", d.pacing_margin, 0.0, 0.5)?,
+        };
+        r.finish()?;
+        Ok(Self::new(ctx, p))
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    /// BtlBw, bytes per second (0 before a sample).
+    pub fn btl_bw(&self) -> u64 {
+        self.bw.get()
+    }
+    pub fn rt_prop(&self) -> Option<Dur> {
+        self.min_rtt
+    }
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+    pub fn cycle_index(&self) -> usize {
+        self.cycle_idx
+    }
+    pub fn full_pipe(&self) -> bool {
+        self.full_bw_reached
+    }
+    pub fn rounds(&self) -> u64 {
+        self.rounds
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // splitmix64: the flow's own stream, seeded from the scenario.
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Pacing gain of ProbeBW phase `i`.
+    fn cycle_gain(&self, i: usize) -> f64 {
+        match i {
+            0 => self.p.probe_gain,
+            1 => 2.0 - self.p.probe_gain,
+            _ => 1.0,
+        }
+    }
+
+    /// Send quantum in segments (Linux bbr_tso_segs_goal).
+    fn quantum_segments(&self) -> u64 {
+        let bytes = (self.pacing_rate >> 10).min(65_536);
+        let floor = if self.pacing_rate < 150_000 { 1 } else { 2 };
+        (bytes / self.mss).max(floor).min(127)
+    }
+
+    /// `gain` BDPs at `bw`, in whole segments (bbr_bdp).
+    fn bdp_segments(&self, bw: u64, gain: f64) -> u64 {
+        match self.min_rtt {
+            None => INIT_CWND,
+            Some(rtt) => (bw as f64 * rtt.as_secs_f64() * gain / self.mss as f64).ceil() as u64,
+        }
+    }
+
+    /// `gain` BDPs plus the quantization budget, bytes (bbr_inflight).
+    fn inflight_target(&self, bw: u64, gain: f64) -> u64 {
+        let mut segs = self.bdp_segments(bw, gain) + 3 * self.quantum_segments();
+        segs += segs % 2;
+        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
+            segs += 2;
+        }
+        segs * self.mss
+    }
+
+    fn init_pacing_rate(&mut self, srtt: Option<Dur>) {
+        let rtt = srtt.unwrap_or(Dur::from_millis(1)).max(Dur::from_nanos(1));
+        self.has_seen_rtt = srtt.is_some();
+        let bw = self.cwnd as f64 / rtt.as_secs_f64();
+        self.pacing_rate = (bw * self.p.high_gain * (1.0 - self.p.pacing_margin)) as u64;
+    }
+
+    fn set_pacing_rate(&mut self) {
+        let rate = (self.bw.get() as f64 * self.pacing_gain * (1.0 - self.p.pacing_margin)) as u64;
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    fn update_bw(&mut self, s: &AckSample) {
+        self.round_start = false;
+        let Some(rs) = s.rate else { return };
+        let Some(bw) = rs.bytes_per_sec() else {
+            return; // not a valid observation
+        };
+        if rs.prior_delivered >= self.next_round_delivered {
+            self.next_round_delivered = self.delivered;
+            self.rounds += 1;
+            self.round_start = true;
+        }
+        let app_limited = rs.is_app_limited
+            || self
+                .probe_rtt_app_limited
+                .is_some_and(|(a, b)| (a..=b).contains(&rs.prior_delivered));
+        if !app_limited || bw >= self.bw.get() {
+            self.bw.update(self.p.bw_window, self.rounds, bw);
+        }
+    }
+
+    fn advance_cycle_phase(&mut self, now: Time) {
+        self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
+        self.cycle_stamp = now;
+    }
+
+    fn update_cycle_phase(&mut self, s: &AckSample) {
+        if self.mode != Mode::ProbeBw {
+            return;
+        }
+        let full_length = self
+            .min_rtt
+            .is_some_and(|m| s.now.saturating_since(self.cycle_stamp) > m);
+        let bw = self.bw.get();
+        let next = if self.pacing_gain > 1.0 {
+            full_length && s.in_flight >= self.inflight_target(bw, self.pacing_gain)
+        } else if self.pacing_gain < 1.0 {
+            full_length || s.in_flight <= self.inflight_target(bw, 1.0)
+        } else {
+            full_length
+        };
+        if next {
+            self.advance_cycle_phase(s.now);
+        }
+    }
+
+    fn reset_probe_bw(&mut self, now: Time) {
+        self.mode = Mode::ProbeBw;
+        let r = (self.next_random() % (CYCLE_LEN as u64 - 1)) as usize;
+        self.cycle_idx = CYCLE_LEN - 1 - r;
+        self.advance_cycle_phase(now);
+    }
+
+    fn check_full_pipe(&mut self, s: &AckSample) {
+        let app_limited = s.rate.is_some_and(|r| r.is_app_limited);
+        if self.full_bw_reached || !self.round_start || app_limited {
+            return;
+        }
+        let bw = self.bw.get();
+        if bw as f64 >= self.full_bw as f64 * self.p.startup_growth {
+            self.full_bw = bw;
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        self.full_bw_reached = self.full_bw_count >= self.p.startup_rounds;
+    }
+
+    fn check_drain(&mut self, s: &AckSample) {
+        let bdp = self.inflight_target(self.bw.get(), 1.0);
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+            self.ssthresh = bdp;
+        }
+        if self.mode == Mode::Drain && s.in_flight <= bdp {
+            self.reset_probe_bw(s.now);
+        }
+    }
+
+    fn update_min_rtt(&mut self, s: &AckSample) {
+        let now = s.now;
+        let expired = self.min_rtt.is_some() && now > self.min_rtt_stamp + self.p.min_rtt_window;
+        let rtt = s.rate.and_then(|r| r.rtt).or(s.rtt);
+        if let Some(r) = rtt {
+            if self.min_rtt.is_none_or(|m| r < m) || expired {
+                self.min_rtt = Some(r);
+                self.min_rtt_stamp = now;
+            }
+        }
+        if expired && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt;
+            self.save_cwnd();
+            self.probe_rtt_done = None;
+            self.probe_rtt_app_limited = Some((self.delivered, self.delivered));
+        }
+        if self.mode == Mode::ProbeRtt {
+            if let Some((from, _)) = self.probe_rtt_app_limited {
+                self.probe_rtt_app_limited = Some((from, self.delivered + s.in_flight));
+            }
+            if self.probe_rtt_done.is_none() && s.in_flight <= MIN_CWND * self.mss {
+                self.probe_rtt_done = Some(now + self.p.probe_rtt_time);
+                self.probe_rtt_round_done = false;
+                self.next_round_delivered = self.delivered;
+            } else if let Some(done) = self.probe_rtt_done {
+                self.probe_rtt_round_done |= self.round_start;
+                if self.probe_rtt_round_done && now > done {
+                    self.min_rtt_stamp = now;
+                    self.cwnd = self.cwnd.max(self.prior_cwnd);
+                    if self.full_bw_reached {
+                        self.reset_probe_bw(now);
+                    } else {
+                        self.mode = Mode::Startup;
+                    }
+                }
+            }
+        }
+    }
+
+    fn update_gains(&mut self) {
+        (self.pacing_gain, self.cwnd_gain) = match self.mode {
+            Mode::Startup => (self.p.high_gain, self.p.high_gain),
+            Mode::Drain => (1.0 / self.p.high_gain, self.p.high_gain),
+            Mode::ProbeBw => (self.cycle_gain(self.cycle_idx), self.p.cwnd_gain),
+            Mode::ProbeRtt => (1.0, 1.0),
+        };
+    }
+
+    fn save_cwnd(&mut self) {
+        self.prior_cwnd = if self.mode == Mode::ProbeRtt {
+            self.prior_cwnd.max(self.cwnd)
+        } else {
+            self.cwnd
+        };
+    }
+}
+
+impl CongestionControl for Bbr {
+    fn name(&self) -> &'static str {
+        "bbr"
+    }
+    fn cwnd(&self) -> u64 {
+        match self.mode {
+            Mode::ProbeRtt => self.cwnd.min(MIN_CWND * self.mss),
+            _ => self.cwnd,
+        }
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    fn pacing_rate(&self) -> Option<u64> {
+        Some(self.pacing_rate)
+    }
+    fn uses_rate_samples(&self) -> bool {
+        true
+    }
+
+    /// The model: bandwidth and RTprop filters, the state machine, the pacing rate.
+    fn observe(&mut self, s: &AckSample) {
+        self.acked = s.delivered.saturating_sub(self.delivered);
+        self.delivered = s.delivered;
+        if !self.has_seen_rtt && s.srtt.is_some() {
+            self.init_pacing_rate(s.srtt);
+        }
+        self.update_bw(s);
+        self.update_cycle_phase(s);
+        self.check_full_pipe(s);
+        self.check_drain(s);
+        self.update_min_rtt(s);
+        self.update_gains();
+        self.set_pacing_rate();
+    }
+
+    fn on_ack(&mut self, _s: &AckSample) {
+        if self.acked == 0 {
+            return;
+        }
+        let target = self.inflight_target(self.bw.get(), self.cwnd_gain);
+        if self.full_bw_reached {
+            self.cwnd = (self.cwnd + self.acked).min(target);
+        } else if self.cwnd < target || self.delivered < INIT_CWND * self.mss {
+            self.cwnd += self.acked;
+        }
+        self.cwnd = self.cwnd.max(MIN_CWND * self.mss);
+    }
+
+    fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {
+        match ev.kind {
+            CongestionKind::FastRetransmit => {
+                self.save_cwnd();
+                self.ssthresh = self.cwnd();
+                Verdict {
+                    label: "model",
+                    value: 1.0,
+                }
+            }
+            CongestionKind::Timeout => {
+                self.save_cwnd();
+                self.cwnd = self.mss;
+                self.full_bw = 0;
+                self.round_start = true;
+                Verdict {
+                    label: "timeout",
+                    value: 0.0,
+                }
+            }
+            CongestionKind::Ecn => Verdict {
+                label: "ignored",
+                value: 1.0,
+            },
+        }
+    }
+
+    fn on_repeated_timeout(&mut self, _now: Time) {
+        self.cwnd = self.mss;
+    }
+
+    fn on_recovery_exit(&mut self, _now: Time, _cwnd: u64) {
+        self.cwnd = self.cwnd.max(self.prior_cwnd);
+    }
+
+    fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
+        self.full_bw = 0;
+        self.full_bw_count = 0;
+        self.cwnd = self.cwnd.max(prior_cwnd).max(self.prior_cwnd);
+        self.ssthresh = self.ssthresh.max(prior_ssthresh);
+    }
+}
+
+#[cfg(test)]
+#[path = "bbr_tests.rs"]
+mod tests;

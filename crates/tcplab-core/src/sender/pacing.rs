@@ -1,0 +1,78 @@
+//! Pacing: transmissions spaced at a rate instead of sent as fast as the windows open
+//! (Linux's earliest-departure-time model, `tcp_update_skb_after_send`). After a segment of
+//! `len` payload bytes leaves at `now` with pacing rate `r` bytes/s, the next may leave at
+//! `max(release, now) + len / r` (rounded up to the nanosecond; Linux rounds down): idle
+//! time earns no credit, so two transmissions are never closer than `len / r`.
+//!
+//! The rate is the controller's (`CongestionControl::pacing_rate`); a controller that sets
+//! none is not paced and its sender behaves exactly as without this module. A paced sender's
+//! `poll_transmit(now)` returns None before the release time while it has something to send,
+//! and then `poll_timeout()` includes the release time, so the caller wakes it up; the
+//! wake-up's `on_timeout` does nothing else.
+
+use crate::{Dur, Time};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Pacer {
+    /// Earliest departure time of the next segment.
+    release: Time,
+    /// The last poll found something to send and was held back until `release`.
+    waiting: bool,
+}
+
+impl Pacer {
+    /// Whether a transmission at `now` must wait (only ever with a rate); remembers that
+    /// the sender waits when `ready` (it has something to send).
+    pub fn holds(&mut self, now: Time, rate: Option<u64>, ready: bool) -> bool {
+        let hold = ready && rate.is_some() && now < self.release;
+        self.waiting = hold;
+        hold
+    }
+
+    /// A segment of `len` bytes left at `now`.
+    pub fn on_send(&mut self, now: Time, len: u64, rate: Option<u64>) {
+        if let Some(r) = rate {
+            self.release = self.release.max(now) + gap(len, r);
+        }
+    }
+
+    /// When the sender held back by pacing may send, while it is.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.waiting.then_some(self.release)
+    }
+}
+
+/// Time `len` bytes take at `rate` bytes/s, rounded up (a rate of 0 counts as 1 byte/s).
+pub(super) fn gap(len: u64, rate: u64) -> Dur {
+    let ns = (len as u128 * 1_000_000_000).div_ceil(rate.max(1) as u128);
+    Dur::from_nanos(ns.min(u64::MAX as u128) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn departures_are_spaced_by_size_over_rate_and_idle_earns_no_credit() {
+        let mut p = Pacer::default();
+        let rate = Some(1_000_000); // 1 MB/s: 1000 bytes per ms
+        assert!(!p.holds(Time::ZERO, rate, true));
+        p.on_send(Time::ZERO, 1000, rate);
+        assert!(p.holds(Time::from_micros(999), rate, true));
+        assert_eq!(p.poll_timeout(), Some(Time::from_millis(1)));
+        assert!(
+            !p.holds(Time::from_micros(999), rate, false),
+            "nothing to send"
+        );
+        assert_eq!(p.poll_timeout(), None);
+        assert!(!p.holds(Time::from_millis(1), rate, true));
+        // Sent late, at 5 ms: the next release is 6 ms, not 2 ms.
+        p.on_send(Time::from_millis(5), 1000, rate);
+        assert!(p.holds(Time::from_micros(5999), rate, true));
+        assert!(
+            !p.holds(Time::from_micros(5999), None, true),
+            "no rate, no pacing"
+        );
+        assert_eq!(gap(1, 3), Dur::from_nanos(333_333_334));
+    }
+}
