@@ -337,7 +337,7 @@ fn delay(rows: Vec<DelaySummary>) -> Table {
     row_fields!(t, rows;
         name (clone), "", "flow name";
         flow_kind, "", "\"tcp\" (data segments) or \"udp\" (datagrams)";
-        flow, "", "flows.id or udp.id";
+        flow, "id", "flows.id or udp.id";
         packets_sent, "packets", "TCP: data transmissions, retransmissions included; UDP: datagrams";
         packets_delivered, "packets", "packets that reached the destination (their delays are below)";
         packets_dropped, "packets", "packets dropped anywhere";
@@ -358,7 +358,7 @@ fn delay_histogram(h: DelayHistogramLog) -> Table {
     let mut t = TableBuilder::new("delay_histogram");
     vec_fields!(t, h;
         flow_kind, "", "\"tcp\" or \"udp\"";
-        flow, "", "flows.id or udp.id";
+        flow, "id", "flows.id or udp.id";
         metric, "", "\"delay\" (one-way delay) or \"jitter\" (|delay difference| of consecutive arrivals)";
         lower_ns, "ns", "the bucket holds values from lower_ns";
         width_ns, "ns", "to lower_ns + width_ns (excluded); width <= lower / 64 above 128 ns";
