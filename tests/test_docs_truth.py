@@ -75,7 +75,8 @@ def _documented_units() -> dict[tuple[str, str], str]:
         for line in section.splitlines():
             if not line.startswith("| `"):
                 continue
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            # cells split at pipes not escaped as \| (Markdown's way to write one in a cell)
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
             assert len(cells) == 4, f"{m.group(1)}: a row without a unit column: {line}"
             names = re.findall(r"`([^`]+)`", cells[0])
             units = [u.strip() for u in cells[2].split(",")] if len(names) > 1 else [cells[2]]

@@ -34,6 +34,7 @@ def test_the_package_is_marked_typed():
 def test_the_stub_names_what_the_extension_defines():
     tree = _stub_tree()
     stubbed = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    stubbed |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
     assert stubbed == _public(dir(_native))
 
 

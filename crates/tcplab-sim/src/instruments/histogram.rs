@@ -37,11 +37,21 @@ pub fn bucket_range(i: usize) -> (u64, u64) {
 
 /// Counts of the buckets used so far, sparse: the bucket numbers in increasing order and
 /// their counts (10 bytes per bucket used, at most 3,776 of them).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct LogHistogram {
     index: Vec<u16>,
     counts: Vec<u64>,
     total: u64,
+    /// Position of the bucket counted last: consecutive values (delays of packets in a row)
+    /// mostly fall in the same bucket, found without a search.
+    last: usize,
+}
+
+/// Equal when the counts are (the search hint is not part of the value).
+impl PartialEq for LogHistogram {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index && self.counts == other.counts && self.total == other.total
+    }
 }
 
 impl LogHistogram {
@@ -50,9 +60,19 @@ impl LogHistogram {
     pub fn add(&mut self, v: u64) {
         let i = bucket(v) as u16;
         self.total += 1;
+        if self.index.get(self.last) == Some(&i) {
+            self.counts[self.last] += 1;
+            return;
+        }
         match self.index.binary_search(&i) {
-            Ok(k) => self.counts[k] += 1,
-            Err(k) => self.insert(k, i),
+            Ok(k) => {
+                self.counts[k] += 1;
+                self.last = k;
+            }
+            Err(k) => {
+                self.insert(k, i);
+                self.last = k;
+            }
         }
     }
 
