@@ -11,6 +11,7 @@ hosts are Python processes on a shared machine; the emulator's own lateness is i
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -117,6 +118,16 @@ def test_drop_tail_drops_what_the_model_predicts(emu: Path, tmp_path: Path) -> N
     assert abs(len(drops) - predicted) <= tolerance, f"{len(drops)} dropped, {predicted} predicted"
 
 
+def test_a_loss_trace_drops_the_listed_packets(emu: Path, tmp_path: Path) -> None:
+    # Below the link rate nothing queues, so the link's serialization index is the probe's
+    # sequence number: the trace names the probe packets lost, as in the simulator.
+    listed = [3, 10, 11, 50, 99]
+    with Testbed(config(loss={"model": "trace", "packets": listed}), tmp_path, emu) as tb:
+        r = run_probe(tb, 0.5 * RATE, SIZE, 100, idle=0.5)
+    assert probe_drops(tb) == dict.fromkeys(listed, "link_error")
+    assert r.lost().tolist() == listed
+
+
 HOLDER = """
 import sys, time
 from pathlib import Path
@@ -157,3 +168,14 @@ def test_nothing_outlives_a_killed_run(emu: Path, tmp_path: Path) -> None:
         assert ours <= set(_namespaces())
     assert not ours & set(_namespaces())
     assert subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout == links_before
+
+
+def test_bad_config_is_one_line_and_status_2(emu: Path, tmp_path: Path) -> None:
+    bad = config()
+    bad["forward"]["rate"] = 0
+    cfg = tmp_path / "emulator.json"
+    cfg.write_text(json.dumps(bad))
+    r = subprocess.run([str(emu), "--config", str(cfg), "--ns-a", "x", "--ns-b", "y", "--out", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr == "tcplab-emu: config: forward.rate = 0: must be positive\n"

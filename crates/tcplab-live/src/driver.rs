@@ -41,6 +41,9 @@ pub struct Direction {
     pub offered: u64,
     pub delivered: u64,
     pub delivered_bytes: u64,
+    /// Actual times of the first and last write to the far device (None: none yet).
+    pub first_write: Option<Time>,
+    pub last_write: Option<Time>,
     /// Drops outside the model: writing to the far TUN device failed.
     pub write_errors: u64,
     /// Packets read that are not IPv4 (not offered to the model).
@@ -56,6 +59,8 @@ impl Direction {
             offered: 0,
             delivered: 0,
             delivered_bytes: 0,
+            first_write: None,
+            last_write: None,
             write_errors: 0,
             not_ipv4: 0,
         }
@@ -130,6 +135,8 @@ impl Emulator {
                             d.lateness.record(t.saturating_since(at).as_nanos());
                             d.delivered += 1;
                             d.delivered_bytes += pkt.len() as u64;
+                            d.first_write.get_or_insert(t);
+                            d.last_write = Some(t);
                         }
                         Ok(_) | Err(_) => d.write_errors += 1,
                     }

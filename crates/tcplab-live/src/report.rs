@@ -20,6 +20,8 @@ fn direction(d: &Direction, now: tcplab_core::Time) -> Value {
         "offered": d.offered,
         "delivered": d.delivered,
         "delivered_bytes": d.delivered_bytes,
+        "first_write_ns": d.first_write.map(|t| t.as_nanos()),
+        "last_write_ns": d.last_write.map(|t| t.as_nanos()),
         "serialized": st.packets_sent,
         "serialized_bytes": st.bytes_sent,
         "busy_ns": st.busy.as_nanos(),
@@ -38,12 +40,13 @@ fn direction(d: &Direction, now: tcplab_core::Time) -> Value {
 }
 
 /// Writes `stats.json` and `drops.jsonl` into `dir` (each written whole to a temporary
-/// name, then renamed).
-pub fn write(emu: &Emulator, dir: &Path) -> std::io::Result<()> {
+/// name, then renamed); `realtime` is the scheduling the emulator ran with.
+pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> {
     let now = emu.clock.now();
     let stats = json!({
         "clock_origin_monotonic_ns": emu.clock.origin_monotonic_ns(),
         "duration_ns": now.as_nanos(),
+        "realtime": realtime,
         "forward": direction(&emu.dirs[0], now),
         "reverse": direction(&emu.dirs[1], now),
     });

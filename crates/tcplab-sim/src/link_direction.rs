@@ -313,4 +313,29 @@ mod tests {
             .collect();
         assert_eq!(lost, [1, 4]);
     }
+
+    #[test]
+    fn red_drops_early_before_the_buffer_is_full() {
+        let mut spec = dir(50, LossSpec::None);
+        spec.queue = QueueSpec::Red(crate::scenario::RedSpec {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            w_q: 0.2,
+            gentle: false,
+            wait: true,
+            mode: crate::scenario::RedMode::Packets,
+            ecn: false,
+            mean_packet_size: 1000,
+        });
+        let mut d = LinkDirection::new(&spec, 1, "x").unwrap();
+        let causes: Vec<DropCause> = (0..40u32)
+            .filter_map(|i| d.enqueue(Time::ZERO, 1000, i).err().map(|e| e.0))
+            .collect();
+        assert!(causes.contains(&DropCause::AqmEarly) || causes.contains(&DropCause::AqmForced));
+        assert!(!causes.contains(&DropCause::BufferOverflow));
+        let delivered = drain(&mut d).len();
+        assert_eq!(delivered + causes.len(), 40);
+        assert!(delivered < 40, "RED let all 40 in below a 50-packet buffer");
+    }
 }

@@ -132,7 +132,7 @@ fn main() -> ExitCode {
     );
     let _ = std::io::stdout().flush();
     let run = emu.run(&STOP);
-    let written = report::write(&emu, &a.out);
+    let written = report::write(&emu, realtime, &a.out);
     match (run, written) {
         (Ok(()), Ok(())) => ExitCode::SUCCESS,
         (Err(e), _) | (_, Err(e)) => {
