@@ -179,3 +179,17 @@ def test_bad_config_is_one_line_and_status_2(emu: Path, tmp_path: Path) -> None:
                        capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr == "tcplab-emu: config: forward.rate = 0: must be positive\n"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_run_removes_everything_itself(emu: Path, tmp_path: Path, sig: int) -> None:
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path), str(emu)],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert p.stdout is not None
+    ns_a, ns_b, emu_pid = p.stdout.readline().split()
+    p.send_signal(sig)
+    p.wait(timeout=10)
+    assert _pid_gone(int(emu_pid), within=1.0)
+    assert not {ns_a, ns_b} & set(_namespaces())
+    # The emulator stopped cleanly and wrote its record.
+    assert json.loads((tmp_path / "stats.json").read_text())["forward"]["offered"] >= 0
