@@ -128,6 +128,22 @@ def test_a_loss_trace_drops_the_listed_packets(emu: Path, tmp_path: Path) -> Non
     assert r.lost().tolist() == listed
 
 
+def test_red_with_ecn_marks_ce_in_the_ip_header(emu: Path, tmp_path: Path) -> None:
+    red = {"discipline": "red", "min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.02, "ecn": True}
+    cfg = config()
+    cfg["forward"]["queue"] = red
+    with Testbed(cfg, tmp_path, emu) as tb:
+        r = run_probe(tb, 1.1 * RATE, SIZE, 1500, idle=0.5, tos=2)  # ECT(0)
+    marks = tb.stats["forward"]["ecn_marks"]
+    drops = probe_drops(tb)
+    assert marks > 0 and "aqm_early" not in drops.values()
+    # Every marked packet arrived with CE (so with a valid header checksum: the kernel drops
+    # the others); the rest kept ECT(0); nothing was lost but what the drop log names.
+    assert int(((r.tos & 3) == 3).sum()) == marks
+    assert int(((r.tos & 3) == 2).sum()) == len(r.seq) - marks
+    assert set(drops) == set(r.lost().tolist())
+
+
 HOLDER = """
 import sys, time
 from pathlib import Path

@@ -9,6 +9,7 @@
 //! event times: a late loop delays packets but never changes what the model decides.
 
 use crate::clock::Clock;
+use crate::ecn;
 use crate::histogram::Histogram;
 use crate::ident::{self, Ident};
 use std::fs::File;
@@ -110,7 +111,8 @@ impl Emulator {
                 continue;
             }
             d.offered += 1;
-            if let Err((cause, pkt)) = d.link.enqueue(now, n as u32, pkt.to_vec()) {
+            let ect = ecn::ect(pkt);
+            if let Err((cause, pkt)) = d.link.enqueue(now, n as u32, ect, pkt.to_vec()) {
                 self.drops.push(DropRecord {
                     at: now,
                     direction: d.name,
@@ -127,7 +129,10 @@ impl Emulator {
         let out = &mut tun[1 - i];
         while let Some(ev) = d.link.poll(self.clock.now()) {
             match ev {
-                Event::Deliver { at, pkt } => {
+                Event::Deliver { at, mut pkt, ce } => {
+                    if ce {
+                        ecn::set_ce(&mut pkt);
+                    }
                     let t = self.clock.now();
                     match out.write(&pkt) {
                         // A TUN write takes the whole packet or fails.

@@ -5,13 +5,15 @@
 //!
 //! One concept per module: [`clock`] (the only reader of the real clock: monotonic time,
 //! sub-millisecond waits), [`histogram`] (fixed-size lateness histogram), [`ident`] (a
-//! packet's identity from its headers, for the drop log), [`config`] (the emulator's JSON
+//! packet's identity from its headers, for the drop log), [`ecn`] (ECT and CE marking in
+//! the IPv4 header), [`config`] (the emulator's JSON
 //! config), [`tun`] (TUN devices opened inside network namespaces), [`driver`] (the event
 //! loop), [`report`] (stats and drop log written at the end).
 
 pub mod clock;
 pub mod config;
 pub mod driver;
+pub mod ecn;
 pub mod histogram;
 pub mod ident;
 pub mod report;

@@ -22,14 +22,17 @@ use crate::packet::{DropCause, Packet, PacketId, PacketPool, Payload};
 use crate::rng::Rng;
 use crate::scenario::{LinkChange, LinkDir};
 use std::collections::VecDeque;
+use tcplab_core::segment::DataSegment;
+use tcplab_core::seq::Seq;
 use tcplab_core::Time;
 
 /// What the link did with a packet, at the model's time `at`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event<T> {
     /// The packet reaches the far end of the link (after queueing, serialization and
-    /// propagation).
-    Deliver { at: Time, pkt: T },
+    /// propagation); `ce`: the discipline marked it Congestion Experienced (only packets
+    /// offered as ECN-capable are marked).
+    Deliver { at: Time, pkt: T, ce: bool },
     /// The packet was lost on the wire (loss model, cause `link_error`) when its
     /// serialization ended.
     Lost { at: Time, cause: DropCause, pkt: T },
@@ -39,8 +42,8 @@ pub enum Event<T> {
 pub struct LinkDirection<T> {
     link: Link,
     pool: PacketPool,
-    /// The caller's packet per pool slot.
-    held: Vec<Option<T>>,
+    /// The caller's packet per pool slot, and whether it was marked CE.
+    held: Vec<Option<(T, bool)>>,
     service_done: Option<Time>,
     arrival: Option<Time>,
     /// Scheduled changes not yet applied, earliest first.
@@ -85,17 +88,39 @@ impl<T> LinkDirection<T> {
         })
     }
 
-    /// Offers `pkt` of `size` wire bytes at `now` (not before any earlier call's `now`).
-    /// Events due by `now` are processed first. A packet the queue refuses comes back with
-    /// the cause.
-    pub fn enqueue(&mut self, now: Time, size: u32, pkt: T) -> Result<(), (DropCause, T)> {
+    /// Offers `pkt` of `size` wire bytes at `now` (not before any earlier call's `now`);
+    /// `ect`: the packet is ECN-capable (a discipline with ECN may mark it instead of
+    /// dropping it). Events due by `now` are processed first. A packet the queue refuses
+    /// comes back with the cause.
+    pub fn enqueue(
+        &mut self,
+        now: Time,
+        size: u32,
+        ect: bool,
+        pkt: T,
+    ) -> Result<(), (DropCause, T)> {
         self.advance(now);
+        // The link reads ECN capability from a data segment's flag; nothing else of the
+        // payload matters to it.
+        let payload = if ect {
+            Payload::Data(DataSegment {
+                seq: Seq(self.offered),
+                len: 0,
+                ts_val: None,
+                retransmission: 0,
+                ect: true,
+                ce: false,
+                cwr: false,
+            })
+        } else {
+            Payload::Udp(self.offered)
+        };
         let id = self.pool.insert(Packet {
             flow: 0,
             dst: 1,
             size,
             sent_at: now,
-            payload: Payload::Udp(self.offered),
+            payload,
         });
         self.offered += 1;
         let mut wake = Wakeups::default();
@@ -104,12 +129,12 @@ impl<T> LinkDirection<T> {
                 self.pool.release(id);
                 Err((cause, pkt))
             }
-            Offer::Queued | Offer::Marked => {
+            offer @ (Offer::Queued | Offer::Marked) => {
                 let i = id.index();
                 if self.held.len() <= i {
                     self.held.resize_with(i + 1, || None);
                 }
-                self.held[i] = Some(pkt);
+                self.held[i] = Some((pkt, offer == Offer::Marked));
                 self.wake(wake);
                 Ok(())
             }
@@ -156,7 +181,7 @@ impl<T> LinkDirection<T> {
         }
     }
 
-    fn take(&mut self, id: PacketId) -> T {
+    fn take(&mut self, id: PacketId) -> (T, bool) {
         self.pool.release(id);
         self.held[id.index()]
             .take()
@@ -185,7 +210,7 @@ impl<T> LinkDirection<T> {
                 self.service_done = None;
                 let mut wake = Wakeups::default();
                 if let Some(id) = self.link.finish_service(t, &mut wake) {
-                    let pkt = self.take(id);
+                    let (pkt, _) = self.take(id);
                     self.out.push_back(Event::Lost {
                         at: t,
                         cause: DropCause::LinkError,
@@ -196,8 +221,8 @@ impl<T> LinkDirection<T> {
             } else {
                 let (id, next) = self.link.arrive(t);
                 self.arrival = next;
-                let pkt = self.take(id);
-                self.out.push_back(Event::Deliver { at: t, pkt });
+                let (pkt, ce) = self.take(id);
+                self.out.push_back(Event::Deliver { at: t, pkt, ce });
             }
         }
     }
@@ -236,7 +261,7 @@ mod tests {
         let mut d = LinkDirection::new(&dir(3, LossSpec::None), 1, "l0/forward").unwrap();
         let mut refused = vec![];
         for i in 0..5u32 {
-            if let Err((c, p)) = d.enqueue(Time::ZERO, 1000, i) {
+            if let Err((c, p)) = d.enqueue(Time::ZERO, 1000, false, i) {
                 refused.push((c, p));
             }
         }
@@ -253,9 +278,21 @@ mod tests {
         assert_eq!(
             ev,
             [
-                Event::Deliver { at: ms(11), pkt: 0 },
-                Event::Deliver { at: ms(12), pkt: 1 },
-                Event::Deliver { at: ms(13), pkt: 2 },
+                Event::Deliver {
+                    at: ms(11),
+                    pkt: 0,
+                    ce: false
+                },
+                Event::Deliver {
+                    at: ms(12),
+                    pkt: 1,
+                    ce: false
+                },
+                Event::Deliver {
+                    at: ms(13),
+                    pkt: 2,
+                    ce: false
+                },
             ]
         );
         assert_eq!(d.next_event(), None);
@@ -275,8 +312,8 @@ mod tests {
             while let Some(t) = a.next_event().filter(|&t| t <= now) {
                 ea.extend(std::iter::from_fn(|| a.poll(t)));
             }
-            a.enqueue(now, 1000, i).unwrap();
-            b.enqueue(now, 1000, i).unwrap();
+            a.enqueue(now, 1000, false, i).unwrap();
+            b.enqueue(now, 1000, false, i).unwrap();
         }
         ea.extend(drain(&mut a));
         let eb = drain(&mut b);
@@ -298,7 +335,7 @@ mod tests {
         );
         let mut d = LinkDirection::new(&spec, 1, "x").unwrap();
         for i in 0..6u32 {
-            d.enqueue(Time::ZERO + Dur::from_millis(2 * i as u64), 100, i)
+            d.enqueue(Time::ZERO + Dur::from_millis(2 * i as u64), 100, false, i)
                 .unwrap();
         }
         let lost: Vec<u32> = drain(&mut d)
@@ -330,12 +367,43 @@ mod tests {
         });
         let mut d = LinkDirection::new(&spec, 1, "x").unwrap();
         let causes: Vec<DropCause> = (0..40u32)
-            .filter_map(|i| d.enqueue(Time::ZERO, 1000, i).err().map(|e| e.0))
+            .filter_map(|i| d.enqueue(Time::ZERO, 1000, false, i).err().map(|e| e.0))
             .collect();
         assert!(causes.contains(&DropCause::AqmEarly) || causes.contains(&DropCause::AqmForced));
         assert!(!causes.contains(&DropCause::BufferOverflow));
         let delivered = drain(&mut d).len();
         assert_eq!(delivered + causes.len(), 40);
         assert!(delivered < 40, "RED let all 40 in below a 50-packet buffer");
+    }
+
+    #[test]
+    fn red_with_ecn_marks_capable_packets_instead_of_dropping_them_early() {
+        let mut spec = dir(50, LossSpec::None);
+        spec.queue = QueueSpec::Red(crate::scenario::RedSpec {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            w_q: 0.2,
+            gentle: false,
+            wait: true,
+            mode: crate::scenario::RedMode::Packets,
+            ecn: true,
+            mean_packet_size: 1000,
+        });
+        let mut d = LinkDirection::new(&spec, 1, "x").unwrap();
+        // Arrivals 10 % faster than service: the queue grows through RED's thresholds.
+        let causes: Vec<DropCause> = (0..300u32)
+            .filter_map(|i| {
+                let now = Time::ZERO + Dur::from_micros(900 * i as u64);
+                d.enqueue(now, 1000, true, i).err().map(|e| e.0)
+            })
+            .collect();
+        assert!(!causes.contains(&DropCause::AqmEarly));
+        let marked = drain(&mut d)
+            .iter()
+            .filter(|e| matches!(e, Event::Deliver { ce: true, .. }))
+            .count() as u64;
+        assert!(marked > 0);
+        assert_eq!(marked, d.stats_at(Time::MAX).ecn_marks);
     }
 }
