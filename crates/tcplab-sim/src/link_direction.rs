@@ -248,6 +248,23 @@ mod tests {
         }
     }
 
+    /// RED (thresholds 5 and 15 packets, fast average) on a 50-packet buffer.
+    fn red(ecn: bool) -> LinkDir {
+        let mut spec = dir(50, LossSpec::None);
+        spec.queue = QueueSpec::Red(crate::scenario::RedSpec {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            w_q: 0.2,
+            gentle: false,
+            wait: true,
+            mode: crate::scenario::RedMode::Packets,
+            ecn,
+            mean_packet_size: 1000,
+        });
+        spec
+    }
+
     fn drain(d: &mut LinkDirection<u32>) -> Vec<Event<u32>> {
         let mut v = vec![];
         while let Some(t) = d.next_event() {
@@ -353,18 +370,7 @@ mod tests {
 
     #[test]
     fn red_drops_early_before_the_buffer_is_full() {
-        let mut spec = dir(50, LossSpec::None);
-        spec.queue = QueueSpec::Red(crate::scenario::RedSpec {
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            w_q: 0.2,
-            gentle: false,
-            wait: true,
-            mode: crate::scenario::RedMode::Packets,
-            ecn: false,
-            mean_packet_size: 1000,
-        });
+        let spec = red(false);
         let mut d = LinkDirection::new(&spec, 1, "x").unwrap();
         let causes: Vec<DropCause> = (0..40u32)
             .filter_map(|i| d.enqueue(Time::ZERO, 1000, false, i).err().map(|e| e.0))
@@ -378,18 +384,7 @@ mod tests {
 
     #[test]
     fn red_with_ecn_marks_capable_packets_instead_of_dropping_them_early() {
-        let mut spec = dir(50, LossSpec::None);
-        spec.queue = QueueSpec::Red(crate::scenario::RedSpec {
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            w_q: 0.2,
-            gentle: false,
-            wait: true,
-            mode: crate::scenario::RedMode::Packets,
-            ecn: true,
-            mean_packet_size: 1000,
-        });
+        let spec = red(true);
         let mut d = LinkDirection::new(&spec, 1, "x").unwrap();
         // Arrivals 10 % faster than service: the queue grows through RED's thresholds.
         let causes: Vec<DropCause> = (0..300u32)
