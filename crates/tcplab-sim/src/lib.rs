@@ -2,7 +2,8 @@
 //!
 //! One concept per module: [`engine`] (event queue, lazy timers), [`rng`] (seeded streams),
 //! [`packet`] (packets, header model, pool), [`queue`] (disciplines), [`loss`] (random loss
-//! models), [`link`] (one link direction), [`delivery_trace`]
+//! models), [`link`] (one link direction), [`link_direction`] (a link direction driven
+//! outside the engine, for the live emulator), [`delivery_trace`]
 //! (trace-driven link capacity, Mahimahi's format), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
 //! [`trace`] (recording), [`estimate`] (what a run will record, and its limit), [`conservation`] (end-of-run accounting), [`summary`] (summary
@@ -24,6 +25,7 @@ pub mod flow;
 pub mod flow_route;
 pub mod instruments;
 pub mod link;
+pub mod link_direction;
 pub mod loss;
 pub mod network;
 pub mod node;

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Live emulator forwarding benchmark (issue 13): a constant-rate UDP probe through
+tcplab-emu at each link rate, reporting the emulator's lateness (actual minus modelled
+departure, per packet: p50/p99/max), the delivered rate and drops outside the model.
+
+    sudo .venv/bin/python bench/live_forwarding.py                 # 10 and 100 Mb/s
+    sudo .venv/bin/python bench/live_forwarding.py --rates 10e6,100e6,500e6 --realtime --json out.json
+
+Needs root, ip netns, /dev/net/tun and `cargo build --release -p tcplab-live`. The probe
+(Python, in namespace A) offers `--load` times the link rate in `--size`-byte IP packets for
+`--seconds`; the link has a 5 ms propagation delay and a 1000-packet drop-tail buffer, so at
+a load below 1 nothing queues and every packet's lateness is the emulator's alone. At 1.1
+the probe saturates the link and the delivered rate is compared with it. Benchmarks are not
+tests: timings on a shared machine are noisy (say what else ran).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from tcplab.live import Testbed
+from tcplab.live.probe import run_probe
+
+
+def one(rate: float, load: float, size: int, seconds: float, realtime: bool) -> dict:
+    d = {"rate": int(rate), "delay": 5_000_000, "buffer": {"packets": 1000}}
+    count = int(load * rate * seconds / (size * 8))
+    with tempfile.TemporaryDirectory() as tmp, Testbed({"forward": d, "reverse": d}, Path(tmp),
+                                                       realtime=realtime) as tb:
+        r = run_probe(tb, load * rate, size, count, idle=0.5)
+    fwd = tb.stats["forward"]
+    span = (r.recv_ns[-1] - r.recv_ns[0]) * 1e-9 if len(r.seq) > 1 else float("nan")
+    sent_span = (r.sent_ns[-1] - r.sent_ns[0]) * 1e-9
+    lat = fwd["lateness_ns"]
+    return {
+        "rate_bps": rate,
+        "load": load,
+        "size": size,
+        "packets": count,
+        "offered_rate_bps": (count - 1) * size * 8 / sent_span,
+        "delivered_rate_bps": (len(r.seq) - 1) * size * 8 / span,
+        # At the emulator's far device (bytes after the first packet over the write span).
+        "emulator_delivered_rate_bps": (fwd["delivered_bytes"] - size) * 8e9
+        / max(1, fwd["last_write_ns"] - fwd["first_write_ns"]),
+        "delivered": fwd["delivered"],
+        "model_drops": sum(fwd["drops"].values()),
+        "outside_model": {**fwd["outside_model"], "receiver_rcvbuf_errors": r.rcvbuf_errors},
+        "lateness_us": {k: lat[k] / 1e3 for k in ("p50", "p99", "max")},
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rates", default="10e6,100e6")
+    ap.add_argument("--loads", default="0.9,1.1")
+    ap.add_argument("--size", type=int, default=1400)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--realtime", action="store_true", help="SCHED_FIFO for the emulator")
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args()
+    rows = []
+    print(f"cpus: {os.cpu_count()}  load average: {os.getloadavg()}")
+    print(f"{'rate':>8} {'load':>5} {'offered':>9} {'delivered':>10} {'at emu':>8} {'p50 us':>8} {'p99 us':>8} "
+          f"{'max us':>8} outside model")
+    for rate in (float(x) for x in a.rates.split(",")):
+        for load in (float(x) for x in a.loads.split(",")):
+            r = one(rate, load, a.size, a.seconds, a.realtime)
+            rows.append(r)
+            lat = r["lateness_us"]
+            print(f"{rate / 1e6:6.0f}M {load:5.2f} {r['offered_rate_bps'] / 1e6:8.2f}M "
+                  f"{r['delivered_rate_bps'] / 1e6:9.2f}M {r['emulator_delivered_rate_bps'] / 1e6:7.2f}M {lat['p50']:8.1f} {lat['p99']:8.1f} "
+                  f"{lat['max']:8.1f} {r['outside_model']}", flush=True)
+    if a.json:
+        a.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

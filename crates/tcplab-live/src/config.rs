@@ -1,0 +1,66 @@
+//! The emulator's config, JSON: the run's seed, the link's name (its random streams are
+//! `"queue/{link}/forward"`, `"loss/{link}/forward"`, ... as in the simulator) and its two
+//! directions in the scenario's canonical form (`tcplab validate --json`: rates in bit/s,
+//! times in ns). Forward carries packets from namespace A to namespace B.
+
+use serde::Deserialize;
+use tcplab_sim::scenario::LinkDir;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default = "default_link")]
+    pub link: String,
+    pub forward: LinkDir,
+    pub reverse: LinkDir,
+}
+
+fn default_link() -> String {
+    "l0".into()
+}
+
+impl Config {
+    /// Parses and checks `text`; the error is one line naming the field and the value.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let c: Config = serde_json::from_str(text).map_err(|e| format!("config: {e}"))?;
+        for (name, d) in [("forward", &c.forward), ("reverse", &c.reverse)] {
+            if d.rate == 0 && d.trace.is_none() {
+                return Err(format!("config: {name}.rate = 0: must be positive"));
+            }
+            if d.report_losses {
+                return Err(format!(
+                    "config: {name}.report_losses = true: cross-layer reports are not emulated"
+                ));
+            }
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_link_directions_parse_and_bad_ones_are_named() {
+        let dir = r#"{"rate": 10000000, "delay": 5000000, "buffer": {"packets": 50},
+                      "loss": {"model": "bernoulli", "p": 0.01}}"#;
+        let c = Config::parse(&format!(
+            r#"{{"seed": 3, "forward": {dir}, "reverse": {dir}}}"#
+        ))
+        .unwrap();
+        assert_eq!(
+            (c.seed, c.link.as_str(), c.forward.rate),
+            (3, "l0", 10_000_000)
+        );
+        let zero = dir.replace("10000000", "0");
+        let e = Config::parse(&format!(r#"{{"forward": {zero}, "reverse": {dir}}}"#));
+        assert_eq!(e.unwrap_err(), "config: forward.rate = 0: must be positive");
+        let e = Config::parse(&format!(
+            r#"{{"forward": {dir}, "reverse": {dir}, "x": 1}}"#
+        ));
+        assert!(e.unwrap_err().contains("unknown field `x`"));
+    }
+}

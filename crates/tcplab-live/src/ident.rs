@@ -1,0 +1,101 @@
+//! A packet's identity from its IPv4 header, for the drop log: addresses, protocol, ports
+//! (TCP/UDP, first fragment), IP id and length; for the probe's UDP packets (payload
+//! starting with [`PROBE_MAGIC`]) also its sequence number.
+
+use serde::Serialize;
+use std::net::Ipv4Addr;
+
+/// First bytes of a probe packet's UDP payload, followed by its sequence number (u64, big
+/// endian) and its send time (u64 ns of `CLOCK_MONOTONIC`, big endian).
+pub const PROBE_MAGIC: &[u8; 4] = b"TLPB";
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Ident {
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    pub proto: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sport: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dport: Option<u16>,
+    pub ip_id: u16,
+    pub len: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_seq: Option<u64>,
+}
+
+/// The identity of an IPv4 packet; None for anything else (too short, not version 4).
+pub fn ipv4(p: &[u8]) -> Option<Ident> {
+    if p.len() < 20 || p[0] >> 4 != 4 {
+        return None;
+    }
+    let ihl = (p[0] & 0x0f) as usize * 4;
+    let be16 = |i: usize| u16::from_be_bytes([p[i], p[i + 1]]);
+    let proto = p[9];
+    let first_fragment = be16(6) & 0x1fff == 0;
+    let l4 = p.get(ihl..).filter(|_| first_fragment && ihl >= 20);
+    let ports = l4
+        .filter(|l| (proto == 6 || proto == 17) && l.len() >= 4)
+        .map(|l| {
+            (
+                u16::from_be_bytes([l[0], l[1]]),
+                u16::from_be_bytes([l[2], l[3]]),
+            )
+        });
+    let probe_seq = l4
+        .filter(|_| proto == 17)
+        .and_then(|l| l.get(8..20))
+        .filter(|pl| &pl[..4] == PROBE_MAGIC)
+        .map(|pl| u64::from_be_bytes(pl[4..12].try_into().expect("8 bytes")));
+    Some(Ident {
+        src: Ipv4Addr::new(p[12], p[13], p[14], p[15]),
+        dst: Ipv4Addr::new(p[16], p[17], p[18], p[19]),
+        proto,
+        sport: ports.map(|x| x.0),
+        dport: ports.map(|x| x.1),
+        ip_id: be16(4),
+        len: be16(2),
+        probe_seq,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn udp(payload: &[u8], frag: u16) -> Vec<u8> {
+        let len = (28 + payload.len()) as u16;
+        let mut p = vec![
+            0x45, 0, 0, 0, 0x12, 0x34, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        p[2..4].copy_from_slice(&len.to_be_bytes());
+        p[6..8].copy_from_slice(&frag.to_be_bytes());
+        p.extend_from_slice(&[0x13, 0x88, 0x13, 0x89, 0, 0, 0, 0]);
+        p.extend_from_slice(payload);
+        p
+    }
+
+    #[test]
+    fn a_probe_packet_is_named_by_its_sequence_number() {
+        let mut pl = PROBE_MAGIC.to_vec();
+        pl.extend_from_slice(&77u64.to_be_bytes());
+        pl.extend_from_slice(&[0; 8]);
+        let id = ipv4(&udp(&pl, 0)).unwrap();
+        assert_eq!(id.src, Ipv4Addr::new(10, 0, 0, 1));
+        assert_eq!(id.dst, Ipv4Addr::new(10, 0, 0, 2));
+        assert_eq!((id.proto, id.sport, id.dport), (17, Some(5000), Some(5001)));
+        assert_eq!((id.ip_id, id.len), (0x1234, 48));
+        assert_eq!(id.probe_seq, Some(77));
+    }
+
+    #[test]
+    fn other_packets_keep_their_headers_only() {
+        let id = ipv4(&udp(b"hello, world", 0)).unwrap();
+        assert_eq!(id.probe_seq, None);
+        // A later fragment has no ports.
+        let id = ipv4(&udp(b"TLPB", 0x0010)).unwrap();
+        assert_eq!((id.sport, id.probe_seq), (None, None));
+        assert_eq!(ipv4(&[0x60; 40]), None);
+        assert_eq!(ipv4(&[0x45; 10]), None);
+    }
+}

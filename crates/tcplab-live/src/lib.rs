@@ -1,0 +1,20 @@
+//! tcplab-live: the live emulator. Real IPv4 packets read from one TUN device pass through
+//! a direction of tcplab-sim's own link model ([`tcplab_sim::link_direction`]: queue
+//! discipline, serializer, loss model, delivery trace, scheduled changes) and are written to
+//! the other TUN device at the model's departure time. Linux only.
+//!
+//! One concept per module: [`clock`] (the only reader of the real clock: monotonic time,
+//! sub-millisecond waits), [`histogram`] (fixed-size lateness histogram), [`ident`] (a
+//! packet's identity from its headers, for the drop log), [`ecn`] (ECT and CE marking in
+//! the IPv4 header), [`config`] (the emulator's JSON
+//! config), [`tun`] (TUN devices opened inside network namespaces), [`driver`] (the event
+//! loop), [`report`] (stats and drop log written at the end).
+
+pub mod clock;
+pub mod config;
+pub mod driver;
+pub mod ecn;
+pub mod histogram;
+pub mod ident;
+pub mod report;
+pub mod tun;

@@ -1,0 +1,10 @@
+"""The live testbed: real packets through tcplab-sim's link models.
+
+`netns` makes the run's network namespaces and starts the emulator (`tcplab-emu`, Rust:
+crates/tcplab-live) between them; `probe` sends and receives a constant-rate UDP probe.
+See docs/live.md.
+"""
+
+from tcplab.live.netns import LiveError, Testbed, cleanup_stale, emulator_binary, live_support
+
+__all__ = ["LiveError", "Testbed", "cleanup_stale", "emulator_binary", "live_support"]

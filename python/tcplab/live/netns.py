@@ -1,0 +1,202 @@
+"""Network namespaces of a live run and the emulator between them.
+
+A run owns two namespaces, ``tcplab-<pid>-<hex>-a`` and ``-b`` (``pid``: the Python process
+that made them), each with a TUN device ``tcplab0`` that the emulator process creates and
+holds: A has 10.213.0.1, B 10.213.0.2, point to point. Leaving the `Testbed` (normally, on an
+exception, Ctrl-C or SIGTERM) stops the emulator (which writes its stats and drop log), kills
+the processes started in the namespaces and deletes them; the TUN devices vanish with the
+emulator. If the owning process is killed outright, the emulator dies with it
+(``PR_SET_PDEATHSIG``) and the next `Testbed` (or `cleanup_stale`) removes namespaces whose
+owner is dead, killing what still runs in them. Nothing outside those namespaces is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+ADDR_A = "10.213.0.1"
+ADDR_B = "10.213.0.2"
+TUN = "tcplab0"
+_NAME = re.compile(r"^tcplab-(\d+)-([0-9a-f]+)-[ab]$")
+
+
+class LiveError(RuntimeError):
+    """A live run could not be set up (one line saying what is missing or wrong)."""
+
+
+def live_support() -> str | None:
+    """None when live runs can be made here, else why not (one line)."""
+    if os.geteuid() != 0:
+        return "live runs need root (ip netns, TUN devices); user namespaces are not supported yet"
+    if shutil.which("ip") is None:
+        return "live runs need the 'ip' command (iproute2)"
+    if not os.path.exists("/dev/net/tun"):
+        return "live runs need /dev/net/tun"
+    return None
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise LiveError(f"ip {' '.join(args)}: {r.stderr.strip()}")
+    return r
+
+
+def _namespaces() -> list[str]:
+    out = _ip("netns", "list", check=False).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_namespace(ns: str) -> None:
+    """Kills what runs in `ns` and deletes it."""
+    for pid in _ip("netns", "pids", ns, check=False).stdout.split():
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+    _ip("netns", "del", ns, check=False)
+
+
+def cleanup_stale() -> list[str]:
+    """Removes the namespaces of live runs whose owning process is dead; returns their names."""
+    stale = [ns for ns in _namespaces() if (m := _NAME.match(ns)) and not _alive(int(m.group(1)))]
+    for ns in stale:
+        _remove_namespace(ns)
+    return stale
+
+
+def emulator_binary() -> Path:
+    """`tcplab-emu`: $TCPLAB_EMU, else the release build of this checkout."""
+    if env := os.environ.get("TCPLAB_EMU"):
+        return Path(env)
+    root = Path(__file__).resolve().parents[3]
+    target = Path(os.environ.get("CARGO_TARGET_DIR", root / "target"))
+    return target / "release" / "tcplab-emu"
+
+
+class Testbed:
+    """Two namespaces joined by the emulated link of `config` (the emulator's JSON config:
+    ``seed``, ``link``, ``forward`` and ``reverse`` link directions in canonical form;
+    forward carries A -> B). Outputs go to `out_dir`."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, config: dict[str, Any], out_dir: Path, emulator: Path | None = None,
+                 realtime: bool = False) -> None:
+        self.config = config
+        self.out_dir = Path(out_dir)
+        self.emulator = emulator or emulator_binary()
+        self.realtime = realtime
+        tag = f"tcplab-{os.getpid()}-{secrets.token_hex(3)}"
+        self.ns = {"a": f"{tag}-a", "b": f"{tag}-b"}
+        self.addr = {"a": ADDR_A, "b": ADDR_B}
+        self.emu: subprocess.Popen[str] | None = None
+        self.emu_origin_ns: int | None = None
+        self.procs: list[subprocess.Popen[Any]] = []
+        self.stats: dict[str, Any] | None = None
+        self.drops: list[dict[str, Any]] = []
+        self._made: list[str] = []
+        self._old_sigterm: Any = None
+
+    def __enter__(self) -> Testbed:
+        if reason := live_support():
+            raise LiveError(reason)
+        if not self.emulator.exists():
+            raise LiveError(f"emulator = {str(self.emulator)!r}: not found "
+                            "(cargo build --release -p tcplab-live, or set TCPLAB_EMU)")
+        if threading.current_thread() is threading.main_thread():
+            self._old_sigterm = signal.signal(signal.SIGTERM, _sigterm)
+        cleanup_stale()
+        try:
+            self._setup()
+        except BaseException:
+            self._teardown()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._teardown()
+
+    def _setup(self) -> None:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        for ns in self.ns.values():
+            _ip("netns", "add", ns)
+            self._made.append(ns)
+            _ip("-n", ns, "link", "set", "lo", "up")
+            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+                            "net.ipv6.conf.all.disable_ipv6=1"], capture_output=True)
+        cfg = self.out_dir / "emulator.json"
+        cfg.write_text(json.dumps(self.config))
+        argv = [str(self.emulator), "--config", str(cfg), "--ns-a", self.ns["a"], "--ns-b",
+                self.ns["b"], "--out", str(self.out_dir), "--tun", TUN]
+        if self.realtime:
+            argv.append("--realtime")
+        self.emu = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.emu.stdout is not None
+        ready, _, _ = select.select([self.emu.stdout], [], [], 10.0)
+        line = self.emu.stdout.readline() if ready else ""
+        if not line.startswith("ready "):
+            self.emu.kill()
+            err = self.emu.communicate()[1].strip() if self.emu.stderr else ""
+            raise LiveError(err.splitlines()[-1] if err else "tcplab-emu did not start")
+        self.emu_origin_ns = int(line.split()[1])
+        for side, ns in self.ns.items():
+            peer = self.addr["b" if side == "a" else "a"]
+            _ip("-n", ns, "addr", "add", f"{self.addr[side]}/32", "peer", f"{peer}/32", "dev", TUN)
+            _ip("-n", ns, "link", "set", TUN, "up", "mtu", "1500")
+
+    def popen(self, side: str, argv: list[str], **kw: Any) -> subprocess.Popen[Any]:
+        """Starts `argv` in namespace `side` ("a" or "b"); it is killed when the run ends."""
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *argv], **kw)
+        self.procs.append(p)
+        return p
+
+    def _teardown(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        if self.emu is not None and self.emu.poll() is None:
+            self.emu.send_signal(signal.SIGTERM)
+            try:
+                self.emu.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.emu.kill()
+                self.emu.wait()
+        if self.emu is not None:
+            self.emu.communicate()
+            stats = self.out_dir / "stats.json"
+            if stats.exists():
+                self.stats = json.loads(stats.read_text())
+                drops = (self.out_dir / "drops.jsonl").read_text().splitlines()
+                self.drops = [json.loads(line) for line in drops]
+        for ns in self._made:
+            _remove_namespace(ns)
+        self._made = []
+        if self._old_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._old_sigterm)
+            self._old_sigterm = None
+
+
+def _sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)

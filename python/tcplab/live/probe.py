@@ -1,0 +1,153 @@
+"""A constant-rate UDP probe through a live testbed.
+
+Each probe packet carries ``TLPB``, its sequence number and its send time (u64 big endian,
+ns of CLOCK_MONOTONIC, the emulator's clock too), so the emulator's drop log names dropped
+probe packets by sequence number and the receiver measures one-way delay. `size` is the IP
+packet's size (IP + UDP headers + payload), the size the link model serializes.
+
+Run as ``python -m tcplab.live.probe send|recv ...`` inside a namespace (`run_probe` does it);
+both die with their parent (PR_SET_PDEATHSIG).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tcplab.live.netns import Testbed
+
+MAGIC = b"TLPB"
+HEADER = struct.Struct(">4sQQ")
+IP_UDP = 28
+PORT = 5001
+
+
+@dataclass
+class ProbeResult:
+    sent_ns: np.ndarray  # send time of packet k
+    seq: np.ndarray  # received sequence numbers, in arrival order
+    recv_ns: np.ndarray  # their arrival times
+    delay_ns: np.ndarray  # their one-way delays
+    tos: np.ndarray  # their IP TOS byte as received (ECN: the low two bits; 3 = CE)
+    size: int
+    rcvbuf_errors: int  # receiver socket overflows (drops outside the model)
+
+    def lost(self) -> np.ndarray:
+        return np.setdiff1d(np.arange(len(self.sent_ns)), self.seq)
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def send(dst: str, rate: float, size: int, count: int, out: Path, tos: int = 0) -> None:
+    """`count` packets of `size` IP bytes to `dst` at `rate` bit/s, evenly spaced, with TOS
+    byte `tos` (2: ECN-capable, ECT(0))."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+    pad = bytes(size - IP_UDP - HEADER.size)
+    gap = size * 8 / rate * 1e9
+    sent = np.zeros(count, dtype=np.int64)
+    start = time.monotonic_ns() + 1_000_000
+    for k in range(count):
+        target = start + int(k * gap)
+        while (left := target - time.monotonic_ns()) > 0:
+            if left > 300_000:
+                time.sleep((left - 200_000) * 1e-9)
+        now = time.monotonic_ns()
+        s.sendto(HEADER.pack(MAGIC, k, now) + pad, (dst, PORT))
+        sent[k] = now
+    np.save(out, sent)
+
+
+def recv(out: Path, idle: float) -> None:
+    """Receives probe packets until `idle` s pass without one (after the first) or SIGTERM."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+    s.bind(("0.0.0.0", PORT))
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    rows: list[tuple[int, int, int, int]] = []
+    print("ready", flush=True)
+    s.settimeout(30.0)
+    while not stop:
+        try:
+            data, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(4))
+        except (TimeoutError, InterruptedError):
+            break
+        t = time.monotonic_ns()
+        tos = next((c[2][0] for c in anc if c[:2] == (socket.IPPROTO_IP, socket.IP_TOS)), -1)
+        magic, seq, sent = HEADER.unpack_from(data)
+        if magic == MAGIC:
+            rows.append((seq, sent, t, tos))
+            s.settimeout(idle)
+    a = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    np.save(out, np.column_stack([a, np.full(len(a), _rcvbuf_errors(), dtype=np.int64)]))
+
+
+def _rcvbuf_errors() -> int:
+    lines = [ln.split() for ln in Path("/proc/net/snmp").read_text().splitlines() if ln.startswith("Udp:")]
+    return int(dict(zip(lines[0], lines[1], strict=True)).get("RcvbufErrors", 0))
+
+
+def run_probe(tb: Testbed, rate: float, size: int, count: int, idle: float = 1.0,
+              tos: int = 0) -> ProbeResult:
+    """Sends `count` probe packets A -> B at `rate` bit/s (TOS byte `tos`) and returns what
+    arrived."""
+    py = [sys.executable, "-m", "tcplab.live.probe"]
+    rfile, sfile = tb.out_dir / "probe-recv.npy", tb.out_dir / "probe-send.npy"
+    r = tb.popen("b", [*py, "recv", "--out", str(rfile), "--idle", str(idle)],
+                 stdout=subprocess.PIPE, text=True)
+    assert r.stdout is not None
+    if r.stdout.readline().strip() != "ready":
+        raise RuntimeError("probe receiver did not start")
+    snd = tb.popen("a", [*py, "send", "--dst", tb.addr["b"], "--rate", str(rate), "--size",
+                         str(size), "--count", str(count), "--out", str(sfile), "--tos", str(tos)])
+    if snd.wait() != 0:
+        raise RuntimeError("probe sender failed")
+    if r.wait(timeout=30 + idle) != 0:
+        raise RuntimeError("probe receiver failed")
+    sent = np.load(sfile)
+    got = np.load(rfile)
+    return ProbeResult(sent_ns=sent, seq=got[:, 0], recv_ns=got[:, 2], delay_ns=got[:, 2] - got[:, 1],
+                       tos=got[:, 3], size=size, rcvbuf_errors=int(got[0, 4]) if len(got) else 0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    _die_with_parent()
+    p = argparse.ArgumentParser(prog="tcplab.live.probe")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    ps = sub.add_parser("send")
+    ps.add_argument("--dst", required=True)
+    ps.add_argument("--rate", type=float, required=True)
+    ps.add_argument("--size", type=int, required=True)
+    ps.add_argument("--count", type=int, required=True)
+    ps.add_argument("--out", type=Path, required=True)
+    ps.add_argument("--tos", type=int, default=0)
+    pr = sub.add_parser("recv")
+    pr.add_argument("--out", type=Path, required=True)
+    pr.add_argument("--idle", type=float, default=1.0)
+    a = p.parse_args(argv)
+    if a.cmd == "send":
+        send(a.dst, a.rate, a.size, a.count, a.out, a.tos)
+    else:
+        recv(a.out, a.idle)
+
+
+if __name__ == "__main__":
+    main()
