@@ -27,9 +27,8 @@ QUICK_SUITE_TIME = (
     "with the cores free); after Veno Fig. 5-7 and AReno Fig. 7/8 went to 40 seeds, one "
     "invocation adopted those runs (`--adopt-runs`, recomputing 101 of them identically) and "
     "computed the 1300 new ones in 822 s while six builds shared the cores. The quick suite "
-    "(5010 runs since the seed increase; 2523 before, 4 min 24 s from an empty cache with the "
-    "cores free) took 53 min from an empty cache with the load average between 11 and 20; it "
-    "was not measured again with free cores"
+    "from an empty cache, 5010 runs since the seed increase (2523 before), took 8 min 30 s "
+    "with the cores free (53 min while seven builds shared them)"
 )
 RUST_CLAIMS_TIME = (
     "The Rust claims tests took about 47 s in `cargo test --workspace` on the shared machine "
