@@ -11,19 +11,10 @@ use tcplab_sim::instruments::record::{read_jsonl, write_jsonl};
 use tcplab_sim::instruments::{replay, Fact};
 use tcplab_sim::packet::PacketKind;
 use tcplab_sim::results::DelaySummary;
-use tcplab_sim::scenario::{Duplex, Scenario, TcpFlowSpec, TraceSpec, UdpFlowSpec};
-use tcplab_sim::{Results, Simulation};
+use tcplab_sim::scenario::{Duplex, TcpFlowSpec, TraceSpec, UdpFlowSpec};
+use tcplab_sim::Simulation;
 
 const MS: u64 = 1_000_000;
-
-fn run_recorded(s: &Scenario) -> (Results, Vec<Fact>) {
-    let mut sim = Simulation::new(s).unwrap();
-    sim.record_facts();
-    sim.run_until(sim.end_time());
-    let (r, facts) = sim.finish_recorded();
-    assert!(r.conservation.ok, "{:?}", r.conservation.violations);
-    (r, facts)
-}
 
 /// The exact one-way delays of `kind` packets of flow `flow`, in arrival order, from the
 /// recorded facts (the per-packet log).
@@ -133,7 +124,7 @@ fn a_growing_queue_adds_the_service_time_difference_per_packet() {
         .udp(UdpFlowSpec::cbr("s0", "r0", 10_000_000, 1000))
         .trace(TraceSpec::off())
         .build();
-    let (r, facts) = run_recorded(&s);
+    let (r, facts) = common::run_recorded(&s);
     let row = &r.delay[0];
     assert_eq!((row.packets_sent, row.packets_dropped), (1250, 0));
     // Packet k arrives at k * 0.8 ms + its delay = base + 8k ms, within the run for k <= 122.
@@ -169,7 +160,7 @@ fn percentiles_are_within_the_stated_error_of_the_per_packet_log() {
     let s = b
         .udp(UdpFlowSpec::cbr("s3", "r3", 1_000_000, 500).start(Dur::from_secs(2)))
         .build();
-    let (r, facts) = run_recorded(&s);
+    let (r, facts) = common::run_recorded(&s);
     assert_eq!(r.delay.len(), 4);
     for (i, row) in r.delay.iter().enumerate() {
         let (kind, flow) = if i < 3 {

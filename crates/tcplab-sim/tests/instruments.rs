@@ -58,15 +58,6 @@ fn scenario(controllers: &[&str], ecn: bool) -> Scenario {
     b.udp(udp).build()
 }
 
-fn run_recorded(s: &Scenario) -> (Results, Vec<Fact>) {
-    let mut sim = Simulation::new(s).unwrap();
-    sim.record_facts();
-    sim.run_until(sim.end_time());
-    let (r, facts) = sim.finish_recorded();
-    assert!(r.conservation.ok, "{:?}", r.conservation.violations);
-    (r, facts)
-}
-
 /// The fields of a flow's summary row that the instruments write.
 fn instrument_fields(f: &FlowSummary) -> String {
     format!(
@@ -119,7 +110,7 @@ fn replayed_facts_give_the_figures_of_the_run() {
         (&["reno"], true),
     ] {
         let s = scenario(controllers, ecn);
-        let (r, facts) = run_recorded(&s);
+        let (r, facts) = common::run_recorded(&s);
         let what = format!("{controllers:?} ecn {ecn}");
         // The run exercised every instrument.
         let total = |g: fn(&FlowSummary) -> u64| r.flows.iter().map(g).sum::<u64>();
@@ -162,7 +153,7 @@ fn replayed_facts_give_the_figures_of_the_run() {
 fn recording_changes_nothing() {
     let s = scenario(&["veno", "reno"], false);
     let plain = Simulation::run(&s).unwrap();
-    let (recorded, facts) = run_recorded(&s);
+    let (recorded, facts) = common::run_recorded(&s);
     assert!(!facts.is_empty());
     assert_eq!(plain.flows, recorded.flows);
     assert_eq!(plain.verdicts, recorded.verdicts);

@@ -106,8 +106,8 @@ impl Instrument for DelayMetrics {
 pub struct FlowDelay {
     /// Packets sent (TCP: data transmissions; UDP: datagrams).
     pub sent: u64,
-    /// Packets delivered, and the sum, least and most of their one-way delays (ns).
-    pub delivered: u64,
+    /// The sum, least and most of the delivered packets' one-way delays (ns); how many were
+    /// delivered is the histogram's total.
     sum_ns: u128,
     min_ns: u64,
     max_ns: u64,
@@ -125,10 +125,9 @@ impl FlowDelay {
     /// One packet arrived `delay` ns after it was sent.
     #[inline]
     pub fn on_delay(&mut self, delay: u64) {
-        if self.delivered == 0 {
+        if self.delay.total() == 0 {
             self.min_ns = delay;
         }
-        self.delivered += 1;
         self.sum_ns += delay as u128;
         self.min_ns = self.min_ns.min(delay);
         self.max_ns = self.max_ns.max(delay);
@@ -150,7 +149,7 @@ impl FlowDelay {
     }
 
     fn summary(&self, kind: &'static str, flow: usize, dropped: u64) -> DelaySummary {
-        let n = self.delivered;
+        let n = self.delay.total();
         let some = |v| (n > 0).then_some(v);
         DelaySummary {
             name: String::new(),

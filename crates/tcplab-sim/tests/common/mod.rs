@@ -5,6 +5,7 @@ pub mod one_link;
 
 use tcplab_core::{Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, explicit, ScenarioBuilder};
+use tcplab_sim::instruments::Fact;
 use tcplab_sim::scenario::{
     Buffer, Duplex, LinkDir, LossSpec, NodeKind, Scenario, TcpFlowSpec, Topology, TraceSpec,
 };
@@ -86,4 +87,14 @@ pub fn run_completed(s: &Scenario) -> Results {
     assert!(r.conservation.ok, "{:?}", r.conservation.violations);
     assert!(r.flows[0].completed, "{:?}", r.flows[0]);
     r
+}
+
+/// Runs `s` recording its facts, checking packet conservation: the results and the facts.
+pub fn run_recorded(s: &Scenario) -> (Results, Vec<Fact>) {
+    let mut sim = Simulation::new(s).unwrap();
+    sim.record_facts();
+    sim.run_until(sim.end_time());
+    let (r, facts) = sim.finish_recorded();
+    assert!(r.conservation.ok, "{:?}", r.conservation.violations);
+    (r, facts)
 }
