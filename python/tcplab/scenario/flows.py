@@ -263,6 +263,13 @@ def _group_starts(entry: dict[str, Any], i: int, count: int, seed: Any) -> list[
     return [f"{b + k * step + d}ns" for k, (b, d) in enumerate(zip(base, draws))]
 
 
+def seed_dependent(flows: Any) -> bool:
+    """Whether the ``[[flows]]`` entries expand differently with another seed: a group with
+    a ``start_jitter`` draws its starts from it (:func:`expand_flow_groups`). Elsewhere the
+    seed only names the random streams."""
+    return isinstance(flows, list) and any(isinstance(f, dict) and "start_jitter" in f for f in flows)
+
+
 def expand_flow_groups(flows: Any, seed: Any = 1) -> Any:
     """The ``[[flows]]`` entries with every group (an entry with ``count``) replaced by its
     ``count`` flows: the same fields, names with the index appended (``name = "cross"`` ->
