@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -68,7 +68,7 @@ class Backend(Protocol):
 
     def submit(self, fn: PointFn, p: Point, target: str, attempt: int) -> Any: ...
 
-    def wait(self, futures: list[Any]) -> Iterable[Any]: ...
+    def wait(self, futures: Collection[Any]) -> Iterable[Any]: ...
 
     def close(self, failed: bool) -> None: ...
 
@@ -87,8 +87,8 @@ class InProcess:
         f.set_result(fn(p.document, target))
         return f
 
-    def wait(self, futures: list[Any]) -> Iterable[Any]:
-        return futures
+    def wait(self, futures: Collection[Any]) -> Iterable[Any]:
+        return list(futures)  # all done at submission
 
     def close(self, failed: bool) -> None:
         pass
@@ -122,7 +122,7 @@ class LocalPool:
             )
         return self.pool.submit(fn, p.document, target)
 
-    def wait(self, futures: list[Any]) -> Iterable[Any]:
+    def wait(self, futures: Collection[Any]) -> Iterable[Any]:
         return wait(futures, return_when=FIRST_COMPLETED).done
 
     def close(self, failed: bool) -> None:
@@ -144,12 +144,12 @@ class DaskCluster:
             from distributed.scheduler import KilledWorker
         except ImportError:  # pragma: no cover (the test extra has it)
             raise SweepError("--scheduler needs dask.distributed: pip install 'tcplab[dask]'") from None
-        self.distributed = distributed
         self.lost: tuple[type[BaseException], ...] = (KilledWorker,)
         self.own = not hasattr(scheduler, "submit")
         self.client = distributed.Client(scheduler) if self.own else scheduler
         self._window, self._asked = DASK_MIN_IN_FLIGHT, -float("inf")
-        self.futures: set[Any] = set()
+        # one iterator over every point in flight: a wait costs what finished, not the window
+        self.finished = distributed.as_completed()
 
     def window(self) -> int:
         now = time.monotonic()
@@ -161,10 +161,12 @@ class DaskCluster:
 
     def submit(self, fn: PointFn, p: Point, target: str, attempt: int) -> Any:
         key = f"tcplab-point-{p.key}" + (f"-retry{attempt}" if attempt else "")
-        return self.client.submit(fn, p.document, target, key=key, pure=False)
+        f = self.client.submit(fn, p.document, target, key=key, pure=False)
+        self.finished.add(f)
+        return f
 
-    def wait(self, futures: list[Any]) -> Iterable[Any]:
-        return self.distributed.wait(futures, return_when="FIRST_COMPLETED").done
+    def wait(self, futures: Collection[Any]) -> Iterable[Any]:
+        return self.finished.next_batch(block=True)
 
     def close(self, failed: bool) -> None:
         if self.own:
@@ -207,7 +209,7 @@ def run_stream(
                 inflight[f] = nxt
             if not inflight:
                 break
-            for f in backend.wait(list(inflight)):
+            for f in backend.wait(inflight.keys()):
                 p = inflight.pop(f)
                 try:
                     f.result()
