@@ -17,6 +17,7 @@ flow. Tolerance (the issue's, fixed before running): measured goodput within +-3
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from tcplab.live.linux import (
     run_linux_flow,
 )
 from tcplab.live.netns import _namespaces
+from tcplab.scenario import load_scenario
 from tcplab.schema import SCHEMA
 from test_live import emu  # noqa: F401  (the fixture: skips without root, builds tcplab-emu)
 
@@ -147,11 +149,27 @@ def test_nothing_outlives_the_run(lossy: Lossy) -> None:
     assert _links() == lossy.links_before
 
 
+SETTINGS_TOML = """
+name = "linux-settings"
+duration = "2s"
+
+[topology]
+bottleneck = { rate = "20Mbps", delay = "10ms", buffer = 100 }
+
+[[flows]]
+controller = "cubic"
+recovery = "sack"
+bytes = "1MB"
+tcp = { timestamps = false, sack_blocks = 0, ecn = true, rcv_buf = "64KiB", initial_cwnd = 4, rto_min = "300ms", delayed_ack = false }
+"""
+
+
 @pytest.mark.usefixtures("emu")
 def test_scenario_tcp_settings_become_sysctls(tmp_path: Path) -> None:
-    tcp = {"timestamps": False, "sack_blocks": 0, "ecn": True, "rcv_buf": 65536}
+    (tmp_path / "s.toml").write_text(SETTINGS_TOML)
+    flow = LinuxFlow.from_canonical(load_scenario(tmp_path / "s.toml").canonical()["flows"][0])
     with Testbed(config(), tmp_path) as tb:
-        run = run_linux_flow(tb, LinuxFlow(congestion="cubic", bytes=1_000_000, tcp=tcp))
+        run = run_linux_flow(tb, flow)
     r = run.result(tb)
     for side in ("a", "b"):
         got = r.linux["sysctls"][side]
@@ -161,11 +179,20 @@ def test_scenario_tcp_settings_become_sysctls(tmp_path: Path) -> None:
             assert got["net.ipv4.tcp_congestion_control"] == "cubic"
     assert r.flow["controller"] == r.linux["congestion_read_back"] == "cubic"
     assert r.linux["socket_options"]["TCP_WINDOW_CLAMP"] == 65536
+    assert re.search(r"initcwnd 4 .*rto_min (lock )?300ms", r.linux["routes"]["a"])
+    assert "quickack 1" in r.linux["routes"]["b"]
+    assert "growth" in r.linux["unmapped_tcp_settings"]
     # The connection negotiated what the sysctls say (tcpi_options: 1 timestamps, 2 SACK, 8 ECN).
     assert r.final["options"] & 0b1011 == 0b1000
-    assert r.flow["completed"] and r.linux["intact"] and r.flow["bytes_delivered"] == 1_000_000
     assert r.final["snd_mss"] == 1460  # no timestamp option
+    assert r.final["rto"] >= 300_000  # µs
+    # The first sample (right after the handshake) has the route's initial window.
+    assert r.series["cwnd"][0] == 4 * 1460
+    assert r.flow["completed"] and r.linux["intact"] and r.flow["bytes_delivered"] == 1_000_000
     assert r.flow["data_drops"] == 0 and r.flow["retransmits"] == 0
+    # quickack: the receiver ACKs every segment (its ACKs: one per data segment, plus the
+    # handshake and the FIN's).
+    assert r.flow["acks_sent"] >= r.flow["segments_sent"]
 
 
 @pytest.mark.usefixtures("emu")

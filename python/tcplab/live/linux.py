@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.live import linux_tcpinfo
-from tcplab.live.netns import LiveError, Testbed
+from tcplab.live.netns import TUN, LiveError, Testbed
 from tcplab.schema import SCHEMA
 
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -57,8 +57,9 @@ RECORDED = (
 RMEM = "4096 131072 16777216"
 WMEM = "4096 16384 16777216"
 
-#: Scenario TCP settings with a kernel counterpart (sysctl or socket option).
-MAPPED = ("timestamps", "sack_blocks", "dsack", "ecn", "frto", "rcv_buf", "mss")
+#: Scenario TCP settings with a kernel counterpart (sysctl, socket option or route attribute).
+MAPPED = ("timestamps", "sack_blocks", "dsack", "ecn", "frto", "rcv_buf", "mss", "initial_cwnd",
+          "rto_min", "delayed_ack")
 
 
 def available_congestion_controls() -> list[str]:
@@ -110,12 +111,44 @@ def sysctls_for(congestion: str, tcp: dict[str, Any], allowed: list[str]) -> dic
     return s
 
 
-def _sysctl(ns: str, args: list[str]) -> str:
-    r = subprocess.run(["ip", "netns", "exec", ns, "sysctl", *args], capture_output=True, text=True)
+def route_attributes(tcp: dict[str, Any]) -> dict[str, list[str]]:
+    """Per side, the attributes of the route to the peer that scenario TCP settings map to:
+    ``initcwnd`` (`initial_cwnd`) and ``rto_min`` (`rto_min`, whole ms) on the sender's route,
+    ``quickack 1`` (`delayed_ack = false`: every segment ACKed at once) on the receiver's."""
+    a: list[str] = []
+    b: list[str] = []
+    if tcp.get("initial_cwnd") is not None:
+        a += ["initcwnd", str(int(tcp["initial_cwnd"]))]
+    if tcp.get("rto_min") is not None:
+        a += ["rto_min", f"{max(1, round(tcp['rto_min'] / 1e6))}ms"]
+    if tcp.get("delayed_ack") is False:
+        b += ["quickack", "1"]
+    return {"a": a, "b": b}
+
+
+def apply_routes(tb: Testbed, attrs: dict[str, list[str]]) -> dict[str, str]:
+    """Replaces each side's route to its peer with one carrying `attrs`; returns the routes
+    read back (``ip route show``)."""
+    back = {}
+    for side, ns in tb.ns.items():
+        peer = tb.addr["b" if side == "a" else "a"]
+        if attrs[side]:
+            _run(["ip", "-n", ns, "route", "replace", peer, "dev", TUN, "proto", "kernel", "scope",
+                  "link", "src", tb.addr[side], *attrs[side]], f"route in namespace {ns}")
+        back[side] = " ".join(_run(["ip", "-n", ns, "route", "show", peer], f"route in {ns}").split())
+    return back
+
+
+def _run(argv: list[str], what: str) -> str:
+    r = subprocess.run(argv, capture_output=True, text=True)
     if r.returncode != 0:
         why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
-        raise LiveError(f"sysctl in namespace {ns}: {why}")
+        raise LiveError(f"{what}: {why}")
     return r.stdout
+
+
+def _sysctl(ns: str, args: list[str]) -> str:
+    return _run(["ip", "netns", "exec", ns, "sysctl", *args], f"sysctl in namespace {ns}")
 
 
 def apply_sysctls(tb: Testbed, wanted: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -147,6 +180,15 @@ class LinuxFlow:
     port: int = 5201
     name: str = "f0"
 
+    @classmethod
+    def from_canonical(cls, flow: dict[str, Any], duration_ns: int | None = None) -> LinuxFlow:
+        """A scenario flow in canonical form (``tcplab validate --json``): its controller's name
+        is the congestion control asked of the kernel, its ``tcp`` settings map as
+        `sysctls_for` and `route_attributes` say; `bytes`, else `duration_ns`."""
+        return cls(congestion=flow["controller"]["name"], bytes=flow.get("bytes"),
+                   duration_ns=None if flow.get("bytes") is not None else duration_ns,
+                   tcp=dict(flow.get("tcp") or {}), name=flow.get("name") or "f0")
+
 
 @dataclass
 class LinuxRun:
@@ -154,6 +196,7 @@ class LinuxRun:
 
     flow: LinuxFlow
     sysctls: dict[str, dict[str, str]]
+    routes: dict[str, str]
     socket_options: dict[str, Any]
     sender: dict[str, Any]
     receiver: dict[str, Any]
@@ -182,6 +225,7 @@ def run_linux_flow(tb: Testbed, flow: LinuxFlow, timeout_s: float = 60.0) -> Lin
         raise LiveError("a Linux flow needs exactly one of bytes and duration")
     check_congestion(flow.congestion)
     sysctls = apply_sysctls(tb, sysctls_for(flow.congestion, flow.tcp, allowed_congestion_controls()))
+    routes = apply_routes(tb, route_attributes(flow.tcp))
     opts: dict[str, Any] = {"TCP_CONGESTION": flow.congestion}
     extra_r: list[str] = []
     extra_s: list[str] = []
@@ -212,7 +256,7 @@ def run_linux_flow(tb: Testbed, flow: LinuxFlow, timeout_s: float = 60.0) -> Lin
     if s.returncode != 0:
         lines = (err or "").strip().splitlines()
         raise LiveError(lines[-1] if lines else f"Linux flow sender exited with {s.returncode}")
-    return LinuxRun(flow, sysctls, opts, json.loads(sfile.read_text()), json.loads(rfile.read_text()))
+    return LinuxRun(flow, sysctls, routes, opts, json.loads(sfile.read_text()), json.loads(rfile.read_text()))
 
 
 def run_linux(config: dict[str, Any], out_dir: Path, flow: LinuxFlow,
@@ -317,7 +361,9 @@ def _result(run: LinuxRun, tb: Testbed) -> LinuxFlowResult:
     fwd = tb.stats["forward"]
     linux = {
         "sysctls": run.sysctls,
+        "routes": run.routes,
         "socket_options": run.socket_options,
+        "unmapped_tcp_settings": sorted(k for k in run.flow.tcp if k not in MAPPED),
         "congestion_read_back": snd["cc"],
         "bytes_written": snd["bytes_written"],
         "bytes_received": delivered,
