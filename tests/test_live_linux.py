@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import math
 import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,7 +37,7 @@ from tcplab.live.linux import (
 from tcplab.live.netns import _namespaces
 from tcplab.scenario import load_scenario
 from tcplab.schema import SCHEMA
-from test_live import emu  # noqa: F401  (the fixture: skips without root, builds tcplab-emu)
+from test_live import _pid_gone, emu  # noqa: F401  (emu: the fixture; skips without root, builds tcplab-emu)
 
 RATE = 20_000_000
 DELAY_NS = 10_000_000
@@ -202,3 +205,40 @@ def test_an_unknown_congestion_control_is_refused_with_the_available_list(tmp_pa
     msg = str(e.value)
     assert "\n" not in msg and "'no_such_cc'" in msg
     assert f"available: {', '.join(available_congestion_controls())}" in msg
+
+
+FLOW_HOLDER = """
+import sys
+from pathlib import Path
+from tcplab.live import Testbed
+from tcplab.live.linux import LinuxFlow, run_linux_flow
+d = {"rate": 10000000, "delay": 1000000, "buffer": {"packets": 50}}
+with Testbed({"forward": d, "reverse": d}, Path(sys.argv[1])) as tb:
+    print(tb.ns["a"], tb.ns["b"], tb.emu.pid, flush=True)
+    run_linux_flow(tb, LinuxFlow(duration_ns=60_000_000_000))
+"""
+
+
+@pytest.mark.usefixtures("emu")
+def test_a_killed_flow_leaves_no_endpoint_behind(tmp_path: Path) -> None:
+    """SIGKILL of the owning process mid-transfer: both ends and the emulator die with it
+    (PR_SET_PDEATHSIG); the next testbed removes the namespaces (tests/test_live.py)."""
+    p = subprocess.Popen([sys.executable, "-c", FLOW_HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    ns_a, ns_b, emu_pid = p.stdout.readline().split()
+    pids: list[str] = []
+    deadline = time.monotonic() + 8
+    while len(pids) < 2 and time.monotonic() < deadline:  # the receiver, then the sender
+        pids = [x for ns in (ns_a, ns_b) for x in _ip_pids(ns)]
+        time.sleep(0.05)
+    assert len(pids) == 2
+    time.sleep(0.3)  # mid-transfer
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert all(_pid_gone(int(x), within=5.0) for x in [*pids, emu_pid])
+    with Testbed(config(), tmp_path / "next"):
+        assert not {ns_a, ns_b} & set(_namespaces())
+
+
+def _ip_pids(ns: str) -> list[str]:
+    return subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()

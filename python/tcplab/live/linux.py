@@ -218,11 +218,14 @@ class LinuxFlowResult:
     linux: dict[str, Any]  # sysctls read back, socket options, checks
 
 
-def run_linux_flow(tb: Testbed, flow: LinuxFlow, timeout_s: float = 60.0) -> LinuxRun:
+def run_linux_flow(tb: Testbed, flow: LinuxFlow, timeout_s: float | None = None) -> LinuxRun:
     """Runs `flow` in the live testbed `tb` (entered); raises LiveError (one line) when the
-    congestion control is unknown, a sysctl cannot be set or an end fails."""
+    congestion control is unknown, a sysctl cannot be set, an end fails or the flow is not
+    done within `timeout_s` (default: its duration + 30 s, or 300 s for `bytes`)."""
     if (flow.bytes is None) == (flow.duration_ns is None):
-        raise LiveError("a Linux flow needs exactly one of bytes and duration")
+        raise LiveError(f"flow {flow.name}: a Linux flow needs exactly one of bytes and duration")
+    if timeout_s is None:
+        timeout_s = 300.0 if flow.duration_ns is None else flow.duration_ns * 1e-9 + 30.0
     check_congestion(flow.congestion)
     sysctls = apply_sysctls(tb, sysctls_for(flow.congestion, flow.tcp, allowed_congestion_controls()))
     routes = apply_routes(tb, route_attributes(flow.tcp))

@@ -31,7 +31,7 @@ import numpy as np
 if __package__:
     from tcplab.live import linux_tcpinfo
 else:  # run as a script: its directory is on sys.path
-    import linux_tcpinfo  # type: ignore[no-redef]
+    import linux_tcpinfo  # type: ignore[no-redef, import-not-found]
 
 TCP_CONGESTION = 13
 TCP_WINDOW_CLAMP = 10
