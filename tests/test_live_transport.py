@@ -8,8 +8,9 @@ intact; conservation is exact for a completed transfer (every data segment sent 
 arrived or is in the emulator's drop log, and retransmissions = drops of the flow's data +
 segments that arrived when all their bytes were there); live vs simulated throughput on the
 same scenario (same link, controller, recovery and seeds) within +-15 % of the simulated
-mean over 3 seeds (issue 13). The emulator runs with real-time priority when granted
-(docs/live.md: at normal priority on a loaded machine its lateness reaches milliseconds).
+mean over 3 seeds (issue 13). The emulator and both endpoints run with real-time priority
+when granted (docs/live.md: at normal priority on a loaded machine their lateness reaches
+milliseconds, which adds to the round-trip time).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def scenario(seed: int, loss: float, duration: str = "2s", mss: int = 1448, byte
 def live(doc: dict, tmp: Path, framing: str = "tcplab"):
     can = Scenario.from_dict(doc).canonical()
     with Testbed(link_config(can), tmp, realtime=True) as tb:
-        run = run_flow(tb, can, framing=framing)
+        run = run_flow(tb, can, framing=framing, realtime=True)
     return tb, run
 
 

@@ -106,6 +106,7 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
         "framing": cfg.framing,
         "clock_origin_monotonic_ns": cfg.clock_origin_ns,
         "realtime": sched,
+        "cpu_ns": crate::process::cpu_ns(),
         "bytes_delivered": stream.check.delivered,
         "bytes_delivered_by_end": delivered_by_end,
         "throughput_bps": delivered_by_end as f64 * 8e9 / span as f64,

@@ -237,6 +237,7 @@ impl State {
             "recovery": f.recovery.name,
             "clock_origin_monotonic_ns": cfg.clock_origin_ns,
             "realtime": sched,
+            "cpu_ns": crate::process::cpu_ns(),
             "start_ns": start.as_nanos(),
             "started_ns": started_at.map(|t| t.as_nanos()),
             "end_ns": end.as_nanos(),

@@ -44,3 +44,13 @@ pub fn realtime(on: bool) -> &'static str {
         "refused"
     }
 }
+
+/// CPU time this process used so far (user + system), ns.
+pub fn cpu_ns() -> u64 {
+    // SAFETY: rusage is plain data, filled by the call.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid rusage to fill.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    ns(ru.ru_utime) + ns(ru.ru_stime)
+}
