@@ -15,6 +15,7 @@ milliseconds, which adds to the round-trip time).
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -110,6 +111,9 @@ def test_bad_flow_config_is_one_line_and_nothing_outlives_the_run(binaries, tmp_
     with Testbed(link_config(can), tmp_path) as tb:
         with pytest.raises(LiveError, match=r"^tcplab-flow: config: tcp\.mss = 1448: eth framing sends 1024-byte packets$"):
             run_flow(tb, can, framing="eth")
+        mtu = re.escape("tcp.mss = 1460: a 1512-byte IP packet does not fit the path's MTU")
+        with pytest.raises(LiveError, match=rf"^tcplab-flow send: {mtu}"):
+            run_flow(tb, Scenario.from_dict(scenario(1, 0.0, duration="1s", mss=1460)).canonical())
         procs = list(tb.procs)
     assert procs and all(p.poll() is not None for p in procs)
     ps = subprocess.run(["pgrep", "-f", str(flow_binary())], capture_output=True, text=True)

@@ -201,6 +201,15 @@ impl State {
             udp.set_tos(if seg.ect { ect } else { 0 })
                 .map_err(|e| format!("IP_TOS: {e}"))?;
             if let Err(e) = udp.send(&self.out) {
+                if e.raw_os_error() == Some(libc::EMSGSIZE) {
+                    return Err(format!(
+                        "tcp.mss = {}: a {}-byte IP packet does not fit the path's MTU \
+                         (IP + UDP + {} bytes of header + payload; docs/live.md)",
+                        seg.len,
+                        crate::wire::IP_UDP + self.out.len(),
+                        framing.data_header()
+                    ));
+                }
                 // A datagram the socket refused is a drop outside the model.
                 self.send_errors += 1;
                 self.first_error.get_or_insert_with(|| e.to_string());
