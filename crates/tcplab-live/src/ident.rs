@@ -1,8 +1,11 @@
 //! A packet's identity from its IPv4 header, for the drop log: addresses, protocol, ports
 //! (TCP/UDP, first fragment), IP id and length; for the probe's UDP packets (payload
 //! starting with [`PROBE_MAGIC`]) also its sequence number; for TCP segments the sequence
-//! number and payload length from the TCP header (to join drops with a kernel TCP flow).
+//! number and payload length from the TCP header (to join drops with a kernel TCP flow);
+//! for tcplab's transport (either framing, [`crate::wire::peek`]) the packet kind, flow,
+//! sequence (data: first byte; ACK: cumulative ACK), transmission number and send time.
 
+use crate::wire::{self, WireIdent};
 use serde::Serialize;
 use std::net::Ipv4Addr;
 
@@ -29,6 +32,8 @@ pub struct Ident {
     /// TCP: payload bytes (IP length minus the IP and TCP headers); 0 for a pure ACK.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp_payload: Option<u16>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<WireIdent>,
 }
 
 /// The identity of an IPv4 packet; None for anything else (too short, not version 4).
@@ -59,6 +64,10 @@ pub fn ipv4(p: &[u8]) -> Option<Ident> {
         let headers = ihl + (l[12] >> 4) as usize * 4;
         (seq, (be16(2) as usize).saturating_sub(headers) as u16)
     });
+    let transport = l4
+        .filter(|_| proto == 17)
+        .and_then(|l| l.get(8..))
+        .and_then(wire::peek);
     Some(Ident {
         src: Ipv4Addr::new(p[12], p[13], p[14], p[15]),
         dst: Ipv4Addr::new(p[16], p[17], p[18], p[19]),
@@ -70,6 +79,7 @@ pub fn ipv4(p: &[u8]) -> Option<Ident> {
         probe_seq,
         tcp_seq: tcp.map(|t| t.0),
         tcp_payload: tcp.map(|t| t.1),
+        transport,
     })
 }
 
@@ -133,7 +143,44 @@ mod tests {
         // A later fragment has no ports.
         let id = ipv4(&udp(b"TLPB", 0x0010)).unwrap();
         assert_eq!((id.sport, id.probe_seq), (None, None));
+        assert_eq!(id.transport, None);
         assert_eq!(ipv4(&[0x60; 40]), None);
         assert_eq!(ipv4(&[0x45; 10]), None);
+    }
+
+    #[test]
+    fn a_transport_datagram_is_named_by_flow_sequence_and_transmission() {
+        use tcplab_core::{DataSegment, Seq, Time};
+        for (f, len) in [(wire::Framing::Tcplab, 4), (wire::Framing::Eth, 1024)] {
+            let seg = DataSegment {
+                seq: Seq(14_336),
+                len,
+                ts_val: Some(Time::from_micros(42)),
+                retransmission: 2,
+                ect: false,
+                ce: false,
+                cwr: false,
+            };
+            let mut pl = Vec::new();
+            f.encode_data(
+                3,
+                &seg,
+                Time::from_micros(42),
+                &vec![7; len as usize],
+                &mut pl,
+            )
+            .unwrap();
+            let id = ipv4(&udp(&pl, 0)).unwrap();
+            let t = id.transport.unwrap();
+            assert_eq!(
+                (t.packet, t.flow, t.seq, t.retransmission, t.sent_ns),
+                ("data", 3, 14_336, 2, Some(42_000))
+            );
+            let line = serde_json::to_value(&id).unwrap();
+            assert_eq!(line["flow"], 3);
+            assert_eq!(line["seq"], 14_336);
+            assert_eq!(line["retransmission"], 2);
+            assert_eq!(line["packet"], "data");
+        }
     }
 }
