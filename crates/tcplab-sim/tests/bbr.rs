@@ -116,15 +116,16 @@ fn median_queue_delay(r: &Results, from_s: u64) -> f64 {
     d[d.len() / 2]
 }
 
-#[test]
-fn one_bbr_flow_fills_the_pipe_with_a_small_standing_queue() {
-    let r = run(&["bbr"], 30);
+/// `cc` alone for 30 s: utilization at least 0.9, a median queueing delay at most
+/// `excess_segments` + 1/4 BDP (as a delay at the link rate) and below CUBIC's.
+fn alone_fills_the_pipe_with_a_small_queue(cc: &str, excess_segments: f64) {
+    let r = run(&[cc], 30);
     let (_, l) = bottleneck(&r);
     let buffer_delay = bdp_packets() as f64 * WIRE as f64 * 8.0 / RATE as f64;
     let median = median_queue_delay(&r, 2);
     let f = &r.flows[0];
     eprintln!(
-        "bbr alone: utilization {:.4}, throughput {:.0} b/s, median queueing delay {:.2} ms \
+        "{cc} alone: utilization {:.4}, throughput {:.0} b/s, median queueing delay {:.2} ms \
          (buffer {:.1} ms), drops {:?}, retransmits {}, min/mean RTT {:?}/{:?} ns",
         l.utilization,
         f.throughput_bps,
@@ -136,8 +137,7 @@ fn one_bbr_flow_fills_the_pipe_with_a_small_standing_queue() {
         f.mean_rtt_ns
     );
     assert!(l.utilization >= 0.9, "utilization {}", l.utilization);
-    // the quantization budget (at most 8 segments) + 1/4 BDP, as a delay at the link rate
-    let bound = (8.0 + bdp_packets() as f64 / 4.0) * WIRE as f64 * 8.0 / RATE as f64;
+    let bound = (excess_segments + bdp_packets() as f64 / 4.0) * WIRE as f64 * 8.0 / RATE as f64;
     assert!(
         median <= bound,
         "median queueing delay {median} s vs the theory's {bound} s (buffer {buffer_delay} s)"
@@ -145,8 +145,14 @@ fn one_bbr_flow_fills_the_pipe_with_a_small_standing_queue() {
     let cubic = median_queue_delay(&run(&["cubic"], 30), 2);
     assert!(
         median < cubic,
-        "bbr's median queueing delay {median} s is not below cubic's {cubic} s"
+        "{cc}'s median queueing delay {median} s is not below cubic's {cubic} s"
     );
+}
+
+#[test]
+fn one_bbr_flow_fills_the_pipe_with_a_small_standing_queue() {
+    // the quantization budget (at most 8 segments) + 1/4 BDP
+    alone_fills_the_pipe_with_a_small_queue("bbr", 8.0);
 }
 
 #[test]
@@ -171,35 +177,8 @@ fn bbr_and_cubic_share_a_one_bdp_buffer() {
 
 #[test]
 fn one_bbr3_flow_fills_the_pipe_with_a_small_queue() {
-    let r = run(&["bbr3"], 30);
-    let (_, l) = bottleneck(&r);
-    let buffer_delay = bdp_packets() as f64 * WIRE as f64 * 8.0 / RATE as f64;
-    let median = median_queue_delay(&r, 2);
-    let f = &r.flows[0];
-    eprintln!(
-        "bbr3 alone: utilization {:.4}, throughput {:.0} b/s, median queueing delay {:.2} ms \
-         (buffer {:.1} ms), drops {:?}, retransmits {}, min/mean RTT {:?}/{:?} ns",
-        l.utilization,
-        f.throughput_bps,
-        median * 1e3,
-        buffer_delay * 1e3,
-        l.drops,
-        f.retransmits,
-        f.min_rtt_ns,
-        f.mean_rtt_ns
-    );
-    assert!(l.utilization >= 0.9, "utilization {}", l.utilization);
-    // UP's excess: 1/4 BDP + 2 segments, as a delay at the link rate.
-    let bound = (2.0 + bdp_packets() as f64 / 4.0) * WIRE as f64 * 8.0 / RATE as f64;
-    assert!(
-        median <= bound,
-        "median queueing delay {median} s vs the theory's {bound} s (buffer {buffer_delay} s)"
-    );
-    let cubic = median_queue_delay(&run(&["cubic"], 30), 2);
-    assert!(
-        median < cubic,
-        "bbr3's median queueing delay {median} s is not below cubic's {cubic} s"
-    );
+    // UP's excess: 1/4 BDP + 2 segments
+    alone_fills_the_pipe_with_a_small_queue("bbr3", 2.0);
 }
 
 #[test]
