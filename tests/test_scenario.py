@@ -372,6 +372,39 @@ def test_tcp_cross_field_error_names_where_the_value_was_set():
         Scenario.from_toml(text)
 
 
+
+#: One case per rule of ``TcpConfig::validate`` (tcplab_core, the rules' only home): the
+#: Python message names the field where it was set and the value, in user units.
+TCP_RULES = {
+    "mss_range": ('tcp = { mss = "10B" }', r"^flows\[0\]\.tcp\.mss: 10 must be within \[64, 65000\] bytes$"),
+    "ssthresh_below_2mss": (
+        'tcp = { mss = 1000, initial_ssthresh = "1500B" }',
+        r"^flows\[0\]\.tcp\.initial_ssthresh: 1500 must be at least 2 MSS \(2000 bytes\)$",
+    ),
+    "rto_min_above_max": ('tcp = { rto_min = "2min" }', r"^flows\[0\]\.tcp\.rto_min: 120 s must be <= rto_max \(60 s\)$"),
+    "rcv_buf_below_mss": ('tcp = { rcv_buf = "1000B" }', r"^flows\[0\]\.tcp\.rcv_buf: 1000 must be at least one MSS \(1460 bytes\)$"),
+    "ato_min_above_timeout": (
+        'tcp = { quickack = true, delayed_ack_min = "300ms" }',
+        r"^flows\[0\]\.tcp\.delayed_ack_min: 300 ms must be <= delayed_ack_timeout \(200 ms\) with quickack$",
+    ),
+    "dsack_needs_sack": ('tcp = { sack_blocks = 0, dsack = true }', r"^flows\[0\]\.tcp\.dsack: true needs SACK"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TCP_RULES))
+def test_each_tcp_rule_names_field_and_value(case):
+    tcp, message = TCP_RULES[case]
+    with pytest.raises(ScenarioError, match=message):
+        Scenario.from_toml(_mutate("tcp = { sack_blocks = 0 }", tcp))
+
+
+def test_tcp_relation_blames_the_field_given_at_that_level():
+    # Only rto_max is given (the profile's rto_min is 1 s): rto_max is the field named.
+    text = _mutate('rto_min = "200ms"', 'rto_max = "100ms"')
+    with pytest.raises(ScenarioError, match=r"^tcp\.rto_max: 100 ms must be >= rto_min \(1 s\)$"):
+        Scenario.from_toml(text)
+
+
 def test_trace_loss_model():
     text = SMALL_TOML.replace("forward = { loss = 1e-2 }", 'forward = { loss = { model = "trace", packets = [4, 1] } }')
     b = canonical_of(text)["topology"]["bottleneck"]

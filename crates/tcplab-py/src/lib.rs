@@ -109,14 +109,21 @@ fn profile_json(name: &str) -> PyResult<String> {
     Ok(v.to_string())
 }
 
-/// Checks a TCP configuration given as canonical JSON with `TcpConfig::validate`;
-/// raises ValueError with the reason when it is not acceptable.
+/// The first rule a TCP configuration (canonical JSON) breaks, by `TcpConfig::validate` (the
+/// one home of these rules), as JSON: `{"field", "rule", "value", "limit", "message"}`
+/// (`tcplab_core::ConfigError`), or None when it is acceptable. Raises ValueError when the
+/// JSON is not a TCP configuration.
 #[pyfunction]
-fn check_tcp_config_json(py: Python<'_>, json: &str) -> PyResult<()> {
+fn tcp_config_problem_json(py: Python<'_>, json: &str) -> PyResult<Option<String>> {
     let json = json.to_owned();
-    detached(py, move || -> Result<(), String> {
+    detached(py, move || -> Result<Option<String>, String> {
         let c: TcpConfig = serde_json::from_str(&json).map_err(|e| format!("tcp: {e}"))?;
-        c.validate().map_err(|e| e.to_string())
+        match c.validate() {
+            Ok(()) => Ok(None),
+            Err(e) => serde_json::to_string(&e)
+                .map(Some)
+                .map_err(|e| format!("tcp: {e}")),
+        }
     })
 }
 
@@ -210,7 +217,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(default_tcp_config_json, m)?)?;
-    m.add_function(wrap_pyfunction!(check_tcp_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_config_problem_json, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;

@@ -85,7 +85,7 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     let default_tcp_ok = match s.tcp.validate() {
         Ok(()) => true,
         Err(e) => {
-            errs.push(e.0.into());
+            errs.push(config_problem("", e));
             false
         }
     };
@@ -122,7 +122,7 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
             if let Err(e) = Sender::build_with(registries, cfg, &f.controller, &f.recovery, f.bytes)
             {
-                errs.push(flow_config_error(&p, e).into());
+                errs.push(config_problem(&p, e));
             }
         }
     }
@@ -222,12 +222,36 @@ fn buffer_fits(p: &str, d: &LinkDir, packet: Option<u64>, errs: &mut Vec<Problem
 
 /// Places a sender-construction error under the flow's path: `flows[1].controller = ...`,
 /// `flows[1].tcp.mss = ...`, or `flows[1]: ...` for messages naming no field.
-pub fn flow_config_error(path: &str, e: ConfigError) -> String {
-    let m = e.0;
+pub fn flow_config_error(path: &str, e: &ConfigError) -> String {
+    let m = &e.message;
     if m.starts_with("controller") || m.starts_with("recovery") || m.starts_with("tcp.") {
         format!("{path}.{m}")
     } else {
         format!("{path}: {m}")
+    }
+}
+
+/// The problem of a TCP configuration or sender-construction error (`tcplab_core`'s rule,
+/// field, value and limit), under `path` (`flows[1]`; "" for the scenario's own `tcp`).
+fn config_problem(path: &str, e: ConfigError) -> Problem {
+    let message = if path.is_empty() {
+        e.message.clone()
+    } else {
+        flow_config_error(path, &e)
+    };
+    let json = |v: Option<tcplab_core::ConfigValue>| {
+        v.map(|v| serde_json::to_value(v).expect("a config value is JSON"))
+    };
+    Problem {
+        path: match (path.is_empty(), e.field.is_empty()) {
+            (_, true) => path.to_string(),
+            (true, false) => e.field,
+            (false, false) => format!("{path}.{}", e.field),
+        },
+        rule: e.rule,
+        value: json(e.value),
+        limit: json(e.limit),
+        message,
     }
 }
 
