@@ -45,17 +45,12 @@ class ScenarioChecks:
                     )
 
     def _check_wlan(self) -> None:
+        """[[wlan]] segments belong to explicit topologies and name their stations' nodes; the
+        segments' names, stations and parameters are the simulator's rules."""
         if self.topology is not None:
             raise FieldError("needs an explicit topology ([[nodes]] and [[links]])", ("wlan",), show=False)
-        kinds = {n.name: n.kind for n in self.nodes or []}
-        hosts = {n for n, k in kinds.items() if k == "host"}
-        names: dict[str, int] = {}
         for i, w in enumerate(self.wlan or []):
-            name = w.name or f"wlan{i}"
-            if name in names:
-                raise FieldError(f"is already the name of wlan[{names[name]}]", ("wlan", i, "name"), name)
-            names[name] = i
-            w.check(("wlan", i), hosts)
+            w.check_explicit(("wlan", i))
 
     def _check_flows(self) -> None:
         """Explicit topologies have no default hosts: src and dst must be given. Whether they
@@ -127,6 +122,8 @@ class ScenarioChecks:
         )
         if self.topology is None and parts[:1] == ("topology",):
             parts = parts[1:]
+        elif isinstance(self.topology, WlanAccess) and parts[:2] == ("topology", "wlan"):
+            parts = ("topology",) + parts[2:]  # the preset's segment fields are the topology's
         if "schedule" in parts:
             k = parts.index("schedule")
             if k >= 1 and parts[k - 1] in ("forward", "reverse"):

@@ -69,6 +69,27 @@ _WORDS = {
     "route_loop": _words("is visited twice (a route has no loops)"),
     "route_host_inside": _words("is a host in the middle of the route (hosts do not forward)"),
     "route_not_linked": _words("is not linked to {limit!r} (a route follows links)"),
+    "range": lambda value, limit: (f"must be within [{limit[0]}, {limit[1]}]", value),
+    "report_delay_needs_losses": lambda value, limit: (
+        "is only allowed with report_losses = true",
+        RawText(format_duration(value)),
+    ),
+    "duplicate_wlan_name": _words("is already the name of wlan[{limit}]"),
+    "no_stations": _words("must list at least one station"),
+    "station_not_a_host": lambda value, limit: (f"is not a host (hosts: {', '.join(limit)})", value),
+    "duplicate_station": _words("is already stations[{limit}]"),
+    "station_of_other_segment": _words("is already a station of segment {limit!r}"),
+    "reserved_name": lambda value, limit: (
+        f"is a name the wlan_access topology uses for another node ({', '.join(limit)})",
+        value,
+    ),
+    "cw_max_below_min": _words("must be >= cw_min ({limit})"),
+    "distance_and_preset": _words("give distance or preset, not both"),
+    "no_placement": lambda value, limit: (
+        "has no distance and no preset (give one, or a segment preset = 'LL'/'HL')",
+        HIDDEN,
+    ),
+    "preset_needs_shadowing": _words("presets need shadowing (channel.shadowing_db > 0)"),
 }
 
 

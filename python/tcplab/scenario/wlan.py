@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from tcplab.scenario.errors import FieldError, RawText
+from tcplab.scenario.errors import FieldError
 from tcplab.scenario.fields import Duration, PosDuration, StrictModel, count_field
 from tcplab.scenario.links import Duplex, queue_discipline
-from tcplab.units import UnitError, format_duration, format_rate, parse_rate
+from tcplab.units import UnitError, format_rate, parse_rate
 
 WLAN_RATES = (1_000_000, 2_000_000, 5_500_000, 11_000_000)
 WLAN_BASIC_RATES = (1_000_000, 2_000_000)
@@ -118,39 +118,14 @@ class _WlanParams(StrictModel):
     def station_names(self) -> list[str]:
         return [st.node if st.node is not None else f"sta{j}" for j, st in enumerate(self.stations)]
 
-    def check(self, where: tuple[str | int, ...], hosts: set[str] | None) -> None:
-        if not self.stations:
-            raise FieldError("must list at least one station", (*where, "stations"), [])
-        if self.mac.cw_max < self.mac.cw_min:
-            raise FieldError(f"must be >= cw_min ({self.mac.cw_min})", (*where, "mac", "cw_max"), self.mac.cw_max)
-        if self.report_delay and not self.report_losses:
-            raise FieldError(
-                "is only allowed with report_losses = true",
-                (*where, "report_delay"),
-                RawText(format_duration(self.report_delay)),
-            )
-        seen: dict[str, int] = {}
-        for j, (st, name) in enumerate(zip(self.stations, self.station_names())):
-            at = (*where, "stations", j)
-            if hosts is not None and st.node is None:
-                raise FieldError("is required but missing", (*at, "node"), show=False)
-            if hosts is not None and name not in hosts:
-                raise FieldError(f"is not a host (hosts: {', '.join(sorted(hosts))})", (*at, "node"), name)
-            if hosts is None and name in ("server", "router", "ap"):
-                raise FieldError("is a name the wlan_access topology uses for another node", (*at, "node"), name)
-            if name in seen:
-                raise FieldError(f"is already stations[{seen[name]}]", (*at, "node"), name)
-            seen[name] = j
-            if st.distance is not None and st.preset is not None:
-                raise FieldError("give distance or preset, not both", (*at, "preset"), st.preset)
-            if st.distance is None and st.preset is None and self.preset is None:
-                raise FieldError(
-                    "has no distance and no preset (give one, or a segment preset = 'LL'/'HL')", at, show=False
-                )
-            if st.distance is None and self.channel.shadowing_db <= 0:
-                raise FieldError(
-                    "presets need shadowing (channel.shadowing_db > 0)", (*at, "preset"), st.preset or self.preset
-                )
+    def check_explicit(self, where: tuple[str | int, ...]) -> None:
+        """A segment of an explicit topology names each station's node (no default names).
+        Every other rule of a segment (stations, names, placement, MAC and channel relations)
+        is the simulator's (``tcplab_sim::topology::wlan``), worded by
+        :mod:`tcplab.scenario.rules`."""
+        for j, st in enumerate(self.stations):
+            if st.node is None:
+                raise FieldError("is required but missing", (*where, "stations", j, "node"), show=False)
 
     def canonical_segment(self, name: str, ap: str) -> dict[str, Any]:
         mac = self.mac.model_dump()
@@ -172,8 +147,8 @@ class _WlanParams(StrictModel):
         }
         if self.report_losses:
             out["report_losses"] = True
-            if self.report_delay:
-                out["report_delay"] = self.report_delay
+        if self.report_delay:  # without report_losses: the simulator's rule refuses it
+            out["report_delay"] = self.report_delay
         return out
 
 
