@@ -388,6 +388,13 @@ TCP_RULES = {
         r"^flows\[0\]\.tcp\.delayed_ack_min: 300 ms must be <= delayed_ack_timeout \(200 ms\) with quickack$",
     ),
     "dsack_needs_sack": ('tcp = { sack_blocks = 0, dsack = true }', r"^flows\[0\]\.tcp\.dsack: true needs SACK"),
+    "initial_cwnd_range": ("tcp = { initial_cwnd = 0 }", r"^flows\[0\]\.tcp\.initial_cwnd: 0 must be within \[1, 10000\]$"),
+    "sack_blocks_range": ("tcp = { sack_blocks = 9 }", r"^flows\[0\]\.tcp\.sack_blocks: 9 must be within \[0, 6\]$"),
+    "dupthresh_at_least": ("tcp = { dupthresh = 0 }", r"^flows\[0\]\.tcp\.dupthresh: 0 must be >= 1$"),
+    "ack_every_at_least": ("tcp = { ack_every = 0 }", r"^flows\[0\]\.tcp\.ack_every: 0 must be >= 1$"),
+    "rto_initial_positive": ("tcp = { rto_initial = 0 }", r"^flows\[0\]\.tcp\.rto_initial: 0 ns must be > 0$"),
+    "growth_limit": ('tcp = { growth = { mode = "byte_counting", limit = 0 } }', r"^flows\[0\]\.tcp\.growth\.limit: 0 must be"),
+    "mss_beyond_u32": ('tcp = { mss = "5GB" }', r"^flows\[0\]\.tcp\.mss: '5GB' is too large"),
 }
 
 

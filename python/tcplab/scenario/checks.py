@@ -179,7 +179,10 @@ class ScenarioChecks:
                 config[k] = None if v == "unbounded" else v
                 origin[k] = where + (k,)
 
-        problem = _native.tcp_config_problem_json(json.dumps(config))
+        try:
+            problem = _native.tcp_config_problem_json(json.dumps(config))
+        except ValueError as e:  # a value the simulator's types cannot hold
+            raise FieldError(str(e), ("flows", i) if i is not None else (), show=False) from None
         if problem is not None:
             raise self._tcp_error(json.loads(problem), config, origin, i)
         return config
