@@ -168,6 +168,15 @@ fn results_schema_json() -> PyResult<String> {
         .map_err(|e| internal_error(&e.to_string()))
 }
 
+/// The WLAN fields' vocabulary as JSON (`tcplab_sim::topology::wlan::vocabulary`): rates,
+/// channel and pipe presets, MAC and channel defaults.
+#[pyfunction]
+fn wlan_vocabulary_json() -> PyResult<String> {
+    no_panic(|| serde_json::to_string(&tcplab_sim::topology::wlan::vocabulary()))
+        .map_err(|m| internal_error(&m))?
+        .map_err(|e| internal_error(&e.to_string()))
+}
+
 /// The simulator's checks of a canonical scenario (`tcplab_sim::validate::check`), as JSON:
 /// `[{"path", "rule", "value", "limit", "message"}]`, empty when it can run. Raises
 /// ValueError when the JSON does not have the schema.
@@ -224,6 +233,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_graph_json, m)?)?;
     m.add_function(wrap_pyfunction!(results_schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_problems_json, m)?)?;
+    m.add_function(wrap_pyfunction!(wlan_vocabulary_json, m)?)?;
     m.add_function(wrap_pyfunction!(read_delivery_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     pycontroller::add_to(m)?;

@@ -13,6 +13,32 @@ use tcplab_core::Dur;
 /// The node names the `wlan_access` preset gives its wired nodes.
 pub const WLAN_ACCESS_NODES: [&str; 3] = ["server", "router", "ap"];
 
+/// What the scenario format's WLAN fields may hold, for schemas in other languages (the
+/// Python one reads it instead of a copy): the data and basic rates (bit/s), the channel
+/// presets, the Dummynet pipe presets (`{name: [rate bit/s, one-way delay ns, buffer
+/// packets]}`), and the MAC and channel defaults.
+pub fn vocabulary() -> Value {
+    use crate::scenario::{ChannelPreset, ChannelSpec, MacSpec, PipePreset};
+    let pipes: serde_json::Map<String, Value> = PipePreset::ALL
+        .iter()
+        .map(|p| {
+            let (rate, delay, packets) = p.params();
+            let params = serde_json::json!([rate, delay.as_nanos(), packets]);
+            (p.as_str().to_string(), params)
+        })
+        .collect();
+    let presets: Vec<&str> = ChannelPreset::ALL.iter().map(|p| p.as_str()).collect();
+    serde_json::json!({
+        "rates": RATES,
+        "basic_rates": BASIC_RATES,
+        "channel_presets": presets,
+        "pipes": pipes,
+        "mac": MacSpec::default(),
+        "channel": ChannelSpec::default(),
+        "access_nodes": WLAN_ACCESS_NODES,
+    })
+}
+
 /// The `wlan_access` preset: host `server`, routers `router` and `ap`, then the stations.
 pub(super) fn wlan_access<'a>(w: &'a WlanAccess, errs: &mut Vec<Problem>) -> Layout<'a> {
     let mut nodes = vec![host("server".into()), router("router"), router("ap")];
