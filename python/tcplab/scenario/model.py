@@ -86,8 +86,6 @@ class Scenario(ScenarioChecks, StrictModel):
             if self.links is None:
                 raise FieldError("is required with [[nodes]]", ("links",), show=False)
             self._check_explicit()
-        elif isinstance(self.topology, WlanAccess):
-            self.topology.check(("topology",), None)
         if self.wlan is not None:
             self._check_wlan()
         self._check_routing()

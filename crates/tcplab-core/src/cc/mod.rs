@@ -256,6 +256,9 @@ mod registry_tests {
             assert_eq!(c.name(), *name);
         }
         let e = build(&ControllerSpec::named("nosuch"), &ctx).err().unwrap();
-        assert!(e.0.contains("venoplus") && e.0.contains("cubic"), "{e}");
+        assert!(
+            e.message.contains("venoplus") && e.message.contains("cubic"),
+            "{e}"
+        );
     }
 }
