@@ -330,7 +330,8 @@ impl Simulation {
         for fact in census::facts(&self.net, &self.tcp, &self.udp) {
             self.instruments.on_fact(fact);
         }
-        let m = self.instruments.finish();
+        let mut m = self.instruments.finish();
+        let facts = std::mem::take(&mut m.facts);
         let net = &self.net;
         let flows = self
             .tcp
@@ -344,17 +345,6 @@ impl Simulation {
             .enumerate()
             .map(|(i, u)| summary::udp_flow(net, m.drops().udp[i], u, end))
             .collect();
-        let mut delay = m.delay();
-        let names = self.tcp.iter().map(|f| &f.name);
-        for (row, name) in delay
-            .iter_mut()
-            .zip(names.chain(self.udp.iter().map(|u| &u.name)))
-        {
-            row.name = name.clone();
-        }
-        let tcp_names: Vec<String> = self.tcp.iter().map(|f| f.name.clone()).collect();
-        let udp_names: Vec<String> = self.udp.iter().map(|u| u.name.clone()).collect();
-        let conservation = m.conservation(&tcp_names, &udp_names);
         let stats = RunStats {
             sim_time_ns: end.as_nanos(),
             events: self.events.processed(),
@@ -362,26 +352,24 @@ impl Simulation {
             peak_pending_events: self.events.peak_len() as u64,
         };
         let links = summary::links(net, end);
+        let tcp_names: Vec<String> = self.tcp.iter().map(|f| f.name.clone()).collect();
+        let udp_names: Vec<String> = self.udp.iter().map(|u| u.name.clone()).collect();
         let pcap = self.net.capture.map(|c| c.finish()).unwrap_or_default();
         let rec = self.rec;
-        let mut m = m;
         let results = Results {
             flows,
             udp,
             links,
-            series: std::mem::take(&mut m.series),
-            queues: std::mem::take(&mut m.queues),
             drops: rec.drops,
             events: rec.events,
             segments: rec.segments,
-            delay_histogram: m.delay_histogram(),
-            verdicts: m.verdicts,
-            delay,
-            conservation,
             stats,
             pcap,
+            // The instruments' tables (delay, histogram, series, queues, verdicts) and the
+            // conservation verdict.
+            ..m.into_results(&tcp_names, &udp_names)
         };
-        (results, m.facts)
+        (results, facts)
     }
 
     /// Runs a scenario to the end.
