@@ -26,7 +26,8 @@ __all__ = ["RunResult", "run", "TABLES", "SCHEMA", "Progress", "max_record_mb", 
 Progress = Callable[[int, int], None]
 
 
-def _table(name: str, columns: dict[str, Any]) -> pl.DataFrame:
+def table_frame(name: str, columns: dict[str, Any]) -> pl.DataFrame:
+    """Table ``name`` as a DataFrame, from the columns the extension returns."""
     series = []
     for col, values in columns.items():
         if isinstance(values, np.ndarray):
@@ -100,7 +101,7 @@ class RunResult:
         return cls(
             scenario=scenario,
             canonical=canonical if canonical is not None else scenario.canonical(),
-            tables={name: _table(name, raw[name]) for name in TABLES},
+            tables={name: table_frame(name, raw[name]) for name in TABLES},
             conservation=dict(raw["conservation"]),
             stats=dict(raw["stats"]),
             started_at=started_at or now,

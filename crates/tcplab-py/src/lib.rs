@@ -213,6 +213,29 @@ fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
         .map_err(|m| internal_error(&m))
 }
 
+/// Runs the instruments on the facts of the JSON-lines files `paths` (read one after the
+/// other) of `tcp_flows` TCP and `udp_flows` UDP flows, named `flow{i}` and `udp{i}`: the
+/// results dict of `Simulation.finish()` with what the instruments measure (the `flows` and
+/// `udp` rows' instrument columns, `verdicts`, `delay`, `delay_histogram`, `series`,
+/// `queues`, `conservation`); the other tables empty. A file or line that cannot be read:
+/// ValueError naming it.
+#[pyfunction]
+fn replay_facts<'py>(
+    py: Python<'py>,
+    paths: Vec<String>,
+    tcp_flows: usize,
+    udp_flows: usize,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let results = detached(py, move || {
+        let facts = tcplab_sim::instruments::record::read_files(&paths)?;
+        tcplab_sim::instruments::check_flows(&facts, tcp_flows, udp_flows)?;
+        let tcp: Vec<String> = (0..tcp_flows).map(|i| format!("flow{i}")).collect();
+        let udp: Vec<String> = (0..udp_flows).map(|i| format!("udp{i}")).collect();
+        Ok(tcplab_sim::instruments::replay(tcp_flows, udp_flows, facts).into_results(&tcp, &udp))
+    })?;
+    tables::results_to_py(py, results)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
@@ -236,6 +259,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wlan_vocabulary_json, m)?)?;
     m.add_function(wrap_pyfunction!(read_delivery_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_facts, m)?)?;
     pycontroller::add_to(m)?;
     Ok(())
 }

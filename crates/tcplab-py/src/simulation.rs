@@ -50,6 +50,8 @@ pub(crate) struct PySimulation {
     end_ns: u64,
     /// The first exception a Python controller of this run raised.
     controller_error: RunError,
+    /// `finish` writes every fact the instruments took here (`record_facts`).
+    facts_path: Mutex<Option<String>>,
 }
 
 impl PySimulation {
@@ -128,6 +130,7 @@ impl PySimulation {
                 state: Mutex::new(State::Running(sim)),
                 end_ns,
                 controller_error,
+                facts_path: Mutex::new(None),
             }),
         }
     }
@@ -213,7 +216,8 @@ impl PySimulation {
                 match std::mem::replace(&mut *state, State::Finished { now_ns: 0 }) {
                     State::Running(sim) => {
                         let now_ns = no_panic(|| sim.now().as_nanos());
-                        match now_ns.and_then(|now_ns| no_panic(move || (now_ns, (*sim).finish())))
+                        match now_ns
+                            .and_then(|now_ns| no_panic(move || (now_ns, (*sim).finish_recorded())))
                         {
                             Ok((now_ns, results)) => {
                                 *state = State::Finished { now_ns };
@@ -239,7 +243,26 @@ impl PySimulation {
                 }
             })
             .map_err(call_error)?;
+        let (results, facts) = results;
+        let path = self
+            .facts_path
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(path) = path {
+            py.detach(|| write_facts(&path, &facts))
+                .map_err(pyo3::exceptions::PyOSError::new_err)?;
+        }
         results_to_py(py, results)
+    }
+
+    /// Keeps every fact the instruments take from now on (call before running); `finish`
+    /// writes them to `path` as JSON lines (docs/instruments.md), for
+    /// `tcplab.instruments.replay`.
+    fn record_facts(&self, py: Python<'_>, path: String) -> PyResult<()> {
+        self.with_sim(py, |sim| sim.record_facts())?;
+        *self.facts_path.lock().unwrap_or_else(|e| e.into_inner()) = Some(path);
+        Ok(())
     }
 
     fn __repr__(&self) -> String {
@@ -251,4 +274,13 @@ impl PySimulation {
         };
         format!("<tcplab._native.Simulation {what}, end_ns={}>", self.end_ns)
     }
+}
+
+/// Writes `facts` to `path` as JSON lines; an error names the file.
+fn write_facts(path: &str, facts: &[tcplab_sim::instruments::Fact]) -> Result<(), String> {
+    use std::io::Write;
+    let fail = |e: std::io::Error| format!("{path}: {e}");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(fail)?);
+    tcplab_sim::instruments::record::write_jsonl(facts, &mut out).map_err(fail)?;
+    out.flush().map_err(fail)
 }

@@ -2,6 +2,7 @@
 //! and the application's view (bytes written, bytes read in order at the receiver).
 
 use crate::engine::TimerSlot;
+use crate::instruments::conservation::MAX_MISREADS;
 use tcplab_core::{Receiver, Sender, Seq, Time};
 
 pub struct TcpFlow {
@@ -23,10 +24,10 @@ pub struct TcpFlow {
     pub delivered: u64,
     /// Sum of the lengths of all reads (equals `delivered` when no byte was read twice).
     pub read_total: u64,
-    /// Packets of this flow handed to and taken from the network, for conservation.
-    pub packets: FlowPackets,
-    /// Reads that did not start where the previous one ended (exactly-once, in-order check).
-    pub read_violations: Vec<String>,
+    /// Reads that did not start where the previous one ended (exactly-once, in-order
+    /// check): (seq, len, bytes read in order before), the first
+    /// [`MAX_MISREADS`](crate::instruments::conservation::MAX_MISREADS).
+    pub misreads: Vec<(u64, u64, u64)>,
 }
 
 impl TcpFlow {
@@ -40,23 +41,11 @@ impl TcpFlow {
     /// chunk starts exactly where the previous one ended.
     pub fn read_all(&mut self) {
         while let Some((seq, len)) = self.receiver.read() {
-            if seq != Seq(self.delivered) && self.read_violations.len() < 10 {
-                self.read_violations.push(format!(
-                    "flow {:?}: read of {len} bytes at {} after {} bytes delivered",
-                    self.name, seq.0, self.delivered
-                ));
+            if seq != Seq(self.delivered) && self.misreads.len() < MAX_MISREADS {
+                self.misreads.push((seq.0, len, self.delivered));
             }
             self.read_total += len;
             self.delivered = self.delivered.max(seq.0 + len);
         }
     }
-}
-
-/// Packets of one TCP flow counted at the network's edges.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FlowPackets {
-    pub data_sent: u64,
-    pub data_delivered: u64,
-    pub acks_sent: u64,
-    pub acks_delivered: u64,
 }

@@ -6,17 +6,17 @@
 //! outside the engine, for the live emulator), [`delivery_trace`]
 //! (trace-driven link capacity, Mahimahi's format), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
 //! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
-//! [`trace`] (recording), [`estimate`] (what a run will record, and its limit), [`conservation`] (end-of-run accounting), [`summary`] (summary
+//! [`trace`] (recording of logs, the byte budget), [`estimate`] (what a run will record, and its limit), [`census`] (the end-of-run census stated as facts), [`summary`] (summary
 //! rows), [`instruments`] (measurement from facts: drop log, loss classification, timeout
-//! taxonomy, loss events), [`columns`] (the results as typed columns: the column schema),
+//! taxonomy, loss events, delay, conservation, series), [`columns`] (the results as typed columns: the column schema),
 //! [`scenario`] (the scenario types: serde only, a leaf), [`error`] (SimError), [`validate`]
 //! (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b
 //! segment).
 
 pub mod app;
 pub mod builder;
+pub mod census;
 pub mod columns;
-pub mod conservation;
 pub mod delivery_trace;
 pub mod engine;
 pub mod error;

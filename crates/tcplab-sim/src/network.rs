@@ -81,24 +81,18 @@ pub struct LossReport {
     pub at: Time,
 }
 
-/// Packet counts by kind (`PacketKind as usize`): ground truth for conservation.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PacketCounts {
-    pub sent: [u64; 3],
-    pub delivered: [u64; 3],
-    pub dropped: [u64; 3],
-}
-
 pub struct Network {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
     pub info: Vec<LinkInfo>,
     pub routes: Routes,
     pub pool: PacketPool,
-    pub counts: PacketCounts,
-    /// Drops and CE marks not yet taken by the caller, in the order they happened (the
-    /// caller drains them into its instruments).
+    /// Drops, CE marks and (when asked, [`Network::set_every_departure`]) queue states not
+    /// yet taken by the caller, in the order they happened (the caller drains them into its
+    /// instruments).
     pub facts: Vec<Fact>,
+    /// State what each link direction holds after every change ([`Fact::QueueState`]).
+    queue_states: bool,
     /// Per link direction: report random drops over the cross-layer channel after this delay.
     pub report_delay: Vec<Option<Dur>>,
     /// Reports due, for the driver to schedule (drained by it after every network call).
@@ -199,8 +193,8 @@ impl Network {
             links,
             info,
             pool: PacketPool::new(),
-            counts: PacketCounts::default(),
             facts: Vec::new(),
+            queue_states: false,
             report_delay,
             reports: Vec::new(),
             changes,
@@ -229,7 +223,6 @@ impl Network {
         q: &mut EventQueue<E>,
         rec: &mut Recorder,
     ) {
-        self.counts.sent[p.kind() as usize] += 1;
         let id = self.pool.insert(p);
         if let Some(c) = &mut self.capture {
             c.on_send(at, id);
@@ -270,8 +263,9 @@ impl Network {
                 let link = &mut self.links[l as usize];
                 let mut wake = Wakeups::default();
                 let lost = link.finish_service(now, &mut wake);
-                if rec.on_change() {
-                    rec.queue_row(now, l, link.held_at(now));
+                if self.queue_states {
+                    self.facts
+                        .push(Fact::queue_state(now, l, link.held_at(now)));
                 }
                 schedule(q, l, wake);
                 self.capture_started(now, l, wake.started);
@@ -289,7 +283,6 @@ impl Network {
                 }
                 let p = self.pool.get(id);
                 if p.dst == node {
-                    self.counts.delivered[p.kind() as usize] += 1;
                     Some(Arrival::InPool { node, id })
                 } else {
                     self.forward(now, node, id, q, rec);
@@ -336,7 +329,6 @@ impl Network {
                     let node = self.wlans[w as usize].hop_nodes(hop).1;
                     if self.pool.get(id).dst == node {
                         let packet = self.pool.remove(id);
-                        self.counts.delivered[packet.kind() as usize] += 1;
                         delivery = Some(Delivery { node, packet });
                     } else {
                         self.forward(now, node, id, q, rec);
@@ -411,8 +403,9 @@ impl Network {
         }
         match offer {
             Offer::Queued | Offer::Marked => {
-                if rec.on_change() {
-                    rec.queue_row(now, l, link.held_at(now));
+                if self.queue_states {
+                    self.facts
+                        .push(Fact::queue_state(now, l, link.held_at(now)));
                 }
             }
             Offer::Dropped(cause) => self.drop_packet(now, l, id, cause, rec),
@@ -458,7 +451,6 @@ impl Network {
     ) {
         let p = self.pool.remove(id);
         let kind = p.kind();
-        self.counts.dropped[kind as usize] += 1;
         let retransmission = match &p.payload {
             Payload::Data(d) => d.retransmission,
             _ => 0,
@@ -492,9 +484,11 @@ impl Network {
         }
     }
 
-    /// Asks every link direction for an event at each departure, so queue series recorded
-    /// on change have exact departure times (results do not depend on it).
+    /// Asks every link direction for an event at each departure, and states what it holds
+    /// after every enqueue and departure ([`Fact::QueueState`]), for queue series recorded on
+    /// change (with exact departure times; other results do not depend on it).
     pub fn set_every_departure(&mut self, on: bool) {
+        self.queue_states = on;
         for l in &mut self.links {
             l.set_every_departure(on);
         }

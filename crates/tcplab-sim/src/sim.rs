@@ -23,7 +23,7 @@
 use crate::app::UdpFlow;
 use crate::engine::{EventQueue, TimerSlot};
 use crate::estimate::{self, Estimate, FlowEnds};
-use crate::flow::{FlowPackets, TcpFlow};
+use crate::flow::TcpFlow;
 use crate::flow_route::{self, PinnedRoutes};
 use crate::instruments::{Delivered, Fact, Instruments};
 use crate::network::{Arrival, NetEvent, Network};
@@ -32,8 +32,8 @@ use crate::pcap::{self, Capture};
 use crate::results::RunStats;
 use crate::rng::Rng;
 use crate::scenario::SeriesMode;
-use crate::trace::{FlowSample, Recorder, Recording};
-use crate::{conservation, summary, topology, validate};
+use crate::trace::{Recorder, Recording};
+use crate::{census, summary, topology, validate};
 use crate::{Results, Scenario};
 use tcplab_core::cc::CrossLayerReport;
 use tcplab_core::registry::Registries;
@@ -149,8 +149,7 @@ impl Simulation {
                 finished_at: None,
                 delivered: 0,
                 read_total: 0,
-                packets: FlowPackets::default(),
-                read_violations: Vec::new(),
+                misreads: Vec::new(),
             });
         }
         let mut udp = Vec::with_capacity(s.udp.len());
@@ -215,8 +214,10 @@ impl Simulation {
             .collect();
         let estimate = estimate::of(s, &net, &tcp_ends, &udp_ends);
         estimate.check(s, max_record_bytes).map_err(SimError)?;
-        let mut rec = Recorder::with_bounds(&s.trace, tcp.len(), udp.len(), net.links.len());
+        let mut rec = Recorder::with_bounds(&s.trace, tcp.len(), udp.len());
         rec.set_limit(max_record_bytes);
+        let mut instruments = Instruments::new(s.flows.len(), s.udp.len());
+        instruments.bound_series(net.links.len(), s.trace.max_rows_per_flow);
         let running = tcp.len() + udp.len();
         Ok(Simulation {
             now: Time::ZERO,
@@ -231,7 +232,7 @@ impl Simulation {
             interval: s.trace.interval,
             log_buf: Vec::new(),
             loss_buf: Vec::new(),
-            instruments: Instruments::new(s.flows.len(), s.udp.len()),
+            instruments,
             estimate,
         })
     }
@@ -291,14 +292,14 @@ impl Simulation {
 
     /// What the run has recorded so far, table by table.
     pub fn recording(&self) -> Recording {
-        self.rec.recording()
+        self.rec.recording(self.instruments.series().sizes())
     }
 
     /// Some(one line) when recording passed its limit: the run stopped there and its
     /// results are incomplete.
     pub fn record_error(&self) -> Option<String> {
         let (table, at) = self.rec.over()?;
-        let r = self.rec.recording();
+        let r = self.recording();
         Some(format!(
             "recording passed max_record_mb = {} at {at} simulated ({} recorded, the {table} \
              table growing; the estimate was {}): record less (trace.{}, \
@@ -326,7 +327,11 @@ impl Simulation {
     pub fn finish_recorded(mut self) -> (Results, Vec<Fact>) {
         let end = self.now;
         self.absorb();
-        let m = self.instruments.finish();
+        for fact in census::facts(&self.net, &self.tcp, &self.udp) {
+            self.instruments.on_fact(fact);
+        }
+        let mut m = self.instruments.finish();
+        let facts = std::mem::take(&mut m.facts);
         let net = &self.net;
         let flows = self
             .tcp
@@ -340,15 +345,6 @@ impl Simulation {
             .enumerate()
             .map(|(i, u)| summary::udp_flow(net, m.drops().udp[i], u, end))
             .collect();
-        let mut delay = m.delay();
-        let names = self.tcp.iter().map(|f| &f.name);
-        for (row, name) in delay
-            .iter_mut()
-            .zip(names.chain(self.udp.iter().map(|u| &u.name)))
-        {
-            row.name = name.clone();
-        }
-        let conservation = conservation::check(net, m.drops(), &self.tcp, &self.udp);
         let stats = RunStats {
             sim_time_ns: end.as_nanos(),
             events: self.events.processed(),
@@ -356,25 +352,24 @@ impl Simulation {
             peak_pending_events: self.events.peak_len() as u64,
         };
         let links = summary::links(net, end);
+        let tcp_names: Vec<String> = self.tcp.iter().map(|f| f.name.clone()).collect();
+        let udp_names: Vec<String> = self.udp.iter().map(|u| u.name.clone()).collect();
         let pcap = self.net.capture.map(|c| c.finish()).unwrap_or_default();
         let rec = self.rec;
         let results = Results {
             flows,
             udp,
             links,
-            series: rec.series,
-            queues: rec.queues,
             drops: rec.drops,
             events: rec.events,
             segments: rec.segments,
-            delay_histogram: m.delay_histogram(),
-            verdicts: m.verdicts,
-            delay,
-            conservation,
             stats,
             pcap,
+            // The instruments' tables (delay, histogram, series, queues, verdicts) and the
+            // conservation verdict.
+            ..m.into_results(&tcp_names, &udp_names)
         };
-        (results, m.facts)
+        (results, facts)
     }
 
     /// Runs a scenario to the end.
@@ -395,9 +390,7 @@ impl Simulation {
                 {
                     Some(Arrival::InPool { id, .. }) => self.deliver(id),
                     Some(Arrival::Removed(d)) => {
-                        if let Some(fact) = delivered(now, &d.packet) {
-                            self.instruments.on_fact(fact);
-                        }
+                        self.instruments.on_fact(delivered(now, &d.packet));
                         let to = receive(&mut self.tcp, &mut self.udp, now, &d.packet);
                         self.after_delivery(to);
                     }
@@ -452,9 +445,7 @@ impl Simulation {
     /// then its slot is freed (before the endpoint sends anything).
     fn deliver(&mut self, id: PacketId) {
         let p = self.net.pool.get(id);
-        if let Some(fact) = delivered(self.now, p) {
-            self.instruments.on_fact(fact);
-        }
+        self.instruments.on_fact(delivered(self.now, p));
         let to = receive(&mut self.tcp, &mut self.udp, self.now, p);
         self.net.pool.release(id);
         self.after_delivery(to);
@@ -496,7 +487,6 @@ impl Simulation {
                 kind,
             });
             self.rec.segment(now, i, &seg);
-            f.packets.data_sent += 1;
             let p = Packet {
                 flow: i,
                 dst: f.dst,
@@ -521,16 +511,16 @@ impl Simulation {
             self.running -= 1;
         }
         if self.rec.on_change() {
-            let s = FlowSample::of(&f.sender, f.delivered);
-            self.rec.flow_changed(now, i, s);
+            let state = Fact::flow_state(now, i, &f.sender, f.delivered, true);
+            self.instruments.on_fact_within(state, &mut self.rec.budget);
         }
     }
 
-    /// Hands the network's facts (drops, marks) to the instruments.
+    /// Hands the network's facts (drops, marks, queue states) to the instruments.
     #[inline(never)]
     fn absorb(&mut self) {
         for fact in self.net.facts.drain(..) {
-            self.instruments.on_fact(fact);
+            self.instruments.on_fact_within(fact, &mut self.rec.budget);
         }
     }
 
@@ -540,7 +530,7 @@ impl Simulation {
         let f = &mut self.tcp[i as usize];
         f.read_all();
         while let Some(ack) = f.receiver.poll_transmit(now) {
-            f.packets.acks_sent += 1;
+            self.instruments.on_fact(Fact::AckSent { flow: i });
             let p = Packet {
                 flow: i,
                 dst: f.src,
@@ -556,8 +546,8 @@ impl Simulation {
             self.events.push_timer(t, Event::ReceiverTimer(i));
         }
         if self.rec.on_change() {
-            let s = FlowSample::of(&f.sender, f.delivered);
-            self.rec.flow_changed(now, i, s);
+            let state = Fact::flow_state(now, i, &f.sender, f.delivered, true);
+            self.instruments.on_fact_within(state, &mut self.rec.budget);
         }
     }
 
@@ -591,12 +581,13 @@ impl Simulation {
         let now = self.now;
         for (i, f) in self.tcp.iter().enumerate() {
             if f.start <= now {
-                let s = FlowSample::of(&f.sender, f.delivered);
-                self.rec.flow_row(now, i as u32, s);
+                let state = Fact::flow_state(now, i as u32, &f.sender, f.delivered, false);
+                self.instruments.on_fact_within(state, &mut self.rec.budget);
             }
         }
         for (l, link) in self.net.links.iter().enumerate() {
-            self.rec.queue_row(now, l as u32, link.held_at(now));
+            let held = Fact::queue_state(now, l as u32, link.held_at(now));
+            self.instruments.on_fact_within(held, &mut self.rec.budget);
         }
         let next = now + self.interval;
         if next <= self.end {
@@ -612,19 +603,19 @@ enum Receipt {
     Udp,
 }
 
-/// The fact of packet `p`'s arrival at its destination (data segments and datagrams).
+/// The fact of packet `p`'s arrival at its destination.
 #[inline(always)]
-fn delivered(now: Time, p: &Packet) -> Option<Fact> {
-    let kind = p.kind();
-    (kind != PacketKind::Ack).then(|| {
-        Fact::Delivered(Delivered {
+fn delivered(now: Time, p: &Packet) -> Fact {
+    match p.kind() {
+        PacketKind::Ack => Fact::AckDelivered { flow: p.flow },
+        kind => Fact::Delivered(Delivered {
             time: now,
             flow: p.flow,
             kind,
             seq: p.seq(),
             sent_at: p.sent_at,
-        })
-    })
+        }),
+    }
 }
 
 /// Hands delivered packet `p` to its endpoint.
@@ -634,13 +625,11 @@ fn receive(tcp: &mut [TcpFlow], udp: &mut [UdpFlow], now: Time, p: &Packet) -> R
     match &p.payload {
         Payload::Data(seg) => {
             let f = &mut tcp[i as usize];
-            f.packets.data_delivered += 1;
             f.receiver.on_segment(now, seg);
             Receipt::Receiver(i)
         }
         Payload::Ack(ack) => {
             let f = &mut tcp[i as usize];
-            f.packets.acks_delivered += 1;
             f.sender.on_segment(now, ack);
             Receipt::Sender(i)
         }

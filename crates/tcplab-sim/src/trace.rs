@@ -1,22 +1,21 @@
-//! Recording of what a run's [`TraceSpec`] asks for: flow and queue series, drops, the
-//! senders' event logs and every data segment sent. With everything off a recorder costs a
-//! few branches per event and no memory.
+//! Recording of what a run's [`TraceSpec`] asks for: drops, the senders' event logs and
+//! every data segment sent (the flow and queue series are an instrument,
+//! [`crate::instruments::series`], which shares the recorder's byte [`Budget`]). With
+//! everything off a recorder costs a few branches per event and no memory.
 //!
 //! Two bounds apply (docs/scenario.md, "Bounded recording"):
-//! - a byte limit on everything recorded (`Recorder::limit`): the row that would pass it
+//! - a byte limit on everything recorded ([`Budget`]): the row that would pass it
 //!   stops recording, and the driver ends the run with an error ([`Recorder::over`]);
-//! - `trace.max_rows_per_flow`: the series and queue tables are decimated to one row per
-//!   flow (link direction) per time bucket, the bucket doubling whenever the table reaches
-//!   `max_rows_per_flow` rows per flow (link direction); the logs (drops, events, segments)
-//!   keep their first `max_rows_per_flow` rows per flow and stop there.
+//! - `trace.max_rows_per_flow`: the logs (drops, events, segments) keep their first
+//!   `max_rows_per_flow` rows per flow and stop there (the series instrument decimates the
+//!   series and queue tables).
 
 use crate::packet::DropCause;
 use crate::packet::Packet;
-use crate::queue::Occupancy;
-use crate::results::{DropLog, EventLog, FlowSeries, QueueSeries, SegmentLog};
+use crate::results::{DropLog, EventLog, SegmentLog};
 use crate::scenario::{SeriesMode, TraceSpec};
 use std::mem::size_of;
-use tcplab_core::{DataSegment, LogRecord, Sender, SenderSnapshot, Time};
+use tcplab_core::{DataSegment, LogRecord, Time};
 
 /// Bytes of one row of each recorded table (the sum of its columns' element sizes).
 pub mod row_bytes {
@@ -37,8 +36,6 @@ pub mod row_bytes {
 
 /// The recorded tables, in [`Recording::tables`] order.
 pub const RECORDED: [&str; 5] = ["series", "queues", "drops", "events", "segments"];
-const SERIES: usize = 0;
-const QUEUES: usize = 1;
 const DROPS: usize = 2;
 const EVENTS: usize = 3;
 const SEGMENTS: usize = 4;
@@ -78,118 +75,53 @@ impl Recording {
     }
 }
 
-/// The sampled state of one flow: one row of the series table without flow and time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FlowSample {
-    pub cwnd: u64,
-    pub ssthresh: u64,
-    /// 0 until the first RTT sample.
-    pub srtt_ns: u64,
-    pub rto_ns: u64,
-    pub in_flight: u64,
-    /// Application bytes delivered so far.
-    pub delivered: u64,
-    /// Payload bytes the sender has put on the wire so far, retransmissions included.
-    pub bytes_sent: u64,
+/// The byte limit on everything a run records, shared by the recorder's logs and the
+/// series instrument ([`crate::instruments::series`]): the row that would pass it stops
+/// recording, for good.
+#[derive(Clone, Debug)]
+pub struct Budget {
+    /// Bytes of rows recorded may not pass this (u64::MAX: no limit).
+    limit: u64,
+    used: u64,
+    /// Recording stopped at this time because the next row of this table passed `limit`.
+    over: Option<(&'static str, Time)>,
 }
 
-impl FlowSample {
-    pub fn new(s: &SenderSnapshot, delivered: u64, bytes_sent: u64) -> Self {
-        FlowSample {
-            cwnd: s.cwnd,
-            ssthresh: s.ssthresh,
-            srtt_ns: s.srtt.map_or(0, |d| d.as_nanos()),
-            rto_ns: s.rto.as_nanos(),
-            in_flight: s.in_flight,
-            delivered,
-            bytes_sent,
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::unlimited()
+    }
+}
+
+impl Budget {
+    pub fn unlimited() -> Self {
+        Budget {
+            limit: u64::MAX,
+            used: 0,
+            over: None,
         }
     }
 
-    /// The sample of a sender now.
-    pub fn of(sender: &Sender, delivered: u64) -> Self {
-        FlowSample::new(&sender.snapshot(), delivered, sender.counters().bytes_sent)
-    }
-}
-
-/// Decimation of a series table keyed by flow (or link direction): at most one row per key
-/// per bucket of `width` ns (the first), `width` doubling whenever the table reaches `cap`.
-#[derive(Clone, Debug, Default)]
-struct Thinning {
-    /// Rows that trigger a compaction; 0 = never (keep every row).
-    cap: usize,
-    /// Bucket width in ns; 0 = not decimated yet.
-    width: u64,
-    /// Per key: 1 + the bucket of its last row kept (0 = none).
-    last: Vec<u64>,
-}
-
-impl Thinning {
-    fn new(max_rows_per_key: Option<u64>, keys: usize) -> Self {
-        let cap = max_rows_per_key.map_or(0, |m| (m.max(2) as usize).saturating_mul(keys.max(1)));
-        Thinning {
-            cap,
-            width: 0,
-            last: vec![0; keys],
-        }
-    }
-
-    /// Whether a row of `key` at `t` is kept.
+    /// Counts a row of `bytes` of table `table` at `now`; false (and recording stops) when
+    /// it does not fit.
     #[inline]
-    fn admit(&mut self, key: u32, t: u64) -> bool {
-        if self.width == 0 {
-            return true;
+    pub fn charge(&mut self, table: &'static str, bytes: u64, now: Time) -> bool {
+        if self.over.is_some() {
+            return false;
         }
-        let b = t / self.width + 1;
-        let last = &mut self.last[key as usize];
-        if *last == b {
-            false
-        } else {
-            *last = b;
-            true
+        let used = self.used + bytes;
+        if used > self.limit {
+            self.over = Some((table, now));
+            return false;
         }
+        self.used = used;
+        true
     }
 
-    /// After a row: the table holds `len` rows at time `now`. Returns the rows to keep when
-    /// the table must shrink (then `width` has grown), None otherwise.
-    fn compact(&mut self, len: usize, now: u64, keys: &[u32], times: &[u64]) -> Option<Vec<bool>> {
-        if self.cap == 0 || len < self.cap {
-            return None;
-        }
-        // One row per key and bucket leaves at most keys × (now / width + 1) rows: start
-        // from the width that brings this under half the cap, then double until it holds.
-        let n_keys = self.last.len().max(1) as u64;
-        let half = (self.cap / 2).max(1) as u64;
-        let guess = (n_keys.saturating_mul(now.saturating_add(1)) / half).max(1);
-        let mut width = (self.width.saturating_mul(2)).max(guess.next_power_of_two());
-        loop {
-            let mut last = vec![0u64; self.last.len()];
-            let keep: Vec<bool> = keys
-                .iter()
-                .zip(times)
-                .map(|(&k, &t)| {
-                    let b = t / width + 1;
-                    let l = &mut last[k as usize];
-                    let new = *l != b;
-                    *l = b;
-                    new
-                })
-                .collect();
-            let kept = keep.iter().filter(|&&k| k).count();
-            if kept as u64 <= half || width > now {
-                self.width = width;
-                self.last = last;
-                return Some(keep);
-            }
-            width = width.saturating_mul(2);
-        }
+    /// Gives back `bytes` of rows removed (decimation).
+    pub fn refund(&mut self, bytes: u64) {
+        self.used -= bytes;
     }
-}
-
-/// Keeps the elements of `v` whose entry in `keep` is true.
-fn retain<T>(v: &mut Vec<T>, keep: &[bool]) {
-    let mut k = keep.iter();
-    v.retain(|_| *k.next().unwrap_or(&true));
 }
 
 pub struct Recorder {
@@ -197,20 +129,11 @@ pub struct Recorder {
     pub events_on: bool,
     pub segments_on: bool,
     pub drops_on: bool,
-    pub series: FlowSeries,
-    pub queues: QueueSeries,
     pub drops: DropLog,
     pub events: EventLog,
     pub segments: SegmentLog,
-    /// Last row recorded per flow (change mode).
-    last: Vec<Option<FlowSample>>,
-    /// Bytes of rows recorded may not pass this (u64::MAX: no limit).
-    limit: u64,
-    used: u64,
-    /// Recording stopped at this time because the next row of this table passed `limit`.
-    over: Option<(&'static str, Time)>,
-    series_thin: Thinning,
-    queue_thin: Thinning,
+    /// Shared with the series instrument, which records the series and queues tables.
+    pub budget: Budget,
     /// Rows each log (drops, events, segments) may hold (usize::MAX: no cap), and when a
     /// log was cut.
     log_cap: usize,
@@ -218,32 +141,23 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder of `spec` for `flows` TCP flows, `udp` UDP flows and `links` link
-    /// directions, without a byte limit.
+    /// A recorder of `spec` for `flows` TCP flows, without a byte limit.
     pub fn new(spec: &TraceSpec, flows: usize) -> Self {
-        Self::with_bounds(spec, flows, 0, 0)
+        Self::with_bounds(spec, flows, 0)
     }
 
-    /// `new`, knowing the UDP flows and link directions that `trace.max_rows_per_flow`
-    /// counts.
-    pub fn with_bounds(spec: &TraceSpec, flows: usize, udp: usize, links: usize) -> Self {
+    /// `new`, knowing the UDP flows that `trace.max_rows_per_flow` counts.
+    pub fn with_bounds(spec: &TraceSpec, flows: usize, udp: usize) -> Self {
         let m = spec.max_rows_per_flow;
         Recorder {
             series_mode: spec.series,
             events_on: spec.events,
             segments_on: spec.segments,
             drops_on: spec.drops,
-            series: FlowSeries::default(),
-            queues: QueueSeries::default(),
             drops: DropLog::default(),
             events: EventLog::default(),
             segments: SegmentLog::default(),
-            last: vec![None; flows],
-            limit: u64::MAX,
-            used: 0,
-            over: None,
-            series_thin: Thinning::new(m, flows),
-            queue_thin: Thinning::new(m, links),
+            budget: Budget::unlimited(),
             log_cap: m.map_or(usize::MAX, |m| {
                 (m.max(2) as usize).saturating_mul((flows + udp).max(1))
             }),
@@ -254,28 +168,19 @@ impl Recorder {
     /// Recording may hold at most `bytes` (rows × row bytes); the row that would pass it
     /// stops recording (see [`over`](Self::over)).
     pub fn set_limit(&mut self, bytes: u64) {
-        self.limit = bytes;
+        self.budget.limit = bytes;
     }
 
     /// The table whose row passed the limit, and when; recording has stopped.
     pub fn over(&self) -> Option<(&'static str, Time)> {
-        self.over
+        self.budget.over
     }
 
     /// Counts a row of table `t` against the limit; false (and recording stops) when it
     /// does not fit.
     #[inline]
     fn charge(&mut self, t: usize, now: Time) -> bool {
-        if self.over.is_some() {
-            return false;
-        }
-        let used = self.used + ROW_BYTES[t];
-        if used > self.limit {
-            self.over = Some((RECORDED[t], now));
-            return false;
-        }
-        self.used = used;
-        true
+        self.budget.charge(RECORDED[t], ROW_BYTES[t], now)
     }
 
     /// Whether log `t` (holding `len` rows) takes another row at `now`.
@@ -288,16 +193,17 @@ impl Recorder {
         self.charge(t, now)
     }
 
-    /// What the tables hold now.
-    pub fn recording(&self) -> Recording {
+    /// What the tables hold now; `series`: rows and bucket width of the series and queues
+    /// tables ([`crate::instruments::series::Series::sizes`]).
+    pub fn recording(&self, series: [(usize, u64); 2]) -> Recording {
         let rows = [
-            self.series.time_ns.len(),
-            self.queues.time_ns.len(),
+            series[0].0,
+            series[1].0,
             self.drops.time_ns.len(),
             self.events.time_ns.len(),
             self.segments.time_ns.len(),
         ];
-        let bucket = [self.series_thin.width, self.queue_thin.width, 0, 0, 0];
+        let bucket = [series[0].1, series[1].1, 0, 0, 0];
         Recording {
             tables: (0..5)
                 .map(|t| TableRecord {
@@ -308,7 +214,7 @@ impl Recorder {
                     truncated_at_ns: self.truncated[t].map(|t| t.as_nanos()),
                 })
                 .collect(),
-            limit_bytes: self.limit,
+            limit_bytes: self.budget.limit,
         }
     }
 
@@ -316,69 +222,6 @@ impl Recorder {
     #[inline]
     pub fn on_change(&self) -> bool {
         self.series_mode == SeriesMode::Change
-    }
-
-    /// Change mode: a row when the flow's sample differs from the last one recorded.
-    pub fn flow_changed(&mut self, now: Time, flow: u32, s: FlowSample) {
-        let last = &mut self.last[flow as usize];
-        if *last != Some(s) {
-            *last = Some(s);
-            self.flow_row(now, flow, s);
-        }
-    }
-
-    /// A row whatever changed (interval mode).
-    pub fn flow_row(&mut self, now: Time, flow: u32, s: FlowSample) {
-        if !self.series_thin.admit(flow, now.as_nanos()) || !self.charge(SERIES, now) {
-            return;
-        }
-        let t = &mut self.series;
-        t.flow.push(flow);
-        t.time_ns.push(now.as_nanos());
-        t.cwnd.push(s.cwnd);
-        t.ssthresh.push(s.ssthresh);
-        t.srtt_ns.push(s.srtt_ns);
-        t.rto_ns.push(s.rto_ns);
-        t.in_flight.push(s.in_flight);
-        t.delivered.push(s.delivered);
-        t.bytes_sent.push(s.bytes_sent);
-        if let Some(keep) =
-            self.series_thin
-                .compact(t.time_ns.len(), now.as_nanos(), &t.flow, &t.time_ns)
-        {
-            retain(&mut t.flow, &keep);
-            retain(&mut t.time_ns, &keep);
-            retain(&mut t.cwnd, &keep);
-            retain(&mut t.ssthresh, &keep);
-            retain(&mut t.srtt_ns, &keep);
-            retain(&mut t.rto_ns, &keep);
-            retain(&mut t.in_flight, &keep);
-            retain(&mut t.delivered, &keep);
-            retain(&mut t.bytes_sent, &keep);
-            self.used -= (keep.len() - t.time_ns.len()) as u64 * ROW_BYTES[SERIES];
-        }
-    }
-
-    /// A queue row (every change in change mode, every interval in interval mode).
-    pub fn queue_row(&mut self, now: Time, link: u32, held: Occupancy) {
-        if !self.queue_thin.admit(link, now.as_nanos()) || !self.charge(QUEUES, now) {
-            return;
-        }
-        let q = &mut self.queues;
-        q.link.push(link);
-        q.time_ns.push(now.as_nanos());
-        q.packets.push(held.packets);
-        q.bytes.push(held.bytes);
-        if let Some(keep) =
-            self.queue_thin
-                .compact(q.time_ns.len(), now.as_nanos(), &q.link, &q.time_ns)
-        {
-            retain(&mut q.link, &keep);
-            retain(&mut q.time_ns, &keep);
-            retain(&mut q.packets, &keep);
-            retain(&mut q.bytes, &keep);
-            self.used -= (keep.len() - q.time_ns.len()) as u64 * ROW_BYTES[QUEUES];
-        }
     }
 
     pub fn drop(&mut self, now: Time, link: u32, p: &Packet, cause: DropCause) {

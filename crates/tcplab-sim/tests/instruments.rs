@@ -6,7 +6,7 @@ mod common;
 
 use tcplab_core::{Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
-use tcplab_sim::instruments::record::{read_jsonl, write_jsonl};
+use tcplab_sim::instruments::record::read_jsonl;
 use tcplab_sim::instruments::{replay, Fact, Measurements};
 use tcplab_sim::results::FlowSummary;
 use tcplab_sim::scenario::{
@@ -125,12 +125,7 @@ fn replayed_facts_give_the_figures_of_the_run() {
             assert!(total(|f| f.cross_layer_reports) > 0, "{what}");
         }
         assert_same(&r, &replay_of(&r, &facts), &what);
-
-        // Through a JSON-lines file.
-        let mut file = Vec::new();
-        write_jsonl(&facts, &mut file).unwrap();
-        let read = read_jsonl(file.as_slice()).unwrap();
-        assert_eq!(read, facts, "{what}: JSON lines round trip");
+        let read = common::through_jsonl(&facts);
         assert_same(
             &r,
             &replay_of(&r, &read),

@@ -65,8 +65,10 @@ fn queued_packet_waits_for_the_one_in_service() {
     let o = run(link(Buffer::Packets(10)), &[(ms(0), 1000), (ms(2), 500)]);
     assert_eq!(o.arrivals, [(0, ms(18)), (1, ms(22))]);
     // Queue series: 1, 2 on arrivals, 1, 0 on departures.
-    assert_eq!(o.rec.queues.packets, [1, 2, 1, 0]);
-    assert_eq!(o.rec.queues.time_ns, [0, 2_000_000, 8_000_000, 12_000_000]);
+    // What the link holds after each change, stated as facts (series on change).
+    let queues = tcplab_sim::instruments::replay(0, 1, o.net.facts.iter().copied()).queues;
+    assert_eq!(queues.packets, [1, 2, 1, 0]);
+    assert_eq!(queues.time_ns, [0, 2_000_000, 8_000_000, 12_000_000]);
 }
 
 #[test]

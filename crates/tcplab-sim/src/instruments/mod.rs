@@ -10,28 +10,46 @@
 //! - [`eth`]: loss events and duplicate ACKs per recovery (docs/eth-metrics.md);
 //! - [`delay`]: one-way delay, jitter and loss per flow (docs/delay.md), with
 //!   [`histogram`], the fixed-size histogram behind its percentiles;
-//! - [`record`]: facts as JSON lines, to record them and to replay them.
+//! - [`conservation`]: packets sent = delivered + dropped + in flight per flow and kind, the
+//!   endpoints' counters and the applications' reads (the `conservation` result);
+//! - [`series`]: the flows' state and the link directions' queues over time (the `series`
+//!   and `queues` tables);
+//! - [`record`]: facts as JSON lines, to record them and to replay them (docs/instruments.md).
 //!
 //! The set is fixed ([`Instruments`], static dispatch): a fact costs a few branches. The same
 //! instruments run on a recorded fact stream ([`replay`]), e.g. an emulator's drop log and a
 //! real sender's transmissions and loss responses, and give the same figures.
+//!
+//! A new instrument: a module here that takes [`Fact`]s (add the facts it needs to
+//! [`fact`], their JSON form to [`record`], and state them where they happen: the driver
+//! `crate::sim`, the network, or the end-of-run census `crate::census`), a field of
+//! [`Instruments`] fed in [`Instruments::on_fact`], and its figures in [`Measurements`].
 
 pub mod classify;
+pub mod conservation;
 pub mod delay;
 pub mod drops;
 pub mod eth;
 pub mod fact;
 pub mod histogram;
 pub mod record;
+pub mod series;
 pub mod timeouts;
 
-pub use fact::{Delivered, Dropped, Fact};
+pub use fact::{Delivered, Dropped, Fact, FlowSample};
 
-use crate::results::{DelayHistogramLog, DelaySummary, FlowSummary, VerdictLog};
+use crate::results::{
+    Conservation, DelayHistogramLog, DelaySummary, FlowSeries, FlowSummary, QueueSeries,
+    UdpSummary, VerdictLog,
+};
+use crate::trace::Budget;
+use crate::Results;
 use classify::LossClassification;
+use conservation::PacketConservation;
 use delay::DelayMetrics;
 use drops::DropLog;
 use eth::LossEvents;
+use series::Series;
 use timeouts::TimeoutTaxonomy;
 
 /// An instrument: takes facts, one at a time in the order they happened, and writes its
@@ -51,6 +69,8 @@ pub struct Instruments {
     timeouts: TimeoutTaxonomy,
     loss_events: LossEvents,
     delay: DelayMetrics,
+    conservation: PacketConservation,
+    series: Series,
     verdicts: VerdictLog,
     /// Every fact taken, when recording ([`Instruments::record`]).
     recorded: Option<Vec<Fact>>,
@@ -64,9 +84,23 @@ impl Instruments {
             timeouts: TimeoutTaxonomy::new(tcp_flows),
             loss_events: LossEvents::new(tcp_flows),
             delay: DelayMetrics::new(tcp_flows, udp_flows),
+            conservation: PacketConservation::new(tcp_flows, udp_flows),
+            series: Series::new(tcp_flows, 0, None),
             verdicts: VerdictLog::default(),
             recorded: None,
         }
+    }
+
+    /// The series tables keep at most `max_rows_per_flow` rows per flow (per each of the
+    /// `links` link directions) when Some, decimated (see [`series`]).
+    pub fn bound_series(&mut self, links: usize, max_rows_per_flow: Option<u64>) {
+        let tcp_flows = self.drops.tcp.len();
+        self.series = Series::new(tcp_flows, links, max_rows_per_flow);
+    }
+
+    /// The series instrument so far.
+    pub fn series(&self) -> &Series {
+        &self.series
     }
 
     /// Keeps every fact from now on ([`Measurements::facts`]).
@@ -80,17 +114,42 @@ impl Instruments {
     }
 
     /// Takes one fact. Transmissions, acknowledgments and deliveries (one per packet or
-    /// ACK) take the inlined path; the rare facts (drops, marks, loss responses, reports)
-    /// the other. Only the delay instrument reads deliveries and datagrams sent.
+    /// ACK) take the inlined path; the rare facts (drops, marks, loss responses, reports,
+    /// the census) the other. Only the delay and conservation instruments read deliveries
+    /// and datagrams sent, only conservation ACKs sent and delivered. The series rows a
+    /// flow or queue state adds are not charged against any budget.
     #[inline(always)]
     pub fn on_fact(&mut self, fact: Fact) {
+        self.take(fact, None)
+    }
+
+    /// [`on_fact`](Self::on_fact), the series rows charged against `budget` (the run's
+    /// recording limit).
+    #[inline(always)]
+    pub fn on_fact_within(&mut self, fact: Fact, budget: &mut Budget) {
+        self.take(fact, Some(budget))
+    }
+
+    #[inline(always)]
+    fn take(&mut self, fact: Fact, budget: Option<&mut Budget>) {
         if self.recorded.is_some() {
             self.keep(fact);
         }
         match fact {
             Fact::Transmit { .. } | Fact::Acked { .. } => self.dispatch(&fact),
-            Fact::Delivered(d) => self.delay.on_delivered(&d),
-            Fact::UdpSent { .. } => self.delay.on_fact(&fact, &self.drops),
+            Fact::Delivered(d) => {
+                self.delay.on_delivered(&d);
+                self.conservation.on_delivered(d.flow, d.kind);
+            }
+            Fact::AckSent { .. } | Fact::AckDelivered { .. } => self.conservation.on_fact(&fact),
+            Fact::UdpSent { .. } => {
+                self.delay.on_fact(&fact, &self.drops);
+                self.conservation.on_fact(&fact);
+            }
+            Fact::FlowState { .. } | Fact::QueueState { .. } => match budget {
+                Some(b) => self.series.on_fact(&fact, b),
+                None => self.series.on_fact(&fact, &mut Budget::unlimited()),
+            },
             _ => self.on_rare_fact(&fact),
         }
     }
@@ -111,6 +170,7 @@ impl Instruments {
         self.timeouts.on_fact(fact, &self.drops);
         self.loss_events.on_fact(fact, &self.drops);
         self.delay.on_fact(fact, &self.drops);
+        self.conservation.on_fact(fact);
     }
 
     #[inline(never)]
@@ -133,6 +193,8 @@ impl Instruments {
         Measurements {
             facts: self.recorded.take().unwrap_or_default(),
             verdicts: std::mem::take(&mut self.verdicts),
+            series: std::mem::take(&mut self.series.series),
+            queues: std::mem::take(&mut self.series.queues),
             instruments: self,
         }
     }
@@ -143,6 +205,10 @@ impl Instruments {
 pub struct Measurements {
     /// One row per loss response.
     pub verdicts: VerdictLog,
+    /// The `series` table.
+    pub series: FlowSeries,
+    /// The `queues` table.
+    pub queues: QueueSeries,
     /// Every fact, in order, when recording; else empty.
     pub facts: Vec<Fact>,
     instruments: Instruments,
@@ -173,12 +239,89 @@ impl Measurements {
         self.instruments.delay.histograms()
     }
 
+    /// The conservation verdict; violations name the flows by `tcp_names` and `udp_names`.
+    pub fn conservation(&self, tcp_names: &[String], udp_names: &[String]) -> Conservation {
+        self.instruments.conservation.verdict(tcp_names, udp_names)
+    }
+
+    /// The conservation instrument's counts.
+    pub fn packets(&self) -> &PacketConservation {
+        &self.instruments.conservation
+    }
+
     /// TCP flow `flow`'s summary row with only the instruments' fields set.
     pub fn row(&self, flow: usize) -> FlowSummary {
         let mut row = FlowSummary::default();
         self.fill(flow, &mut row);
         row
     }
+}
+
+impl Measurements {
+    /// The results of a run as far as the instruments measure them (a replayed fact
+    /// stream's): the flows' and UDP flows' rows with the instruments' fields (UDP: packets
+    /// sent, received and dropped), the verdicts, delay, delay histogram, series and queues
+    /// tables and the conservation verdict; the flows named by `tcp_names` and `udp_names`.
+    /// The rest (endpoints' counters, links, logs, run stats) is left empty.
+    pub fn into_results(mut self, tcp_names: &[String], udp_names: &[String]) -> Results {
+        let flows = (0..tcp_names.len())
+            .map(|i| FlowSummary {
+                name: tcp_names[i].clone(),
+                ..self.row(i)
+            })
+            .collect();
+        let udp = udp_names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let t = self.packets().udp(i);
+                UdpSummary {
+                    name: name.clone(),
+                    packets_sent: t.sent,
+                    packets_received: t.delivered,
+                    packets_dropped: t.dropped,
+                    ..UdpSummary::default()
+                }
+            })
+            .collect();
+        let mut delay = self.delay();
+        for (row, name) in delay.iter_mut().zip(tcp_names.iter().chain(udp_names)) {
+            row.name = name.clone();
+        }
+        Results {
+            flows,
+            udp,
+            conservation: self.conservation(tcp_names, udp_names),
+            delay_histogram: self.delay_histogram(),
+            delay,
+            series: std::mem::take(&mut self.series),
+            queues: std::mem::take(&mut self.queues),
+            verdicts: std::mem::take(&mut self.verdicts),
+            ..Results::default()
+        }
+    }
+}
+
+/// Checks that every fact of a recorded stream names a flow below `tcp_flows` (TCP) or
+/// `udp_flows` (UDP), as [`replay`] needs; else one line naming the first that does not.
+pub fn check_flows(facts: &[Fact], tcp_flows: usize, udp_flows: usize) -> Result<(), String> {
+    for (n, f) in facts.iter().enumerate() {
+        if let Some((udp, flow)) = f.flow() {
+            let (what, count) = if udp {
+                ("UDP", udp_flows)
+            } else {
+                ("TCP", tcp_flows)
+            };
+            if flow as usize >= count {
+                return Err(format!(
+                    "fact {}: {what} flow {flow}, but {}_flows = {count}",
+                    n + 1,
+                    what.to_lowercase()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs the instruments on a recorded fact stream of `tcp_flows` TCP and `udp_flows` UDP

@@ -8,9 +8,13 @@
 //! {"fact":"transmit","flow":0,"seq":1460,"retransmission":1,"kind":"fast"}
 //! {"fact":"udp_sent","flow":0,"seq":17}
 //! {"fact":"delivered","time_ns":9000,"flow":0,"packet":"udp","seq":17,"sent_at_ns":2000}
+//! {"fact":"ack_sent","flow":0}
+//! {"fact":"queue_state","time_ns":9000,"link":0,"packets":3,"bytes":4500}
 //! ```
+//!
+//! Every fact and field is listed in docs/instruments.md.
 
-use super::fact::{Delivered, Dropped, Fact};
+use super::fact::{Delivered, Dropped, EndpointCounts, Fact, FlowSample, Reads};
 use crate::packet::{DropCause, PacketKind};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -73,6 +77,46 @@ enum Line {
         packet: String,
         seq: u64,
         sent_at_ns: u64,
+    },
+    AckSent {
+        flow: u32,
+    },
+    AckDelivered {
+        flow: u32,
+    },
+    FlowState {
+        time_ns: u64,
+        flow: u32,
+        state: FlowSample,
+        changed_only: bool,
+    },
+    QueueState {
+        time_ns: u64,
+        link: u32,
+        packets: u32,
+        bytes: u64,
+    },
+    InFlight {
+        flow: u32,
+        packet: String,
+        packets: u64,
+    },
+    Stored {
+        packets: u64,
+    },
+    Endpoints {
+        flow: u32,
+        counts: EndpointCounts,
+    },
+    Misread {
+        flow: u32,
+        seq: u64,
+        len: u64,
+        after: u64,
+    },
+    Reads {
+        flow: u32,
+        reads: Reads,
     },
 }
 
@@ -164,6 +208,53 @@ impl Line {
                 seq: d.seq,
                 sent_at_ns: d.sent_at.as_nanos(),
             },
+            Fact::AckSent { flow } => Line::AckSent { flow },
+            Fact::AckDelivered { flow } => Line::AckDelivered { flow },
+            Fact::FlowState {
+                time,
+                flow,
+                state,
+                changed_only,
+            } => Line::FlowState {
+                time_ns: time.as_nanos(),
+                flow,
+                state,
+                changed_only,
+            },
+            Fact::QueueState {
+                time,
+                link,
+                packets,
+                bytes,
+            } => Line::QueueState {
+                time_ns: time.as_nanos(),
+                link,
+                packets,
+                bytes,
+            },
+            Fact::InFlight {
+                flow,
+                kind,
+                packets,
+            } => Line::InFlight {
+                flow,
+                packet: kind.as_str().into(),
+                packets,
+            },
+            Fact::Stored { packets } => Line::Stored { packets },
+            Fact::Endpoints { flow, counts } => Line::Endpoints { flow, counts },
+            Fact::Misread {
+                flow,
+                seq,
+                len,
+                after,
+            } => Line::Misread {
+                flow,
+                seq,
+                len,
+                after,
+            },
+            Fact::Reads { flow, reads } => Line::Reads { flow, reads },
         }
     }
 
@@ -254,6 +345,53 @@ impl Line {
                 seq,
                 sent_at: Time::from_nanos(sent_at_ns),
             }),
+            Line::AckSent { flow } => Fact::AckSent { flow },
+            Line::AckDelivered { flow } => Fact::AckDelivered { flow },
+            Line::FlowState {
+                time_ns,
+                flow,
+                state,
+                changed_only,
+            } => Fact::FlowState {
+                time: Time::from_nanos(time_ns),
+                flow,
+                state,
+                changed_only,
+            },
+            Line::QueueState {
+                time_ns,
+                link,
+                packets,
+                bytes,
+            } => Fact::QueueState {
+                time: Time::from_nanos(time_ns),
+                link,
+                packets,
+                bytes,
+            },
+            Line::InFlight {
+                flow,
+                packet,
+                packets,
+            } => Fact::InFlight {
+                flow,
+                kind: named(&PacketKind::ALL, PacketKind::as_str, "packet", &packet)?,
+                packets,
+            },
+            Line::Stored { packets } => Fact::Stored { packets },
+            Line::Endpoints { flow, counts } => Fact::Endpoints { flow, counts },
+            Line::Misread {
+                flow,
+                seq,
+                len,
+                after,
+            } => Fact::Misread {
+                flow,
+                seq,
+                len,
+                after,
+            },
+            Line::Reads { flow, reads } => Fact::Reads { flow, reads },
         })
     }
 }
@@ -265,6 +403,20 @@ pub fn write_jsonl(facts: &[Fact], out: &mut impl Write) -> std::io::Result<()> 
         out.write_all(b"\n")?;
     }
     Ok(())
+}
+
+/// Reads the facts of the JSON-lines files `paths`, one file after the other (the
+/// instruments take them in that order); an error names the file and the line.
+pub fn read_files<P: AsRef<std::path::Path>>(paths: &[P]) -> Result<Vec<Fact>, String> {
+    let mut facts = Vec::new();
+    for path in paths {
+        let path = path.as_ref();
+        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let read = read_jsonl(std::io::BufReader::new(file))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        facts.extend(read);
+    }
+    Ok(facts)
 }
 
 /// Reads facts written as JSON lines (blank lines are skipped); an error names the line.

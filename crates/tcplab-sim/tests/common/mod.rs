@@ -98,3 +98,13 @@ pub fn run_recorded(s: &Scenario) -> (Results, Vec<Fact>) {
     assert!(r.conservation.ok, "{:?}", r.conservation.violations);
     (r, facts)
 }
+
+/// `facts` written as JSON lines and read back (checking the round trip).
+pub fn through_jsonl(facts: &[Fact]) -> Vec<Fact> {
+    use tcplab_sim::instruments::record::{read_jsonl, write_jsonl};
+    let mut file = Vec::new();
+    write_jsonl(facts, &mut file).unwrap();
+    let read = read_jsonl(file.as_slice()).unwrap();
+    assert_eq!(read, facts, "JSON lines round trip");
+    read
+}
