@@ -449,7 +449,7 @@ fn unknown_parameters_are_refused() {
     let mut p = Params::new();
     p.insert("loss_tresh".into(), crate::ParamValue::Num(0.1));
     let e = Bbr3::from_params(&ctx, &p).err().unwrap();
-    assert!(e.0.contains("loss_tresh"), "{e}");
+    assert!(e.message.contains("loss_tresh"), "{e}");
     let mut p = Params::new();
     p.insert("loss_thresh".into(), crate::ParamValue::Num(0.05));
     assert_eq!(Bbr3::from_params(&ctx, &p).unwrap().p.loss_thresh, 0.05);
