@@ -38,16 +38,26 @@ impl TcpFlow {
 
     /// Hands every in-order byte the receiver has to the application, checking that each
     /// chunk starts exactly where the previous one ended.
+    #[inline]
     pub fn read_all(&mut self) {
         while let Some((seq, len)) = self.receiver.read() {
-            if seq != Seq(self.delivered) && self.read_violations.len() < 10 {
-                self.read_violations.push(format!(
-                    "flow {:?}: read of {len} bytes at {} after {} bytes delivered",
-                    self.name, seq.0, self.delivered
-                ));
+            if seq != Seq(self.delivered) {
+                self.read_violation(seq, len);
             }
             self.read_total += len;
             self.delivered = self.delivered.max(seq.0 + len);
+        }
+    }
+
+    /// Notes (the first ten of) the reads that did not start where the previous one ended.
+    #[cold]
+    #[inline(never)]
+    fn read_violation(&mut self, seq: Seq, len: u64) {
+        if self.read_violations.len() < 10 {
+            self.read_violations.push(format!(
+                "flow {:?}: read of {len} bytes at {} after {} bytes delivered",
+                self.name, seq.0, self.delivered
+            ));
         }
     }
 }
