@@ -9,8 +9,8 @@
 //! (which is in that bucket), a relative error of at most 1/128 (0.79 %), whatever the
 //! distribution. 3,776 buckets cover every u64. They are stored in blocks of [`BLOCK`] = 16
 //! consecutive buckets, a block only once one of its buckets is used (128 bytes each, at most
-//! 30 KB, typically a few blocks), found through a table of 236 bytes: counting a value is a
-//! few instructions, with no search.
+//! 30 KB; a few to a few dozen per histogram, as the values spread), found through a table of
+//! 236 bytes: counting a value is a few instructions, with no search.
 
 /// Buckets per power of two above [`EXACT_BELOW`].
 pub const SUB_BUCKETS: u64 = 64;
