@@ -290,19 +290,20 @@ impl Scoreboard {
         if lo >= hi {
             return 0;
         }
-        // Collect the intervals that overlap or touch [lo, hi) and the gaps between them.
+        // Merge the intervals that overlap or touch [lo, hi), in order, and mark the gaps
+        // between them (one at a time, taken out as they are merged: no list to allocate).
         let mut new_lo = lo;
         let mut new_hi = hi;
-        let mut touching: Vec<(SegIdx, SegIdx)> = Vec::new();
-        if let Some((&s, &e)) = self.sacked.range(..lo).next_back() {
-            if e >= lo {
-                touching.push((s, e));
-            }
-        }
-        touching.extend(self.sacked.range(lo..=hi).map(|(&s, &e)| (s, e)));
+        let mut next = self
+            .sacked
+            .range(..lo)
+            .next_back()
+            .filter(|(_, &e)| e >= lo)
+            .or_else(|| self.sacked.range(lo..=hi).next())
+            .map(|(&s, &e)| (s, e));
         let mut newly = 0;
         let mut cursor = lo;
-        for &(s, e) in &touching {
+        while let Some((s, e)) = next {
             if s > cursor {
                 newly += self.set_sacked(cursor, s.min(hi));
             }
@@ -310,6 +311,7 @@ impl Scoreboard {
             new_lo = new_lo.min(s);
             new_hi = new_hi.max(e);
             self.sacked.remove(&s);
+            next = self.sacked.range(lo..=hi).next().map(|(&s, &e)| (s, e));
         }
         if cursor < hi {
             newly += self.set_sacked(cursor, hi);

@@ -1,7 +1,8 @@
 //! The event queue: events ordered by `(time, sequence number)`, so events due at the same
 //! instant run in the order they were scheduled (FIFO ties). Two binary heaps share the
 //! sequence counter, one for endpoint timers and one for everything else (see
-//! [`EventQueue`]). Every simulation owns its queue; nothing here is global, so many
+//! [`EventQueue`]), until the events pending pass [`RADIX_ABOVE`]: from then on a radix
+//! heap ([`Radix`]) holds them all, whose cost does not grow with their number. Every simulation owns its queue; nothing here is global, so many
 //! simulations can run in one process or in parallel threads.
 //!
 //! Also the lazy-timer bookkeeping ([`TimerSlot`]) the driver uses for endpoint timers: one
@@ -93,6 +94,151 @@ impl<E> MinHeap<E> {
     }
 }
 
+/// Pending events past which the queue turns into a radix heap (for good: a run that had
+/// that many keeps about as many). B1-B4 stay far below (at most a few hundred); 10,000
+/// flows keep some 30,000 pending (an arrival per busy link direction, two timers per flow),
+/// where a heap pop took about 15 levels of sifting.
+pub const RADIX_ABOVE: usize = 4096;
+
+/// Bucket of `key` against the floor `last` (`key >= last`): 0 when equal, else 1 + the
+/// position of the highest bit in which they differ.
+#[inline(always)]
+fn bucket_of(last: u128, key: u128) -> usize {
+    let x = key ^ last;
+    let hi = (x >> 64) as u64;
+    if hi != 0 {
+        128 - hi.leading_zeros() as usize
+    } else {
+        64 - (x as u64).leading_zeros() as usize
+    }
+}
+
+/// A radix heap of entries. The keys a simulation schedules never go below the last one
+/// popped (an event is scheduled at or after the current time, with a larger sequence
+/// number), so entries are kept in buckets by the highest bit in which their key differs
+/// from a floor `last` (the smallest key found so far): adding one is an append to its
+/// bucket, and the smallest is the only entry of bucket 0 once the lowest non-empty bucket
+/// has been spread over the lower ones (an entry moves down at most 128 times in all, in
+/// practice a few). The order is exactly that of a sorted queue (keys are unique). A key
+/// below the floor (scheduled before a peeked event; the simulator never does) is still
+/// placed correctly, by rebuilding the buckets.
+struct Radix<E> {
+    /// Bucket 0: the smallest entry, once found ([`Radix::settle`]); its key is `last`.
+    first: Option<Entry<E>>,
+    /// Bucket `b` (1..=128) at `b - 1`.
+    buckets: Vec<Vec<Entry<E>>>,
+    /// Bit `b - 1` (of the pair, low word first) set when bucket `b` holds entries.
+    nonempty: [u64; 2],
+    /// The floor: no entry has a smaller key.
+    last: u128,
+    len: usize,
+}
+
+impl<E> Radix<E> {
+    fn new() -> Self {
+        Radix {
+            first: None,
+            buckets: (0..128).map(|_| Vec::new()).collect(),
+            nonempty: [0; 2],
+            last: 0,
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, e: Entry<E>) {
+        if e.key < self.last {
+            self.rebuild(e);
+        } else {
+            self.place(e);
+        }
+        self.len += 1;
+    }
+
+    /// Puts `e` (key at or above `last`) in its bucket.
+    #[inline(always)]
+    fn place(&mut self, e: Entry<E>) {
+        let b = bucket_of(self.last, e.key);
+        if b == 0 {
+            self.first = Some(e);
+        } else {
+            self.buckets[b - 1].push(e);
+            self.nonempty[(b - 1) >> 6] |= 1 << ((b - 1) & 63);
+        }
+    }
+
+    /// Index in `buckets` of the lowest non-empty bucket past bucket 0.
+    #[inline(always)]
+    fn lowest(&self) -> Option<usize> {
+        match self.nonempty {
+            [0, 0] => None,
+            [0, hi] => Some(64 + hi.trailing_zeros() as usize),
+            [lo, _] => Some(lo.trailing_zeros() as usize),
+        }
+    }
+
+    /// Makes `first` the smallest entry, if there are any: spreads the lowest non-empty
+    /// bucket over the lower ones, against its smallest key as the new floor.
+    #[inline]
+    fn settle(&mut self) {
+        if self.first.is_some() {
+            return;
+        }
+        let Some(b) = self.lowest() else {
+            return;
+        };
+        self.nonempty[b >> 6] &= !(1 << (b & 63));
+        let mut v = std::mem::take(&mut self.buckets[b]);
+        self.last = v.iter().map(|e| e.key).min().expect("a non-empty bucket");
+        for e in v.drain(..) {
+            self.place(e);
+        }
+        self.buckets[b] = v; // keeps its allocation
+    }
+
+    /// `e` is below the floor: every entry is placed again against `e`'s key.
+    #[cold]
+    #[inline(never)]
+    fn rebuild(&mut self, e: Entry<E>) {
+        let mut all: Vec<Entry<E>> = self.first.take().into_iter().collect();
+        for b in self.buckets.iter_mut() {
+            all.append(b);
+        }
+        self.nonempty = [0; 2];
+        self.last = e.key;
+        all.push(e);
+        for e in all {
+            self.place(e);
+        }
+    }
+
+    /// Key of the smallest entry; `u128::MAX` when empty.
+    fn peek_key(&self) -> u128 {
+        if let Some(e) = &self.first {
+            return e.key;
+        }
+        let Some(b) = self.lowest() else {
+            return u128::MAX;
+        };
+        self.buckets[b]
+            .iter()
+            .map(|e| e.key)
+            .min()
+            .unwrap_or(u128::MAX)
+    }
+
+    /// Removes the smallest entry if its key is at most `limit`.
+    #[inline]
+    fn pop_until(&mut self, limit: u128) -> Option<Entry<E>> {
+        self.settle();
+        if self.first.as_ref()?.key > limit {
+            return None;
+        }
+        self.len -= 1;
+        self.first.take()
+    }
+}
+
 /// Pending events of one simulation.
 ///
 /// Two heaps share one sequence counter: `push` puts an event in the main heap, `push_timer`
@@ -100,10 +246,12 @@ impl<E> MinHeap<E> {
 /// future and rarely due. Kept apart, they do not deepen the heap that every packet's
 /// events go through. `pop` takes the smaller `(time, seq)` of the two tops, so the order
 /// is exactly that of a single heap: by time, FIFO among equal times, whichever heap an
-/// event sits in.
+/// event sits in. Once more than [`RADIX_ABOVE`] events have been pending, a radix heap
+/// holds them: the heaps then only collect what is pushed between two pops (same order).
 pub struct EventQueue<E> {
     heap: MinHeap<E>,
     timers: MinHeap<E>,
+    radix: Option<Box<Radix<E>>>,
     next_seq: u64,
     peak: usize,
     popped: u64,
@@ -120,6 +268,7 @@ impl<E> EventQueue<E> {
         EventQueue {
             heap: MinHeap::new(),
             timers: MinHeap::new(),
+            radix: None,
             next_seq: 0,
             peak: 0,
             popped: 0,
@@ -152,6 +301,7 @@ impl<E> EventQueue<E> {
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
         let key = self.heap.peek_key().min(self.timers.peek_key());
+        let key = key.min(self.radix.as_ref().map_or(u128::MAX, |r| r.peek_key()));
         (key != u128::MAX).then(|| Time::from_nanos((key >> 64) as u64))
     }
 
@@ -163,6 +313,9 @@ impl<E> EventQueue<E> {
     /// Removes and returns the next event if it is due at or before `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
+        if self.peak > RADIX_ABOVE {
+            return self.pop_radix(limit);
+        }
         let h = self.heap.peek_key();
         let t = self.timers.peek_key();
         let key = h.min(t);
@@ -178,9 +331,24 @@ impl<E> EventQueue<E> {
         Some((e.time(), e.event))
     }
 
+    /// `pop_until` once more than [`RADIX_ABOVE`] events have been pending: the heaps only
+    /// collect the events pushed since the last pop, which join the radix heap here.
+    #[cold]
+    #[inline(never)]
+    fn pop_radix(&mut self, limit: Time) -> Option<(Time, E)> {
+        let r = self.radix.get_or_insert_with(|| Box::new(Radix::new()));
+        for e in self.heap.v.drain(..).chain(self.timers.v.drain(..)) {
+            r.push(e);
+        }
+        // The largest key of time `limit`.
+        let e = r.pop_until((limit.as_nanos() as u128) << 64 | u64::MAX as u128)?;
+        self.popped += 1;
+        Some((e.time(), e.event))
+    }
+
     /// Events waiting.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.timers.len()
+        self.heap.len() + self.timers.len() + self.radix.as_ref().map_or(0, |r| r.len)
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -39,13 +39,25 @@ impl TcpFlow {
 
     /// Hands every in-order byte the receiver has to the application, checking that each
     /// chunk starts exactly where the previous one ended.
+    #[inline]
     pub fn read_all(&mut self) {
         while let Some((seq, len)) = self.receiver.read() {
-            if seq != Seq(self.delivered) && self.misreads.len() < MAX_MISREADS {
-                self.misreads.push((seq.0, len, self.delivered));
+            if seq != Seq(self.delivered) {
+                self.misread(seq, len);
+            }
             }
             self.read_total += len;
             self.delivered = self.delivered.max(seq.0 + len);
+        }
+    }
+
+    /// Notes (the first [`MAX_MISREADS`] of) the reads that did not start where the
+    /// previous one ended.
+    #[cold]
+    #[inline(never)]
+    fn misread(&mut self, seq: Seq, len: u64) {
+        if self.misreads.len() < MAX_MISREADS {
+            self.misreads.push((seq.0, len, self.delivered));
         }
     }
 }

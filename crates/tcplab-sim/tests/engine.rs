@@ -2,7 +2,7 @@
 //! were scheduled, including events scheduled while others at that time are being handled.
 
 use tcplab_core::Time;
-use tcplab_sim::engine::EventQueue;
+use tcplab_sim::engine::{EventQueue, RADIX_ABOVE};
 use tcplab_sim::rng::Rng;
 
 fn t(ns: u64) -> Time {
@@ -104,4 +104,63 @@ fn pop_until_sees_a_due_timer_before_a_later_event() {
     assert_eq!(q.pop_until(t(8)), Some((t(8), 'n')));
     assert_eq!(q.pop_until(t(8)), Some((t(8), 'u')));
     assert!(q.is_empty());
+}
+
+#[test]
+fn an_event_scheduled_before_a_peeked_one_still_comes_first() {
+    // pop_until finds the next event (9) and stops; an event scheduled earlier than it
+    // afterwards (the queue's floor moved to 9) must still come out first, in order.
+    // With few events pending (heaps) and with many (radix heap).
+    for far in [0, 2 * RADIX_ABOVE] {
+        let mut q = EventQueue::new();
+        q.push(t(9), 'c');
+        q.push(t(20), 'd');
+        for _ in 0..far {
+            q.push_timer(t(1_000_000), 'z');
+        }
+        assert_eq!(q.pop_until(t(5)), None);
+        q.push(t(7), 'a');
+        q.push_timer(t(7), 'b');
+        assert_eq!(q.peek_time(), Some(t(7)));
+        let order: Vec<char> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(&order[..4], ['a', 'b', 'c', 'd']);
+        assert_eq!(order.len(), 4 + far);
+    }
+}
+
+#[test]
+fn events_scheduled_while_running_come_out_in_order() {
+    // The simulator's pattern: pop, then schedule at or after the popped time; the
+    // pending events grow past RADIX_ABOVE on the way.
+    let mut rng = Rng::stream(3, "engine-running-test");
+    let mut q = EventQueue::new();
+    let mut expected = Vec::new();
+    let mut i = 0u64;
+    for _ in 0..100 {
+        let time = rng.next_u64() % 1_000;
+        q.push(t(time), i);
+        expected.push((time, i));
+        i += 1;
+    }
+    let mut got = Vec::new();
+    while let Some((now, e)) = q.pop() {
+        got.push((now.as_nanos(), e));
+        if i < 40_000 {
+            for _ in 0..2 {
+                // Mostly soon, sometimes far ahead, sometimes now.
+                let ahead = match rng.next_u64() % 4 {
+                    0 => 0,
+                    1 => rng.next_u64() % 10,
+                    2 => rng.next_u64() % 10_000,
+                    _ => rng.next_u64() % 1_000_000_000,
+                };
+                let time = now.as_nanos() + ahead;
+                q.push(t(time), i);
+                expected.push((time, i));
+                i += 1;
+            }
+        }
+    }
+    expected.sort();
+    assert_eq!(got, expected);
 }

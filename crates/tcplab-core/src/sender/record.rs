@@ -9,6 +9,10 @@ use crate::Time;
 impl Sender {
     /// Turns the event log on or off (off by default).
     pub fn set_logging(&mut self, on: bool) {
+        if on && !self.logging {
+            // Window records show changes from here on (not tracked while off).
+            self.logged_window = (self.send_window(), self.cc.ssthresh());
+        }
         self.logging = on;
     }
     /// Moves the log records gathered so far into `out`.
@@ -59,7 +63,11 @@ impl Sender {
         }
     }
 
+    #[inline]
     pub(super) fn log_window(&mut self, now: Time, reason: WindowReason) {
+        if !self.logging {
+            return; // the windows are read only for the log (two calls per ACK)
+        }
         let w = (self.send_window(), self.cc.ssthresh());
         if w != self.logged_window {
             self.logged_window = w;

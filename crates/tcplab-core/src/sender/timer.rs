@@ -11,14 +11,20 @@ impl Sender {
     /// When `on_timeout` is due: the retransmission timer, the recovery strategy's timer, or
     /// the release time of a sender held back by pacing (see `pacing`).
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
-            self.rto_deadline,
-            self.rec.poll_timeout(self.rto_deadline),
+        // The earlier of two optional deadlines (written out: an iterator over the three
+        // costs several times more on every ACK).
+        fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, None) => a,
+                (None, b) => b,
+            }
+        }
+        let rto = self.rto_deadline;
+        earlier(
+            earlier(rto, self.rec.poll_timeout(rto)),
             self.pacer.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        )
     }
 
     /// A timer expired (call at or after `poll_timeout`; early calls do nothing).

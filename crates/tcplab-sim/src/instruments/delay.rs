@@ -123,21 +123,22 @@ pub struct FlowDelay {
 
 impl FlowDelay {
     /// One packet arrived `delay` ns after it was sent.
-    #[inline]
+    #[inline(always)]
     pub fn on_delay(&mut self, delay: u64) {
-        if self.delay.total() == 0 {
-            self.min_ns = delay;
+        // The previous arrival's delay is None only before the first arrival.
+        match self.last_ns {
+            None => self.min_ns = delay,
+            Some(last) => {
+                let d = delay.abs_diff(last);
+                self.jitter_sum_ns += d as u128;
+                self.jitter.add(d);
+                self.rfc3550_ns += (d as f64 - self.rfc3550_ns) / 16.0;
+            }
         }
         self.sum_ns += delay as u128;
         self.min_ns = self.min_ns.min(delay);
         self.max_ns = self.max_ns.max(delay);
         self.delay.add(delay);
-        if let Some(last) = self.last_ns {
-            let d = delay.abs_diff(last);
-            self.jitter_sum_ns += d as u128;
-            self.jitter.add(d);
-            self.rfc3550_ns += (d as f64 - self.rfc3550_ns) / 16.0;
-        }
         self.last_ns = Some(delay);
     }
 
