@@ -45,7 +45,6 @@ impl TcpFlow {
             if seq != Seq(self.delivered) {
                 self.misread(seq, len);
             }
-            }
             self.read_total += len;
             self.delivered = self.delivered.max(seq.0 + len);
         }
