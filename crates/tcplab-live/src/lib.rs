@@ -16,5 +16,6 @@ pub mod driver;
 pub mod ecn;
 pub mod histogram;
 pub mod ident;
+pub mod plan;
 pub mod report;
 pub mod tun;

@@ -105,27 +105,48 @@ def _rcvbuf_errors() -> int:
     return int(dict(zip(lines[0], lines[1], strict=True)).get("RcvbufErrors", 0))
 
 
+class Probe:
+    """A probe under way from host `src` to host `dst` (see `start_probe`)."""
+
+    def __init__(self, tb: Testbed, src: str, dst: str, rate: float, size: int, count: int,
+                 idle: float, tos: int) -> None:
+        py = [sys.executable, "-m", "tcplab.live.probe"]
+        self.size, self.idle = size, idle
+        self.rfile = tb.out_dir / f"probe-{src}-{dst}-recv.npy"
+        self.sfile = tb.out_dir / f"probe-{src}-{dst}-send.npy"
+        self.recv = tb.popen(dst, [*py, "recv", "--out", str(self.rfile), "--idle", str(idle)],
+                             stdout=subprocess.PIPE, text=True)
+        assert self.recv.stdout is not None
+        if self.recv.stdout.readline().strip() != "ready":
+            raise RuntimeError("probe receiver did not start")
+        self.send = tb.popen(src, [*py, "send", "--dst", tb.addr[dst], "--rate", str(rate), "--size",
+                                   str(size), "--count", str(count), "--out", str(self.sfile),
+                                   "--tos", str(tos)])
+
+    def result(self) -> ProbeResult:
+        """Waits for the sender and the receiver; what arrived."""
+        if self.send.wait() != 0:
+            raise RuntimeError("probe sender failed")
+        if self.recv.wait(timeout=30 + self.idle) != 0:
+            raise RuntimeError("probe receiver failed")
+        sent = np.load(self.sfile)
+        got = np.load(self.rfile)
+        return ProbeResult(sent_ns=sent, seq=got[:, 0], recv_ns=got[:, 2], delay_ns=got[:, 2] - got[:, 1],
+                           tos=got[:, 3], size=self.size, rcvbuf_errors=int(got[0, 4]) if len(got) else 0)
+
+
+def start_probe(tb: Testbed, rate: float, size: int, count: int, idle: float = 1.0, tos: int = 0,
+                src: str = "a", dst: str = "b") -> Probe:
+    """Starts sending `count` probe packets from host `src` to host `dst` at `rate` bit/s (TOS
+    byte `tos`); several probes may run at once (`Probe.result` waits for one)."""
+    return Probe(tb, src, dst, rate, size, count, idle, tos)
+
+
 def run_probe(tb: Testbed, rate: float, size: int, count: int, idle: float = 1.0,
-              tos: int = 0) -> ProbeResult:
-    """Sends `count` probe packets A -> B at `rate` bit/s (TOS byte `tos`) and returns what
-    arrived."""
-    py = [sys.executable, "-m", "tcplab.live.probe"]
-    rfile, sfile = tb.out_dir / "probe-recv.npy", tb.out_dir / "probe-send.npy"
-    r = tb.popen("b", [*py, "recv", "--out", str(rfile), "--idle", str(idle)],
-                 stdout=subprocess.PIPE, text=True)
-    assert r.stdout is not None
-    if r.stdout.readline().strip() != "ready":
-        raise RuntimeError("probe receiver did not start")
-    snd = tb.popen("a", [*py, "send", "--dst", tb.addr["b"], "--rate", str(rate), "--size",
-                         str(size), "--count", str(count), "--out", str(sfile), "--tos", str(tos)])
-    if snd.wait() != 0:
-        raise RuntimeError("probe sender failed")
-    if r.wait(timeout=30 + idle) != 0:
-        raise RuntimeError("probe receiver failed")
-    sent = np.load(sfile)
-    got = np.load(rfile)
-    return ProbeResult(sent_ns=sent, seq=got[:, 0], recv_ns=got[:, 2], delay_ns=got[:, 2] - got[:, 1],
-                       tos=got[:, 3], size=size, rcvbuf_errors=int(got[0, 4]) if len(got) else 0)
+              tos: int = 0, src: str = "a", dst: str = "b") -> ProbeResult:
+    """Sends `count` probe packets `src` -> `dst` (A -> B by default) at `rate` bit/s (TOS
+    byte `tos`) and returns what arrived."""
+    return start_probe(tb, rate, size, count, idle, tos, src, dst).result()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,142 @@
+"""A scenario's whole topology emulated live (issue 13): one namespace per host, every link
+of tcplab-sim's expansion emulated, packets routed hop by hop. Needs root, `ip netns`,
+/dev/net/tun and cargo (to build tcplab-emu); skips saying which is missing.
+
+A 2-pair dumbbell: access links 100 Mb/s (s0: 1 ms, s1: 3 ms, receivers 1 ms, 1000-packet
+buffers), bottleneck 10 Mb/s, 5 ms, 50 packets; 1000-byte UDP probes s0 -> r0 and s1 -> r1.
+Tolerances, fixed before running (as tests/test_live.py): the bottleneck's delivered rate
+within +-2 % of its rate while both probes overload it; one-way delays never below the sum
+of the hops' propagation and transmission times (store and forward at every router) and
+their median at most 2 ms above it when nothing queues (the end hosts are Python processes).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import test_live
+
+from tcplab.live import Testbed
+from tcplab.live.netns import _namespaces
+from tcplab.live.probe import ProbeResult, start_probe
+from tcplab.scenario import Scenario
+
+emu = test_live.emu  # the module's fixture: skips without root, builds tcplab-emu
+
+SIZE = 1000
+RATE = 10_000_000
+ACCESS = 100_000_000
+PROP = {"s0": 1_000_000, "s1": 3_000_000}
+BOTTLENECK_PROP = 5_000_000
+RECEIVER_PROP = 1_000_000
+HOST_ALLOWANCE_NS = 2_000_000
+PAIRS = [("s0", "r0"), ("s1", "r1")]
+
+
+def dumbbell(queue: str = "") -> Scenario:
+    access = "\n".join(f'[[topology.sender_access]]\nrate = "100Mbps"\ndelay = "{PROP[s] // 1_000_000}ms"\n'
+                       "buffer = 1000" for s, _ in PAIRS)
+    udp = "\n".join(f'[[udp]]\nsrc = "{s}"\ndst = "{r}"\nrate = "5Mbps"\npacket_size = {SIZE}' for s, r in PAIRS)
+    return Scenario.from_toml(f"""
+name = "live-dumbbell"
+seed = 3
+duration = "10s"
+[topology]
+kind = "dumbbell"
+pairs = 2
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = 50
+{queue}
+{access}
+[topology.receiver_access]
+rate = "100Mbps"
+delay = "1ms"
+buffer = 1000
+{udp}
+""")
+
+
+def probes(tb: Testbed, load: float, count: int, tos: int = 0) -> dict[str, ProbeResult]:
+    """Both pairs at once, each at `load` times the bottleneck rate."""
+    running = {s: start_probe(tb, load * RATE, SIZE, count, idle=0.5, tos=tos, src=s, dst=r) for s, r in PAIRS}
+    return {s: p.result() for s, p in running.items()}
+
+
+def drops_of(tb: Testbed, src: str) -> dict[int, tuple[str, str, str]]:
+    """probe sequence number -> (link, direction, cause) of `src`'s dropped probe packets."""
+    return {d["packet"]["probe_seq"]: (d["link"], d["direction"], d["cause"]) for d in tb.drops
+            if d["packet"]["src"] == tb.addr[src]}
+
+
+def floor_ns(src: str) -> int:
+    """The model's least one-way delay: each hop's propagation and transmission."""
+    tx = SIZE * 8 * 1_000_000_000
+    return PROP[src] + BOTTLENECK_PROP + RECEIVER_PROP + tx // ACCESS + tx // RATE + tx // ACCESS
+
+
+def test_two_pairs_share_the_bottleneck_and_drop_there(emu: Path, tmp_path: Path) -> None:
+    links_before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    with Testbed.for_scenario(dumbbell(), tmp_path, emu) as tb:
+        ours = set(tb.ns.values())
+        assert len(ours) == 4 and ours <= set(_namespaces())
+        r = probes(tb, 0.6, 2000)
+    # Everything is gone: namespaces, the emulator (and its devices with it), root untouched.
+    assert not ours & set(_namespaces())
+    assert tb.emu is not None and tb.emu.returncode == 0  # stopped cleanly, reaped
+    assert subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout == links_before
+    assert tb.stats is not None
+    # The bottleneck is saturated while both probes send (its queue is full within 0.5 s:
+    # 2 Mb/s in excess fills 50 packets in 0.2 s): packets arrive at both receivers
+    # together at the bottleneck's rate.
+    start = max(int(x.sent_ns[0]) for x in r.values()) + 500_000_000
+    end = min(int(x.sent_ns[-1]) for x in r.values())
+    arrivals = np.concatenate([x.recv_ns for x in r.values()])
+    n = int(((arrivals >= start) & (arrivals < end)).sum())
+    rate = n * SIZE * 8 / ((end - start) * 1e-9)
+    assert abs(rate / RATE - 1) <= 0.02, f"{rate:.0f} bit/s through a {RATE} bit/s bottleneck"
+    # Drops happen at the bottleneck's forward direction only, by drop-tail, and the drop log
+    # names exactly the packets each receiver missed.
+    for s, _ in PAIRS:
+        drops = drops_of(tb, s)
+        assert drops and set(drops.values()) == {("left-right", "forward", "buffer_overflow")}
+        assert set(drops) == set(r[s].lost().tolist()) and r[s].rcvbuf_errors == 0
+    links = tb.stats["links"]
+    for name, dirs in links.items():
+        if name != "left-right":
+            assert sum(dirs["forward"]["drops"].values()) == 0, name
+    fwd = links["left-right"]["forward"]
+    assert fwd["drops"]["buffer_overflow"] == sum(len(drops_of(tb, s)) for s, _ in PAIRS)
+    assert fwd["offered"] == sum(links[f"{s}-left"]["forward"]["delivered"] for s, _ in PAIRS)
+    # Per egress host: what it received and how late the emulator wrote it.
+    for s, d in PAIRS:
+        host = tb.stats["hosts"][d]
+        assert host["delivered"] == len(r[s].seq) == host["lateness_ns"]["count"]
+        assert sum(host["outside_model"].values()) == 0
+
+
+def test_added_delay_is_the_sum_of_the_hops(emu: Path, tmp_path: Path) -> None:
+    with Testbed.for_scenario(dumbbell(), tmp_path, emu) as tb:
+        r = probes(tb, 0.2, 300)
+    assert not tb.drops
+    for s, _ in PAIRS:
+        assert len(r[s].seq) == 300
+        assert r[s].delay_ns.min() >= floor_ns(s), s
+        assert np.median(r[s].delay_ns) <= floor_ns(s) + HOST_ALLOWANCE_NS, s
+
+
+def test_a_red_ecn_bottleneck_marks_ce(emu: Path, tmp_path: Path) -> None:
+    red = ('queue = { discipline = "red", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.02, '
+           'ecn = true }')
+    with Testbed.for_scenario(dumbbell(red), tmp_path, emu) as tb:
+        r = probes(tb, 0.55, 1000, tos=2)  # ECT(0)
+    assert tb.stats is not None
+    marks = tb.stats["links"]["left-right"]["forward"]["ecn_marks"]
+    causes = {c for s, _ in PAIRS for (_, _, c) in drops_of(tb, s).values()}
+    assert marks > 0 and "aqm_early" not in causes
+    ce = sum(int(((x.tos & 3) == 3).sum()) for x in r.values())
+    ect = sum(int(((x.tos & 3) == 2).sum()) for x in r.values())
+    assert ce == marks and ce + ect == sum(len(x.seq) for x in r.values())
