@@ -12,13 +12,16 @@ their median at most 2 ms above it when nothing queues (the end hosts are Python
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import test_live
 
-from tcplab.live import Testbed
+from tcplab.live import LiveError, Testbed
 from tcplab.live.netns import _namespaces
 from tcplab.live.probe import ProbeResult, start_probes
 from tcplab.scenario import Scenario
@@ -32,6 +35,7 @@ PROP = {"s0": 1_000_000, "s1": 3_000_000}
 BOTTLENECK_PROP = 5_000_000
 RECEIVER_PROP = 1_000_000
 HOST_ALLOWANCE_NS = 2_000_000
+ROOT = Path(__file__).resolve().parents[1]
 PAIRS = [("s0", "r0"), ("s1", "r1")]
 
 
@@ -233,3 +237,38 @@ def test_a_parking_lot_routes_long_and_cross_traffic_over_their_hops(emu: Path, 
     links = tb.stats["links"]
     assert links["r0-r1"]["forward"]["offered"] == links["r0-r1"]["forward"]["delivered"] == 1200
     assert sum(links["r0-r1"]["forward"]["drops"].values()) == 0
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from tcplab.live import LiveError, Testbed
+from tcplab.scenario import Scenario
+with Testbed.for_scenario(Scenario.from_toml(sys.stdin.read()), Path(sys.argv[1]), Path(sys.argv[2])) as tb:
+    print(" ".join(tb.ns.values()), tb.emu.pid, flush=True)
+    time.sleep(60)
+"""
+
+
+def test_nothing_of_a_killed_scenario_run_outlives_the_next(emu: Path, tmp_path: Path) -> None:
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "killed"), str(emu)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdin is not None and p.stdout is not None
+    p.stdin.write(PARKING_LOT)
+    p.stdin.close()
+    *killed, emu_pid = p.stdout.readline().split()
+    assert len(killed) == 6 and set(killed) <= set(_namespaces())
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert test_live._pid_gone(int(emu_pid), within=5.0)
+    with Testbed.for_scenario(dumbbell(), tmp_path / "next", emu) as tb:
+        assert not set(killed) & set(_namespaces())
+        ours = set(tb.ns.values())
+    assert not ours & set(_namespaces())
+
+
+def test_what_is_not_emulated_is_refused_in_one_line(emu: Path, tmp_path: Path) -> None:
+    wlan = Scenario.from_toml((ROOT / "scenarios" / "wlan-exp2-case1.toml").read_text())
+    with pytest.raises(LiveError) as e:
+        Testbed.for_scenario(wlan, tmp_path, emu)
+    assert str(e.value).endswith(": 802.11b segments are not emulated") and "\n" not in str(e.value)

@@ -1,4 +1,4 @@
-//! The emulator's config, JSON: the run's seed, the link's name (its random streams are
+//! The emulator's one-link config, JSON: the run's seed, the link's name (its random streams are
 //! `"queue/{link}/forward"`, `"loss/{link}/forward"`, ... as in the simulator) and its two
 //! directions in the scenario's canonical form (`tcplab validate --json`: rates in bit/s,
 //! times in ns). Forward carries packets from namespace A to namespace B.
