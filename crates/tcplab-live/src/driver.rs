@@ -293,3 +293,124 @@ impl Emulator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use tcplab_sim::Scenario;
+
+    /// A 2-pair dumbbell: access 100 Mb/s, 1 ms; bottleneck 10 Mb/s, 5 ms, `buffer` packets.
+    fn dumbbell(buffer: u32) -> Plan {
+        let dir = |rate: u64, ms: u64, b: u32| serde_json::json!({"rate": rate, "delay": ms * 1_000_000, "buffer": {"packets": b}});
+        let duplex = |rate, ms, b| serde_json::json!({"forward": dir(rate, ms, b), "reverse": dir(rate, ms, b)});
+        let s: Scenario = serde_json::from_value(serde_json::json!({
+            "name": "t", "seed": 1, "duration": 1_000_000_000u64,
+            "topology": {"kind": "dumbbell", "pairs": 2,
+                "bottleneck": duplex(10_000_000, 5, buffer),
+                "sender_access": [duplex(100_000_000, 1, 1000)],
+                "receiver_access": [duplex(100_000_000, 1, 1000)]},
+            "udp": [{"src": "s0", "dst": "r0", "rate": 1_000_000, "packet_size": 1000}],
+        }))
+        .unwrap();
+        Plan::from_scenario(&s).unwrap()
+    }
+
+    /// The emulator over datagram socket pairs instead of TUN devices (one packet per read
+    /// and write, as a TUN device); the other ends are returned by host.
+    fn emulator(plan: Plan) -> (Emulator, Vec<File>) {
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in &plan.hosts {
+            let mut fds = [0; 2];
+            // SAFETY: fds is a valid array of two ints.
+            let rc = unsafe {
+                libc::socketpair(
+                    libc::AF_UNIX,
+                    libc::SOCK_DGRAM | libc::SOCK_NONBLOCK,
+                    0,
+                    fds.as_mut_ptr(),
+                )
+            };
+            assert_eq!(rc, 0);
+            // SAFETY: both descriptors were just created and are owned by nobody else.
+            let (a, b) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            ours.push(File::from(a));
+            theirs.push(File::from(b));
+        }
+        (Emulator::new(plan, ours, Clock::start()).unwrap(), theirs)
+    }
+
+    fn ipv4(src: Ipv4Addr, dst: Ipv4Addr, len: usize, id: u16) -> Vec<u8> {
+        let mut p = vec![0u8; len];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&(len as u16).to_be_bytes());
+        p[4..6].copy_from_slice(&id.to_be_bytes());
+        p[9] = 17;
+        p[12..16].copy_from_slice(&src.octets());
+        p[16..20].copy_from_slice(&dst.octets());
+        p
+    }
+
+    #[test]
+    fn a_packet_crosses_every_hop_at_its_modelled_time() {
+        let (mut emu, hosts) = emulator(dumbbell(50));
+        let (s0, r0) = (emu.plan.hosts[0].addr, emu.plan.hosts[2].addr);
+        let p = ipv4(s0, r0, 1000, 1);
+        let node = emu.plan.hosts[2].node;
+        emu.arrivals.push_back((
+            Time::ZERO,
+            0,
+            Packet {
+                dst: node,
+                ect: false,
+                bytes: p.clone(),
+            },
+        ));
+        // Each hop: transmission (80 µs at 100 Mb/s, 800 µs at 10 Mb/s) and propagation.
+        let arrival = Time::from_nanos(1_080_000 + 5_800_000 + 1_080_000);
+        emu.process(Time::from_nanos(arrival.as_nanos() - 1));
+        assert_eq!(emu.hosts[2].delivered, 0);
+        let offered: Vec<u64> = emu.dirs.iter().map(|d| d.offered).collect();
+        assert_eq!(offered, [1, 0, 0, 0, 1, 0, 1, 0, 0, 0]); // the forward hops of s0 -> r0
+        emu.process(arrival);
+        assert_eq!(emu.hosts[2].delivered, 1);
+        let mut buf = [0u8; 2000];
+        let n = (&hosts[2]).read(&mut buf).unwrap();
+        assert_eq!(&buf[..n], &p[..]);
+    }
+
+    #[test]
+    fn a_burst_of_both_pairs_overflows_the_bottleneck_only() {
+        let (mut emu, _hosts) = emulator(dumbbell(2));
+        for (k, (src, dst)) in [(0usize, 2usize), (1, 3)].into_iter().enumerate() {
+            let (a, b) = (emu.plan.hosts[src].addr, emu.plan.hosts[dst].addr);
+            for i in 0..5u16 {
+                let p = ipv4(a, b, 1000, i);
+                let node = emu.plan.hosts[dst].node;
+                let t = Time::from_nanos(k as u64 * 10_000 + i as u64);
+                emu.arrivals.push_back((
+                    t,
+                    src,
+                    Packet {
+                        dst: node,
+                        ect: false,
+                        bytes: p,
+                    },
+                ));
+            }
+        }
+        emu.arrivals.make_contiguous().sort_by_key(|a| a.0);
+        emu.process(Time::from_nanos(100_000_000));
+        // 10 packets reach `left` 80 µs apart per access link; the bottleneck serves one
+        // every 800 µs and holds 2: the first is in service, two wait, the rest overflow.
+        let bottleneck = 4; // left-right forward
+        assert!(emu
+            .drops
+            .iter()
+            .all(|d| d.dir == bottleneck && d.cause == DropCause::BufferOverflow));
+        let delivered = emu.hosts[2].delivered + emu.hosts[3].delivered;
+        assert_eq!(delivered as usize + emu.drops.len(), 10);
+        assert_eq!(emu.dirs[bottleneck as usize].offered, 10);
+        assert!(emu.drops.len() >= 5, "{} drops", emu.drops.len());
+    }
+}

@@ -37,6 +37,9 @@ _NAME = re.compile(r"^tcplab-(\d+)-([0-9a-f]+)-[A-Za-z0-9_.-]+$")
 _HOST = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
+_MISSING = "emulator = {exe!r}: not found (cargo build --release -p tcplab-live, or set TCPLAB_EMU)"
+
+
 class LiveError(RuntimeError):
     """A live run could not be set up (one line saying what is missing or wrong)."""
 
@@ -106,6 +109,8 @@ def scenario_plan(canonical: dict[str, Any], emulator: Path | None = None) -> di
     ``hosts`` (``name``, ``addr``), ``routers``, ``links`` (``name``, ``from``, ``to``).
     Raises `LiveError` with the emulator's one line when it refuses the scenario."""
     exe = emulator or emulator_binary()
+    if not exe.exists():
+        raise LiveError(_MISSING.format(exe=str(exe)))
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump(canonical, f)
         f.flush()
@@ -165,8 +170,7 @@ class Testbed:
         if reason := live_support():
             raise LiveError(reason)
         if not self.emulator.exists():
-            raise LiveError(f"emulator = {str(self.emulator)!r}: not found "
-                            "(cargo build --release -p tcplab-live, or set TCPLAB_EMU)")
+            raise LiveError(_MISSING.format(exe=str(self.emulator)))
         if threading.current_thread() is threading.main_thread():
             self._old_sigterm = signal.signal(signal.SIGTERM, _sigterm)
         cleanup_stale()
