@@ -233,9 +233,11 @@ impl Emulator {
     /// Offers `p`, at node `node` at model time `t`, to the next link direction of its route.
     fn offer(&mut self, t: Time, node: u32, p: Packet) {
         let Some(l) = self.plan.next_dir(node, p.dst) else {
-            // A validated topology routes every host to every host; count it anyway.
-            let k = self.host_of_node[node as usize].unwrap_or(0);
-            self.hosts[k].no_route += 1;
+            // No path between the two hosts: only a packet's first hop can lack one (the
+            // routing table is consistent along a path), so `node` is the sending host.
+            if let Some(k) = self.host_of_node[node as usize] {
+                self.hosts[k].no_route += 1;
+            }
             return;
         };
         let d = &mut self.dirs[l as usize];

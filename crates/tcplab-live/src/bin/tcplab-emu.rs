@@ -35,8 +35,15 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 enum Source {
-    OneLink { config: PathBuf, ns: [String; 2] },
-    Scenario { scenario: PathBuf, hosts: PathBuf },
+    OneLink {
+        config: PathBuf,
+        ns: [String; 2],
+    },
+    /// `hosts`: None with `--plan`.
+    Scenario {
+        scenario: PathBuf,
+        hosts: Option<PathBuf>,
+    },
 }
 
 struct Args {
@@ -73,13 +80,13 @@ fn args() -> Result<Args, String> {
             config,
             ns: [need(a, "--ns-a")?, need(b, "--ns-b")?],
         },
-        (None, Some(scenario)) if plan_only => Source::Scenario {
-            scenario,
-            hosts: PathBuf::new(),
-        },
         (None, Some(scenario)) => Source::Scenario {
             scenario,
-            hosts: need(hosts, "--hosts")?,
+            hosts: if plan_only {
+                None
+            } else {
+                Some(need(hosts, "--hosts")?)
+            },
         },
         _ => return Err("one of --config and --scenario is required".into()),
     };
@@ -119,9 +126,9 @@ fn plan(src: &Source) -> Result<(Plan, Vec<String>), String> {
             let s: Scenario = serde_json::from_str(&read(scenario, "scenario")?)
                 .map_err(|e| format!("scenario: {e}"))?;
             let plan = Plan::from_scenario(&s)?;
-            if hosts.as_os_str().is_empty() {
+            let Some(hosts) = hosts else {
                 return Ok((plan, Vec::new()));
-            }
+            };
             let mut map: HashMap<String, String> =
                 serde_json::from_str(&read(hosts, "hosts")?).map_err(|e| format!("hosts: {e}"))?;
             let ns = plan
