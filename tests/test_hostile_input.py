@@ -76,7 +76,7 @@ CASES = {
     "one_byte_buffer": (_with("buffer = 30", 'buffer = "1B"'), ["topology.bottleneck.forward.buffer", "1 ", "1500"]),
     "dsack_without_sack": (
         _with('recovery = "newreno"', 'recovery = "newreno"\ntcp = {sack_blocks = 0, dsack = true}'),
-        ["tcp.dsack = true", "flows[0]"],
+        ["flows[0].tcp.dsack: true needs SACK"],
     ),
     "access_array_wrong_length": (
         _with("pairs = 1", "pairs = 3").replace(

@@ -48,10 +48,18 @@ def test_panic_becomes_runtime_error_not_panic_exception():
     assert _native.controllers()
 
 
-def test_tcp_config_check():
-    _native.check_tcp_config_json(_native.default_tcp_config_json())
-    with pytest.raises(ValueError, match="mss"):
-        _native.check_tcp_config_json(json.dumps({"mss": 10}))
+def test_tcp_config_problem():
+    assert _native.tcp_config_problem_json(_native.default_tcp_config_json()) is None
+    problem = json.loads(_native.tcp_config_problem_json(json.dumps({"mss": 10})))
+    assert problem == {
+        "field": "tcp.mss",
+        "rule": "range",
+        "value": 10,
+        "limit": [64, 65000],
+        "message": "tcp.mss = 10: expected 64..=65000 bytes",
+    }
+    with pytest.raises(ValueError, match="colour"):
+        _native.tcp_config_problem_json(json.dumps({"colour": 1}))
 
 
 def test_json_that_passes_pydantic_but_fails_rust_validation_is_value_error():

@@ -372,6 +372,46 @@ def test_tcp_cross_field_error_names_where_the_value_was_set():
         Scenario.from_toml(text)
 
 
+
+#: One case per rule of ``TcpConfig::validate`` (tcplab_core, the rules' only home): the
+#: Python message names the field where it was set and the value, in user units.
+TCP_RULES = {
+    "mss_range": ('tcp = { mss = "10B" }', r"^flows\[0\]\.tcp\.mss: 10 must be within \[64, 65000\] bytes$"),
+    "ssthresh_below_2mss": (
+        'tcp = { mss = 1000, initial_ssthresh = "1500B" }',
+        r"^flows\[0\]\.tcp\.initial_ssthresh: 1500 must be at least 2 MSS \(2000 bytes\)$",
+    ),
+    "rto_min_above_max": ('tcp = { rto_min = "2min" }', r"^flows\[0\]\.tcp\.rto_min: 120 s must be <= rto_max \(60 s\)$"),
+    "rcv_buf_below_mss": ('tcp = { rcv_buf = "1000B" }', r"^flows\[0\]\.tcp\.rcv_buf: 1000 must be at least one MSS \(1460 bytes\)$"),
+    "ato_min_above_timeout": (
+        'tcp = { quickack = true, delayed_ack_min = "300ms" }',
+        r"^flows\[0\]\.tcp\.delayed_ack_min: 300 ms must be <= delayed_ack_timeout \(200 ms\) with quickack$",
+    ),
+    "dsack_needs_sack": ('tcp = { sack_blocks = 0, dsack = true }', r"^flows\[0\]\.tcp\.dsack: true needs SACK"),
+    "initial_cwnd_range": ("tcp = { initial_cwnd = 0 }", r"^flows\[0\]\.tcp\.initial_cwnd: 0 must be within \[1, 10000\]$"),
+    "sack_blocks_range": ("tcp = { sack_blocks = 9 }", r"^flows\[0\]\.tcp\.sack_blocks: 9 must be within \[0, 6\]$"),
+    "dupthresh_at_least": ("tcp = { dupthresh = 0 }", r"^flows\[0\]\.tcp\.dupthresh: 0 must be >= 1$"),
+    "ack_every_at_least": ("tcp = { ack_every = 0 }", r"^flows\[0\]\.tcp\.ack_every: 0 must be >= 1$"),
+    "rto_initial_positive": ("tcp = { rto_initial = 0 }", r"^flows\[0\]\.tcp\.rto_initial: 0 ns must be > 0$"),
+    "growth_limit": ('tcp = { growth = { mode = "byte_counting", limit = 0 } }', r"^flows\[0\]\.tcp\.growth\.limit: 0 must be"),
+    "mss_beyond_u32": ('tcp = { mss = "5GB" }', r"^flows\[0\]\.tcp\.mss: '5GB' is too large"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TCP_RULES))
+def test_each_tcp_rule_names_field_and_value(case):
+    tcp, message = TCP_RULES[case]
+    with pytest.raises(ScenarioError, match=message):
+        Scenario.from_toml(_mutate("tcp = { sack_blocks = 0 }", tcp))
+
+
+def test_tcp_relation_blames_the_field_given_at_that_level():
+    # Only rto_max is given (the profile's rto_min is 1 s): rto_max is the field named.
+    text = _mutate('rto_min = "200ms"', 'rto_max = "100ms"')
+    with pytest.raises(ScenarioError, match=r"^tcp\.rto_max: 100 ms must be >= rto_min \(1 s\)$"):
+        Scenario.from_toml(text)
+
+
 def test_trace_loss_model():
     text = SMALL_TOML.replace("forward = { loss = 1e-2 }", 'forward = { loss = { model = "trace", packets = [4, 1] } }')
     b = canonical_of(text)["topology"]["bottleneck"]

@@ -113,6 +113,24 @@ BAD = {
     "cw": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nmac = {cw_min = 63, cw_max = 31}', "wlan[0].mac.cw_max: 31 must be >= cw_min (63)"),
     "shadowing": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nchannel = {shadowing_db = -1}', "wlan[0].channel.shadowing_db: -1 must be >= 0 (dB)"),
     "report_delay": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nreport_delay = "1ms"', "wlan[0].report_delay: 1 ms is only allowed with report_losses = true"),
+    # Rules of tcplab_sim::topology::wlan (their only home), one case each.
+    "no_stations": ('stations = [{node = "sta0", distance = "20m"}, {node = "sta1", preset = "HL"}]', "stations = []", "wlan[0].stations: [] must list at least one station"),
+    "station_is_router": ('node = "sta0", distance', 'node = "ap", distance', "wlan[0].stations[0].node: 'ap' is not a host (hosts: server, sta0, sta1)"),
+    "station_twice": ('node = "sta1", preset', 'node = "sta0", preset', "wlan[0].stations[1].node: 'sta0' is already stations[0]"),
+    "station_without_node": ('node = "sta1", preset', "preset", "wlan[0].stations[1].node: is required but missing"),
+    "preset_without_shadowing": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nchannel = {shadowing_db = 0}', "wlan[0].stations[1].preset: 'HL' presets need shadowing"),
+    "duplicate_name": (
+        'rate = "5.5Mbps"\nstations = [{node = "sta0", distance = "20m"}, {node = "sta1", preset = "HL"}]',
+        'name = "x"\nrate = "5.5Mbps"\nstations = [{node = "sta0", distance = "20m"}]\n'
+        '[[wlan]]\nname = "x"\nap = "ap"\nstations = [{node = "sta1", distance = "20m"}]',
+        "wlan[1].name: 'x' is already the name of wlan[0]",
+    ),
+    "station_of_other_segment": (
+        'rate = "5.5Mbps"\nstations = [{node = "sta0", distance = "20m"}, {node = "sta1", preset = "HL"}]',
+        'name = "x"\nrate = "5.5Mbps"\nstations = [{node = "sta0", distance = "20m"}]\n'
+        '[[wlan]]\nname = "y"\nap = "ap"\nstations = [{node = "sta0", distance = "20m"}]',
+        "wlan[1].stations[0].node: 'sta0' is already a station of segment 'x'",
+    ),
 }
 
 
@@ -132,8 +150,11 @@ def test_wlan_access_errors():
         Scenario.from_toml(ACCESS.replace('pipe = "fat"', 'pipe = "medium"'))
     with pytest.raises(ScenarioError, match=r"topology.stations: \[\] must list at least one station"):
         Scenario.from_toml(ACCESS.replace('stations = [{}, {preset = "HL"}]', "stations = []"))
-    with pytest.raises(ScenarioError, match=r"topology.stations\[0\].node: 'server' is a name the wlan_access"):
-        Scenario.from_toml(ACCESS.replace("stations = [{}, ", 'stations = [{node = "server"}, '))
+    for name in ("server", "router", "ap"):
+        with pytest.raises(ScenarioError, match=rf"^topology.stations\[0\].node: '{name}' is a name the wlan_access"):
+            Scenario.from_toml(ACCESS.replace("stations = [{}, ", f'stations = [{{node = "{name}"}}, '))
+    with pytest.raises(ScenarioError, match=r"^topology.stations\[1\].node: 'sta0' is already stations\[0\]$"):
+        Scenario.from_toml(ACCESS.replace('{preset = "HL"}', '{node = "sta0", preset = "HL"}'))
     with pytest.raises(ScenarioError, match=r"flows\[1\].dst: defaults to 'sta1', which does not exist"):
         Scenario.from_toml(ACCESS.replace('stations = [{}, {preset = "HL"}]', "stations = [{}]"))
 

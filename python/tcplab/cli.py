@@ -77,11 +77,11 @@ def _load_base(path: Path, seed: int | None = None) -> tuple[Scenario, dict[str,
 
 def _check_sweep(path: Path, sc: Scenario, table: dict[str, Any]) -> int:
     """Validates every point of the ``[sweep]`` table over ``sc`` (schema, then the
-    simulator's checks); the number of points."""
-    from tcplab.sweep import SweepError, expand
+    simulator's checks; once for points that differ only in seed); the number of points."""
+    from tcplab.sweep import SweepError, sweep_points
 
     try:
-        return len(expand(sc, table))  # sc's base_dir: time-trace files as for the base scenario
+        return sweep_points(sc, table).validate()  # sc's base_dir: time-trace files as for the base scenario
     except (SweepError, ScenarioError) as e:
         _fail(f"{path}: {e}", EXIT_INVALID)
 
@@ -336,11 +336,12 @@ def sweep(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run every point of a scenario's \\[sweep] (grid x zip x seeds) in parallel; store each as Parquet."""
-    from tcplab.sweep import SweepError, expand, load_sweep, run_sweep
+    from tcplab.sweep import SweepError, load_sweep, run_sweep, sweep_points
 
     try:
         doc, spec = load_sweep(scenario)
-        points = expand(doc, spec)
+        points = sweep_points(doc, spec)  # lazy: each point is validated when the sweep reaches it
+        points[0]  # the first one now, before the store is touched
     except (SweepError, ScenarioError) as e:
         _fail(str(e), EXIT_INVALID)
     _store_dir(out, "--out")

@@ -83,6 +83,12 @@ class CountProgress:
         if self.enabled:
             self.progress.update(self.task, advance=1, last=label[:60])
 
+    def stored(self, label: str = "") -> None:
+        """One more item found already stored (counted as done; the label says how many)."""
+        self.done += 1
+        if self.enabled:
+            self.progress.update(self.task, advance=1, last=f"({self.done} stored)")
+
     def __exit__(self, *exc: object) -> None:
         if self.enabled:
             self.progress.__exit__(*exc)

@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,16 @@ from tcplab.scenario import Scenario
 
 __all__ = [
     "INDEX_FILE",
+    "IndexWriter",
     "MAX_RETRIES",
     "Point",
     "PointFn",
     "SweepError",
     "SweepResult",
+    "adopt_run",
+    "adopt_runs",
     "cache_key",
+    "key_text",
     "clean_temporaries",
     "default_jobs",
     "flows_frame",
@@ -35,6 +39,7 @@ __all__ = [
     "point_complete",
     "point_dir",
     "run_point",
+    "stored_runs",
     "table_frame",
     "write_index",
 ]
@@ -83,9 +88,9 @@ def native_build_id() -> str:
     return h.hexdigest()[:16]
 
 
-def cache_key(canonical: dict[str, Any], *, version: str | None = None, build: str | None = None) -> str:
-    """The storage key of a run: sha256 of its canonical scenario JSON (keys sorted), the
-    tcplab version and the native build id."""
+def key_text(canonical: dict[str, Any], *, version: str | None = None, build: str | None = None) -> str:
+    """What :func:`cache_key` hashes: the JSON (keys sorted, no spaces) of the canonical
+    scenario, the tcplab version and the native build id."""
     from tcplab import _native
 
     doc = {
@@ -93,8 +98,13 @@ def cache_key(canonical: dict[str, Any], *, version: str | None = None, build: s
         "tcplab": version if version is not None else _native.version(),
         "build": build if build is not None else native_build_id(),
     }
-    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def cache_key(canonical: dict[str, Any], *, version: str | None = None, build: str | None = None) -> str:
+    """The storage key of a run: sha256 of its canonical scenario JSON (keys sorted), the
+    tcplab version and the native build id (:func:`key_text`)."""
+    return hashlib.sha256(key_text(canonical, version=version, build=build).encode()).hexdigest()[:24]
 
 
 def default_jobs() -> int:
@@ -111,7 +121,7 @@ def point_dir(out: str | Path, key: str) -> Path:
 
 def point_complete(out: str | Path, key: str) -> bool:
     """A point's directory exists only once complete (it is renamed into place)."""
-    return (point_dir(out, key) / "summary.json").is_file()
+    return os.path.isfile(os.path.join(out, "points", key, "summary.json"))
 
 
 def run_point(document: dict[str, Any], target: str) -> dict[str, Any]:
@@ -138,7 +148,8 @@ class SweepResult:
     the store, and where they are."""
 
     out: Path
-    points: list[Point]
+    #: every point of the sweep, in order (a list, or the lazy :class:`~tcplab.sweep_points.SweepPoints`)
+    points: Sequence[Point]
     computed: list[str] = field(default_factory=list)
     cached: list[str] = field(default_factory=list)
     #: keys taken over from another store (``adopt_from``), also counted in ``cached``
@@ -157,32 +168,100 @@ class SweepResult:
         return table_frame(self, name)
 
 
-def write_index(out: Path, points: list[Point]) -> None:
-    doc = {
-        "points": [
-            {"index": p.index, "key": p.key, "params": p.params, "name": p.document.get("name")}
-            for p in points
-        ]
-    }
-    tmp = out / f".{INDEX_FILE}.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, out / INDEX_FILE)
+_SCALARS = (str, int, float, bool, type(None))
 
 
-def adopt_runs(source: str | Path, keys: Iterable[str], out: str | Path) -> list[str]:
-    """Adopts into the store ``out`` the runs of another store ``source`` (e.g. one written by
-    an earlier build of the native extension) whose stored canonical scenario gives one of
-    ``keys`` under the current version and build. Returns the adopted keys.
+def _index_entry(p: Point) -> str:
+    """A point's entry in the index as ``json.dumps(..., indent=1)`` writes it at depth 2;
+    scalar parameters through the C encoder (the pure-Python indenting one costs tens of
+    microseconds a point)."""
+    name = p.document.get("name")
+    params = p.params
+    if not (
+        isinstance(name, _SCALARS)
+        and all(isinstance(k, str) and isinstance(v, _SCALARS) for k, v in params.items())
+    ):
+        entry = {"index": p.index, "key": p.key, "params": params, "name": name}
+        return json.dumps(entry, indent=1, default=str).replace("\n", "\n  ")
+    dumps = json.dumps
+    shown = ",\n".join(f"    {dumps(k)}: {dumps(v)}" for k, v in params.items())
+    params_text = f"{{\n{shown}\n   }}" if params else "{}"
+    return (
+        f'{{\n   "index": {dumps(p.index)},\n   "key": {dumps(p.key)},\n'
+        f'   "params": {params_text},\n   "name": {dumps(name)}\n  }}'
+    )
 
-    Sound only when the two builds give bit-identical results on those scenarios
-    (``bench/compare_builds.sh``): the caller says so. Each run is copied into a hidden
-    sibling and renamed into place, so a point is either adopted whole or not at all; the
-    source store is only read."""
-    wanted = {k for k in keys if not point_complete(out, k)}
+
+class IndexWriter:
+    """The index ``<out>/sweep.json`` of a sweep's points (index, key, parameters, name),
+    written as the points are reached: :meth:`add` takes a point, :meth:`flush` appends what
+    was added in one write over the closing brackets, so the file is whole JSON after every
+    flush and is never rewritten. Once every point was added it is byte for byte what
+    ``json.dumps({"points": [...]}, indent=1)`` gives. Use it as a context manager (flushes
+    at the end, also when the sweep stops early)."""
+
+    #: added points kept before a flush
+    BUFFER = 512
+
+    _HEAD = b'{\n "points": ['
+    _TAIL = b"\n ]\n}\n"
+    _EMPTY = b"]\n}\n"
+
+    def __init__(self, out: Path):
+        self.path = Path(out) / INDEX_FILE
+        tmp = self.path.with_name(f".{INDEX_FILE}.tmp-{os.getpid()}")
+        tmp.write_bytes(self._HEAD + self._EMPTY)
+        os.replace(tmp, self.path)
+        self.fd = os.open(self.path, os.O_WRONLY)
+        self.end = len(self._HEAD)  # where the next entry is written
+        self.count = 0
+        self.pending: list[str] = []
+
+    def add(self, p: Point) -> None:
+        self.pending.append(_index_entry(p))
+        if len(self.pending) >= self.BUFFER:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        text = ("\n  " if self.count == 0 else ",\n  ") + ",\n  ".join(self.pending)
+        data = text.encode()
+        os.pwrite(self.fd, data + self._TAIL, self.end)
+        self.end += len(data)
+        self.count += len(self.pending)
+        self.pending.clear()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            try:
+                self.flush()
+            finally:
+                os.close(self.fd)
+                self.fd = -1
+
+    def __enter__(self) -> IndexWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_index(out: Path, points: Iterable[Point]) -> None:
+    """Writes the index of ``points`` (:class:`IndexWriter`)."""
+    with IndexWriter(out) as index:
+        for p in points:
+            index.add(p)
+
+
+def stored_runs(source: str | Path) -> dict[str, Path]:
+    """The runs of another store ``source`` (e.g. one written by an earlier build of the
+    native extension) by the key their stored canonical scenario gives under the current
+    version and build; the source store is only read."""
     src = Path(source) / "points"
-    if not wanted or not src.is_dir():
-        return []
-    adopted = []
+    runs: dict[str, Path] = {}
+    if not src.is_dir():
+        return runs
     for d in sorted(src.iterdir()):
         summary = d / "summary.json"
         if d.name.startswith(".") or not summary.is_file():
@@ -191,26 +270,47 @@ def adopt_runs(source: str | Path, keys: Iterable[str], out: str | Path) -> list
             canonical = json.loads(summary.read_text(encoding="utf-8"))["scenario"]["canonical"]
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not a run of this store's format: never adopted
-        key = cache_key(canonical)
-        if key not in wanted:
-            continue
-        target = point_dir(out, key)
-        tmp = target.with_name(f".{key}.tmp-{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(d, tmp)
-        os.replace(tmp, target)
-        wanted.discard(key)
-        adopted.append(key)
+        runs.setdefault(cache_key(canonical), d)
+    return runs
+
+
+def adopt_run(run: Path, out: str | Path, key: str) -> None:
+    """Copies the run directory ``run`` into the store ``out`` as point ``key``: into a hidden
+    sibling first, renamed into place, so a point is either adopted whole or not at all."""
+    target = point_dir(out, key)
+    tmp = target.with_name(f".{key}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(run, tmp)
+    os.replace(tmp, target)
+
+
+def adopt_runs(source: str | Path, points: Iterable[Point], out: str | Path) -> dict[str, Point]:
+    """Adopts into the store ``out`` the runs of another store ``source`` that give one of
+    ``points`` not yet stored (:func:`stored_runs`, :func:`adopt_run`). Returns the adopted
+    points by key (memory: the source store's runs, not the points).
+
+    Sound only when the two builds give bit-identical results on those scenarios
+    (``bench/compare_builds.sh``): the caller says so."""
+    runs = stored_runs(source)
+    adopted: dict[str, Point] = {}
+    if runs:
+        for p in points:
+            if p.key in runs and p.key not in adopted and not point_complete(out, p.key):
+                adopt_run(runs[p.key], out, p.key)
+                adopted[p.key] = p
     return adopted
 
 
 def clean_temporaries(out: Path) -> None:
-    """Removes what killed points left: hidden temporary directories in ``points/``."""
+    """Removes what killed points and indexes left: hidden temporary directories in
+    ``points/`` and the index's temporary file."""
     d = out / "points"
     if d.is_dir():
         for p in d.iterdir():
             if p.name.startswith(".") and ".tmp-" in p.name:
                 shutil.rmtree(p, ignore_errors=True)
+    for p in out.glob(f".{INDEX_FILE}.tmp-*"):
+        p.unlink(missing_ok=True)
 
 
 def table_frame(res: SweepResult, name: str) -> pl.DataFrame:

@@ -2,6 +2,7 @@
 //! (RFC 5681, 6298, 7323, 2018); docs/tcp.md tells how to select each paper's settings.
 
 use crate::cc::Growth;
+use crate::error::ConfigValue;
 use crate::{ConfigError, Dur, RtoMode};
 use serde::{Deserialize, Serialize};
 
@@ -126,65 +127,138 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
-    /// Checks ranges; the message names the field, the value and what is allowed.
+    /// Checks ranges and the fields' relations; the error names the field, the value, the
+    /// rule it breaks and what is allowed (the one home of these rules: the simulator's
+    /// problems and the Python schema's messages are built from the error).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        fn bad(field: &str, v: impl std::fmt::Debug, allowed: &str) -> ConfigError {
-            ConfigError::new(format!("tcp.{field} = {v:?}: {allowed}"))
+        use ConfigValue::{Int, Range};
+        fn bad(
+            field: &str,
+            rule: &'static str,
+            v: impl Into<ConfigValue>,
+            limit: ConfigValue,
+            allowed: &str,
+        ) -> ConfigError {
+            ConfigError::rule(format!("tcp.{field}"), rule, v, Some(limit), allowed)
         }
+        let mss = u64::from(self.mss);
         if !(64..=65_000).contains(&self.mss) {
-            return Err(bad("mss", self.mss, "expected 64..=65000 bytes"));
+            let limit = Range([64, 65_000]);
+            return Err(bad(
+                "mss",
+                ConfigError::RANGE,
+                self.mss,
+                limit,
+                "expected 64..=65000 bytes",
+            ));
         }
         if self.initial_cwnd == 0 || self.initial_cwnd > 10_000 {
             return Err(bad(
                 "initial_cwnd",
+                ConfigError::RANGE,
                 self.initial_cwnd,
+                Range([1, 10_000]),
                 "expected 1..=10000 segments",
             ));
         }
         if let Some(s) = self.initial_ssthresh {
-            if s < 2 * self.mss as u64 {
-                return Err(bad("initial_ssthresh", s, "expected at least 2 MSS bytes"));
+            if s < 2 * mss {
+                let rule = ConfigError::SSTHRESH_BELOW_2MSS;
+                return Err(bad(
+                    "initial_ssthresh",
+                    rule,
+                    s,
+                    Int(2 * mss),
+                    "expected at least 2 MSS bytes",
+                ));
             }
         }
         if let Growth::ByteCounting { limit } = self.growth {
             if limit == 0 {
-                return Err(bad("growth.limit", limit, "expected at least 1 segment"));
+                let rule = ConfigError::AT_LEAST;
+                return Err(bad(
+                    "growth.limit",
+                    rule,
+                    limit,
+                    Int(1),
+                    "expected at least 1 segment",
+                ));
             }
         }
-        if self.rto_min.as_nanos() == 0 || self.rto_min > self.rto_max {
-            return Err(bad("rto_min", self.rto_min, "expected > 0 and <= rto_max"));
+        let rto_allowed = "expected > 0 and <= rto_max";
+        if self.rto_min.as_nanos() == 0 {
+            return Err(bad(
+                "rto_min",
+                ConfigError::AT_LEAST,
+                self.rto_min,
+                Int(1),
+                rto_allowed,
+            ));
         }
-        if self.rto_initial.as_nanos() == 0 {
-            return Err(bad("rto_initial", self.rto_initial, "expected > 0"));
+        if self.rto_min > self.rto_max {
+            let rule = ConfigError::RTO_MIN_ABOVE_MAX;
+            return Err(bad(
+                "rto_min",
+                rule,
+                self.rto_min,
+                self.rto_max.into(),
+                rto_allowed,
+            ));
         }
-        if self.dupthresh == 0 {
-            return Err(bad("dupthresh", self.dupthresh, "expected at least 1"));
-        }
-        if self.ack_every == 0 {
-            return Err(bad("ack_every", self.ack_every, "expected at least 1"));
+        for (field, v, allowed) in [
+            ("rto_initial", self.rto_initial.as_nanos(), "expected > 0"),
+            ("dupthresh", self.dupthresh.into(), "expected at least 1"),
+            ("ack_every", self.ack_every.into(), "expected at least 1"),
+        ] {
+            if v == 0 {
+                return Err(bad(field, ConfigError::AT_LEAST, v, Int(1), allowed));
+            }
         }
         if self.sack_blocks as usize > crate::MAX_SACK_BLOCKS {
-            return Err(bad("sack_blocks", self.sack_blocks, "expected 0..=6"));
+            return Err(bad(
+                "sack_blocks",
+                ConfigError::RANGE,
+                self.sack_blocks,
+                Range([0, crate::MAX_SACK_BLOCKS as u64]),
+                "expected 0..=6",
+            ));
         }
         if self.dsack && !self.sack() {
-            return Err(bad(
-                "dsack",
+            return Err(ConfigError::rule(
+                "tcp.dsack",
+                ConfigError::DSACK_NEEDS_SACK,
                 self.dsack,
+                None,
                 "needs SACK (sack_blocks >= 1): DSACK blocks travel in the SACK option",
             ));
         }
-        if self.rcv_buf < self.mss as u64 {
-            return Err(bad("rcv_buf", self.rcv_buf, "expected at least one MSS"));
-        }
-        if self.quickack
-            && (self.delayed_ack_min.as_nanos() == 0
-                || self.delayed_ack_min > self.delayed_ack_timeout)
-        {
+        if self.rcv_buf < mss {
+            let rule = ConfigError::RCV_BUF_BELOW_MSS;
             return Err(bad(
-                "delayed_ack_min",
-                self.delayed_ack_min,
-                "expected > 0 and <= delayed_ack_timeout with quickack",
+                "rcv_buf",
+                rule,
+                self.rcv_buf,
+                Int(mss),
+                "expected at least one MSS",
             ));
+        }
+        if self.quickack {
+            let allowed = "expected > 0 and <= delayed_ack_timeout with quickack";
+            let v = self.delayed_ack_min;
+            if v.as_nanos() == 0 {
+                return Err(bad(
+                    "delayed_ack_min",
+                    ConfigError::AT_LEAST,
+                    v,
+                    Int(1),
+                    allowed,
+                ));
+            }
+            if v > self.delayed_ack_timeout {
+                let rule = ConfigError::ATO_MIN_ABOVE_TIMEOUT;
+                let limit = self.delayed_ack_timeout.into();
+                return Err(bad("delayed_ack_min", rule, v, limit, allowed));
+            }
         }
         Ok(())
     }
@@ -206,8 +280,184 @@ mod tests {
             ..TcpConfig::default()
         };
         let e = c.validate().unwrap_err();
-        assert!(e.0.starts_with("tcp.dsack = true: needs SACK"), "{e}");
+        assert!(e.message.starts_with("tcp.dsack = true: needs SACK"), "{e}");
+        assert_eq!(
+            (e.field.as_str(), e.rule),
+            ("tcp.dsack", ConfigError::DSACK_NEEDS_SACK)
+        );
         c.sack_blocks = 3;
         c.validate().unwrap();
+    }
+
+    /// Each rule of `validate`: the field, the rule, the value and the bound it names.
+    #[test]
+    fn each_rule_is_structured() {
+        use ConfigValue::{Int, Range};
+        let ms = |m: u64| Int(m * 1_000_000);
+        let base = TcpConfig::default();
+        let cases: Vec<(TcpConfig, &str, &str, ConfigValue, Option<ConfigValue>)> = vec![
+            (
+                TcpConfig {
+                    mss: 10,
+                    ..base.clone()
+                },
+                "tcp.mss",
+                ConfigError::RANGE,
+                Int(10),
+                Some(Range([64, 65_000])),
+            ),
+            (
+                TcpConfig {
+                    initial_cwnd: 0,
+                    ..base.clone()
+                },
+                "tcp.initial_cwnd",
+                ConfigError::RANGE,
+                Int(0),
+                Some(Range([1, 10_000])),
+            ),
+            (
+                TcpConfig {
+                    initial_ssthresh: Some(2000),
+                    ..base.clone()
+                },
+                "tcp.initial_ssthresh",
+                ConfigError::SSTHRESH_BELOW_2MSS,
+                Int(2000),
+                Some(Int(2920)),
+            ),
+            (
+                TcpConfig {
+                    growth: Growth::ByteCounting { limit: 0 },
+                    ..base.clone()
+                },
+                "tcp.growth.limit",
+                ConfigError::AT_LEAST,
+                Int(0),
+                Some(Int(1)),
+            ),
+            (
+                TcpConfig {
+                    rto_min: Dur::ZERO,
+                    ..base.clone()
+                },
+                "tcp.rto_min",
+                ConfigError::AT_LEAST,
+                Int(0),
+                Some(Int(1)),
+            ),
+            (
+                TcpConfig {
+                    rto_max: Dur::from_millis(500),
+                    ..base.clone()
+                },
+                "tcp.rto_min",
+                ConfigError::RTO_MIN_ABOVE_MAX,
+                ms(1000),
+                Some(ms(500)),
+            ),
+            (
+                TcpConfig {
+                    rto_initial: Dur::ZERO,
+                    ..base.clone()
+                },
+                "tcp.rto_initial",
+                ConfigError::AT_LEAST,
+                Int(0),
+                Some(Int(1)),
+            ),
+            (
+                TcpConfig {
+                    dupthresh: 0,
+                    ..base.clone()
+                },
+                "tcp.dupthresh",
+                ConfigError::AT_LEAST,
+                Int(0),
+                Some(Int(1)),
+            ),
+            (
+                TcpConfig {
+                    ack_every: 0,
+                    ..base.clone()
+                },
+                "tcp.ack_every",
+                ConfigError::AT_LEAST,
+                Int(0),
+                Some(Int(1)),
+            ),
+            (
+                TcpConfig {
+                    sack_blocks: 7,
+                    ..base.clone()
+                },
+                "tcp.sack_blocks",
+                ConfigError::RANGE,
+                Int(7),
+                Some(Range([0, 6])),
+            ),
+            (
+                TcpConfig {
+                    dsack: true,
+                    sack_blocks: 0,
+                    ..base.clone()
+                },
+                "tcp.dsack",
+                ConfigError::DSACK_NEEDS_SACK,
+                ConfigValue::Bool(true),
+                None,
+            ),
+            (
+                TcpConfig {
+                    rcv_buf: 1000,
+                    ..base.clone()
+                },
+                "tcp.rcv_buf",
+                ConfigError::RCV_BUF_BELOW_MSS,
+                Int(1000),
+                Some(Int(1460)),
+            ),
+            (
+                TcpConfig {
+                    quickack: true,
+                    delayed_ack_min: Dur::ZERO,
+                    ..base.clone()
+                },
+                "tcp.delayed_ack_min",
+                ConfigError::AT_LEAST,
+                Int(0),
+                Some(Int(1)),
+            ),
+            (
+                TcpConfig {
+                    quickack: true,
+                    delayed_ack_min: Dur::from_millis(300),
+                    ..base.clone()
+                },
+                "tcp.delayed_ack_min",
+                ConfigError::ATO_MIN_ABOVE_TIMEOUT,
+                ms(300),
+                Some(ms(200)),
+            ),
+        ];
+        for (config, field, rule, value, limit) in cases {
+            let e = config.validate().unwrap_err();
+            assert_eq!((e.field.as_str(), e.rule), (field, rule), "{e}");
+            assert_eq!((e.value, e.limit), (Some(value.clone()), limit), "{field}");
+            assert!(
+                e.message
+                    .starts_with(&format!("{field} = {value}: expected"))
+                    || rule == ConfigError::DSACK_NEEDS_SACK,
+                "{}",
+                e.message
+            );
+        }
+        // quickack off: delayed_ack_min is not checked.
+        TcpConfig {
+            delayed_ack_min: Dur::from_secs(1),
+            ..base
+        }
+        .validate()
+        .unwrap();
     }
 }

@@ -27,7 +27,7 @@ pub mod time;
 
 pub use cc::{CongestionControl, ControllerSpec};
 pub use config::{RepeatedRto, TcpConfig};
-pub use error::ConfigError;
+pub use error::{ConfigError, ConfigValue};
 pub use log::{
     Event, LogRecord, LossResponse, ReceiverCounters, SenderCounters, TxKind, WindowReason,
 };

@@ -146,29 +146,35 @@ mod tests {
         let mut r = ParamReader::new("veno", &p);
         r.num("beta", 3.0, 0.0, 100.0).unwrap();
         let e = r.finish().unwrap_err();
-        assert!(e.0.contains("bta"), "{e}");
+        assert!(e.message.contains("bta"), "{e}");
 
         let p = params(&[("beta", ParamValue::Num(-1.0))]);
         let mut r = ParamReader::new("veno", &p);
         let e = r.num("beta", 3.0, 0.0, 100.0).unwrap_err();
-        assert!(e.0.contains("veno.beta") && e.0.contains("-1"), "{e}");
+        assert!(
+            e.message.contains("veno.beta") && e.message.contains("-1"),
+            "{e}"
+        );
 
         // The value as a scenario writes it, not Rust's `Num(5.0)`.
         let p = params(&[("beta", ParamValue::Num(5.0))]);
         let mut r = ParamReader::new("cubic", &p);
         let e = r.num("beta", 0.7, 0.01, 0.99).unwrap_err();
-        assert!(e.0.starts_with("cubic.beta = 5.0: expected"), "{e}");
+        assert!(e.message.starts_with("cubic.beta = 5.0: expected"), "{e}");
         let p = params(&[("beta", ParamValue::Num(f64::NAN))]);
         let e = ParamReader::new("cubic", &p)
             .num("beta", 0.7, 0.01, 0.99)
             .unwrap_err();
-        assert!(e.0.starts_with("cubic.beta = NaN: expected"), "{e}");
+        assert!(e.message.starts_with("cubic.beta = NaN: expected"), "{e}");
 
         let p = params(&[("flavor", ParamValue::Str("bsd".into()))]);
         let mut r = ParamReader::new("veno", &p);
         let e = r
             .choice("flavor", "paper", &["paper", "linux"])
             .unwrap_err();
-        assert!(e.0.contains("bsd") && e.0.contains("linux"), "{e}");
+        assert!(
+            e.message.contains("bsd") && e.message.contains("linux"),
+            "{e}"
+        );
     }
 }

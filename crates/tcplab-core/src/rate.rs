@@ -20,6 +20,15 @@
 //!
 //! The connection is application-limited from `mark_app_limited` (the sender had room in
 //! its windows but nothing to send) until the data in flight then is delivered.
+//!
+//! For BBRv3's loss bounds (draft-ietf-ccwg-bbr §"Probing for Bandwidth In ProbeBW") a mark
+//! also records the data in flight just after the transmission (`P.tx_in_flight`, the
+//! recovery strategy's count, the segment included) and the bytes the connection had
+//! declared lost so far (`P.lost`, the scoreboard's running total, Linux `tp->lost`); a
+//! sample reports both: `tx_in_flight`, and `lost` = bytes declared lost between that
+//! transmission and the ACK (losses this ACK itself reveals are counted by the next one,
+//! since the recovery strategy marks them after the sample is taken), and `losses`, the
+//! bytes declared lost since the previous sample.
 
 use crate::scoreboard::SegIdx;
 use crate::{Dur, Time};
@@ -39,6 +48,14 @@ pub struct RateSample {
     pub is_app_limited: bool,
     /// The segment's RTT, if it was never retransmitted (SACKed segments included).
     pub rtt: Option<Dur>,
+    /// Bytes in flight just after that segment was sent, itself included (draft
+    /// `RS.tx_in_flight`).
+    pub tx_in_flight: u64,
+    /// Bytes declared lost between that segment's transmission and the previous ACK (draft
+    /// `RS.lost`).
+    pub lost: u64,
+    /// Bytes declared lost since the previous sample (Linux `rs->losses`).
+    pub losses: u64,
 }
 
 impl RateSample {
@@ -59,6 +76,8 @@ struct Mark {
     sent: Time,
     app_limited: bool,
     retransmitted: bool,
+    tx_in_flight: u64,
+    lost: u64,
 }
 
 /// The connection's delivery state and a mark per outstanding segment.
@@ -69,6 +88,8 @@ pub struct RateEstimator {
     first_sent_time: Time,
     /// Non-zero: application-limited until `delivered` exceeds it (draft C.app_limited).
     app_limited: u64,
+    /// The lost-bytes total at the previous sample.
+    lost_at_sample: u64,
     /// Marks of segments `base..base + marks.len()`.
     base: SegIdx,
     marks: VecDeque<Mark>,
@@ -90,8 +111,16 @@ impl RateEstimator {
     }
 
     /// Segment `idx` left at `now` (new or retransmitted); `outstanding` is the number of
-    /// bytes outstanding before it (draft: "if there are no packets in flight").
-    pub fn on_send(&mut self, now: Time, idx: SegIdx, outstanding: u64) {
+    /// bytes outstanding before it (draft: "if there are no packets in flight"),
+    /// `in_flight` the bytes in flight after it, `lost_total` the bytes declared lost so far.
+    pub fn on_send(
+        &mut self,
+        now: Time,
+        idx: SegIdx,
+        outstanding: u64,
+        in_flight: u64,
+        lost_total: u64,
+    ) {
         if outstanding == 0 {
             self.first_sent_time = now;
             self.delivered_time = now;
@@ -106,6 +135,8 @@ impl RateEstimator {
             sent: now,
             app_limited: self.app_limited != 0,
             retransmitted: false,
+            tx_in_flight: in_flight,
+            lost: lost_total,
         };
         match idx.checked_sub(self.base).map(|o| o as usize) {
             Some(o) if o < self.marks.len() => {
@@ -127,8 +158,9 @@ impl RateEstimator {
 
     /// One ACK: it newly delivered `bytes` (cumulatively acknowledged and not SACKed
     /// before, plus newly SACKed), the most recently sent of them being `newest`; segments
-    /// below `una` are acknowledged. `min_rtt`: the connection's minimum RTT. Returns the
-    /// sample, or None when the ACK delivered nothing with a mark.
+    /// below `una` are acknowledged. `min_rtt`: the connection's minimum RTT; `lost_total`:
+    /// the bytes declared lost so far. Returns the sample, or None when the ACK delivered
+    /// nothing with a mark.
     pub fn on_ack(
         &mut self,
         now: Time,
@@ -136,6 +168,7 @@ impl RateEstimator {
         newest: Option<SegIdx>,
         una: SegIdx,
         min_rtt: Option<Dur>,
+        lost_total: u64,
     ) -> Option<RateSample> {
         let mark = newest.and_then(|i| {
             let o = i.checked_sub(self.base)? as usize;
@@ -155,6 +188,8 @@ impl RateEstimator {
             self.app_limited = 0;
         }
         let p = mark?;
+        let losses = lost_total.saturating_sub(self.lost_at_sample);
+        self.lost_at_sample = lost_total;
         self.first_sent_time = p.sent;
         let send_phase = p.sent.saturating_since(p.first_sent_time);
         let ack_phase = now.saturating_since(p.delivered_time);
@@ -166,6 +201,9 @@ impl RateEstimator {
                 .then_some(interval),
             is_app_limited: p.app_limited,
             rtt: (!p.retransmitted).then(|| now.saturating_since(p.sent)),
+            tx_in_flight: p.tx_in_flight,
+            lost: lost_total.saturating_sub(p.lost),
+            losses,
         })
     }
 }
@@ -187,14 +225,14 @@ mod tests {
     fn a_steady_ack_clock_measures_the_bottleneck_rate_exactly() {
         let mut r = RateEstimator::new();
         for i in 0..10 {
-            r.on_send(ms(0), i, i * MSS);
+            r.on_send(ms(0), i, i * MSS, 0, 0);
         }
         let mut samples = Vec::new();
         for i in 0..40u64 {
             let now = ms(10 + i);
-            let s = r.on_ack(now, MSS, Some(i), i + 1, Some(Dur::from_millis(10)));
+            let s = r.on_ack(now, MSS, Some(i), i + 1, Some(Dur::from_millis(10)), 0);
             samples.push(s.unwrap());
-            r.on_send(now, i + 10, 10 * MSS - MSS);
+            r.on_send(now, i + 10, 10 * MSS - MSS, 0, 0);
         }
         // The first window: sent together, so the ACK phase rules: segment i, delivered at
         // 10 + i ms, measures the i + 1 segments delivered since t = 0 over 10 + i ms.
@@ -222,11 +260,11 @@ mod tests {
     #[test]
     fn ack_compression_shorter_than_the_min_rtt_is_invalid() {
         let mut r = RateEstimator::new();
-        r.on_send(ms(0), 0, 0);
-        r.on_send(ms(1), 1, MSS);
+        r.on_send(ms(0), 0, 0, 0, 0);
+        r.on_send(ms(1), 1, MSS, 0, 0);
         // Both delivered by one ACK 2 ms later: 2 ms < 10 ms min RTT.
         let s = r
-            .on_ack(ms(2), 2 * MSS, Some(1), 2, Some(Dur::from_millis(10)))
+            .on_ack(ms(2), 2 * MSS, Some(1), 2, Some(Dur::from_millis(10)), 0)
             .unwrap();
         assert_eq!(
             (s.delivered, s.interval, s.bytes_per_sec()),
@@ -242,12 +280,12 @@ mod tests {
         // phase (30 ms since segment 0, the newest delivered when it left) is longer than
         // its ACK phase (22 ms since the delivery at 10 ms).
         let mut r = RateEstimator::new();
-        r.on_send(ms(0), 0, 0);
-        r.on_send(ms(0), 1, MSS);
-        r.on_ack(ms(10), MSS, Some(0), 1, None).unwrap();
-        r.on_send(ms(10), 2, MSS);
-        r.on_send(ms(30), 3, 2 * MSS);
-        let s = r.on_ack(ms(32), 3 * MSS, Some(3), 4, None).unwrap();
+        r.on_send(ms(0), 0, 0, 0, 0);
+        r.on_send(ms(0), 1, MSS, 0, 0);
+        r.on_ack(ms(10), MSS, Some(0), 1, None, 0).unwrap();
+        r.on_send(ms(10), 2, MSS, 0, 0);
+        r.on_send(ms(30), 3, 2 * MSS, 0, 0);
+        let s = r.on_ack(ms(32), 3 * MSS, Some(3), 4, None, 0).unwrap();
         assert_eq!(
             (s.delivered, s.interval),
             (3 * MSS, Some(Dur::from_millis(30)))
@@ -258,19 +296,19 @@ mod tests {
     #[test]
     fn app_limited_marks_last_until_the_flight_is_delivered() {
         let mut r = RateEstimator::new();
-        r.on_send(ms(0), 0, 0);
-        r.on_send(ms(0), 1, MSS);
+        r.on_send(ms(0), 0, 0, 0, 0);
+        r.on_send(ms(0), 1, MSS, 0, 0);
         r.mark_app_limited(2 * MSS);
         assert!(r.is_app_limited());
-        r.on_send(ms(1), 2, 2 * MSS);
-        let s = r.on_ack(ms(10), MSS, Some(0), 1, None).unwrap();
+        r.on_send(ms(1), 2, 2 * MSS, 0, 0);
+        let s = r.on_ack(ms(10), MSS, Some(0), 1, None, 0).unwrap();
         assert!(!s.is_app_limited && r.is_app_limited());
-        let s = r.on_ack(ms(11), MSS, Some(1), 2, None).unwrap();
+        let s = r.on_ack(ms(11), MSS, Some(1), 2, None, 0).unwrap();
         assert!(
             !s.is_app_limited && r.is_app_limited(),
             "delivered 2000, not past it"
         );
-        let s = r.on_ack(ms(12), MSS, Some(2), 3, None).unwrap();
+        let s = r.on_ack(ms(12), MSS, Some(2), 3, None, 0).unwrap();
         assert!(s.is_app_limited, "sent while app-limited");
         assert!(!r.is_app_limited(), "3000 delivered > 2000");
     }
@@ -278,18 +316,39 @@ mod tests {
     #[test]
     fn a_retransmission_restamps_its_mark_and_gives_no_rtt() {
         let mut r = RateEstimator::new();
-        r.on_send(ms(0), 0, 0);
-        r.on_send(ms(0), 1, MSS);
+        r.on_send(ms(0), 0, 0, 0, 0);
+        r.on_send(ms(0), 1, MSS, 0, 0);
         // Segment 1 SACKed at 10 ms, segment 0 retransmitted at 12 and acked at 22.
-        let s = r.on_ack(ms(10), MSS, Some(1), 0, None).unwrap();
+        let s = r.on_ack(ms(10), MSS, Some(1), 0, None, 0).unwrap();
         assert_eq!(s.rtt, Some(Dur::from_millis(10)));
-        r.on_send(ms(12), 0, 2 * MSS);
-        let s = r.on_ack(ms(22), MSS, Some(0), 2, None).unwrap();
+        r.on_send(ms(12), 0, 2 * MSS, 0, 0);
+        let s = r.on_ack(ms(22), MSS, Some(0), 2, None, 0).unwrap();
         assert_eq!(s.rtt, None);
         assert_eq!((s.prior_delivered, s.delivered), (MSS, MSS));
         // Nothing outstanding: the next transmission restarts the clocks.
-        r.on_send(ms(100), 2, 0);
-        let s = r.on_ack(ms(110), MSS, Some(2), 3, None).unwrap();
+        r.on_send(ms(100), 2, 0, 0, 0);
+        let s = r.on_ack(ms(110), MSS, Some(2), 3, None, 0).unwrap();
         assert_eq!(s.interval, Some(Dur::from_millis(10)));
+    }
+
+    #[test]
+    fn samples_carry_the_flight_at_send_and_the_losses_since() {
+        // Segment 0 leaves with 1 segment in flight and 3000 bytes declared lost before;
+        // segment 1 with 2 in flight. By the ACK of segment 1, 2000 more bytes were lost.
+        let mut r = RateEstimator::new();
+        r.on_send(ms(0), 0, 0, MSS, 3 * MSS);
+        r.on_send(ms(0), 1, MSS, 2 * MSS, 3 * MSS);
+        let s = r
+            .on_ack(ms(10), 2 * MSS, Some(1), 2, None, 5 * MSS)
+            .unwrap();
+        assert_eq!(
+            (s.tx_in_flight, s.lost, s.losses),
+            (2 * MSS, 2 * MSS, 5 * MSS)
+        );
+        // A retransmission is stamped anew.
+        r.on_send(ms(20), 2, 0, MSS, 5 * MSS);
+        r.on_send(ms(21), 2, 0, 4 * MSS, 6 * MSS);
+        let s = r.on_ack(ms(30), MSS, Some(2), 3, None, 6 * MSS).unwrap();
+        assert_eq!((s.tx_in_flight, s.lost, s.losses), (4 * MSS, 0, MSS));
     }
 }

@@ -87,11 +87,11 @@ mod tests {
             .err()
             .unwrap();
         assert!(
-            e.0.starts_with(
+            e.message.starts_with(
                 "controller = \"nosuch\": unknown congestion controller; known: [\"reno\""
             ),
             "{e}"
         );
-        assert!(e.0.contains("\"mine\""), "{e}");
+        assert!(e.message.contains("\"mine\""), "{e}");
     }
 }

@@ -106,6 +106,8 @@ pub struct Scoreboard {
     lost_bytes: u64,
     /// Bytes of retransmissions in flight.
     retx_out_bytes: u64,
+    /// Bytes ever declared lost (each declaration counts; never decreases: Linux `tp->lost`).
+    lost_total: u64,
     /// Lost segments waiting for (re)transmission.
     pending: BTreeSet<SegIdx>,
     /// Segments below this index have been considered by `mark_lost_below`.
@@ -125,6 +127,7 @@ impl Scoreboard {
             sacked_bytes: 0,
             lost_bytes: 0,
             retx_out_bytes: 0,
+            lost_total: 0,
             pending: BTreeSet::new(),
             lost_scan: 0,
             forced: None,
@@ -167,6 +170,10 @@ impl Scoreboard {
     }
     pub fn lost_bytes(&self) -> u64 {
         self.lost_bytes
+    }
+    /// Bytes declared lost since the start (a retransmission declared lost counts again).
+    pub fn lost_total(&self) -> u64 {
+        self.lost_total
     }
     pub fn retransmissions_in_flight(&self) -> u64 {
         self.retx_out_bytes
@@ -409,6 +416,7 @@ impl Scoreboard {
         s.flags |= LOST;
         let len = s.len as u64;
         self.lost_bytes += len;
+        self.lost_total += len;
         self.pending.insert(idx);
     }
 
@@ -438,6 +446,10 @@ impl Scoreboard {
         s.flags = LOST;
         if !was_lost {
             self.lost_bytes += len;
+        }
+        if !was_lost || was_out {
+            // The segment, or its retransmission in flight, is newly declared lost.
+            self.lost_total += len;
         }
         if was_out {
             self.retx_out_bytes -= len;
@@ -613,6 +625,23 @@ mod tests {
         sb.mark_retransmission_lost(0);
         assert_eq!(sb.next_pending(), Some(0));
         sb.check_invariants();
+    }
+
+    #[test]
+    fn lost_total_counts_every_declaration_and_never_decreases() {
+        let mut sb = board(6);
+        sack(&mut sb, 3, 6);
+        sb.mark_lost_below(2);
+        assert_eq!(sb.lost_total(), 200);
+        sb.mark_lost(0); // already lost: nothing new
+        sb.on_retransmit(0, Time::ZERO);
+        sb.mark_retransmission_lost(0); // the retransmission was lost too
+        assert_eq!(sb.lost_total(), 300);
+        sb.mark_all_lost(); // segment 2 is new; 0 and 1 wait, not in flight
+        assert_eq!(sb.lost_total(), 400);
+        sb.unmark_lost();
+        sb.ack_to(6);
+        assert_eq!((sb.lost_bytes(), sb.lost_total()), (0, 400));
     }
 
     #[test]

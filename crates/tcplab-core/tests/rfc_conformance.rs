@@ -154,7 +154,10 @@ fn newreno_refuses_an_unknown_timer_variant() {
     let e = Sender::build(&cfg(), &ControllerSpec::named("reno"), &spec, None)
         .err()
         .unwrap();
-    assert!(e.0.contains("timer") && e.0.contains("lazy"), "{e}");
+    assert!(
+        e.message.contains("timer") && e.message.contains("lazy"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -41,6 +41,20 @@ impl Clock {
         }
     }
 
+    /// Time 0 is `CLOCK_MONOTONIC` = `origin_ns` (another process's origin, so that the
+    /// endpoints and the emulator share one time axis; may lie in the future: times before
+    /// it read as 0). Sets the timer slack as [`Clock::start`] does.
+    pub fn with_origin(origin_ns: u64) -> Self {
+        let mut c = Self::start();
+        c.origin_ns = origin_ns;
+        c
+    }
+
+    /// `CLOCK_MONOTONIC` now, in ns (for choosing a shared origin).
+    pub fn monotonic_now_ns() -> u64 {
+        monotonic_ns()
+    }
+
     /// `CLOCK_MONOTONIC` at time 0, in ns.
     pub fn origin_monotonic_ns(&self) -> u64 {
         self.origin_ns

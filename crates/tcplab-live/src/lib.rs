@@ -11,13 +11,28 @@
 //! link directions and routes: of a scenario's topology, from tcplab-sim's expansion, or of
 //! the one-link config), [`tun`] (TUN devices opened inside network namespaces), [`driver`]
 //! (the event loop), [`report`] (stats and drop log written at the end).
+//!
+//! tcplab's transport (binary `tcplab-flow`): [`wire`] (core segments as UDP payloads, the
+//! tcplab and ETH framings), [`stream`] (the application's byte pattern and its check),
+//! [`udp`] (the socket), [`flow_config`] (an endpoint's config: a flow of a canonical
+//! scenario), [`endpoint`] (clock resolution, fact log), [`flow_sender`] and
+//! [`flow_receiver`] (the endpoints' event loops). [`process`]: the
+//! binaries' signal handling and scheduling.
 
 pub mod clock;
 pub mod config;
 pub mod driver;
 pub mod ecn;
+pub mod endpoint;
+pub mod flow_config;
+pub mod flow_receiver;
+pub mod flow_sender;
 pub mod histogram;
 pub mod ident;
 pub mod plan;
+pub mod process;
 pub mod report;
+pub mod stream;
 pub mod tun;
+pub mod udp;
+pub mod wire;

@@ -109,14 +109,21 @@ fn profile_json(name: &str) -> PyResult<String> {
     Ok(v.to_string())
 }
 
-/// Checks a TCP configuration given as canonical JSON with `TcpConfig::validate`;
-/// raises ValueError with the reason when it is not acceptable.
+/// The first rule a TCP configuration (canonical JSON) breaks, by `TcpConfig::validate` (the
+/// one home of these rules), as JSON: `{"field", "rule", "value", "limit", "message"}`
+/// (`tcplab_core::ConfigError`), or None when it is acceptable. Raises ValueError when the
+/// JSON is not a TCP configuration.
 #[pyfunction]
-fn check_tcp_config_json(py: Python<'_>, json: &str) -> PyResult<()> {
+fn tcp_config_problem_json(py: Python<'_>, json: &str) -> PyResult<Option<String>> {
     let json = json.to_owned();
-    detached(py, move || -> Result<(), String> {
+    detached(py, move || -> Result<Option<String>, String> {
         let c: TcpConfig = serde_json::from_str(&json).map_err(|e| format!("tcp: {e}"))?;
-        c.validate().map_err(|e| e.to_string())
+        match c.validate() {
+            Ok(()) => Ok(None),
+            Err(e) => serde_json::to_string(&e)
+                .map(Some)
+                .map_err(|e| format!("tcp: {e}")),
+        }
     })
 }
 
@@ -157,6 +164,15 @@ fn topology_graph_json(py: Python<'_>, json: &str) -> PyResult<String> {
 #[pyfunction]
 fn results_schema_json() -> PyResult<String> {
     no_panic(|| serde_json::to_string(&tcplab_sim::columns::schema()))
+        .map_err(|m| internal_error(&m))?
+        .map_err(|e| internal_error(&e.to_string()))
+}
+
+/// The WLAN fields' vocabulary as JSON (`tcplab_sim::topology::wlan::vocabulary`): rates,
+/// channel and pipe presets, MAC and channel defaults.
+#[pyfunction]
+fn wlan_vocabulary_json() -> PyResult<String> {
+    no_panic(|| serde_json::to_string(&tcplab_sim::topology::wlan::vocabulary()))
         .map_err(|m| internal_error(&m))?
         .map_err(|e| internal_error(&e.to_string()))
 }
@@ -210,13 +226,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(default_tcp_config_json, m)?)?;
-    m.add_function(wrap_pyfunction!(check_tcp_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_config_problem_json, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
     m.add_function(wrap_pyfunction!(topology_graph_json, m)?)?;
     m.add_function(wrap_pyfunction!(results_schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_problems_json, m)?)?;
+    m.add_function(wrap_pyfunction!(wlan_vocabulary_json, m)?)?;
     m.add_function(wrap_pyfunction!(read_delivery_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     pycontroller::add_to(m)?;

@@ -78,6 +78,31 @@ impl Problem {
     /// A node of a route not linked to the one before it (`limit`).
     pub const ROUTE_NOT_LINKED: &'static str = "route_not_linked";
 
+    /// A value outside `limit` = `[lo, hi]`.
+    pub const RANGE: &'static str = "range";
+    /// A `report_delay` (ns) without `report_losses` (a link direction's or a WLAN segment's).
+    pub const REPORT_DELAY_NEEDS_LOSSES: &'static str = "report_delay_needs_losses";
+    /// A WLAN segment name given before (`limit`: the index of the first segment of that name).
+    pub const DUPLICATE_WLAN_NAME: &'static str = "duplicate_wlan_name";
+    /// A WLAN segment without stations.
+    pub const NO_STATIONS: &'static str = "no_stations";
+    /// A station that is no host (`limit`: the first hosts, then "..." if more).
+    pub const STATION_NOT_A_HOST: &'static str = "station_not_a_host";
+    /// A station listed twice in its segment (`limit`: the index of its first entry).
+    pub const DUPLICATE_STATION: &'static str = "duplicate_station";
+    /// A station of another segment (`limit`: that segment's name).
+    pub const STATION_OF_OTHER_SEGMENT: &'static str = "station_of_other_segment";
+    /// A node name a preset gives another node (`limit`: the preset's names).
+    pub const RESERVED_NAME: &'static str = "reserved_name";
+    /// A contention window maximum below the minimum (`limit`: cw_min).
+    pub const CW_MAX_BELOW_MIN: &'static str = "cw_max_below_min";
+    /// A station given both a distance (`limit`, metres) and a preset (`value`).
+    pub const DISTANCE_AND_PRESET: &'static str = "distance_and_preset";
+    /// A station with no distance and no preset, its segment none either.
+    pub const NO_PLACEMENT: &'static str = "no_placement";
+    /// A station placed by preset (`value`) on a channel without shadowing (`limit`: shadowing_db).
+    pub const PRESET_NEEDS_SHADOWING: &'static str = "preset_needs_shadowing";
+
     /// `path = value: expected`, under `rule`, held to `limit`.
     pub fn new(
         path: String,

@@ -126,7 +126,7 @@ impl Simulation {
             let mut sender =
                 Sender::build_seeded(registries, cfg, &f.controller, &f.recovery, f.bytes, seed)
                     .map_err(|e| {
-                        SimError(validate::flow_config_error(&format!("flows[{i}]"), e))
+                        SimError(validate::flow_config_error(&format!("flows[{i}]"), &e))
                     })?;
             sender.set_logging(s.trace.events);
             events.push(start(f.start), Event::TcpStart(i as u32));

@@ -21,13 +21,12 @@
 pub mod graph;
 pub mod parking_lot;
 pub mod wired_wireless;
+pub mod wlan;
 
 use crate::error::Problem;
 use crate::node::Node;
 use crate::node::Routes;
-use crate::scenario::{
-    Dumbbell, Duplex, Explicit, LinkDir, NodeKind, Routing, Topology, WlanAccess, WlanSpec,
-};
+use crate::scenario::{Dumbbell, Duplex, Explicit, LinkDir, NodeKind, Routing, Topology, WlanSpec};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -72,6 +71,21 @@ pub struct WlanLayout<'a> {
 impl Layout<'_> {
     pub fn node(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()
+    }
+    /// The hosts an error about a node shows: the first few (a topology may have thousands),
+    /// then "..." when there are more.
+    pub fn hosts_shown(&self) -> Vec<&str> {
+        const SHOWN: usize = 8;
+        let mut hosts = self.nodes.iter().filter(|n| n.kind == NodeKind::Host);
+        let mut v: Vec<&str> = hosts
+            .by_ref()
+            .take(SHOWN)
+            .map(|n| n.name.as_str())
+            .collect();
+        if hosts.next().is_some() {
+            v.push("...");
+        }
+        v
     }
     /// The routing table: shortest paths (by hops or delay), then the static entries.
     pub fn routes(&self) -> Routes {
@@ -137,7 +151,7 @@ pub fn expand_problems<'a>(t: &'a Topology, errs: &mut Vec<Problem>) -> Layout<'
         Topology::Explicit(e) => explicit(e, errs),
         Topology::ParkingLot(p) => parking_lot::expand(p, &mut texts),
         Topology::WiredCumWireless(w) => wired_wireless::expand(w, &mut texts),
-        Topology::WlanAccess(w) => wlan_access(w, errs),
+        Topology::WlanAccess(w) => wlan::wlan_access(w, errs),
     };
     errs.extend(texts.into_iter().map(Problem::from));
     layout
@@ -374,112 +388,8 @@ fn explicit<'a>(e: &'a Explicit, errs: &mut Vec<Problem>) -> Layout<'a> {
             }
         }
     }
-    for (i, w) in e.wlan.iter().enumerate() {
-        wlan_segment(&mut layout, w, format!("topology.wlan[{i}]"), errs);
-    }
+    wlan::explicit_segments(&mut layout, &e.wlan, errs);
     layout
-}
-
-fn wlan_access<'a>(w: &'a WlanAccess, errs: &mut Vec<Problem>) -> Layout<'a> {
-    let mut nodes = vec![host("server".into()), router("router"), router("ap")];
-    for (j, s) in w.wlan.stations.iter().enumerate() {
-        if ["server", "router"].contains(&s.node.as_str()) {
-            errs.push(Problem::from(format!(
-                "topology.wlan.stations[{j}].node = {:?}: a name the wlan_access topology uses for another node",
-                s.node
-            )));
-        } else if !nodes.iter().any(|n| n.name == s.node) {
-            nodes.push(host(s.node.clone()));
-        }
-    }
-    let mut links = Vec::with_capacity(2);
-    let (f, r) = borrowed(&w.access);
-    push_link(&nodes, &mut links, (0, 1), f, r, "topology.access".into());
-    let (f, r) = borrowed(&w.pipe);
-    push_link(&nodes, &mut links, (1, 2), f, r, "topology.pipe".into());
-    let mut layout = finish(nodes, links);
-    wlan_segment(&mut layout, &w.wlan, "topology.wlan".into(), errs);
-    layout
-}
-
-/// Resolves segment `w`'s nodes; problems go to `errs` and a bad segment is left out.
-fn wlan_segment<'a>(
-    layout: &mut Layout<'a>,
-    w: &'a WlanSpec,
-    path: String,
-    errs: &mut Vec<Problem>,
-) {
-    let before = errs.len();
-    if layout.wlans.iter().any(|o| o.spec.name == w.name) {
-        errs.push(Problem::from(format!(
-            "{path}.name = {:?}: duplicate WLAN segment name",
-            w.name
-        )));
-    }
-    let ap_path = format!("{path}.ap");
-    let ap = match layout.node(&w.ap) {
-        None => {
-            let names: Vec<&str> = layout.nodes.iter().map(|n| n.name.as_str()).collect();
-            let rule = Problem::UNKNOWN_NODE;
-            errs.push(Problem::new(
-                ap_path,
-                rule,
-                w.ap.as_str(),
-                names,
-                "unknown node",
-            ));
-            None
-        }
-        Some(id) if layout.nodes[id as usize].kind != NodeKind::Router => {
-            let expected = "a host; the access point must be a router (it relays)";
-            let rule = Problem::AP_NOT_ROUTER;
-            errs.push(Problem::new(
-                ap_path,
-                rule,
-                w.ap.as_str(),
-                Value::Null,
-                expected,
-            ));
-            None
-        }
-        Some(id) => Some(id),
-    };
-    if w.stations.is_empty() {
-        errs.push(Problem::from(format!(
-            "{path}.stations = []: expected at least 1 station"
-        )));
-    }
-    let mut stations = Vec::with_capacity(w.stations.len());
-    for (j, s) in w.stations.iter().enumerate() {
-        let p = format!("{path}.stations[{j}].node");
-        match layout.node(&s.node) {
-            None => errs.push(Problem::from(format!("{p} = {:?}: unknown node", s.node))),
-            Some(id) if layout.nodes[id as usize].kind != NodeKind::Host => errs.push(
-                Problem::from(format!("{p} = {:?}: a router; stations are hosts", s.node)),
-            ),
-            Some(id) if stations.contains(&id) => errs.push(Problem::from(format!(
-                "{p} = {:?}: listed twice in this segment",
-                s.node
-            ))),
-            Some(id) if layout.wlans.iter().any(|o| o.stations.contains(&id)) => {
-                errs.push(Problem::from(format!(
-                    "{p} = {:?}: already a station of another segment",
-                    s.node
-                )))
-            }
-            Some(id) => stations.push(id),
-        }
-    }
-    if errs.len() == before {
-        if let Some(ap) = ap {
-            layout.wlans.push(WlanLayout {
-                spec: w,
-                ap,
-                stations,
-                spec_path: path,
-            });
-        }
-    }
 }
 
 pub(crate) fn finish<'a>(nodes: Vec<Node>, links: Vec<DuplexLink<'a>>) -> Layout<'a> {

@@ -8,7 +8,7 @@ use crate::error::{Problem, SimError};
 use crate::flow_route;
 use crate::node::Routes;
 use crate::scenario::{
-    Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode, WlanSpec,
+    Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode,
 };
 use crate::topology::{self, Layout};
 use tcplab_core::registry::Registries;
@@ -77,7 +77,7 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         );
     }
     for w in &layout.wlans {
-        wlan(&w.spec_path, w.spec, &mut errs);
+        topology::wlan::check_params(&w.spec_path, w.spec, &mut errs);
     }
     dedup_keep_order(&mut errs);
     let routes = layout.routes();
@@ -85,18 +85,17 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     let default_tcp_ok = match s.tcp.validate() {
         Ok(()) => true,
         Err(e) => {
-            errs.push(e.0.into());
+            errs.push(config_problem("", e));
             false
         }
     };
     let mut names = std::collections::HashMap::new();
-    let hosts = Hosts::of(&layout);
     for (i, f) in s.flows.iter().enumerate() {
         let p = format!("flows[{i}]");
         let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
         unique_name(&mut names, &p, name, &mut errs);
-        let src = endpoint(&layout, &hosts, &format!("{p}.src"), &f.src, &mut errs);
-        let dst = endpoint(&layout, &hosts, &format!("{p}.dst"), &f.dst, &mut errs);
+        let src = endpoint(&layout, &format!("{p}.src"), &f.src, &mut errs);
+        let dst = endpoint(&layout, &format!("{p}.dst"), &f.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             if let Some(r) = &f.route {
                 if a != b {
@@ -122,7 +121,7 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
             if let Err(e) = Sender::build_with(registries, cfg, &f.controller, &f.recovery, f.bytes)
             {
-                errs.push(flow_config_error(&p, e).into());
+                errs.push(config_problem(&p, e));
             }
         }
     }
@@ -130,8 +129,8 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         let p = format!("udp[{i}]");
         let name = u.name.clone().unwrap_or_else(|| format!("udp{i}"));
         unique_name(&mut names, &p, name, &mut errs);
-        let src = endpoint(&layout, &hosts, &format!("{p}.src"), &u.src, &mut errs);
-        let dst = endpoint(&layout, &hosts, &format!("{p}.dst"), &u.dst, &mut errs);
+        let src = endpoint(&layout, &format!("{p}.src"), &u.src, &mut errs);
+        let dst = endpoint(&layout, &format!("{p}.dst"), &u.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             match &u.route {
                 Some(r) if a != b => {
@@ -222,12 +221,36 @@ fn buffer_fits(p: &str, d: &LinkDir, packet: Option<u64>, errs: &mut Vec<Problem
 
 /// Places a sender-construction error under the flow's path: `flows[1].controller = ...`,
 /// `flows[1].tcp.mss = ...`, or `flows[1]: ...` for messages naming no field.
-pub fn flow_config_error(path: &str, e: ConfigError) -> String {
-    let m = e.0;
+pub fn flow_config_error(path: &str, e: &ConfigError) -> String {
+    let m = &e.message;
     if m.starts_with("controller") || m.starts_with("recovery") || m.starts_with("tcp.") {
         format!("{path}.{m}")
     } else {
         format!("{path}: {m}")
+    }
+}
+
+/// The problem of a TCP configuration or sender-construction error (`tcplab_core`'s rule,
+/// field, value and limit), under `path` (`flows[1]`; "" for the scenario's own `tcp`).
+fn config_problem(path: &str, e: ConfigError) -> Problem {
+    let message = if path.is_empty() {
+        e.message.clone()
+    } else {
+        flow_config_error(path, &e)
+    };
+    let json = |v: Option<tcplab_core::ConfigValue>| {
+        v.map(|v| serde_json::to_value(v).expect("a config value is JSON"))
+    };
+    Problem {
+        path: match (path.is_empty(), e.field.is_empty()) {
+            (_, true) => path.to_string(),
+            (true, false) => e.field,
+            (false, false) => format!("{path}.{}", e.field),
+        },
+        rule: e.rule,
+        value: json(e.value),
+        limit: json(e.limit),
+        message,
     }
 }
 
@@ -238,13 +261,10 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<Problem>) {
     time_limit(&format!("{p}.delay"), d.delay, errs);
     time_limit(&format!("{p}.report_delay"), d.report_delay, errs);
     if !d.report_losses && d.report_delay != Dur::ZERO {
-        errs.push(
-            format!(
-                "{p}.report_delay = {}: only meaningful with report_losses = true",
-                d.report_delay.as_nanos()
-            )
-            .into(),
-        );
+        errs.push(topology::wlan::report_delay_without_losses(
+            p,
+            d.report_delay,
+        ));
     }
     match d.buffer {
         Buffer::Packets(0) => errs.push(format!(
@@ -399,48 +419,10 @@ fn unique_name(
     }
 }
 
-/// The hosts an endpoint error shows: the first few (a topology may have thousands), and
-/// how many there are.
-struct Hosts<'a> {
-    shown: Vec<&'a str>,
-    count: usize,
-}
-
-impl<'a> Hosts<'a> {
-    const SHOWN: usize = 8;
-
-    fn of(layout: &'a Layout) -> Self {
-        let all = layout.nodes.iter().filter(|n| n.kind == NodeKind::Host);
-        Hosts {
-            shown: all
-                .clone()
-                .take(Self::SHOWN)
-                .map(|n| n.name.as_str())
-                .collect(),
-            count: all.count(),
-        }
-    }
-
-    /// `["s0", "r0", ...]` (JSON: the shown hosts, then "..." when there are more).
-    fn limit(&self) -> Vec<&'a str> {
-        let mut v = self.shown.clone();
-        if self.count > v.len() {
-            v.push("...");
-        }
-        v
-    }
-}
-
-fn endpoint(
-    layout: &Layout,
-    hosts: &Hosts,
-    p: &str,
-    name: &str,
-    errs: &mut Vec<Problem>,
-) -> Option<u32> {
+fn endpoint(layout: &Layout, p: &str, name: &str, errs: &mut Vec<Problem>) -> Option<u32> {
     match layout.node(name) {
         None => {
-            let limit = hosts.limit();
+            let limit = layout.hosts_shown();
             let expected = format!("unknown node; hosts: {limit:?}");
             errs.push(Problem::new(
                 p.to_string(),
@@ -453,7 +435,7 @@ fn endpoint(
         }
         Some(id) if layout.nodes[id as usize].kind != NodeKind::Host => {
             let expected = "a router; flows start and end at hosts";
-            let limit = hosts.limit();
+            let limit = layout.hosts_shown();
             errs.push(Problem::new(
                 p.to_string(),
                 Problem::NOT_A_HOST,
@@ -540,126 +522,4 @@ fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<Problem>) {
 fn dedup_keep_order(v: &mut Vec<Problem>) {
     let mut seen = std::collections::HashSet::new();
     v.retain(|p| seen.insert(p.message.clone()));
-}
-
-/// Checks of one WLAN segment's parameters (its nodes were checked by the expansion).
-fn wlan(p: &str, w: &WlanSpec, errs: &mut Vec<Problem>) {
-    use crate::wlan::phy::{BASIC_RATES, RATES};
-    let m = &w.mac;
-    if w.name.is_empty() {
-        errs.push(format!("{p}.name = \"\": expected a non-empty name").into());
-    }
-    if !RATES.contains(&m.rate) {
-        errs.push(
-            format!(
-                "{p}.mac.rate = {}: expected an 802.11b rate in bit/s: {RATES:?}",
-                m.rate
-            )
-            .into(),
-        );
-    }
-    if !BASIC_RATES.contains(&m.basic_rate) {
-        errs.push(
-            format!(
-                "{p}.mac.basic_rate = {}: expected a basic rate in bit/s: {BASIC_RATES:?}",
-                m.basic_rate
-            )
-            .into(),
-        );
-    }
-    for (field, v, lo) in [
-        ("buffer", m.buffer, 1),
-        ("retry_limit", m.retry_limit, 1),
-        ("cw_min", m.cw_min, 1),
-        ("ack_bytes", m.ack_bytes, 1),
-    ] {
-        if v < lo {
-            errs.push(format!("{p}.mac.{field} = {v}: expected at least {lo}").into());
-        }
-    }
-    if m.cw_max < m.cw_min || m.cw_max > 65_535 {
-        errs.push(
-            format!(
-                "{p}.mac.cw_max = {}: expected between cw_min ({}) and 65535",
-                m.cw_max, m.cw_min
-            )
-            .into(),
-        );
-    }
-    for (field, d) in [("slot", m.slot), ("sifs", m.sifs), ("difs", m.difs)] {
-        if d == Dur::ZERO {
-            errs.push(format!("{p}.mac.{field} = 0: expected a positive duration in ns").into());
-        }
-    }
-    let c = &w.channel;
-    for (field, v) in [
-        ("tx_power_dbm", c.tx_power_dbm),
-        ("ref_loss_db", c.ref_loss_db),
-    ] {
-        if !v.is_finite() {
-            errs.push(format!("{p}.channel.{field} = {v}: expected a finite number").into());
-        }
-    }
-    if !(c.exponent.is_finite() && c.exponent > 0.0) {
-        errs.push(
-            format!(
-                "{p}.channel.exponent = {}: expected a positive path-loss exponent",
-                c.exponent
-            )
-            .into(),
-        );
-    }
-    if !(c.shadowing_db.is_finite() && c.shadowing_db >= 0.0) {
-        errs.push(
-            format!(
-                "{p}.channel.shadowing_db = {}: expected a standard deviation >= 0 dB",
-                c.shadowing_db
-            )
-            .into(),
-        );
-    }
-    if let Some(t) = c.rx_threshold_dbm {
-        if !t.is_finite() {
-            errs.push(
-                format!("{p}.channel.rx_threshold_dbm = {t}: expected a finite power in dBm")
-                    .into(),
-            );
-        }
-    }
-    if !w.report_losses && w.report_delay != Dur::ZERO {
-        errs.push(
-            format!(
-                "{p}.report_delay = {}: only meaningful with report_losses = true",
-                w.report_delay.as_nanos()
-            )
-            .into(),
-        );
-    }
-    for (j, st) in w.stations.iter().enumerate() {
-        let sp = format!("{p}.stations[{j}]");
-        match (st.distance, st.preset) {
-            (Some(d), None) => {
-                if !(d.is_finite() && d > 0.0) {
-                    errs.push(format!(
-                        "{sp}.distance = {d}: expected a positive distance in metres"
-                    ).into());
-                }
-            }
-            (Some(_), Some(pr)) => errs.push(format!(
-                "{sp}.preset = {:?}: give a distance or a preset, not both",
-                pr.as_str()
-            ).into()),
-            (None, pr) => match pr.or(w.preset) {
-                None => errs.push(format!(
-                    "{sp}: no distance and no preset (station or segment): expected one to place the station"
-                ).into()),
-                Some(pr) if c.shadowing_db <= 0.0 => errs.push(format!(
-                    "{sp}.preset = {:?}: presets need shadowing_db > 0 ({p}.channel.shadowing_db = {})",
-                    pr.as_str(),
-                    c.shadowing_db
-                ).into()),
-                Some(_) => {}
-            },
-        }
-    }
 }

@@ -357,6 +357,39 @@ fn an_unknown_endpoint_lists_a_few_hosts_only() {
     assert_eq!(shown[8], "...");
 }
 
+/// A TCP rule (tcplab_core's `ConfigError`) becomes a problem under the field's path, with
+/// the core's rule, value and limit; the message is the core's, under the flow.
+#[test]
+fn tcp_config_errors_are_structured_problems() {
+    let mut s = base();
+    s.tcp.rcv_buf = 1000;
+    s.flows[1].tcp = Some(TcpConfig {
+        initial_cwnd: 0,
+        ..TcpConfig::default()
+    });
+    let p = check(&s);
+    let scenario = p.iter().find(|p| p.path == "tcp.rcv_buf").unwrap();
+    assert_eq!(scenario.rule, tcplab_core::ConfigError::RCV_BUF_BELOW_MSS);
+    assert_eq!(scenario.value, Some(serde_json::json!(1000)));
+    assert_eq!(scenario.limit, Some(serde_json::json!(1460)));
+    assert_eq!(
+        scenario.message,
+        "tcp.rcv_buf = 1000: expected at least one MSS"
+    );
+    let flow = p
+        .iter()
+        .find(|p| p.path == "flows[1].tcp.initial_cwnd")
+        .unwrap();
+    assert_eq!(flow.rule, tcplab_core::ConfigError::RANGE);
+    assert_eq!(flow.limit, Some(serde_json::json!([1, 10_000])));
+    assert!(
+        flow.message
+            .starts_with("flows[1].tcp.initial_cwnd = 0: expected"),
+        "{}",
+        flow.message
+    );
+}
+
 fn check(s: &Scenario) -> Vec<Problem> {
     tcplab_sim::validate::check(s, &tcplab_core::registry::Registries::default())
 }

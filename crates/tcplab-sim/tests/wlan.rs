@@ -282,3 +282,98 @@ fn bad_wlan_parameters_name_the_field_and_value() {
         assert!(e.contains(want), "{want} in {e}");
     }
 }
+
+/// Each rule of a WLAN segment (tcplab_sim::topology::wlan, their only home) gives a
+/// structured problem: the field's path, the rule, the value and the bound.
+#[test]
+fn each_wlan_rule_is_a_structured_problem() {
+    use serde_json::json;
+    use tcplab_sim::error::Problem;
+    let rule_of = |s: &Scenario, path: &str| {
+        let problems =
+            tcplab_sim::validate::check(s, &tcplab_core::registry::Registries::default());
+        let p = problems.iter().find(|p| p.path == path);
+        let p = p.unwrap_or_else(|| panic!("no problem at {path}: {problems:?}"));
+        (p.rule, p.value.clone(), p.limit.clone())
+    };
+    let star_with = |f: &dyn Fn(&mut WlanSpec)| {
+        let mut s = ScenarioBuilder::new("bad", star(&[10.0, 20.0])).build();
+        f(wlan_mut(&mut s));
+        s
+    };
+    let p = "topology.wlan[0]";
+    let s = star_with(&|w| w.stations.clear());
+    let no_stations = (Problem::NO_STATIONS, Some(json!([])), Some(json!(1)));
+    assert_eq!(rule_of(&s, &format!("{p}.stations")), no_stations);
+    let s = star_with(&|w| w.stations[0].node = "ap".into());
+    let (rule, value, _) = rule_of(&s, &format!("{p}.stations[0].node"));
+    assert_eq!(
+        (rule, value),
+        (Problem::STATION_NOT_A_HOST, Some(json!("ap")))
+    );
+    let s = star_with(&|w| w.stations[1].node = "sta0".into());
+    let twice = (
+        Problem::DUPLICATE_STATION,
+        Some(json!("sta0")),
+        Some(json!(0)),
+    );
+    assert_eq!(rule_of(&s, &format!("{p}.stations[1].node")), twice);
+    let s = star_with(&|w| w.mac.cw_max = 7);
+    let cw = (Problem::CW_MAX_BELOW_MIN, Some(json!(7)), Some(json!(31)));
+    assert_eq!(rule_of(&s, &format!("{p}.mac.cw_max")), cw);
+    let s = star_with(&|w| w.report_delay = Dur::from_millis(1));
+    let (rule, value, _) = rule_of(&s, &format!("{p}.report_delay"));
+    assert_eq!(
+        (rule, value),
+        (Problem::REPORT_DELAY_NEEDS_LOSSES, Some(json!(1_000_000)))
+    );
+    let s = star_with(&|w| w.stations[0].preset = Some(ChannelPreset::LL));
+    let both = (
+        Problem::DISTANCE_AND_PRESET,
+        Some(json!("LL")),
+        Some(json!(10.0)),
+    );
+    assert_eq!(rule_of(&s, &format!("{p}.stations[0].preset")), both);
+    let s = star_with(&|w| w.stations[0].distance = None);
+    assert_eq!(
+        rule_of(&s, &format!("{p}.stations[0]")).0,
+        Problem::NO_PLACEMENT
+    );
+    let s = star_with(&|w| {
+        w.stations[0] = StationSpec::preset("sta0", ChannelPreset::HL);
+        w.channel.shadowing_db = 0.0;
+    });
+    let shadowing = (
+        Problem::PRESET_NEEDS_SHADOWING,
+        Some(json!("HL")),
+        Some(json!(0.0)),
+    );
+    assert_eq!(rule_of(&s, &format!("{p}.stations[0].preset")), shadowing);
+    // Two segments: a repeated name, a station of the other segment.
+    let mut s = star_with(&|w| w.stations.truncate(1));
+    if let Topology::Explicit(e) = &mut s.topology {
+        let sta = vec![StationSpec::at("sta0", 5.0)];
+        e.wlan.push(WlanSpec::new("wlan0", "ap", sta.clone()));
+        e.wlan.push(WlanSpec::new("wlan2", "ap", sta));
+    }
+    let name = (
+        Problem::DUPLICATE_WLAN_NAME,
+        Some(json!("wlan0")),
+        Some(json!(0)),
+    );
+    assert_eq!(rule_of(&s, "topology.wlan[1].name"), name);
+    let other = (
+        Problem::STATION_OF_OTHER_SEGMENT,
+        Some(json!("sta0")),
+        Some(json!("wlan0")),
+    );
+    assert_eq!(rule_of(&s, "topology.wlan[2].stations[0].node"), other);
+    // wlan_access: the preset's own node names are not station names.
+    for name in ["server", "router", "ap"] {
+        let mut s =
+            ScenarioBuilder::new("a", wlan_access(PipePreset::Thin, &[ChannelPreset::LL])).build();
+        wlan_mut(&mut s).stations[0].node = name.into();
+        let (rule, value, _) = rule_of(&s, "topology.wlan.stations[0].node");
+        assert_eq!((rule, value), (Problem::RESERVED_NAME, Some(json!(name))));
+    }
+}

@@ -1,7 +1,9 @@
 """The live testbed: real packets through tcplab-sim's link models.
 
 `netns` makes the run's network namespaces and starts the emulator (`tcplab-emu`, Rust:
-crates/tcplab-live) between them; `probe` sends and receives a constant-rate UDP probe.
+crates/tcplab-live) between them; `probe` sends and receives a constant-rate UDP probe;
+`transport` runs a flow of tcplab's own transport (`tcplab-flow`) between them; `linux`
+runs a kernel TCP flow between them.
 See docs/live.md.
 """
 

@@ -12,7 +12,7 @@ from typing import Any
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, RawText
 from tcplab.scenario.flows import TcpOverrides, profile_defaults
-from tcplab.scenario.rules import HIDDEN, word
+from tcplab.scenario.rules import HIDDEN, tcp_value, word, word_tcp
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import format_duration
 
@@ -45,17 +45,12 @@ class ScenarioChecks:
                     )
 
     def _check_wlan(self) -> None:
+        """[[wlan]] segments belong to explicit topologies and name their stations' nodes; the
+        segments' names, stations and parameters are the simulator's rules."""
         if self.topology is not None:
             raise FieldError("needs an explicit topology ([[nodes]] and [[links]])", ("wlan",), show=False)
-        kinds = {n.name: n.kind for n in self.nodes or []}
-        hosts = {n for n, k in kinds.items() if k == "host"}
-        names: dict[str, int] = {}
         for i, w in enumerate(self.wlan or []):
-            name = w.name or f"wlan{i}"
-            if name in names:
-                raise FieldError(f"is already the name of wlan[{names[name]}]", ("wlan", i, "name"), name)
-            names[name] = i
-            w.check(("wlan", i), hosts)
+            w.check_explicit(("wlan", i))
 
     def _check_flows(self) -> None:
         """Explicit topologies have no default hosts: src and dst must be given. Whether they
@@ -127,6 +122,8 @@ class ScenarioChecks:
         )
         if self.topology is None and parts[:1] == ("topology",):
             parts = parts[1:]
+        elif isinstance(self.topology, WlanAccess) and parts[:2] == ("topology", "wlan"):
+            parts = ("topology",) + parts[2:]  # the preset's segment fields are the topology's
         if "schedule" in parts:
             k = parts.index("schedule")
             if k >= 1 and parts[k - 1] in ("forward", "reverse"):
@@ -182,37 +179,34 @@ class ScenarioChecks:
                 config[k] = None if v == "unbounded" else v
                 origin[k] = where + (k,)
 
-        def bad(field: str, detail: str) -> FieldError:
-            return FieldError(detail, origin.get(field, ("tcp", field)), _user(field, config[field]))
-
-        mss = config["mss"]
-        if not 64 <= mss <= 65_000:
-            raise bad("mss", "must be within [64, 65000] bytes")
-        if config["initial_ssthresh"] is not None and config["initial_ssthresh"] < 2 * mss:
-            raise bad("initial_ssthresh", f"must be at least 2 MSS ({2 * mss} bytes)")
-        if config["rto_min"] > config["rto_max"]:
-            which = "rto_min" if "rto_min" in origin or "rto_max" not in origin else "rto_max"
-            other = "rto_max" if which == "rto_min" else "rto_min"
-            words = "<=" if which == "rto_min" else ">="
-            raise bad(which, f"must be {words} {other} ({format_duration(config[other])})")
-        if config["rcv_buf"] < mss:
-            raise bad("rcv_buf", f"must be at least one MSS ({mss} bytes)")
-        if config["quickack"] and config["delayed_ack_min"] > config["delayed_ack_timeout"]:
-            limit = format_duration(config["delayed_ack_timeout"])
-            raise bad("delayed_ack_min", f"must be <= delayed_ack_timeout ({limit}) with quickack")
         try:
-            _native.check_tcp_config_json(json.dumps(config))
-        except ValueError as e:  # a rule of the simulator's that the checks above do not know
+            problem = _native.tcp_config_problem_json(json.dumps(config))
+        except ValueError as e:  # a value the simulator's types cannot hold
             raise FieldError(str(e), ("flows", i) if i is not None else (), show=False) from None
+        if problem is not None:
+            raise self._tcp_error(json.loads(problem), config, origin, i)
         return config
 
-
-def _user(field: str, value: Any) -> Any:
-    """A canonical TCP value shown back in user units (seconds for durations)."""
-    durations = ("rto_min", "rto_initial", "rto_max", "clock_granularity", "delayed_ack_timeout", "delayed_ack_min")
-    if field in durations:
-        return RawText(format_duration(value))
-    return value
+    @staticmethod
+    def _tcp_error(
+        problem: dict[str, Any],
+        config: dict[str, Any],
+        origin: dict[str, tuple[str | int, ...]],
+        i: int | None,
+    ) -> FieldError:
+        """The rule a merged TCP config breaks (``tcplab_core::ConfigError``, checked in Rust
+        only) as a FieldError at the TOML path where the field was set, in user units. A
+        relation of two fields (rto_min <= rto_max) blames the one this level gave."""
+        field = problem["field"].removeprefix("tcp.")
+        top = field.split(".")[0]
+        if problem["rule"] == "rto_min_above_max" and "rto_max" in origin and "rto_min" not in origin:
+            detail = f"must be >= rto_min ({format_duration(config['rto_min'])})"
+            return FieldError(detail, origin["rto_max"], tcp_value("rto_max", config["rto_max"]))
+        worded = word_tcp(top, problem["rule"], problem["value"], problem["limit"])
+        if worded is None:  # a rule this package does not word: the simulator's line
+            return FieldError(problem["message"], ("flows", i) if i is not None else (), show=False)
+        where = origin.get(top, ("tcp", top)) + tuple(field.split(".")[1:])
+        return FieldError(worded, where, tcp_value(top, problem["value"]))
 
 
 def _walk(obj: Any, parts: tuple[str | int, ...]) -> Any:

@@ -17,6 +17,10 @@ from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, StrictMode
 from tcplab.units import UnitError, parse_duration, parse_size
 
 
+#: The largest value of the simulator's u32 fields.
+_U32 = 2**32 - 1
+
+
 def _growth(v: Any) -> dict[str, Any]:
     """``"per_ack"``, ``"byte_counting"`` (limit 2), ``{mode = "byte_counting", limit = L}`` or
     ``"linux"`` (per acknowledged segment)."""
@@ -43,6 +47,17 @@ def _growth(v: Any) -> dict[str, Any]:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise FieldError("must be a whole number of segments >= 1", ("limit",), limit)
     return {"mode": "byte_counting", "limit": limit}
+
+
+def _mss(v: Any) -> int:
+    """A size in bytes that the simulator's u32 holds (its range is a TcpConfig rule)."""
+    try:
+        size = parse_size(v)
+    except UnitError as e:
+        raise FieldError(str(e)) from None
+    if size > _U32:
+        raise FieldError(f"is too large (at most {_U32} bytes)")
+    return size
 
 
 def _ssthresh(v: Any) -> int | str:
@@ -119,22 +134,25 @@ def _component(kind: str):
 
 
 class TcpOverrides(StrictModel):
-    """TCP settings; every field optional (unset fields come from the level above)."""
+    """TCP settings; every field optional (unset fields come from the level above). The fields
+    hold what the simulator's types hold (u8, u32, u64); the allowed ranges and relations are
+    the rules of ``TcpConfig::validate`` (tcplab_core), checked on the merged settings by
+    :meth:`~tcplab.scenario.checks.ScenarioChecks._flow_tcp`."""
 
-    mss: Annotated[int, unit_field(parse_size)] | None = None
-    initial_cwnd: Annotated[int, count_field("segments", 1, 10_000)] | None = None
+    mss: Annotated[int, BeforeValidator(_mss)] | None = None
+    initial_cwnd: Annotated[int, count_field("segments", 0, _U32)] | None = None
     initial_ssthresh: Annotated[int | str, BeforeValidator(_ssthresh)] | None = None
     growth: Annotated[dict, BeforeValidator(_growth)] | None = None
-    rto_min: PosDuration | None = None
-    rto_initial: PosDuration | None = None
-    rto_max: PosDuration | None = None
+    rto_min: Duration | None = None
+    rto_initial: Duration | None = None
+    rto_max: Duration | None = None
     clock_granularity: Duration | None = None
     timestamps: bool | None = None
-    dupthresh: Annotated[int, count_field("duplicate ACKs", 1)] | None = None
+    dupthresh: Annotated[int, count_field("duplicate ACKs", 0, _U32)] | None = None
     delayed_ack: bool | None = None
-    ack_every: Annotated[int, count_field("segments", 1)] | None = None
+    ack_every: Annotated[int, count_field("segments", 0, _U32)] | None = None
     delayed_ack_timeout: Duration | None = None
-    sack_blocks: Annotated[int, count_field("SACK blocks", 0, 6)] | None = None
+    sack_blocks: Annotated[int, count_field("SACK blocks", 0, 255)] | None = None
     rcv_buf: Size | None = None
     ecn: bool | None = None
     dsack: bool | None = None
@@ -145,7 +163,7 @@ class TcpOverrides(StrictModel):
     profile: Annotated[str, _choice("profile")] | None = None
     rto_mode: Annotated[str, _choice("RTO mode", ("rfc6298", "linux"))] | None = None
     quickack: bool | None = None
-    delayed_ack_min: PosDuration | None = None
+    delayed_ack_min: Duration | None = None
 
     def given(self) -> dict[str, Any]:
         return self.model_dump(exclude_unset=True)
@@ -261,6 +279,13 @@ def _group_starts(entry: dict[str, Any], i: int, count: int, seed: Any) -> list[
         rng = np.random.default_rng([seed if ok else 1, FLOW_GROUP_STREAM, i])
         draws = [int(x) for x in rng.integers(0, jitter, size=count, endpoint=True)]
     return [f"{b + k * step + d}ns" for k, (b, d) in enumerate(zip(base, draws))]
+
+
+def seed_dependent(flows: Any) -> bool:
+    """Whether the ``[[flows]]`` entries expand differently with another seed: a group with
+    a ``start_jitter`` draws its starts from it (:func:`expand_flow_groups`). Elsewhere the
+    seed only names the random streams."""
+    return isinstance(flows, list) and any(isinstance(f, dict) and "start_jitter" in f for f in flows)
 
 
 def expand_flow_groups(flows: Any, seed: Any = 1) -> Any:

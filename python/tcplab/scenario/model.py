@@ -15,7 +15,7 @@ from tcplab import topology as topology_graph
 from tcplab.scenario.checks import ScenarioChecks
 from tcplab.scenario.errors import FieldError, ScenarioError, show_value, to_scenario_error
 from tcplab.scenario.fields import PosDuration, StrictModel, count_field
-from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups, group_member
+from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups, group_member, seed_dependent
 from tcplab.scenario.topologies import (
     Dumbbell,
     Link,
@@ -86,8 +86,6 @@ class Scenario(ScenarioChecks, StrictModel):
             if self.links is None:
                 raise FieldError("is required with [[nodes]]", ("links",), show=False)
             self._check_explicit()
-        elif isinstance(self.topology, WlanAccess):
-            self.topology.check(("topology",), None)
         if self.wlan is not None:
             self._check_wlan()
         self._check_routing()
@@ -335,9 +333,8 @@ class Scenario(ScenarioChecks, StrictModel):
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
             raise ScenarioError(f"seed: {show_value(seed)} must be a whole number within [0, 2^64 - 1]", "seed")
         given = self._source.get("given")
-        if isinstance(given, dict) and any(
-            isinstance(f, dict) and "start_jitter" in f for f in given.get("flows") or []
-        ):  # a flow group's start jitter is drawn from the seed: validate again
+        if isinstance(given, dict) and seed_dependent(given.get("flows")):
+            # a flow group's start jitter is drawn from the seed: validate again
             source = {k: v for k, v in self._source.items() if k not in ("given", "base_dir")}
             return type(self).from_dict(
                 {**given, "seed": seed}, source=source, base_dir=self._source.get("base_dir")

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tcplab.scenario.errors import RawText
 from tcplab.units import format_duration
 
-__all__ = ["HIDDEN", "word"]
+__all__ = ["HIDDEN", "tcp_value", "word", "word_tcp"]
 
 #: A value not shown in the message.
 HIDDEN = object()
@@ -68,4 +69,54 @@ _WORDS = {
     "route_loop": _words("is visited twice (a route has no loops)"),
     "route_host_inside": _words("is a host in the middle of the route (hosts do not forward)"),
     "route_not_linked": _words("is not linked to {limit!r} (a route follows links)"),
+    "range": lambda value, limit: (f"must be within [{limit[0]}, {limit[1]}]", value),
+    "report_delay_needs_losses": lambda value, limit: (
+        "is only allowed with report_losses = true",
+        RawText(format_duration(value)),
+    ),
+    "duplicate_wlan_name": _words("is already the name of wlan[{limit}]"),
+    "no_stations": _words("must list at least one station"),
+    "station_not_a_host": lambda value, limit: (f"is not a host (hosts: {', '.join(limit)})", value),
+    "duplicate_station": _words("is already stations[{limit}]"),
+    "station_of_other_segment": _words("is already a station of segment {limit!r}"),
+    "reserved_name": lambda value, limit: (
+        f"is a name the wlan_access topology uses for another node ({', '.join(limit)})",
+        value,
+    ),
+    "cw_max_below_min": _words("must be >= cw_min ({limit})"),
+    "distance_and_preset": _words("give distance or preset, not both"),
+    "no_placement": lambda value, limit: (
+        "has no distance and no preset (give one, or a segment preset = 'LL'/'HL')",
+        HIDDEN,
+    ),
+    "preset_needs_shadowing": _words("presets need shadowing (channel.shadowing_db > 0)"),
 }
+
+
+#: TCP settings that are times (ns in the canonical form, shown as durations).
+_TCP_DURATIONS = ("rto_min", "rto_initial", "rto_max", "clock_granularity", "delayed_ack_timeout", "delayed_ack_min")
+#: TCP settings in bytes (the unit a range of theirs is worded in).
+_TCP_BYTES = ("mss", "initial_ssthresh", "rcv_buf")
+
+
+def tcp_value(field: str, value: Any) -> Any:
+    """A canonical TCP setting shown back in user units (durations for times)."""
+    return RawText(format_duration(value)) if field in _TCP_DURATIONS else value
+
+
+def word_tcp(field: str, rule: str, value: Any, limit: Any) -> str | None:
+    """The detail of a rule of ``TcpConfig::validate`` (``tcplab_core::ConfigError``) that
+    TCP setting ``field`` breaks, its bound in user units; None for rules not worded here."""
+    show = format_duration if field in _TCP_DURATIONS else str
+    unit = " bytes" if field in _TCP_BYTES else ""
+    words = {
+        "range": lambda: f"must be within [{limit[0]}, {limit[1]}]{unit}" if isinstance(limit, list) else None,
+        "at_least": lambda: "must be > 0" if field in _TCP_DURATIONS else f"must be >= {limit}",
+        "ssthresh_below_2mss": lambda: f"must be at least 2 MSS ({limit} bytes)",
+        "rto_min_above_max": lambda: f"must be <= rto_max ({show(limit)})",
+        "rcv_buf_below_mss": lambda: f"must be at least one MSS ({limit} bytes)",
+        "ato_min_above_timeout": lambda: f"must be <= delayed_ack_timeout ({show(limit)}) with quickack",
+        "dsack_needs_sack": lambda: "needs SACK (sack_blocks >= 1): DSACK blocks travel in the SACK option",
+    }
+    worded = words.get(rule)
+    return None if worded is None else worded()

@@ -3,17 +3,24 @@ segment of an explicit topology and the wlan_access topology preset."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from tcplab.scenario.errors import FieldError, RawText
+from tcplab import _native
+from tcplab.scenario.errors import FieldError
 from tcplab.scenario.fields import Duration, PosDuration, StrictModel, count_field
 from tcplab.scenario.links import Duplex, queue_discipline
-from tcplab.units import UnitError, format_duration, format_rate, parse_rate
+from tcplab.units import UnitError, format_rate, parse_rate
 
-WLAN_RATES = (1_000_000, 2_000_000, 5_500_000, 11_000_000)
-WLAN_BASIC_RATES = (1_000_000, 2_000_000)
+#: The simulator's WLAN vocabulary (``tcplab_sim::topology::wlan::vocabulary``): rates,
+#: presets and defaults are read from it, never copied here.
+_VOCABULARY: dict[str, Any] = json.loads(_native.wlan_vocabulary_json())
+WLAN_RATES: tuple[int, ...] = tuple(_VOCABULARY["rates"])
+WLAN_BASIC_RATES: tuple[int, ...] = tuple(_VOCABULARY["basic_rates"])
+_MAC: dict[str, Any] = _VOCABULARY["mac"]
+_CHANNEL: dict[str, Any] = _VOCABULARY["channel"]
 
 
 def _distance(v: Any) -> float:
@@ -63,8 +70,19 @@ def _wlan_rate(allowed: tuple[int, ...]):
     return BeforeValidator(validate)
 
 
+def _one_of(names: list[str]):
+    """One of the simulator's ``names`` (a preset's)."""
+
+    def validate(v: Any) -> str:
+        if not isinstance(v, str) or v not in names:
+            raise FieldError(f"is not allowed (expected {' or '.join(repr(n) for n in names)})")
+        return v
+
+    return BeforeValidator(validate)
+
+
 Distance = Annotated[float, BeforeValidator(_distance)]
-PresetName = Literal["LL", "HL"]
+PresetName = Annotated[str, _one_of(_VOCABULARY["channel_presets"])]
 
 
 class Station(StrictModel):
@@ -78,29 +96,29 @@ class Station(StrictModel):
 class WlanMac(StrictModel):
     """DCF/PHY parameters; every field has the 802.11b default (docs/wlan.md)."""
 
-    rate: Annotated[int, _wlan_rate(WLAN_RATES)] = 11_000_000
-    basic_rate: Annotated[int, _wlan_rate(WLAN_BASIC_RATES)] = 1_000_000
-    buffer: Annotated[int, count_field("packets", 1, 1_000_000)] = 50
-    retry_limit: Annotated[int, count_field("attempts", 1, 255)] = 7
-    cw_min: Annotated[int, count_field("slots", 1, 65_535)] = 31
-    cw_max: Annotated[int, count_field("slots", 1, 65_535)] = 1023
-    slot: PosDuration = 20_000
-    sifs: PosDuration = 10_000
-    difs: PosDuration = 50_000
-    plcp: Duration = 192_000
-    mac_overhead: Annotated[int, count_field("bytes", 0, 10_000)] = 36
-    ack_bytes: Annotated[int, count_field("bytes", 1, 10_000)] = 14
+    rate: Annotated[int, _wlan_rate(WLAN_RATES)] = _MAC["rate"]
+    basic_rate: Annotated[int, _wlan_rate(WLAN_BASIC_RATES)] = _MAC["basic_rate"]
+    buffer: Annotated[int, count_field("packets", 1, 1_000_000)] = _MAC["buffer"]
+    retry_limit: Annotated[int, count_field("attempts", 1, 255)] = _MAC["retry_limit"]
+    cw_min: Annotated[int, count_field("slots", 1, 65_535)] = _MAC["cw_min"]
+    cw_max: Annotated[int, count_field("slots", 1, 65_535)] = _MAC["cw_max"]
+    slot: PosDuration = _MAC["slot"]
+    sifs: PosDuration = _MAC["sifs"]
+    difs: PosDuration = _MAC["difs"]
+    plcp: Duration = _MAC["plcp"]
+    mac_overhead: Annotated[int, count_field("bytes", 0, 10_000)] = _MAC["mac_overhead"]
+    ack_bytes: Annotated[int, count_field("bytes", 1, 10_000)] = _MAC["ack_bytes"]
 
 
 class WlanChannel(StrictModel):
     """Log-distance path loss + log-normal shadowing (docs/wlan.md)."""
 
-    tx_power_dbm: Annotated[float, _number("dBm")] = 15.0
-    ref_loss_db: Annotated[float, _number("dB at 1 m")] = 40.05
-    exponent: Annotated[float, _number("path-loss exponent", 0.01)] = 3.5
-    shadowing_db: Annotated[float, _number("dB", 0.0)] = 4.0
-    rx_threshold_dbm: Annotated[float, _number("dBm")] | None = None
-    coherence: Duration = 0
+    tx_power_dbm: Annotated[float, _number("dBm")] = _CHANNEL["tx_power_dbm"]
+    ref_loss_db: Annotated[float, _number("dB at 1 m")] = _CHANNEL["ref_loss_db"]
+    exponent: Annotated[float, _number("path-loss exponent", 0.01)] = _CHANNEL["exponent"]
+    shadowing_db: Annotated[float, _number("dB", 0.0)] = _CHANNEL["shadowing_db"]
+    rx_threshold_dbm: Annotated[float, _number("dBm")] | None = _CHANNEL["rx_threshold_dbm"]
+    coherence: Duration = _CHANNEL["coherence"]
 
 
 class _WlanParams(StrictModel):
@@ -118,39 +136,14 @@ class _WlanParams(StrictModel):
     def station_names(self) -> list[str]:
         return [st.node if st.node is not None else f"sta{j}" for j, st in enumerate(self.stations)]
 
-    def check(self, where: tuple[str | int, ...], hosts: set[str] | None) -> None:
-        if not self.stations:
-            raise FieldError("must list at least one station", (*where, "stations"), [])
-        if self.mac.cw_max < self.mac.cw_min:
-            raise FieldError(f"must be >= cw_min ({self.mac.cw_min})", (*where, "mac", "cw_max"), self.mac.cw_max)
-        if self.report_delay and not self.report_losses:
-            raise FieldError(
-                "is only allowed with report_losses = true",
-                (*where, "report_delay"),
-                RawText(format_duration(self.report_delay)),
-            )
-        seen: dict[str, int] = {}
-        for j, (st, name) in enumerate(zip(self.stations, self.station_names())):
-            at = (*where, "stations", j)
-            if hosts is not None and st.node is None:
-                raise FieldError("is required but missing", (*at, "node"), show=False)
-            if hosts is not None and name not in hosts:
-                raise FieldError(f"is not a host (hosts: {', '.join(sorted(hosts))})", (*at, "node"), name)
-            if hosts is None and name in ("server", "router", "ap"):
-                raise FieldError("is a name the wlan_access topology uses for another node", (*at, "node"), name)
-            if name in seen:
-                raise FieldError(f"is already stations[{seen[name]}]", (*at, "node"), name)
-            seen[name] = j
-            if st.distance is not None and st.preset is not None:
-                raise FieldError("give distance or preset, not both", (*at, "preset"), st.preset)
-            if st.distance is None and st.preset is None and self.preset is None:
-                raise FieldError(
-                    "has no distance and no preset (give one, or a segment preset = 'LL'/'HL')", at, show=False
-                )
-            if st.distance is None and self.channel.shadowing_db <= 0:
-                raise FieldError(
-                    "presets need shadowing (channel.shadowing_db > 0)", (*at, "preset"), st.preset or self.preset
-                )
+    def check_explicit(self, where: tuple[str | int, ...]) -> None:
+        """A segment of an explicit topology names each station's node (no default names).
+        Every other rule of a segment (stations, names, placement, MAC and channel relations)
+        is the simulator's (``tcplab_sim::topology::wlan``), worded by
+        :mod:`tcplab.scenario.rules`."""
+        for j, st in enumerate(self.stations):
+            if st.node is None:
+                raise FieldError("is required but missing", (*where, "stations", j, "node"), show=False)
 
     def canonical_segment(self, name: str, ap: str) -> dict[str, Any]:
         mac = self.mac.model_dump()
@@ -172,8 +165,8 @@ class _WlanParams(StrictModel):
         }
         if self.report_losses:
             out["report_losses"] = True
-            if self.report_delay:
-                out["report_delay"] = self.report_delay
+        if self.report_delay:  # without report_losses: the simulator's rule refuses it
+            out["report_delay"] = self.report_delay
         return out
 
 
@@ -184,15 +177,16 @@ class Wlan(_WlanParams):
     ap: str
 
 
-#: The WLAN paper's Dummynet pipes: rate, one-way delay, buffer (packets).
-PIPES = {"thin": (1_600_000, 60_000_000, 12), "fat": (16_000_000, 30_000_000, 60)}
+#: The WLAN paper's Dummynet pipes: rate, one-way delay, buffer (packets)
+#: (``tcplab_sim::scenario::PipePreset``).
+PIPES: dict[str, tuple[int, int, int]] = {name: tuple(p) for name, p in _VOCABULARY["pipes"].items()}
 
 
 class WlanAccess(_WlanParams):
     """The WLAN paper's Fig. 3: server - 100 Mb/s - router - Dummynet pipe - AP - stations."""
 
     kind: Literal["wlan_access"]
-    pipe: Literal["thin", "fat"] = "thin"
+    pipe: Annotated[str, _one_of(list(PIPES))] = "thin"
     queue: Annotated[dict, BeforeValidator(queue_discipline)] | None = None
     access: Duplex | None = None
 

@@ -561,12 +561,12 @@ mod tests {
             p.insert(name.into(), ParamValue::Str(bad.into()));
             let e = AReno::from_params(&ctx(Growth::PerAck), &p).unwrap_err();
             assert!(
-                e.0.contains(&format!("areno.{name}")) && e.0.contains(bad),
+                e.message.contains(&format!("areno.{name}")) && e.message.contains(bad),
                 "{e}"
             );
             p.insert(name.into(), ParamValue::Num(1.0));
             let e = AReno::from_params(&ctx(Growth::PerAck), &p).unwrap_err();
-            assert!(e.0.contains(&format!("areno.{name}")), "{e}");
+            assert!(e.message.contains(&format!("areno.{name}")), "{e}");
         }
         let a = with("w_inc", "prose");
         assert_eq!(

@@ -47,12 +47,52 @@
 //! in 4.19, not in the draft), the restart from idle (`CA_EVENT_TX_START`), and the
 //! losses term of the 5/4 phase's exit (`rs->losses`; the samples carry no loss count).
 //! Data in flight is the recovery strategy's count after the ACK (Linux: before it,
-//! projected to the next departure time). BBR v2/v3 are not implemented: v3's published
-//! description (draft-ietf-ccwg-bbr) is a different algorithm with loss and ECN bounds.
+//! projected to the next departure time). BBR v3 (draft-ietf-ccwg-bbr) is a different
+//! algorithm with loss and ECN bounds: `cc::bbr3`, registered as `bbr3`.
 
 use super::filter::WindowedMax;
 use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
 use crate::{ConfigError, Dur, ParamReader, Params, Time};
+
+/// The next number of a splitmix64 stream: BBR's random choices come from the flow's own
+/// stream, seeded from the scenario (`CcContext::seed`).
+pub(super) fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// BBR's cwnd step on an ACK that delivered `acked` bytes (v1, and v3's `BBRSetCwnd`): once
+/// the pipe was full, `cwnd + acked` up to `target`; before, `cwnd + acked` while below
+/// `target` or while `early` (less than an initial window delivered); at least `floor`.
+pub(super) fn grow_cwnd(
+    cwnd: u64,
+    acked: u64,
+    target: u64,
+    full_pipe: bool,
+    early: bool,
+    floor: u64,
+) -> u64 {
+    let grown = if full_pipe {
+        (cwnd + acked).min(target)
+    } else if cwnd < target || early {
+        cwnd + acked
+    } else {
+        cwnd
+    };
+    grown.max(floor)
+}
+
+/// Send quantum in segments at `pacing_rate` bytes/s (Linux bbr_tso_segs_goal, the same in
+/// BBR v1 and v3): about 1 ms of data, at most 64 KB and 127 segments, at least 2 segments
+/// (1 below 1.2 Mb/s).
+pub(super) fn send_quantum_segments(pacing_rate: u64, mss: u64) -> u64 {
+    let bytes = (pacing_rate >> 10).min(65_536);
+    let floor = if pacing_rate < 150_000 { 1 } else { 2 };
+    (bytes / mss).max(floor).min(127)
+}
 
 /// Phases of ProbeBW's pacing-gain cycle (Linux CYCLE_LEN).
 const CYCLE_LEN: usize = 8;
@@ -215,12 +255,7 @@ impl Bbr {
     }
 
     fn next_random(&mut self) -> u64 {
-        // splitmix64: the flow's own stream, seeded from the scenario.
-        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        splitmix64(&mut self.rng)
     }
 
     /// Pacing gain of ProbeBW phase `i`.
@@ -232,11 +267,8 @@ impl Bbr {
         }
     }
 
-    /// Send quantum in segments (Linux bbr_tso_segs_goal).
     fn quantum_segments(&self) -> u64 {
-        let bytes = (self.pacing_rate >> 10).min(65_536);
-        let floor = if self.pacing_rate < 150_000 { 1 } else { 2 };
-        (bytes / self.mss).max(floor).min(127)
+        send_quantum_segments(self.pacing_rate, self.mss)
     }
 
     /// `gain` BDPs at `bw`, in whole segments (bbr_bdp).
@@ -447,12 +479,16 @@ impl CongestionControl for Bbr {
             return;
         }
         let target = self.inflight_target(self.bw.get(), self.cwnd_gain);
-        if self.full_bw_reached {
-            self.cwnd = (self.cwnd + self.acked).min(target);
-        } else if self.cwnd < target || self.delivered < INIT_CWND * self.mss {
-            self.cwnd += self.acked;
-        }
-        self.cwnd = self.cwnd.max(MIN_CWND * self.mss);
+        let early = self.delivered < INIT_CWND * self.mss;
+        let floor = MIN_CWND * self.mss;
+        self.cwnd = grow_cwnd(
+            self.cwnd,
+            self.acked,
+            target,
+            self.full_bw_reached,
+            early,
+            floor,
+        );
     }
 
     fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict {

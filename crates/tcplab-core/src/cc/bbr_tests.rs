@@ -51,6 +51,9 @@ impl Script {
                 interval: Some(self.rtt),
                 is_app_limited: false,
                 rtt: Some(Dur::from_millis(rtt_ms)),
+                tx_in_flight: 0,
+                lost: 0,
+                losses: 0,
             })
             .build();
         self.b.observe(&s);

@@ -10,6 +10,7 @@
 pub mod areno;
 pub mod bandwidth;
 pub mod bbr;
+pub mod bbr3;
 pub mod classic;
 pub mod cubic;
 pub mod filter;
@@ -180,7 +181,7 @@ impl ControllerSpec {
 pub type ControllerRegistry = Registry<CcContext, dyn CongestionControl>;
 
 /// The built-in controllers: name, description and constructor, written once.
-pub const BUILT_IN: [BuiltIn<CcContext, dyn CongestionControl>; 9] = [
+pub const BUILT_IN: [BuiltIn<CcContext, dyn CongestionControl>; 10] = [
     built_in!("reno", "RFC 5681 Reno", reno::Reno::from_params),
     built_in!("veno", "TCP Veno (Fu & Liew 2003)", veno::Veno::from_params),
     built_in!(
@@ -213,6 +214,11 @@ pub const BUILT_IN: [BuiltIn<CcContext, dyn CongestionControl>; 9] = [
         "bbr",
         "BBR v1 (Cardwell et al. 2016)",
         bbr::Bbr::from_params
+    ),
+    built_in!(
+        "bbr3",
+        "BBR v3 (draft-ietf-ccwg-bbr-04): loss/ECN bounds",
+        bbr3::Bbr3::from_params
     ),
 ];
 
@@ -250,6 +256,9 @@ mod registry_tests {
             assert_eq!(c.name(), *name);
         }
         let e = build(&ControllerSpec::named("nosuch"), &ctx).err().unwrap();
-        assert!(e.0.contains("venoplus") && e.0.contains("cubic"), "{e}");
+        assert!(
+            e.message.contains("venoplus") && e.message.contains("cubic"),
+            "{e}"
+        );
     }
 }

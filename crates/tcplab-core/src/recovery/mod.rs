@@ -227,7 +227,7 @@ mod tests {
             let e = build(&RecoverySpec::named(name), &ctx(false))
                 .err()
                 .unwrap();
-            assert!(e.0.contains("sack_blocks"), "{name}: {e}");
+            assert!(e.message.contains("sack_blocks"), "{name}: {e}");
         }
         assert!(build(&RecoverySpec::named("newreno"), &ctx(false)).is_ok());
     }

@@ -83,13 +83,13 @@ impl Sender {
         }
         let delivered_bytes = acked.bytes - acked.previously_sacked_bytes + sacked;
         self.delivered += delivered_bytes;
-        let (una, min_rtt) = (self.sb.una(), self.rtt.min_rtt());
+        let (una, min_rtt, lost) = (self.sb.una(), self.rtt.min_rtt(), self.sb.lost_total());
         let rate = self.rate.as_mut().and_then(|r| {
             let newest = delivery
                 .newest_original
                 .max(delivery.newest_retransmitted)
                 .map(|(_, idx)| idx);
-            r.on_ack(now, delivered_bytes, newest, una, min_rtt)
+            r.on_ack(now, delivered_bytes, newest, una, min_rtt, lost)
         });
         self.frto_send_new = false;
         if self.rto_recover.is_some() {

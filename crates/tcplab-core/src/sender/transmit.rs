@@ -155,7 +155,14 @@ impl Sender {
         self.rec.on_transmit(now, idx, retransmission, &self.sb);
         if let Some(r) = self.rate.as_mut() {
             let outstanding_before = self.sb.outstanding() - if retransmission { 0 } else { len };
-            r.on_send(now, idx, outstanding_before);
+            let in_flight = self.rec.in_flight(&self.sb);
+            r.on_send(
+                now,
+                idx,
+                outstanding_before,
+                in_flight,
+                self.sb.lost_total(),
+            );
         }
         self.pacer.on_send(now, len, self.cc.pacing_rate());
         if self.rto_deadline.is_none() {

@@ -20,19 +20,12 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use tcplab_live::clock::Clock;
 use tcplab_live::config::Config;
 use tcplab_live::driver::Emulator;
 use tcplab_live::plan::Plan;
-use tcplab_live::{report, tun};
+use tcplab_live::{process, report, tun};
 use tcplab_sim::Scenario;
-
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::Relaxed);
-}
 
 enum Source {
     OneLink {
@@ -160,21 +153,7 @@ fn setup(a: &Args, plan: Plan, ns: &[String]) -> Result<Emulator, String> {
 }
 
 fn main() -> ExitCode {
-    // SAFETY: plain libc calls with valid arguments; the handler only stores an atomic.
-    unsafe {
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGTERM as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-        for s in [libc::SIGTERM, libc::SIGINT] {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-            libc::sigaction(s, &sa, std::ptr::null_mut());
-        }
-    }
+    process::install();
     let a = match args() {
         Ok(a) => a,
         Err(e) => {
@@ -197,22 +176,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut realtime = "off";
-    if a.realtime {
-        let p = libc::sched_param { sched_priority: 10 };
-        // SAFETY: valid sched_param for this process.
-        realtime = if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } == 0 {
-            "SCHED_FIFO"
-        } else {
-            "refused"
-        };
-    }
+    let realtime = process::realtime(a.realtime);
     println!(
         "ready {} realtime={realtime}",
         emu.clock.origin_monotonic_ns()
     );
     let _ = std::io::stdout().flush();
-    let run = emu.run(&STOP);
+    let run = emu.run(&process::STOP);
     let written = report::write(&emu, realtime, a.out.as_ref().expect("checked by args"));
     match (run, written) {
         (Ok(()), Ok(())) => ExitCode::SUCCESS,

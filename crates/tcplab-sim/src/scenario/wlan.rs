@@ -61,6 +61,7 @@ pub enum ChannelPreset {
 }
 
 impl ChannelPreset {
+    pub const ALL: [ChannelPreset; 2] = [ChannelPreset::LL, ChannelPreset::HL];
     /// Target residual loss per frame after all attempts.
     pub fn residual_loss(self) -> f64 {
         match self {
@@ -173,6 +174,14 @@ pub enum PipePreset {
 }
 
 impl PipePreset {
+    pub const ALL: [PipePreset; 2] = [PipePreset::Thin, PipePreset::Fat];
+    /// The name in scenarios.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PipePreset::Thin => "thin",
+            PipePreset::Fat => "fat",
+        }
+    }
     /// (rate bit/s, one-way delay, buffer packets).
     pub fn params(self) -> (u64, Dur, u32) {
         match self {

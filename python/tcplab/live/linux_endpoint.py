@@ -1,0 +1,221 @@
+"""The two ends of a kernel TCP bulk transfer, run inside a testbed's namespaces.
+
+``python linux_endpoint.py recv --port P --out FILE`` (namespace B) accepts one
+connection, reads until the sender closes and checks every byte against the pattern;
+``... send --dst ADDR --port P --cc NAME (--bytes N | --duration-ns D) --out FILE`` (namespace
+A) connects with congestion control NAME (``TCP_CONGESTION``), writes the pattern and samples
+``TCP_INFO`` every ``--interval-ns``. Both write JSON to ``--out`` (the sender's samples as raw
+``tcp_info`` bytes, hex, parsed by `tcplab.live.linux_tcpinfo`) and die with their parent
+(PR_SET_PDEATHSIG). `tcplab.live.linux` runs them as a script (not ``-m``), so that
+starting them does not import tcplab's package (the simulator, polars: over a second).
+
+The pattern: the stream is a sequence of 64-bit big-endian words, word k holding k, so a lost,
+duplicated or reordered byte changes what every later offset holds. Times are
+``CLOCK_MONOTONIC`` ns (``time.monotonic_ns``), the emulator's clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import select
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+if __package__:
+    from tcplab.live import linux_tcpinfo
+else:  # run as a script: its directory is on sys.path
+    import linux_tcpinfo  # type: ignore[no-redef, import-not-found]
+
+TCP_CONGESTION = 13
+TCP_WINDOW_CLAMP = 10
+# TCP_REPAIR lets a privileged process read a socket's next send sequence number: the
+# sender's initial sequence number, to name dropped segments by stream offset.
+TCP_REPAIR, TCP_REPAIR_QUEUE, TCP_QUEUE_SEQ, TCP_SEND_QUEUE = 19, 20, 21, 2
+CHUNK = 1 << 18  # bytes per send (a multiple of 8)
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def pattern(offset: int, n: int) -> bytes:
+    """Bytes [offset, offset + n) of the stream."""
+    w0 = offset // 8
+    w1 = (offset + n + 7) // 8
+    words = np.arange(w0, w1, dtype=np.uint64).astype(">u8").tobytes()
+    skip = offset - 8 * w0
+    return words[skip:skip + n]
+
+
+def _isn(s: socket.socket) -> int | None:
+    """The sequence number of the first data byte (ISN + 1) of a connected socket with nothing
+    sent yet, read in repair mode; None where repair mode is refused."""
+    try:
+        s.setsockopt(socket.IPPROTO_TCP, TCP_REPAIR, 1)
+    except OSError:
+        return None
+    try:
+        s.setsockopt(socket.IPPROTO_TCP, TCP_REPAIR_QUEUE, TCP_SEND_QUEUE)
+        return s.getsockopt(socket.IPPROTO_TCP, TCP_QUEUE_SEQ) & 0xFFFFFFFF
+    except OSError:
+        return None
+    finally:
+        s.setsockopt(socket.IPPROTO_TCP, TCP_REPAIR, -1)  # off, without a window probe
+
+
+def send(a: argparse.Namespace) -> int:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, a.cc.encode())
+    except OSError as e:
+        print(f"congestion control {a.cc!r}: refused by the kernel ({e.strerror})", file=sys.stderr)
+        return 2
+    if a.mss:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
+    t_connect = time.monotonic_ns()
+    s.connect((a.dst, a.port))
+    t_start = time.monotonic_ns()
+    isn = _isn(s)
+    cc = s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).rstrip(b"\0").decode()
+    s.setblocking(False)
+    limit = a.bytes if a.bytes is not None else None
+    deadline = t_start + a.duration_ns if a.duration_ns is not None else None
+    times: list[int] = []
+    infos: list[str] = []
+
+    def sample() -> dict[str, int]:
+        raw = linux_tcpinfo.read_raw(s)
+        times.append(time.monotonic_ns())
+        infos.append(raw.hex())
+        return linux_tcpinfo.parse(raw)
+
+    sample()
+    written = 0
+    buf = b""
+    next_sample = t_start + a.interval_ns
+    while True:
+        now = time.monotonic_ns()
+        if now >= next_sample:
+            sample()
+            next_sample += a.interval_ns * max(1, (now - next_sample) // a.interval_ns + 1)
+        done = (limit is not None and written >= limit) or (deadline is not None and now >= deadline)
+        if done:
+            break
+        if not buf:
+            n = CHUNK if limit is None else min(CHUNK, limit - written)
+            buf = pattern(written, n)
+        wait = max(0, next_sample - now) * 1e-9
+        if deadline is not None:
+            wait = min(wait, max(0, deadline - now) * 1e-9)
+        _, w, _ = select.select([], [s], [], wait)
+        if w:
+            try:
+                k = s.send(buf)
+            except BlockingIOError:
+                k = 0
+            written += k
+            buf = buf[k:]
+    s.shutdown(socket.SHUT_WR)
+    # Wait until every byte (and the FIN) is acknowledged, sampling on.
+    t_end = None
+    give_up = time.monotonic_ns() + a.linger_ns
+    while time.monotonic_ns() < give_up:
+        info = linux_tcpinfo.parse(linux_tcpinfo.read_raw(s))
+        if info["unacked"] == 0 and info.get("notsent_bytes", 0) == 0:
+            t_end = time.monotonic_ns()
+            break
+        if time.monotonic_ns() >= next_sample:
+            sample()
+            next_sample += a.interval_ns
+        time.sleep(0.0002)
+    sample()
+    sport = s.getsockname()[1]
+    s.close()
+    out = {"cc": cc, "isn1": isn, "t_connect_ns": t_connect, "t_start_ns": t_start,
+           "t_end_ns": t_end, "bytes_written": written, "sport": sport,
+           "sample_ns": times, "tcp_info": infos}
+    Path(a.out).write_text(json.dumps(out))
+    return 0
+
+
+def recv(a: argparse.Namespace) -> int:
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if a.window_clamp:
+        ls.setsockopt(socket.IPPROTO_TCP, TCP_WINDOW_CLAMP, a.window_clamp)
+    if a.mss:
+        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
+    ls.bind(("0.0.0.0", a.port))
+    ls.listen(1)
+    print("ready", flush=True)
+    ls.settimeout(a.idle)
+    try:
+        c, peer = ls.accept()
+    except TimeoutError:
+        Path(a.out).write_text(json.dumps({"error": "no connection"}))
+        return 1
+    c.settimeout(a.idle)
+    got = 0
+    bad: int | None = None
+    t_first = t_last = None
+    buf = bytearray(1 << 20)
+    view = memoryview(buf)
+    error = None
+    while True:
+        try:
+            n = c.recv_into(buf)
+        except (TimeoutError, OSError) as e:
+            error = f"receive failed: {e}"
+            break
+        if n == 0:
+            break
+        t_last = time.monotonic_ns()
+        t_first = t_first or t_last
+        if bad is None and view[:n] != pattern(got, n):
+            want = pattern(got, n)
+            bad = got + next(i for i in range(n) if buf[i] != want[i])
+        got += n
+    info = linux_tcpinfo.read_raw(c).hex()
+    c.close()
+    Path(a.out).write_text(json.dumps({
+        "bytes": got, "first_bad_offset": bad, "t_first_ns": t_first, "t_last_ns": t_last,
+        "peer_port": peer[1], "error": error, "tcp_info": info}))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    _die_with_parent()
+    p = argparse.ArgumentParser(prog="linux_endpoint.py")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    ps = sub.add_parser("send")
+    ps.add_argument("--dst", required=True)
+    ps.add_argument("--port", type=int, required=True)
+    ps.add_argument("--cc", required=True)
+    ps.add_argument("--bytes", type=int)
+    ps.add_argument("--duration-ns", type=int)
+    ps.add_argument("--interval-ns", type=int, default=10_000_000)
+    ps.add_argument("--linger-ns", type=int, default=20_000_000_000)
+    ps.add_argument("--mss", type=int, default=0)
+    ps.add_argument("--out", required=True)
+    pr = sub.add_parser("recv")
+    pr.add_argument("--port", type=int, required=True)
+    pr.add_argument("--out", required=True)
+    pr.add_argument("--idle", type=float, default=30.0)
+    pr.add_argument("--window-clamp", type=int, default=0)
+    pr.add_argument("--mss", type=int, default=0)
+    a = p.parse_args(argv)
+    sys.exit(send(a) if a.cmd == "send" else recv(a))
+
+
+if __name__ == "__main__":
+    main()
