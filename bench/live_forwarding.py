@@ -5,6 +5,7 @@ departure, per packet: p50/p99/max), the delivered rate and drops outside the mo
 
     sudo .venv/bin/python bench/live_forwarding.py                 # 10 and 100 Mb/s
     sudo .venv/bin/python bench/live_forwarding.py --rates 10e6,100e6,500e6 --realtime --json out.json
+    sudo .venv/bin/python bench/live_forwarding.py --pairs 2      # a 2-pair dumbbell instead
 
 Needs root, ip netns, /dev/net/tun and `cargo build --release -p tcplab-live`. The probe
 (Python, in namespace A) offers `--load` times the link rate in `--size`-byte IP packets for
@@ -12,6 +13,12 @@ Needs root, ip netns, /dev/net/tun and `cargo build --release -p tcplab-live`. T
 a load below 1 nothing queues and every packet's lateness is the emulator's alone. At 1.1
 the probe saturates the link and the delivered rate is compared with it. Benchmarks are not
 tests: timings on a shared machine are noisy (say what else ran).
+
+`--pairs N` emulates a scenario's topology instead: an N-pair dumbbell (`Testbed.for_scenario`)
+whose bottleneck has the rate and the link's settings, access links 10 times faster (1 ms,
+1000 packets), one probe per pair offering `load / N` of the bottleneck rate, all starting
+together; the rate is what the receivers get together, the lateness that of the receiver
+hosts (the largest p50, p99 and maximum of them) and the drops are counted per link.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ import tempfile
 from pathlib import Path
 
 from tcplab.live import Testbed
-from tcplab.live.probe import run_probe
+from tcplab.live.probe import run_probe, start_probes
+from tcplab.scenario import Scenario
 
 
 def one(rate: float, load: float, size: int, seconds: float, realtime: bool) -> dict:
@@ -53,6 +61,60 @@ def one(rate: float, load: float, size: int, seconds: float, realtime: bool) -> 
     }
 
 
+def dumbbell(rate: float, pairs: int, size: int) -> Scenario:
+    access = f'rate = {int(10 * rate)}\ndelay = "1ms"\nbuffer = 1000'
+    return Scenario.from_toml(f"""
+name = "bench-dumbbell"
+seed = 1
+duration = "60s"
+[topology]
+kind = "dumbbell"
+pairs = {pairs}
+[topology.bottleneck]
+rate = {int(rate)}
+delay = "5ms"
+buffer = 1000
+[topology.sender_access]
+{access}
+[topology.receiver_access]
+{access}
+[[udp]]
+rate = "1Mbps"
+packet_size = {size}
+""")
+
+
+def one_topology(rate: float, load: float, size: int, seconds: float, realtime: bool, pairs: int) -> dict:
+    count = int(load / pairs * rate * seconds / (size * 8))
+    with tempfile.TemporaryDirectory() as tmp, Testbed.for_scenario(dumbbell(rate, pairs, size), Path(tmp),
+                                                                    realtime=realtime) as tb:
+        running = start_probes(tb, [(f"s{i}", f"r{i}") for i in range(pairs)], load / pairs * rate, size,
+                               count, idle=0.5)
+        res = [p.result() for p in running]
+    hosts = [tb.stats["hosts"][f"r{i}"] for i in range(pairs)]
+    first = max(int(r.recv_ns[0]) for r in res)
+    last = min(int(r.recv_ns[-1]) for r in res)
+    got = sum(int(((r.recv_ns >= first) & (r.recv_ns < last)).sum()) for r in res)
+    drops: dict[str, int] = {}
+    for d in tb.drops:
+        key = f"{d['link']}/{d['direction']}/{d['cause']}"
+        drops[key] = drops.get(key, 0) + 1
+    return {
+        "rate_bps": rate,
+        "load": load,
+        "size": size,
+        "pairs": pairs,
+        "packets": count * pairs,
+        "offered_rate_bps": sum((count - 1) * size * 8 / ((r.sent_ns[-1] - r.sent_ns[0]) * 1e-9) for r in res),
+        "delivered_rate_bps": got * size * 8 / max(1e-9, (last - first) * 1e-9),
+        "delivered": sum(h["delivered"] for h in hosts),
+        "model_drops": drops,
+        "outside_model": {"hosts": sum(sum(h["outside_model"].values()) for h in tb.stats["hosts"].values()),
+                          "receiver_rcvbuf_errors": sum(r.rcvbuf_errors for r in res)},
+        "lateness_us": {k: max(h["lateness_ns"][k] for h in hosts) / 1e3 for k in ("p50", "p99", "max")},
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rates", default="10e6,100e6")
@@ -60,6 +122,7 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1400)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--realtime", action="store_true", help="SCHED_FIFO for the emulator")
+    ap.add_argument("--pairs", type=int, default=0, help="an N-pair dumbbell instead of one link")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     rows = []
@@ -68,12 +131,19 @@ def main() -> None:
           f"{'max us':>8} outside model")
     for rate in (float(x) for x in a.rates.split(",")):
         for load in (float(x) for x in a.loads.split(",")):
-            r = one(rate, load, a.size, a.seconds, a.realtime)
+            if a.pairs:
+                r = one_topology(rate, load, a.size, a.seconds, a.realtime, a.pairs)
+                at_emu = "-"
+                extra = f"{r['outside_model']} drops {r['model_drops']}"
+            else:
+                r = one(rate, load, a.size, a.seconds, a.realtime)
+                at_emu = f"{r['emulator_delivered_rate_bps'] / 1e6:.2f}M"
+                extra = str(r["outside_model"])
             rows.append(r)
             lat = r["lateness_us"]
             print(f"{rate / 1e6:6.0f}M {load:5.2f} {r['offered_rate_bps'] / 1e6:8.2f}M "
-                  f"{r['delivered_rate_bps'] / 1e6:9.2f}M {r['emulator_delivered_rate_bps'] / 1e6:7.2f}M {lat['p50']:8.1f} {lat['p99']:8.1f} "
-                  f"{lat['max']:8.1f} {r['outside_model']}", flush=True)
+                  f"{r['delivered_rate_bps'] / 1e6:9.2f}M {at_emu:>8} {lat['p50']:8.1f} {lat['p99']:8.1f} "
+                  f"{lat['max']:8.1f} {extra}", flush=True)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1))
 

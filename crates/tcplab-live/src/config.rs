@@ -1,4 +1,4 @@
-//! The emulator's config, JSON: the run's seed, the link's name (its random streams are
+//! The emulator's one-link config, JSON: the run's seed, the link's name (its random streams are
 //! `"queue/{link}/forward"`, `"loss/{link}/forward"`, ... as in the simulator) and its two
 //! directions in the scenario's canonical form (`tcplab validate --json`: rates in bit/s,
 //! times in ns). Forward carries packets from namespace A to namespace B.
@@ -25,18 +25,24 @@ impl Config {
     /// Parses and checks `text`; the error is one line naming the field and the value.
     pub fn parse(text: &str) -> Result<Config, String> {
         let c: Config = serde_json::from_str(text).map_err(|e| format!("config: {e}"))?;
-        for (name, d) in [("forward", &c.forward), ("reverse", &c.reverse)] {
-            if d.rate == 0 && d.trace.is_none() {
-                return Err(format!("config: {name}.rate = 0: must be positive"));
-            }
-            if d.report_losses {
-                return Err(format!(
-                    "config: {name}.report_losses = true: cross-layer reports are not emulated"
-                ));
-            }
-        }
+        check_dir("config: forward", &c.forward)?;
+        check_dir("config: reverse", &c.reverse)?;
         Ok(c)
     }
+}
+
+/// What the emulator cannot run in a link direction at `path`: a zero rate without a
+/// delivery trace, cross-layer loss reports.
+pub fn check_dir(path: &str, d: &LinkDir) -> Result<(), String> {
+    if d.rate == 0 && d.trace.is_none() {
+        return Err(format!("{path}.rate = 0: must be positive"));
+    }
+    if d.report_losses {
+        return Err(format!(
+            "{path}.report_losses = true: cross-layer reports are not emulated"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,14 +1,16 @@
-//! tcplab-live: the live emulator. Real IPv4 packets read from one TUN device pass through
-//! a direction of tcplab-sim's own link model ([`tcplab_sim::link_direction`]: queue
-//! discipline, serializer, loss model, delivery trace, scheduled changes) and are written to
-//! the other TUN device at the model's departure time. Linux only.
+//! tcplab-live: the live emulator. Real IPv4 packets read from a host's TUN device pass
+//! through the link directions of tcplab-sim's own link model
+//! ([`tcplab_sim::link_direction`]: queue discipline, serializer, loss model, delivery
+//! trace, scheduled changes) along their route, and are written to the destination host's
+//! TUN device at the model's arrival time. Linux only.
 //!
 //! One concept per module: [`clock`] (the only reader of the real clock: monotonic time,
 //! sub-millisecond waits), [`histogram`] (fixed-size lateness histogram), [`ident`] (a
 //! packet's identity from its headers, for the drop log), [`ecn`] (ECT and CE marking in
-//! the IPv4 header), [`config`] (the emulator's JSON
-//! config), [`tun`] (TUN devices opened inside network namespaces), [`driver`] (the event
-//! loop), [`report`] (stats and drop log written at the end).
+//! the IPv4 header), [`config`] (the one-link JSON config), [`plan`] (hosts, addresses,
+//! link directions and routes: of a scenario's topology, from tcplab-sim's expansion, or of
+//! the one-link config), [`tun`] (TUN devices opened inside network namespaces), [`driver`]
+//! (the event loop), [`report`] (stats and drop log written at the end).
 //!
 //! tcplab's transport (binary `tcplab-flow`): [`wire`] (core segments as UDP payloads, the
 //! tcplab and ETH framings), [`stream`] (the application's byte pattern and its check),
@@ -27,6 +29,7 @@ pub mod flow_receiver;
 pub mod flow_sender;
 pub mod histogram;
 pub mod ident;
+pub mod plan;
 pub mod process;
 pub mod report;
 pub mod stream;

@@ -1,64 +1,122 @@
-//! What the emulator writes when it stops: `stats.json` (per direction: packets offered,
-//! delivered, the model's counts and drops by cause, drops outside the model, lateness
-//! percentiles) and `drops.jsonl` (every drop: model time, direction, cause, identity).
+//! What the emulator writes when it stops: `stats.json` (per link direction: packets
+//! offered and delivered, the model's counts and drops by cause; per host: packets sent and
+//! delivered, drops outside the model, lateness percentiles of its deliveries) and
+//! `drops.jsonl` (every drop: model time, link direction, cause, packet identity). The
+//! one-link plan also keeps the first step's `forward` / `reverse` sections.
 
-use crate::driver::{Direction, Emulator};
-use serde_json::{json, Value};
+use crate::driver::{Direction, Emulator, Host};
+use serde_json::{json, Map, Value};
 use std::fs;
 use std::io::Write;
 use std::path::Path;
+use tcplab_core::Time;
 use tcplab_sim::packet::DropCause;
 
-fn direction(d: &Direction, now: tcplab_core::Time) -> Value {
+fn direction(d: &Direction, now: Time) -> Map<String, Value> {
     let st = d.link.stats_at(now);
-    let drops: serde_json::Map<String, Value> = DropCause::ALL
+    let drops: Map<String, Value> = DropCause::ALL
         .iter()
         .map(|c| (c.as_str().to_string(), json!(st.drops[*c as usize])))
         .collect();
-    let h = &d.lateness;
-    json!({
+    let v = json!({
         "offered": d.offered,
         "delivered": d.delivered,
-        "delivered_bytes": d.delivered_bytes,
-        "first_write_ns": d.first_write.map(|t| t.as_nanos()),
-        "last_write_ns": d.last_write.map(|t| t.as_nanos()),
         "serialized": st.packets_sent,
         "serialized_bytes": st.bytes_sent,
         "busy_ns": st.busy.as_nanos(),
         "ecn_marks": st.ecn_marks,
         "held_at_end": d.link.held_packets(),
         "drops": drops,
-        "outside_model": {"tun_write_errors": d.write_errors, "not_ipv4": d.not_ipv4},
-        "lateness_ns": {
-            "count": h.count(),
-            "p50": h.quantile(0.5),
-            "p99": h.quantile(0.99),
-            "max": h.max(),
-            "mean": h.mean(),
-        },
+    });
+    v.as_object().expect("an object").clone()
+}
+
+fn lateness(h: &Host) -> Value {
+    let l = &h.lateness;
+    json!({
+        "count": l.count(),
+        "p50": l.quantile(0.5),
+        "p99": l.quantile(0.99),
+        "max": l.max(),
+        "mean": l.mean(),
     })
+}
+
+fn host(h: &Host, addr: &str) -> Value {
+    json!({
+        "addr": addr,
+        "sent": h.sent,
+        "delivered": h.delivered,
+        "delivered_bytes": h.delivered_bytes,
+        "first_write_ns": h.first_write.map(|t| t.as_nanos()),
+        "last_write_ns": h.last_write.map(|t| t.as_nanos()),
+        "outside_model": {
+            "tun_write_errors": h.write_errors,
+            "not_ipv4": h.not_ipv4,
+            "no_route": h.no_route,
+        },
+        "lateness_ns": lateness(h),
+    })
+}
+
+/// The first step's section of one direction of the one-link plan: the direction's counts,
+/// the deliveries and lateness of the host it leads to (`delivered` counts writes), the
+/// non-IPv4 packets of the host it starts at.
+fn one_link_direction(emu: &Emulator, i: usize, now: Time) -> Value {
+    let (from, to) = (&emu.hosts[i], &emu.hosts[1 - i]);
+    let mut m = direction(&emu.dirs[i], now);
+    let extra = json!({
+        "delivered": to.delivered,
+        "delivered_bytes": to.delivered_bytes,
+        "first_write_ns": to.first_write.map(|t| t.as_nanos()),
+        "last_write_ns": to.last_write.map(|t| t.as_nanos()),
+        "outside_model": {"tun_write_errors": to.write_errors, "not_ipv4": from.not_ipv4},
+        "lateness_ns": lateness(to),
+    });
+    m.extend(extra.as_object().expect("an object").clone());
+    Value::Object(m)
 }
 
 /// Writes `stats.json` and `drops.jsonl` into `dir` (each written whole to a temporary
 /// name, then renamed); `realtime` is the scheduling the emulator ran with.
 pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> {
     let now = emu.clock.now();
-    let stats = json!({
+    let mut links = Map::new();
+    for (d, p) in emu.dirs.iter().zip(&emu.plan.dirs) {
+        let entry = links.entry(p.link.clone()).or_insert_with(|| json!({}));
+        entry[p.direction] = Value::Object(direction(d, now));
+    }
+    let hosts: Map<String, Value> = emu
+        .hosts
+        .iter()
+        .zip(&emu.plan.hosts)
+        .map(|(h, p)| (p.name.clone(), host(h, &p.addr.to_string())))
+        .collect();
+    let mut stats = json!({
         "clock_origin_monotonic_ns": emu.clock.origin_monotonic_ns(),
         "duration_ns": now.as_nanos(),
         "realtime": realtime,
-        "forward": direction(&emu.dirs[0], now),
-        "reverse": direction(&emu.dirs[1], now),
+        "links": links,
+        "hosts": hosts,
     });
+    if emu.plan.point_to_point {
+        stats["forward"] = one_link_direction(emu, 0, now);
+        stats["reverse"] = one_link_direction(emu, 1, now);
+    }
     let tmp = dir.join(".stats.json.tmp");
     fs::write(&tmp, serde_json::to_string_pretty(&stats)? + "\n")?;
     fs::rename(&tmp, dir.join("stats.json"))?;
     let tmp = dir.join(".drops.jsonl.tmp");
     let mut f = std::io::BufWriter::new(fs::File::create(&tmp)?);
+    let node = |n: u32| emu.plan.nodes[n as usize].name.as_str();
     for d in &emu.drops {
+        let p = &emu.plan.dirs[d.dir as usize];
         let line = json!({
             "t_ns": d.at.as_nanos(),
-            "direction": d.direction,
+            "link": p.link,
+            "direction": p.direction,
+            "from": node(p.from),
+            "to": node(p.to),
             "cause": d.cause.as_str(),
             "packet": d.ident,
         });

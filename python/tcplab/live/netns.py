@@ -1,8 +1,13 @@
 """Network namespaces of a live run and the emulator between them.
 
-A run owns two namespaces, ``tcplab-<pid>-<hex>-a`` and ``-b`` (``pid``: the Python process
-that made them), each with a TUN device ``tcplab0`` that the emulator process creates and
-holds: A has 10.213.0.1, B 10.213.0.2, point to point. Leaving the `Testbed` (normally, on an
+A one-link run owns two namespaces, ``tcplab-<pid>-<hex>-a`` and ``-b`` (``pid``: the Python
+process that made them), each with a TUN device ``tcplab0`` that the emulator process creates
+and holds: A has 10.213.0.1, B 10.213.0.2, point to point. A scenario run
+(`Testbed.for_scenario`) owns one namespace per host of the scenario's topology,
+``tcplab-<pid>-<hex>-<host>``, each with its ``tcplab0`` and the address the emulator's plan
+gives it (``tcplab-emu --plan``: derived in Rust from the topology expansion), and a route to
+the plan's prefix through the device; the emulator routes every packet through the
+topology's links. Leaving the `Testbed` (normally, on an
 exception, Ctrl-C or SIGTERM) stops the emulator (which writes its stats and drop log), kills
 the processes started in the namespaces and deletes them; the TUN devices vanish with the
 emulator. If the owning process is killed outright, the emulator dies with it
@@ -20,6 +25,7 @@ import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -27,7 +33,11 @@ from typing import Any
 ADDR_A = "10.213.0.1"
 ADDR_B = "10.213.0.2"
 TUN = "tcplab0"
-_NAME = re.compile(r"^tcplab-(\d+)-([0-9a-f]+)-[ab]$")
+_NAME = re.compile(r"^tcplab-(\d+)-([0-9a-f]+)-[A-Za-z0-9_.-]+$")
+_HOST = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+_MISSING = "emulator = {exe!r}: not found (cargo build --release -p tcplab-live, or set TCPLAB_EMU)"
 
 
 class LiveError(RuntimeError):
@@ -94,10 +104,27 @@ def emulator_binary() -> Path:
     return target / "release" / "tcplab-emu"
 
 
+def scenario_plan(canonical: dict[str, Any], emulator: Path | None = None) -> dict[str, Any]:
+    """The emulator's plan of a canonical scenario (``tcplab-emu --plan``): ``prefix``,
+    ``hosts`` (``name``, ``addr``), ``routers``, ``links`` (``name``, ``from``, ``to``).
+    Raises `LiveError` with the emulator's one line when it refuses the scenario."""
+    exe = emulator or emulator_binary()
+    if not exe.exists():
+        raise LiveError(_MISSING.format(exe=str(exe)))
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(canonical, f)
+        f.flush()
+        r = subprocess.run([str(exe), "--plan", "--scenario", f.name], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise LiveError(r.stderr.strip().removeprefix("tcplab-emu: ") or "tcplab-emu --plan failed")
+    return json.loads(r.stdout)
+
+
 class Testbed:
     """Two namespaces joined by the emulated link of `config` (the emulator's JSON config:
     ``seed``, ``link``, ``forward`` and ``reverse`` link directions in canonical form;
-    forward carries A -> B). Outputs go to `out_dir`."""
+    forward carries A -> B), or with `for_scenario` one namespace per host of a scenario.
+    Outputs go to `out_dir`."""
 
     __test__ = False  # not a pytest test class
 
@@ -107,9 +134,11 @@ class Testbed:
         self.out_dir = Path(out_dir)
         self.emulator = emulator or emulator_binary()
         self.realtime = realtime
-        tag = f"tcplab-{os.getpid()}-{secrets.token_hex(3)}"
-        self.ns = {"a": f"{tag}-a", "b": f"{tag}-b"}
+        self.tag = f"tcplab-{os.getpid()}-{secrets.token_hex(3)}"
+        self.ns = {"a": f"{self.tag}-a", "b": f"{self.tag}-b"}
         self.addr = {"a": ADDR_A, "b": ADDR_B}
+        self.scenario: dict[str, Any] | None = None
+        self.plan: dict[str, Any] | None = None
         self.emu: subprocess.Popen[str] | None = None
         self.emu_origin_ns: int | None = None
         self.procs: list[subprocess.Popen[Any]] = []
@@ -118,12 +147,30 @@ class Testbed:
         self._made: list[str] = []
         self._old_sigterm: Any = None
 
+    @classmethod
+    def for_scenario(cls, scenario: Any, out_dir: Path, emulator: Path | None = None,
+                     realtime: bool = False) -> Testbed:
+        """One namespace per host of `scenario` (a `Scenario`, a TOML file or a TOML-shaped
+        dict), named ``tcplab-<pid>-<hex>-<host>``; every link of its topology is
+        emulated. `ns` and `addr` are keyed by host name (`popen(host, argv)`)."""
+        from tcplab.scenario import as_scenario
+
+        canonical = as_scenario(scenario).canonical()
+        tb = cls({}, out_dir, emulator, realtime)
+        tb.scenario = canonical
+        tb.plan = scenario_plan(canonical, tb.emulator)
+        bad = [h["name"] for h in tb.plan["hosts"] if not _HOST.match(h["name"])]
+        if bad:
+            raise LiveError(f"host {bad[0]!r}: a live host name is 1-64 of A-Z a-z 0-9 _ . -")
+        tb.ns = {h["name"]: f"{tb.tag}-{h['name']}" for h in tb.plan["hosts"]}
+        tb.addr = {h["name"]: h["addr"] for h in tb.plan["hosts"]}
+        return tb
+
     def __enter__(self) -> Testbed:
         if reason := live_support():
             raise LiveError(reason)
         if not self.emulator.exists():
-            raise LiveError(f"emulator = {str(self.emulator)!r}: not found "
-                            "(cargo build --release -p tcplab-live, or set TCPLAB_EMU)")
+            raise LiveError(_MISSING.format(exe=str(self.emulator)))
         if threading.current_thread() is threading.main_thread():
             self._old_sigterm = signal.signal(signal.SIGTERM, _sigterm)
         cleanup_stale()
@@ -145,10 +192,17 @@ class Testbed:
             _ip("-n", ns, "link", "set", "lo", "up")
             subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
                             "net.ipv6.conf.all.disable_ipv6=1"], capture_output=True)
-        cfg = self.out_dir / "emulator.json"
-        cfg.write_text(json.dumps(self.config))
-        argv = [str(self.emulator), "--config", str(cfg), "--ns-a", self.ns["a"], "--ns-b",
-                self.ns["b"], "--out", str(self.out_dir), "--tun", TUN]
+        if self.scenario is None:
+            cfg = self.out_dir / "emulator.json"
+            cfg.write_text(json.dumps(self.config))
+            argv = [str(self.emulator), "--config", str(cfg), "--ns-a", self.ns["a"], "--ns-b",
+                    self.ns["b"]]
+        else:
+            scen, hosts = self.out_dir / "scenario.json", self.out_dir / "hosts.json"
+            scen.write_text(json.dumps(self.scenario))
+            hosts.write_text(json.dumps(self.ns))
+            argv = [str(self.emulator), "--scenario", str(scen), "--hosts", str(hosts)]
+        argv += ["--out", str(self.out_dir), "--tun", TUN]
         if self.realtime:
             argv.append("--realtime")
         self.emu = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -161,12 +215,18 @@ class Testbed:
             raise LiveError(err.splitlines()[-1] if err else "tcplab-emu did not start")
         self.emu_origin_ns = int(line.split()[1])
         for side, ns in self.ns.items():
-            peer = self.addr["b" if side == "a" else "a"]
-            _ip("-n", ns, "addr", "add", f"{self.addr[side]}/32", "peer", f"{peer}/32", "dev", TUN)
-            _ip("-n", ns, "link", "set", TUN, "up", "mtu", "1500")
+            if self.plan is None:
+                peer = self.addr["b" if side == "a" else "a"]
+                _ip("-n", ns, "addr", "add", f"{self.addr[side]}/32", "peer", f"{peer}/32", "dev", TUN)
+                _ip("-n", ns, "link", "set", TUN, "up", "mtu", "1500")
+            else:
+                _ip("-n", ns, "addr", "add", f"{self.addr[side]}/32", "dev", TUN)
+                _ip("-n", ns, "link", "set", TUN, "up", "mtu", "1500")
+                _ip("-n", ns, "route", "add", self.plan["prefix"], "dev", TUN, "src", self.addr[side])
 
     def popen(self, side: str, argv: list[str], **kw: Any) -> subprocess.Popen[Any]:
-        """Starts `argv` in namespace `side` ("a" or "b"); it is killed when the run ends."""
+        """Starts `argv` in namespace `side` ("a" or "b"; a host's name with `for_scenario`);
+        it is killed when the run ends."""
         p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *argv], **kw)
         self.procs.append(p)
         return p

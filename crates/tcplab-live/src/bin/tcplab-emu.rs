@@ -1,25 +1,48 @@
-//! tcplab-emu: the live emulator. Opens TUN device `--tun` in network namespaces `--ns-a`
-//! and `--ns-b`, forwards IPv4 packets between them through the link of `--config` (forward:
-//! A -> B), prints `ready ORIGIN_NS` on stdout once both devices exist, and on SIGTERM or
-//! SIGINT (or when its parent dies) writes `stats.json` and `drops.jsonl` into `--out`.
-//! Bad input: one line on stderr, exit status 2.
+//! tcplab-emu: the live emulator. Opens a TUN device `--tun` in the network namespace of
+//! every host and forwards IPv4 packets between them through tcplab-sim's link models:
 //!
-//! Usage: tcplab-emu --config FILE --ns-a NAME --ns-b NAME --out DIR [--tun NAME]
-//!        [--realtime]
+//! - one link: `--config FILE --ns-a NAME --ns-b NAME` (hosts a and b, the link of the
+//!   config; forward: A -> B);
+//! - a scenario: `--scenario FILE --hosts FILE` (the canonical scenario JSON, and a JSON
+//!   object naming each host's namespace: `{"s0": "tcplab-1-ab12cd-s0", ...}`); every link
+//!   of its topology is emulated and packets are routed by destination address.
+//!
+//! Prints `ready ORIGIN_NS realtime=...` on stdout once every device exists, and on SIGTERM
+//! or SIGINT (or when its parent dies) writes `stats.json` and `drops.jsonl` into `--out`.
+//! `--plan --scenario FILE` prints the scenario's hosts, their addresses, routers and links
+//! as JSON and exits. Bad input: one line on stderr, exit status 2.
+//!
+//! Usage: tcplab-emu (--config FILE --ns-a NAME --ns-b NAME | --scenario FILE --hosts FILE)
+//!        --out DIR [--tun NAME] [--realtime]
+//!        tcplab-emu --plan --scenario FILE
 
+use std::collections::HashMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tcplab_live::clock::Clock;
 use tcplab_live::config::Config;
-use tcplab_live::driver::{Direction, Emulator};
+use tcplab_live::driver::Emulator;
+use tcplab_live::plan::Plan;
 use tcplab_live::{process, report, tun};
-use tcplab_sim::link_direction::LinkDirection;
+use tcplab_sim::Scenario;
+
+enum Source {
+    OneLink {
+        config: PathBuf,
+        ns: [String; 2],
+    },
+    /// `hosts`: None with `--plan`.
+    Scenario {
+        scenario: PathBuf,
+        hosts: Option<PathBuf>,
+    },
+}
 
 struct Args {
-    config: PathBuf,
-    ns: [String; 2],
-    out: PathBuf,
+    source: Source,
+    plan_only: bool,
+    out: Option<PathBuf>,
     tun: String,
     realtime: bool,
 }
@@ -27,24 +50,51 @@ struct Args {
 fn args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let (mut config, mut a, mut b, mut out) = (None, None, None, None);
+    let (mut scenario, mut hosts) = (None, None);
     let mut tun = "tcplab0".to_string();
-    let mut realtime = false;
+    let (mut realtime, mut plan_only) = (false, false);
     while let Some(k) = it.next() {
         let mut v = || it.next().ok_or(format!("{k}: a value is missing"));
         match k.as_str() {
             "--config" => config = Some(PathBuf::from(v()?)),
             "--ns-a" => a = Some(v()?),
             "--ns-b" => b = Some(v()?),
+            "--scenario" => scenario = Some(PathBuf::from(v()?)),
+            "--hosts" => hosts = Some(PathBuf::from(v()?)),
             "--out" => out = Some(PathBuf::from(v()?)),
             "--tun" => tun = v()?,
             "--realtime" => realtime = true,
+            "--plan" => plan_only = true,
             _ => return Err(format!("unknown argument {k:?}")),
         }
     }
+    let source = match (config, scenario) {
+        (Some(config), None) => Source::OneLink {
+            config,
+            ns: [need(a, "--ns-a")?, need(b, "--ns-b")?],
+        },
+        (None, Some(scenario)) => Source::Scenario {
+            scenario,
+            hosts: if plan_only {
+                None
+            } else {
+                Some(need(hosts, "--hosts")?)
+            },
+        },
+        _ => return Err("one of --config and --scenario is required".into()),
+    };
+    if plan_only && !matches!(source, Source::Scenario { .. }) {
+        return Err("--plan needs --scenario".into());
+    }
+    let out = if plan_only {
+        out
+    } else {
+        Some(need(out, "--out")?)
+    };
     Ok(Args {
-        config: need(config, "--config")?,
-        ns: [need(a, "--ns-a")?, need(b, "--ns-b")?],
-        out: need(out, "--out")?,
+        source,
+        plan_only,
+        out,
         tun,
         realtime,
     })
@@ -54,29 +104,52 @@ fn need<T>(o: Option<T>, name: &str) -> Result<T, String> {
     o.ok_or(format!("{name} is required"))
 }
 
-fn setup(a: &Args) -> Result<Emulator, String> {
-    let text =
-        std::fs::read_to_string(&a.config).map_err(|e| format!("config = {:?}: {e}", a.config))?;
-    let cfg = Config::parse(&text)?;
-    if !a.out.is_dir() {
-        return Err(format!("out = {:?}: not a directory", a.out));
+fn read(path: &Path, what: &str) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{what} = {path:?}: {e}"))
+}
+
+/// The plan and each host's namespace.
+fn plan(src: &Source) -> Result<(Plan, Vec<String>), String> {
+    match src {
+        Source::OneLink { config, ns } => {
+            let cfg = Config::parse(&read(config, "config")?)?;
+            Ok((Plan::one_link(&cfg), ns.to_vec()))
+        }
+        Source::Scenario { scenario, hosts } => {
+            let s: Scenario = serde_json::from_str(&read(scenario, "scenario")?)
+                .map_err(|e| format!("scenario: {e}"))?;
+            let plan = Plan::from_scenario(&s)?;
+            let Some(hosts) = hosts else {
+                return Ok((plan, Vec::new()));
+            };
+            let mut map: HashMap<String, String> =
+                serde_json::from_str(&read(hosts, "hosts")?).map_err(|e| format!("hosts: {e}"))?;
+            let ns = plan
+                .hosts
+                .iter()
+                .map(|h| {
+                    map.remove(&h.name)
+                        .ok_or(format!("hosts: host {:?} has no namespace", h.name))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if let Some(k) = map.keys().min() {
+                return Err(format!("hosts: {k:?} is no host of the scenario"));
+            }
+            Ok((plan, ns))
+        }
     }
-    let dir = |name: &'static str, spec| {
-        LinkDirection::new(spec, cfg.seed, &format!("{}/{name}", cfg.link))
-            .map(|l| Direction::new(name, l))
-            .map_err(|e| format!("config: {name}.trace: {}", e.0))
-    };
-    let dirs = [dir("forward", &cfg.forward)?, dir("reverse", &cfg.reverse)?];
-    let tun = [
-        tun::open_in_netns(&a.ns[0], &a.tun)?,
-        tun::open_in_netns(&a.ns[1], &a.tun)?,
-    ];
-    Ok(Emulator {
-        clock: Clock::start(),
-        tun,
-        dirs,
-        drops: Vec::new(),
-    })
+}
+
+fn setup(a: &Args, plan: Plan, ns: &[String]) -> Result<Emulator, String> {
+    let out = a.out.as_ref().expect("checked by args");
+    if !out.is_dir() {
+        return Err(format!("out = {out:?}: not a directory"));
+    }
+    let tuns = ns
+        .iter()
+        .map(|n| tun::open_in_netns(n, &a.tun))
+        .collect::<Result<Vec<_>, _>>()?;
+    Emulator::new(plan, tuns, Clock::start()).map_err(|e| format!("config: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -88,8 +161,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut emu = match setup(&a) {
-        Ok(e) => e,
+    let built = plan(&a.source).and_then(|(p, ns)| {
+        if a.plan_only {
+            println!("{}", p.to_json());
+            return Ok(None);
+        }
+        setup(&a, p, &ns).map(Some)
+    });
+    let mut emu = match built {
+        Ok(Some(e)) => e,
+        Ok(None) => return ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tcplab-emu: {e}");
             return ExitCode::from(2);
@@ -102,7 +183,7 @@ fn main() -> ExitCode {
     );
     let _ = std::io::stdout().flush();
     let run = emu.run(&process::STOP);
-    let written = report::write(&emu, realtime, &a.out);
+    let written = report::write(&emu, realtime, a.out.as_ref().expect("checked by args"));
     match (run, written) {
         (Ok(()), Ok(())) => ExitCode::SUCCESS,
         (Err(e), _) | (_, Err(e)) => {
