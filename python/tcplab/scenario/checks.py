@@ -12,6 +12,7 @@ from typing import Any
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, RawText
 from tcplab.scenario.flows import TcpOverrides, profile_defaults
+from tcplab.scenario.links import Duplex
 from tcplab.scenario.rules import HIDDEN, tcp_value, word, word_tcp
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import format_duration
@@ -115,8 +116,8 @@ class ScenarioChecks:
 
     def _toml_path(self, path: str) -> tuple[str | int, ...]:
         """A canonical field path (``topology.links[2].forward.schedule[0].at``) as the TOML
-        file's path: an explicit topology's tables are at the top level, and a schedule given
-        for both directions of a link is the link's."""
+        file's path: an explicit topology's tables are at the top level, and a field of a link
+        direction (schedule, report_delay, loss, ...) given for both directions is the link's."""
         parts: tuple[str | int, ...] = tuple(
             int(index) if index else name for name, index in re.findall(r"([A-Za-z_0-9]+)|\[(\d+)\]", path)
         )
@@ -124,13 +125,15 @@ class ScenarioChecks:
             parts = parts[1:]
         elif isinstance(self.topology, WlanAccess) and parts[:2] == ("topology", "wlan"):
             parts = ("topology",) + parts[2:]  # the preset's segment fields are the topology's
-        if "schedule" in parts:
-            k = parts.index("schedule")
-            if k >= 1 and parts[k - 1] in ("forward", "reverse"):
-                duplex = _walk(self, parts[: k - 1])
-                own = getattr(duplex, str(parts[k - 1]), None)
-                if duplex is not None and (own is None or own.schedule is None):
-                    parts = parts[: k - 1] + parts[k:]
+        for k in range(1, len(parts) - 1):
+            if parts[k] in ("forward", "reverse") and isinstance(parts[k + 1], str):
+                duplex = _walk(self, parts[:k])
+                if not isinstance(duplex, Duplex):
+                    continue
+                own = getattr(duplex, str(parts[k]))
+                if own is None or parts[k + 1] not in own.model_fields_set:
+                    parts = parts[:k] + parts[k + 1 :]
+                break
         return parts
 
     def _flow_profile(self, i: int | None) -> str:

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, model_validator
 
 from tcplab import _native
-from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, show_value, validate_nested
+from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, validate_nested
 from tcplab.scenario.fields import Duration, Rate, StrictModel
 from tcplab.units import UnitError, format_duration, parse_duration, parse_rate, parse_size
 from tcplab.toml_file import read_limited
@@ -53,8 +53,8 @@ def _packets(x: Any, sub: tuple[str, ...]) -> int:
             sub,
             x,
         )
-    if not 1 <= x < 2**32:
-        raise FieldError("must be >= 1 packet", sub, x)
+    if not 0 <= x < 2**32:  # what the simulator's count holds; >= 1 is its rule (empty_buffer)
+        raise FieldError("is out of range (a packet count from 1 to 4294967295)", sub, x)
     return x
 
 
@@ -116,9 +116,7 @@ def _packet_indices(x: Any, sub: tuple[str, ...]) -> list[int]:
 def _probability(p: Any, sub: tuple[str, ...]) -> float:
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise FieldError("is not a probability (expected a number within [0, 1])", sub, p)
-    if not 0 <= p <= 1:
-        raise FieldError("must be within [0, 1]", sub, p)
-    return float(p)
+    return float(p)  # within [0, 1]: the simulator's rule (range)
 
 
 def queue_discipline(v: Any) -> dict[str, Any]:
@@ -243,19 +241,12 @@ class Duplex(LinkDirection):
                         show=False,
                     )
             out["trace"] = {"file": trace["file"], "ms": trace["ms"]}
-        # The cross-layer channel: emitted only when set (the simulator omits the defaults).
-        report_delay = base.get("report_delay") or 0
+        # The cross-layer channel: emitted only when set (the simulator omits the defaults); a
+        # report_delay without report_losses is the simulator's rule (report_delay_needs_losses).
         if base.get("report_losses"):
             out["report_losses"] = True
-            if report_delay:
-                out["report_delay"] = report_delay
-        elif report_delay:
-            given_here = over is not None and "report_delay" in over.model_fields_set
-            raise FieldError(
-                "is only allowed with report_losses = true",
-                (d, "report_delay") if given_here else ("report_delay",),
-                RawText(format_duration(report_delay)),
-            )
+        if base.get("report_delay"):
+            out["report_delay"] = base["report_delay"]
         return out
 
     def canonical(self) -> dict[str, Any]:
@@ -324,18 +315,10 @@ def red(v: dict[str, Any]) -> dict[str, Any]:
                 out[key] = parse_size(x)
             except UnitError as e:
                 raise FieldError(str(e), (key,), x) from None
-            if out[key] <= 0:
-                raise FieldError("must be > 0 bytes", (key,), x)
         else:
             out[key] = _red_number(key, x, out.get("mode", v.get("mode", "packets")))
-    if out["min_th"] < 0:
-        raise FieldError("must be >= 0", ("min_th",), v["min_th"])
-    if out["max_th"] <= out["min_th"]:
-        raise FieldError(f"must be greater than min_th ({show_value(v['min_th'])})", ("max_th",), v["max_th"])
-    if not 0 <= out["max_p"] <= 1:
-        raise FieldError("must be within [0, 1]", ("max_p",), v["max_p"])
-    if not 0 < out["w_q"] <= 1:
-        raise FieldError("must be within (0, 1] (the weight of the newest sample in the average)", ("w_q",), v["w_q"])
+    # min_th >= 0, max_th > min_th, max_p within [0, 1], w_q within (0, 1] and
+    # mean_packet_size >= 1 are the simulator's rules (tcplab_sim::validate).
     return out
 
 
@@ -405,10 +388,7 @@ def _loss_time_trace(v: dict[str, Any]) -> dict[str, Any]:
             sub = ("intervals", k)
             if not isinstance(pair, list) or len(pair) != 2:
                 raise FieldError("is not a [start, end] pair", sub, pair)
-            a, b = _durations(pair, sub)
-            if b <= a:
-                raise FieldError("must have start < end", sub, pair)
-            intervals.append([a, b])
+            intervals.append(_durations(pair, sub))  # start < end: the simulator's rule
     return {"model": "time_trace", "times": times, "intervals": intervals}
 
 
@@ -487,8 +467,6 @@ def schedule(v: Any) -> list[dict[str, Any]]:
             )
         if "at" not in c:
             raise FieldError("is required but missing", (k, "at"), show=False)
-        if len(c) == 1:
-            raise FieldError("changes nothing (give rate, delay, buffer or loss)", (k,), show=False)
         change: dict[str, Any] = {}
         for key, parse in (("at", parse_duration), ("rate", parse_rate), ("delay", parse_duration)):
             if key in c:
