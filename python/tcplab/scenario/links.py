@@ -17,6 +17,7 @@ from pydantic import BeforeValidator, model_validator
 from tcplab import _native
 from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, validate_nested
 from tcplab.scenario.fields import Duration, Rate, StrictModel
+from tcplab.scenario.vocabulary import DEFAULTS, names
 from tcplab.units import UnitError, format_duration, parse_duration, parse_rate, parse_size
 from tcplab.toml_file import read_limited
 
@@ -94,11 +95,7 @@ def _loss(v: Any) -> dict[str, Any]:
             return {"model": "trace", "packets": _packet_indices(v["packets"], ("packets",))}
         if isinstance(model, str) and _loss_model(model) is not None:
             return _loss_model(model)(v)
-        raise FieldError(
-            "is not a known loss model (known: none, bernoulli, trace, ber, gilbert_elliott, time_trace)",
-            ("model",),
-            model,
-        )
+        raise FieldError(f"is not a known loss model (known: {', '.join(names('loss_model'))})", ("model",), model)
     return {"model": "bernoulli", "p": _probability(v, ())} if v != 0 else {"model": "none"}
 
 
@@ -122,7 +119,7 @@ def _probability(p: Any, sub: tuple[str, ...]) -> float:
 def queue_discipline(v: Any) -> dict[str, Any]:
     """``"drop_tail"``, ``{discipline = "drop_tail"}`` or ``{discipline = "red", min_th = 5,
     max_th = 10, ...}`` (see :func:`_red`)."""
-    disciplines = ("drop_tail", "red")
+    disciplines = names("queue")
     if isinstance(v, dict):
         if "discipline" not in v:
             raise FieldError("is required but missing", ("discipline",), show=False)
@@ -130,15 +127,20 @@ def queue_discipline(v: Any) -> dict[str, Any]:
         if d == "red":
             return _red(v)
         extra = sorted(set(v) - {"discipline"})
-        if extra and d in disciplines:
+        if extra and d in PLAIN_QUEUES:
             raise FieldError("is not a known field of a queue (allowed: discipline)", (extra[0],), show=False)
     else:
         d, sub = v, ()
         if d == "red":
             raise FieldError("needs its parameters: {discipline = 'red', min_th = ..., max_th = ...}")
-    if d not in disciplines:
+    if d not in disciplines or d not in PLAIN_QUEUES:
         raise FieldError(f"is not a known queue discipline (known: {', '.join(disciplines)})", sub, d)
     return {"discipline": d}
+
+
+#: The queue disciplines without parameters; with "red" (:func:`red`) they are the ones this
+#: schema parses (a test holds them to the simulator's ``names("queue")``).
+PLAIN_QUEUES = ("drop_tail",)
 
 
 def _red(v: dict[str, Any]) -> dict[str, Any]:
@@ -227,8 +229,8 @@ class Duplex(LinkDirection):
             "rate": trace["rate"] if trace is not None else base["rate"],
             "delay": base["delay"],
             "buffer": base["buffer"],
-            "queue": base.get("queue") or {"discipline": "drop_tail"},
-            "loss": base.get("loss") or {"model": "none"},
+            "queue": base.get("queue") or dict(DEFAULTS["queue"]),
+            "loss": base.get("loss") or dict(DEFAULTS["loss"]),
         }
         if base.get("schedule"):
             out["schedule"] = base["schedule"]
@@ -307,8 +309,8 @@ def red(v: dict[str, Any]) -> dict[str, Any]:
                 raise FieldError("is not a boolean (expected true or false)", (key,), x)
             out[key] = x
         elif key == "mode":
-            if x not in ("packets", "bytes"):
-                raise FieldError("is not a RED mode (expected 'packets' or 'bytes')", (key,), x)
+            if x not in names("red_mode"):
+                raise FieldError(f"is not a RED mode (known: {', '.join(names('red_mode'))})", (key,), x)
             out[key] = x
         elif key == "mean_packet_size":
             try:
@@ -449,6 +451,9 @@ LOSS_MODELS = {
     "gilbert_elliott": _loss_gilbert_elliott,
     "time_trace": _loss_time_trace,
 }
+#: Every loss model this schema parses: :func:`_loss` reads none, bernoulli and trace itself
+#: (a test holds them to the simulator's ``names("loss_model")``).
+PARSED_LOSS_MODELS = ("none", "bernoulli", "trace", *LOSS_MODELS)
 
 
 def schedule(v: Any) -> list[dict[str, Any]]:
