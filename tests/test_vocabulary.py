@@ -2,7 +2,11 @@
 (``tcplab_sim::scenario::vocabulary``): this package parses each name the simulator knows,
 keeps no list of its own, and still names the field and the value of an unknown name."""
 
+import json
+
 import pytest
+
+from tcplab import _native
 
 from tcplab.campaign.config import CampaignConfig
 from tcplab.scenario import Scenario, ScenarioError
@@ -11,7 +15,7 @@ from tcplab.scenario.links import PARSED_LOSS_MODELS, PLAIN_QUEUES
 from tcplab.scenario.topologies import PRESETS
 from tcplab.scenario.vocabulary import DEFAULTS, names
 
-from conftest import SMALL_TOML, canonical_of
+from conftest import SCENARIOS, SMALL_TOML, canonical_of
 
 
 def test_every_variant_the_simulator_knows_has_a_parser():
@@ -85,3 +89,17 @@ def test_campaign_sack_style_is_the_simulators():
     with pytest.raises(ValueError, match=r"transfer\.sack_style: 'sack' is not a known SACK style \(known: ranges, eth_packets\)"):
         CampaignConfig.from_dict({"transfer": {"sack_style": "sack"}})
     assert CampaignConfig.from_dict({}).transfer.sack_style in names("sack_style")
+
+
+def test_wlan_access_default_access_link_is_the_simulators():
+    from tcplab.scenario import load_scenario
+
+    access = json.loads(_native.wlan_vocabulary_json())["access"]
+    assert access["forward"] == access["reverse"]
+    assert (access["forward"]["rate"], access["forward"]["delay"], access["forward"]["buffer"]) == (
+        100_000_000,
+        100_000,
+        {"packets": 1000},
+    )
+    c = load_scenario(SCENARIOS / "wlan-exp3-red-veno.toml").canonical()
+    assert c["topology"]["access"] == access

@@ -377,3 +377,19 @@ fn each_wlan_rule_is_a_structured_problem() {
         assert_eq!((rule, value), (Problem::RESERVED_NAME, Some(json!(name))));
     }
 }
+
+/// The `wlan_access` preset's default access link has one home: the builder and the WLAN
+/// vocabulary (which the Python schema reads) both give `WlanAccess::default_access`.
+#[test]
+fn the_default_access_link_is_written_once() {
+    use tcplab_sim::scenario::WlanAccess;
+    let access = WlanAccess::default_access();
+    let want = LinkDir::new(100_000_000, Dur::from_micros(100), Buffer::Packets(1000));
+    assert_eq!(access, Duplex::symmetric(want));
+    let Topology::WlanAccess(w) = wlan_access(PipePreset::Thin, &[ChannelPreset::LL]) else {
+        unreachable!("the builder gives a wlan_access topology")
+    };
+    assert_eq!(w.access, access);
+    let vocabulary = tcplab_sim::topology::wlan::vocabulary();
+    assert_eq!(vocabulary["access"], serde_json::to_value(&access).unwrap());
+}

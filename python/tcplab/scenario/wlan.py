@@ -3,6 +3,7 @@ segment of an explicit topology and the wlan_access topology preset."""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Annotated, Any, Literal
 
@@ -12,6 +13,7 @@ from tcplab import _native
 from tcplab.scenario.errors import FieldError
 from tcplab.scenario.fields import Duration, PosDuration, StrictModel, count_field
 from tcplab.scenario.links import Duplex, queue_discipline
+from tcplab.scenario.vocabulary import DEFAULTS
 from tcplab.units import UnitError, format_rate, parse_rate
 
 #: The simulator's WLAN vocabulary (``tcplab_sim::topology::wlan::vocabulary``): rates,
@@ -196,21 +198,13 @@ class WlanAccess(_WlanParams):
             "rate": rate,
             "delay": delay,
             "buffer": {"packets": packets},
-            "queue": self.queue or {"discipline": "drop_tail"},
-            "loss": {"model": "none"},
-        }
-        access_dir = {
-            "rate": 100_000_000,
-            "delay": 100_000,
-            "buffer": {"packets": 1000},
-            "queue": {"discipline": "drop_tail"},
-            "loss": {"model": "none"},
+            "queue": self.queue or dict(DEFAULTS["queue"]),
+            "loss": dict(DEFAULTS["loss"]),
         }
         return {
             "kind": "wlan_access",
-            "access": self.access.canonical()
-            if self.access is not None
-            else {"forward": access_dir, "reverse": dict(access_dir)},
+            # The default access link is the simulator's (WlanAccess::default_access).
+            "access": self.access.canonical() if self.access is not None else copy.deepcopy(_VOCABULARY["access"]),
             "pipe": {"forward": pipe_dir, "reverse": dict(pipe_dir)},
             "wlan": self.canonical_segment("wlan0", "ap"),
         }

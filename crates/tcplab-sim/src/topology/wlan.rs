@@ -16,7 +16,8 @@ pub const WLAN_ACCESS_NODES: [&str; 3] = ["server", "router", "ap"];
 /// What the scenario format's WLAN fields may hold, for schemas in other languages (the
 /// Python one reads it instead of a copy): the data and basic rates (bit/s), the channel
 /// presets, the Dummynet pipe presets (`{name: [rate bit/s, one-way delay ns, buffer
-/// packets]}`), and the MAC and channel defaults.
+/// packets]}`), the MAC and channel defaults, and the `wlan_access` preset's default
+/// access link (canonical, both directions).
 pub fn vocabulary() -> Value {
     use crate::scenario::{ChannelPreset, ChannelSpec, MacSpec, PipePreset};
     let pipes: serde_json::Map<String, Value> = PipePreset::ALL
@@ -36,6 +37,7 @@ pub fn vocabulary() -> Value {
         "mac": MacSpec::default(),
         "channel": ChannelSpec::default(),
         "access_nodes": WLAN_ACCESS_NODES,
+        "access": WlanAccess::default_access(),
     })
 }
 
