@@ -80,6 +80,8 @@ impl Problem {
 
     /// A number below `limit` (RED's `min_th` >= 0, `mean_packet_size` >= 1).
     pub const AT_LEAST: &'static str = "at_least";
+    /// A number not above `limit` (a WLAN channel's path-loss exponent, a station's distance).
+    pub const ABOVE: &'static str = "above";
     /// A link direction's buffer of 0 (`limit`: its unit, "packet" or "byte").
     pub const EMPTY_BUFFER: &'static str = "empty_buffer";
     /// RED's `max_th` not above `min_th` (`limit`).

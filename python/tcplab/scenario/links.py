@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, model_validator
+from pydantic import BeforeValidator, PrivateAttr, model_validator
 
 from tcplab import _native
 from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, validate_nested
@@ -191,6 +191,16 @@ class Duplex(LinkDirection):
 
     forward: LinkDirection | None = None
     reverse: LinkDirection | None = None
+    #: Given as one table for every pair (see :func:`duplex_or_list`).
+    _for_all: bool = PrivateAttr(default=False)
+
+    @property
+    def for_all(self) -> bool:
+        return self._for_all
+
+    @for_all.setter
+    def for_all(self, value: bool) -> None:
+        self._for_all = value
 
     @model_validator(mode="after")
     def _complete(self) -> Duplex:
@@ -262,9 +272,12 @@ def _rate_or_trace(fields: dict[str, Any], at: tuple[str, ...]) -> None:
 
 
 def duplex_or_list(v: Any) -> Any:
-    """A single duplex table for all pairs, or a list with one per pair."""
+    """A single duplex table for all pairs (marked ``for_all``: errors about it name no
+    index), or a list with one per pair."""
     if isinstance(v, dict):
-        return [validate_nested(Duplex, v, ())]
+        link = validate_nested(Duplex, v, ())
+        link.for_all = True
+        return [link]
     if isinstance(v, list):
         return [validate_nested(Duplex, x, (i,)) for i, x in enumerate(v)]
     return v
