@@ -176,7 +176,7 @@ def test_schedule_canonical_and_errors():
     for bad, expected in (
         (
             'schedule = [{ at = "1s", rate = "1Mbps" }, { at = "0.5s", rate = "2Mbps" }]',
-            "forward.schedule[1].at: '0.5s' must be later than schedule[0].at (1 s)",
+            "forward.schedule[1].at: 500 ms must be later than schedule[0].at (1 s)",
         ),
         ('schedule = [{ at = "5s", rate = "1Mbps" }]', "topology.bottleneck.forward.schedule[0].at: 5 s must be at most the duration (2 s)"),
         ('schedule = [{ at = "1s" }]', "forward.schedule[0]: changes nothing"),

@@ -90,6 +90,8 @@ impl Problem {
     pub const WEIGHT: &'static str = "weight";
     /// A loss interval `[start, end]` (ns) with end <= start.
     pub const START_BEFORE_END: &'static str = "start_before_end";
+    /// A schedule change not later than the one before it (`limit`: [its index, its time ns]).
+    pub const AFTER_PREVIOUS_CHANGE: &'static str = "after_previous_change";
     /// A schedule change that gives no rate, delay, buffer or loss.
     pub const CHANGES_NOTHING: &'static str = "changes_nothing";
     /// A value outside `limit` = `[lo, hi]`.

@@ -400,12 +400,14 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
         let q = format!("{p}.schedule[{i}]");
         if let Some(prev) = last {
             if c.at <= prev {
-                errs.push(format!(
-                    "{q}.at = {}: expected later than schedule[{}].at ({} ns); changes must be sorted by time",
-                    c.at.as_nanos(),
-                    i - 1,
-                    prev.as_nanos()
-                ).into());
+                let (at, prev) = (c.at.as_nanos(), prev.as_nanos());
+                errs.push(Problem::worded(
+                    format!("{q}.at"),
+                    Problem::AFTER_PREVIOUS_CHANGE,
+                    at,
+                    serde_json::json!([i - 1, prev]),
+                    format!("{q}.at = {at}: expected later than schedule[{}].at ({prev} ns); changes must be sorted by time", i - 1),
+                ));
             }
         }
         last = Some(c.at);

@@ -530,6 +530,22 @@ fn link_rules_are_structured_problems() {
     }];
     let problems = check(&s);
     let rules: Vec<_> = problems.iter().map(|p| (p.path.as_str(), p.rule)).collect();
+    // Changes are sorted by time.
+    let mut s = base();
+    let change = |ms| LinkChange {
+        at: Dur::from_millis(ms),
+        rate: Some(1_000_000),
+        ..LinkChange::default()
+    };
+    bottleneck(&mut s).forward.schedule = vec![change(20), change(10)];
+    let p = check(&s);
+    let order = p
+        .iter()
+        .find(|p| p.path == "topology.bottleneck.forward.schedule[1].at")
+        .unwrap_or_else(|| panic!("{p:#?}"));
+    assert_eq!(order.rule, Problem::AFTER_PREVIOUS_CHANGE);
+    assert_eq!(order.value, Some(serde_json::json!(10_000_000)));
+    assert_eq!(order.limit, Some(serde_json::json!([0, 20_000_000])));
     assert!(
         rules.contains(&(
             "topology.bottleneck.forward.schedule[0].buffer",

@@ -18,7 +18,7 @@ from tcplab import _native
 from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, validate_nested
 from tcplab.scenario.fields import Duration, Rate, StrictModel
 from tcplab.scenario.vocabulary import DEFAULTS, names
-from tcplab.units import UnitError, format_duration, parse_duration, parse_rate, parse_size
+from tcplab.units import UnitError, parse_duration, parse_rate, parse_size
 from tcplab.toml_file import read_limited
 
 
@@ -499,11 +499,5 @@ def schedule(v: Any) -> list[dict[str, Any]]:
                 except FieldError as e:
                     shown = c[key] if e.value is NO_VALUE else e.value
                     raise FieldError(e.detail, (k, key, *e.sub), shown, show=e.show) from None
-        if out and change["at"] <= out[-1]["at"]:
-            raise FieldError(
-                f"must be later than schedule[{k - 1}].at ({format_duration(out[-1]['at'])}); changes are sorted by time",
-                (k, "at"),
-                c["at"],
-            )
-        out.append(change)
+        out.append(change)  # later than the one before: the simulator's rule (after_previous_change)
     return out

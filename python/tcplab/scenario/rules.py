@@ -87,6 +87,10 @@ _WORDS = {
         "must have start < end",
         RawText(f"[{format_duration(value[0])}, {format_duration(value[1])}]"),
     ),
+    "after_previous_change": lambda value, limit: (
+        f"must be later than schedule[{limit[0]}].at ({format_duration(limit[1])}); changes are sorted by time",
+        RawText(format_duration(value)),
+    ),
     "changes_nothing": lambda value, limit: ("changes nothing (give rate, delay, buffer or loss)", HIDDEN),
     "report_delay_needs_losses": lambda value, limit: (
         "is only allowed with report_losses = true",
