@@ -73,7 +73,7 @@ CASES = {
     "rate_near_u64": (_with('rate = "10Mbps"', "rate = 9e18") + '[trace]\nseries = "off"\nevents = false\nsegments = false\ndrops = false\n', None),
     "rate_above_u64": (_with('rate = "10Mbps"', "rate = 9e19"), ["topology.bottleneck.rate", "9e+19"]),
     "loss_nan": (_with("buffer = 30", "buffer = 30\nloss = nan"), ["topology.bottleneck.loss", "nan"]),
-    "one_byte_buffer": (_with("buffer = 30", 'buffer = "1B"'), ["topology.bottleneck.forward.buffer", "1 ", "1500"]),
+    "one_byte_buffer": (_with("buffer = 30", 'buffer = "1B"'), ["topology.bottleneck.buffer", "1 ", "1500"]),
     "dsack_without_sack": (
         _with('recovery = "newreno"', 'recovery = "newreno"\ntcp = {sack_blocks = 0, dsack = true}'),
         ["flows[0].tcp.dsack: true needs SACK"],

@@ -59,6 +59,7 @@ def test_red_queue_canonical_and_rust_reads_it():
         ('{ discipline = "red", min_th = 10, max_th = 5 }', "forward.queue.max_th: 5 must be greater than min_th (10)"),
         ('{ discipline = "red", min_th = 5, max_th = 10, max_p = 1.5 }', "forward.queue.max_p: 1.5 must be within [0, 1]"),
         ('{ discipline = "red", min_th = 5, max_th = 10, w_q = 0 }', "forward.queue.w_q: 0 must be within (0, 1]"),
+        ('{ discipline = "red", min_th = -1, max_th = 10 }', "forward.queue.min_th: -1 must be >= 0"),
         ('{ discipline = "red", max_th = 10 }', "forward.queue.min_th: is required but missing"),
         ('{ discipline = "red", min_th = 5, max_th = 10, mode = "cells" }', "forward.queue.mode: 'cells' is not a RED mode"),
         ('{ discipline = "red", min_th = 5, max_th = 10, maxp = 0.1 }', "forward.queue.maxp: is not a known field of queue 'red'"),
@@ -111,7 +112,7 @@ def test_loss_models_canonical():
         ('{ model = "gilbert_elliott", p_gb = 0.1 }', "forward.loss.p_bg: is required but missing"),
         ('{ model = "gilbert_elliott", p_gb = -0.1, p_bg = 0.5 }', "forward.loss.p_gb: -0.1 must be within [0, 1]"),
         ('{ model = "gilbert_elliott", p_gb = 0.1, p_bg = 0.5, loss_bad = 3 }', "forward.loss.loss_bad: 3 must be within [0, 1]"),
-        ('{ model = "time_trace", intervals = [["2s", "1s"]] }', "forward.loss.intervals[0]: ['2s', '1s'] must have start < end"),
+        ('{ model = "time_trace", intervals = [["2s", "1s"]] }', "forward.loss.intervals[0]: [2 s, 1 s] must have start < end"),
         ('{ model = "time_trace", times = ["soon"] }', "forward.loss.times[0]: 'soon'"),
         ('{ model = "time_trace" }', "forward.loss.times: is required but missing"),
         ('{ model = "pareto" }', "forward.loss.model: 'pareto' is not a known loss model"),
@@ -175,12 +176,13 @@ def test_schedule_canonical_and_errors():
     for bad, expected in (
         (
             'schedule = [{ at = "1s", rate = "1Mbps" }, { at = "0.5s", rate = "2Mbps" }]',
-            "forward.schedule[1].at: '0.5s' must be later than schedule[0].at (1 s)",
+            "forward.schedule[1].at: 500 ms must be later than schedule[0].at (1 s)",
         ),
         ('schedule = [{ at = "5s", rate = "1Mbps" }]', "topology.bottleneck.forward.schedule[0].at: 5 s must be at most the duration (2 s)"),
         ('schedule = [{ at = "1s" }]', "forward.schedule[0]: changes nothing"),
+        ('schedule = [{ at = "1s", buffer = 0 }]', "forward.schedule[0].buffer: 0 must be >= 1 packet"),
         ('schedule = [{ at = "1s", rate = "fast" }]', "forward.schedule[0].rate: 'fast'"),
-        ('schedule = [{ at = "1s", loss = 7 }]', "forward.schedule[0].loss: 7 must be within [0, 1]"),
+        ('schedule = [{ at = "1s", loss = 7 }]', "forward.schedule[0].loss.p: 7 must be within [0, 1]"),
         ('schedule = [{ at = "1s", jitter = "1ms" }]', "forward.schedule[0].jitter: is not a known field of a change"),
     ):
         msg = _error(_bottleneck(bad))

@@ -12,6 +12,8 @@ from tcplab import _native
 from tcplab.scenario import Scenario, ScenarioError
 from tcplab.topology import default_pairs, graph, link_names
 
+from conftest import SMALL_TOML
+
 LOT = """
 name = "lot"
 duration = "2s"
@@ -183,12 +185,12 @@ next = "r3"
         (LOT.replace("cross_pairs = [1, 0, 2]", "cross_pairs = [1, 2]"), "topology.cross_pairs: has 2 entries for 3 hops"),
         (LOT.replace("hops = 3", "hops = 0"), "topology.hops: 0 must be within [1, 1000]"),
         (LOT + "[[flows]]\ncontroller = 'reno'\nrecovery = 'sack'\n", "flows[5].src: defaults to"),
-        (WIRELESS.replace("loss = 0.02", "loss = 2"), "topology.wireless.forward.loss: 2 must be within [0, 1]"),
+        (WIRELESS.replace("loss = 0.02", "loss = 2"), "topology.wireless.forward.loss.p: 2 must be within [0, 1]"),
         (GRAPH + 'route = ["s0", "r2", "d0"]\n', "flows[0].route[1]: 'r2' is not linked to 's0'"),
         (GRAPH + 'route = ["s0", "r9", "d0"]\n', "flows[0].route[1]: 'r9' is not a node"),
         (GRAPH + 'route = ["r1", "d0"]\n', "flows[0].route[0]: 'r1' must be the flow's src 's0'"),
         (GRAPH + 'route = ["s0", "r1", "r2", "r1", "d0"]\n', "flows[0].route[3]: 'r1' is visited twice"),
-        (GRAPH.replace('duration = "2s"', 'duration = "2s"\nrouting = "fastest"'), "routing: 'fastest' is not allowed"),
+        (GRAPH.replace('duration = "2s"', 'duration = "2s"\nrouting = "fastest"'), "routing: 'fastest' is not a known routing (known: hops, delay)"),
         (
             GRAPH + '[[static_routes]]\nat = "r1"\ndst = "d0"\nnext = "r3"\n',
             "static_routes[0].next: 'r3' is not a neighbour of 'r1'",
@@ -266,3 +268,10 @@ def test_explicit_graph_rules(old, new, message):
     with pytest.raises(ScenarioError) as info:
         Scenario.from_toml(GRAPH.replace(old, new, 1))
     assert message in str(info.value), str(info.value)
+
+
+def test_a_link_given_once_for_all_pairs_is_named_without_an_index():
+    # The simulator checks each pair's copy (sender_access[1]); the message names the table.
+    text = SMALL_TOML.replace('sender_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100 }', 'sender_access = { rate = "20Mbps", delay = "2.5ms", buffer = 0 }')
+    with pytest.raises(ScenarioError, match=r"^topology\.sender_access\.buffer: 0 must be >= 1 packet$"):
+        Scenario.from_toml(text)

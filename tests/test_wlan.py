@@ -105,13 +105,13 @@ BAD = {
     "ap_is_host": ('ap = "ap"', 'ap = "server"', "wlan[0].ap: 'server' is a host; the access point must be a router"),
     "unknown_station": ('node = "sta0", distance', 'node = "nobody", distance', "wlan[0].stations[0].node: 'nobody' is not a host"),
     "bad_rate": ('rate = "5.5Mbps"', 'rate = "54Mbps"', "wlan[0].rate: '54Mbps' is not an 802.11b rate"),
-    "bad_distance": ('distance = "20m"', 'distance = "-2m"', "wlan[0].stations[0].distance: '-2m' must be > 0 metres"),
+    "bad_distance": ('distance = "20m"', 'distance = "-2m"', "wlan[0].stations[0].distance: -2 must be > 0 metres"),
     "not_a_distance": ('distance = "20m"', 'distance = "far"', "wlan[0].stations[0].distance: 'far' is not a distance"),
     "both": ('distance = "20m"', 'distance = "20m", preset = "LL"', "wlan[0].stations[0].preset: 'LL' give distance or preset, not both"),
     "unplaced": ('{node = "sta0", distance = "20m"}', '{node = "sta0"}', "wlan[0].stations[0]: has no distance and no preset"),
     "bad_preset": ('preset = "HL"', 'preset = "XL"', "wlan[0].stations[1].preset: 'XL' is not allowed"),
     "cw": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nmac = {cw_min = 63, cw_max = 31}', "wlan[0].mac.cw_max: 31 must be >= cw_min (63)"),
-    "shadowing": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nchannel = {shadowing_db = -1}', "wlan[0].channel.shadowing_db: -1 must be >= 0 (dB)"),
+    "shadowing": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nchannel = {shadowing_db = -1}', "wlan[0].channel.shadowing_db: -1 must be >= 0 dB"),
     "report_delay": ('rate = "5.5Mbps"', 'rate = "5.5Mbps"\nreport_delay = "1ms"', "wlan[0].report_delay: 1 ms is only allowed with report_losses = true"),
     # Rules of tcplab_sim::topology::wlan (their only home), one case each.
     "no_stations": ('stations = [{node = "sta0", distance = "20m"}, {node = "sta1", preset = "HL"}]', "stations = []", "wlan[0].stations: [] must list at least one station"),
@@ -181,3 +181,30 @@ def test_unknown_access_point_names_the_nodes():
     msg = str(info.value)
     assert "wlan[0].ap: 'nowhere' is not a node (nodes: " in msg, msg
     assert "ap" in msg.split("nodes: ")[1]
+
+
+@pytest.mark.parametrize(
+    "field, value, expected",
+    [
+        ("mac.retry_limit", "0", "mac.retry_limit: 0 must be within [1, 255]"),
+        ("mac.cw_min", "70000", "mac.cw_min: 70000 must be within [1, 65535]"),
+        ("mac.buffer", "0", "mac.buffer: 0 must be within [1, 1000000]"),
+        ("buffer", "2000000", "topology.buffer: 2000000 must be within [1, 1000000]"),
+        ("mac.mac_overhead", "10001", "mac.mac_overhead: 10001 must be within [0, 10000]"),
+        ("mac.ack_bytes", "0", "mac.ack_bytes: 0 must be within [1, 10000]"),
+        ("channel.exponent", "0", "channel.exponent: 0 must be > 0"),
+        ("channel.shadowing_db", "-1", "channel.shadowing_db: -1 must be >= 0 dB"),
+    ],
+)
+def test_mac_and_channel_bounds_are_the_simulators_and_name_field_and_value(field, value, expected):
+    """The MAC's count ranges and the channel's lower bounds live in tcplab_sim::topology::wlan
+    only; the message still names the field (at the TOML path) and the value."""
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_toml(ACCESS.replace("[topology]", f"[topology]\n{field} = {value}", 1))
+    msg = str(info.value)
+    assert msg.startswith("topology.") and expected in msg, msg
+
+
+def test_a_station_distance_must_be_positive():
+    with pytest.raises(ScenarioError, match=r"stations\[0\]\.distance: -3 must be > 0 metres"):
+        Scenario.from_toml(ACCESS.replace("stations = [{}", "stations = [{distance = -3}", 1))

@@ -168,6 +168,15 @@ fn results_schema_json() -> PyResult<String> {
         .map_err(|e| internal_error(&e.to_string()))
 }
 
+/// The scenario format's enumerations and a link direction's defaults as JSON
+/// (`tcplab_sim::scenario::vocabulary`): `{topology: [kinds], queue: [...], ..., defaults}`.
+#[pyfunction]
+fn scenario_vocabulary_json() -> PyResult<String> {
+    no_panic(|| serde_json::to_string(&tcplab_sim::scenario::vocabulary::vocabulary()))
+        .map_err(|m| internal_error(&m))?
+        .map_err(|e| internal_error(&e.to_string()))
+}
+
 /// The WLAN fields' vocabulary as JSON (`tcplab_sim::topology::wlan::vocabulary`): rates,
 /// channel and pipe presets, MAC and channel defaults.
 #[pyfunction]
@@ -257,6 +266,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(results_schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_problems_json, m)?)?;
     m.add_function(wrap_pyfunction!(wlan_vocabulary_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_vocabulary_json, m)?)?;
     m.add_function(wrap_pyfunction!(read_delivery_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(replay_facts, m)?)?;

@@ -333,16 +333,15 @@ impl PipePreset {
 }
 
 /// The WLAN paper's Fig. 3 with `pipe` and one station `sta{i}` per entry of `stations`;
-/// server access link 100 Mb/s, 0.1 ms, 1000 packets.
+/// the server's access link [`WlanAccess::default_access`].
 pub fn wlan_access(pipe: PipePreset, stations: &[ChannelPreset]) -> Topology {
-    let access = LinkDir::new(100_000_000, Dur::from_micros(100), Buffer::Packets(1000));
     let stations = stations
         .iter()
         .enumerate()
         .map(|(i, &p)| StationSpec::preset(&format!("sta{i}"), p))
         .collect();
     Topology::WlanAccess(Box::new(WlanAccess {
-        access: Duplex::symmetric(access),
+        access: WlanAccess::default_access(),
         pipe: pipe.duplex(),
         wlan: WlanSpec::new("wlan0", "ap", stations),
     }))

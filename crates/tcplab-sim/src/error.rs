@@ -78,6 +78,22 @@ impl Problem {
     /// A node of a route not linked to the one before it (`limit`).
     pub const ROUTE_NOT_LINKED: &'static str = "route_not_linked";
 
+    /// A number below `limit` (RED's `min_th` >= 0, `mean_packet_size` >= 1).
+    pub const AT_LEAST: &'static str = "at_least";
+    /// A number not above `limit` (a WLAN channel's path-loss exponent, a station's distance).
+    pub const ABOVE: &'static str = "above";
+    /// A link direction's buffer of 0 (`limit`: its unit, "packet" or "byte").
+    pub const EMPTY_BUFFER: &'static str = "empty_buffer";
+    /// RED's `max_th` not above `min_th` (`limit`).
+    pub const MAX_TH_ABOVE_MIN_TH: &'static str = "max_th_above_min_th";
+    /// RED's `w_q` outside (0, 1] (the weight of the newest sample in the average).
+    pub const WEIGHT: &'static str = "weight";
+    /// A loss interval `[start, end]` (ns) with end <= start.
+    pub const START_BEFORE_END: &'static str = "start_before_end";
+    /// A schedule change not later than the one before it (`limit`: [its index, its time ns]).
+    pub const AFTER_PREVIOUS_CHANGE: &'static str = "after_previous_change";
+    /// A schedule change that gives no rate, delay, buffer or loss.
+    pub const CHANGES_NOTHING: &'static str = "changes_nothing";
     /// A value outside `limit` = `[lo, hi]`.
     pub const RANGE: &'static str = "range";
     /// A `report_delay` (ns) without `report_losses` (a link direction's or a WLAN segment's).

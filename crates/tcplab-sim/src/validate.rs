@@ -266,15 +266,12 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<Problem>) {
             d.report_delay,
         ));
     }
-    match d.buffer {
-        Buffer::Packets(0) => errs.push(format!(
-            "{p}.buffer = {{packets: 0}}: expected at least 1 packet (the buffer counts the packet being serialized)"
-        ).into()),
-        Buffer::Bytes(0) => errs.push(format!(
-            "{p}.buffer = {{bytes: 0}}: expected at least 1 byte (the buffer counts the packet being serialized)"
-        ).into()),
-        _ => {}
-    }
+    empty_buffer(
+        &format!("{p}.buffer"),
+        d.buffer,
+        " (the buffer counts the packet being serialized)",
+        errs,
+    );
     loss_spec(&format!("{p}.loss"), &d.loss, errs);
     errs.extend(
         crate::delivery_trace::link_problems(p, d)
@@ -286,10 +283,38 @@ fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<Problem>) {
     }
 }
 
+/// `buffer = {packets: 0}` or `{bytes: 0}` (rule [`Problem::EMPTY_BUFFER`], `limit`: the unit).
+fn empty_buffer(p: &str, b: Buffer, why: &str, errs: &mut Vec<Problem>) {
+    let (kind, unit) = match b {
+        Buffer::Packets(0) => ("packets", "packet"),
+        Buffer::Bytes(0) => ("bytes", "byte"),
+        _ => return,
+    };
+    errs.push(Problem::worded(
+        p.to_string(),
+        Problem::EMPTY_BUFFER,
+        0,
+        unit,
+        format!("{p} = {{{kind}: 0}}: expected at least 1 {unit}{why}"),
+    ));
+}
+
+/// A probability outside [0, 1] (rule [`Problem::RANGE`]).
 fn probability(p: &str, x: f64, errs: &mut Vec<Problem>) {
     if !(0.0..=1.0).contains(&x) {
-        errs.push(format!("{p} = {x}: expected a probability in [0, 1]").into());
+        errs.push(Problem::worded(
+            p.to_string(),
+            Problem::RANGE,
+            number(x),
+            serde_json::json!([0, 1]),
+            format!("{p} = {x}: expected a probability in [0, 1]"),
+        ));
     }
+}
+
+/// A float as JSON (null when not finite: JSON has no NaN or infinity).
+fn number(x: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<Problem>) {
@@ -311,14 +336,14 @@ fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<Problem>) {
         LossSpec::TimeTrace { intervals, .. } => {
             for (i, [a, b]) in intervals.iter().enumerate() {
                 if b <= a {
-                    errs.push(
-                        format!(
-                            "{p}.intervals[{i}] = [{}, {}]: expected start < end (ns)",
-                            a.as_nanos(),
-                            b.as_nanos()
-                        )
-                        .into(),
-                    );
+                    let (a, b) = (a.as_nanos(), b.as_nanos());
+                    errs.push(Problem::worded(
+                        format!("{p}.intervals[{i}]"),
+                        Problem::START_BEFORE_END,
+                        serde_json::json!([a, b]),
+                        serde_json::Value::Null,
+                        format!("{p}.intervals[{i}] = [{a}, {b}]: expected start < end (ns)"),
+                    ));
                 }
             }
         }
@@ -327,23 +352,44 @@ fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<Problem>) {
 
 fn red_spec(p: &str, r: &RedSpec, errs: &mut Vec<Problem>) {
     if !(r.min_th >= 0.0 && r.min_th.is_finite()) {
-        errs.push(format!("{p}.min_th = {}: expected a finite number >= 0", r.min_th).into());
+        errs.push(Problem::worded(
+            format!("{p}.min_th"),
+            Problem::AT_LEAST,
+            number(r.min_th),
+            0,
+            format!("{p}.min_th = {}: expected a finite number >= 0", r.min_th),
+        ));
     }
     if !(r.max_th > r.min_th && r.max_th.is_finite()) {
-        errs.push(
+        errs.push(Problem::worded(
+            format!("{p}.max_th"),
+            Problem::MAX_TH_ABOVE_MIN_TH,
+            number(r.max_th),
+            number(r.min_th),
             format!(
                 "{p}.max_th = {}: expected greater than min_th ({})",
                 r.max_th, r.min_th
-            )
-            .into(),
-        );
+            ),
+        ));
     }
     probability(&format!("{p}.max_p"), r.max_p, errs);
     if !(r.w_q > 0.0 && r.w_q <= 1.0) {
-        errs.push(format!("{p}.w_q = {}: expected a weight in (0, 1]", r.w_q).into());
+        errs.push(Problem::worded(
+            format!("{p}.w_q"),
+            Problem::WEIGHT,
+            number(r.w_q),
+            serde_json::Value::Null,
+            format!("{p}.w_q = {}: expected a weight in (0, 1]", r.w_q),
+        ));
     }
     if r.mean_packet_size == 0 {
-        errs.push(format!("{p}.mean_packet_size = 0: expected a positive size in bytes").into());
+        errs.push(Problem::worded(
+            format!("{p}.mean_packet_size"),
+            Problem::AT_LEAST,
+            0,
+            1,
+            format!("{p}.mean_packet_size = 0: expected a positive size in bytes"),
+        ));
     }
 }
 
@@ -354,12 +400,14 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
         let q = format!("{p}.schedule[{i}]");
         if let Some(prev) = last {
             if c.at <= prev {
-                errs.push(format!(
-                    "{q}.at = {}: expected later than schedule[{}].at ({} ns); changes must be sorted by time",
-                    c.at.as_nanos(),
-                    i - 1,
-                    prev.as_nanos()
-                ).into());
+                let (at, prev) = (c.at.as_nanos(), prev.as_nanos());
+                errs.push(Problem::worded(
+                    format!("{q}.at"),
+                    Problem::AFTER_PREVIOUS_CHANGE,
+                    at,
+                    serde_json::json!([i - 1, prev]),
+                    format!("{q}.at = {at}: expected later than schedule[{}].at ({prev} ns); changes must be sorted by time", i - 1),
+                ));
             }
         }
         last = Some(c.at);
@@ -367,10 +415,13 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
             errs.push(at_most_duration(format!("{q}.at"), c.at, duration));
         }
         if c.rate.is_none() && c.delay.is_none() && c.buffer.is_none() && c.loss.is_none() {
-            errs.push(
-                format!("{q}: changes nothing; give at least one of rate, delay, buffer, loss")
-                    .into(),
-            );
+            errs.push(Problem::worded(
+                q.clone(),
+                Problem::CHANGES_NOTHING,
+                serde_json::Value::Null,
+                serde_json::Value::Null,
+                format!("{q}: changes nothing; give at least one of rate, delay, buffer, loss"),
+            ));
         }
         if let Some(delay) = c.delay {
             time_limit(&format!("{q}.delay"), delay, errs);
@@ -378,14 +429,8 @@ fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
         if c.rate == Some(0) {
             errs.push(format!("{q}.rate = 0: expected a positive rate in bit/s").into());
         }
-        match c.buffer {
-            Some(Buffer::Packets(0)) => {
-                errs.push(format!("{q}.buffer = {{packets: 0}}: expected at least 1 packet").into())
-            }
-            Some(Buffer::Bytes(0)) => {
-                errs.push(format!("{q}.buffer = {{bytes: 0}}: expected at least 1 byte").into())
-            }
-            _ => {}
+        if let Some(buffer) = c.buffer {
+            empty_buffer(&format!("{q}.buffer"), buffer, "", errs);
         }
         if let Some(loss) = &c.loss {
             loss_spec(&format!("{q}.loss"), loss, errs);

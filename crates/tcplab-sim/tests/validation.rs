@@ -393,3 +393,171 @@ fn tcp_config_errors_are_structured_problems() {
 fn check(s: &Scenario) -> Vec<Problem> {
     tcplab_sim::validate::check(s, &tcplab_core::registry::Registries::default())
 }
+
+/// A link direction's rules (the one home of them; Python only words them): each problem
+/// carries its rule, the field's path and the value.
+#[test]
+fn link_rules_are_structured_problems() {
+    use tcplab_sim::scenario::{LinkChange, QueueSpec, RedMode, RedSpec};
+    let mut s = base();
+    let b = bottleneck(&mut s);
+    b.forward.buffer = Buffer::Packets(0);
+    b.reverse.buffer = Buffer::Bytes(0);
+    b.forward.loss = LossSpec::GilbertElliott {
+        p_gb: 1.5,
+        p_bg: 0.5,
+        loss_good: 0.0,
+        loss_bad: 1.0,
+    };
+    b.reverse.loss = LossSpec::TimeTrace {
+        times: vec![],
+        intervals: vec![[Dur::from_secs(2), Dur::from_secs(1)]],
+    };
+    b.forward.queue = QueueSpec::Red(RedSpec {
+        min_th: -1.0,
+        max_th: -2.0,
+        max_p: 2.0,
+        w_q: 0.0,
+        gentle: false,
+        wait: true,
+        mode: RedMode::Packets,
+        ecn: false,
+        mean_packet_size: 0,
+    });
+    b.reverse.report_delay = Dur::from_millis(5);
+    b.forward.schedule = vec![LinkChange {
+        at: Dur::from_millis(1),
+        ..LinkChange::default()
+    }];
+    let problems = check(&s);
+    let find = |path: &str| {
+        let path = format!("topology.bottleneck.{path}");
+        problems
+            .iter()
+            .find(|p| p.path == path)
+            .unwrap_or_else(|| panic!("no problem at {path}: {problems:#?}"))
+    };
+    let json = |v: serde_json::Value| Some(v);
+    let cases = [
+        (
+            "forward.buffer",
+            Problem::EMPTY_BUFFER,
+            json(0.into()),
+            json("packet".into()),
+        ),
+        (
+            "reverse.buffer",
+            Problem::EMPTY_BUFFER,
+            json(0.into()),
+            json("byte".into()),
+        ),
+        (
+            "forward.loss.p_gb",
+            Problem::RANGE,
+            json(1.5.into()),
+            json(serde_json::json!([0, 1])),
+        ),
+        (
+            "reverse.loss.intervals[0]",
+            Problem::START_BEFORE_END,
+            json(serde_json::json!([2_000_000_000u64, 1_000_000_000u64])),
+            json(serde_json::Value::Null),
+        ),
+        (
+            "forward.queue.min_th",
+            Problem::AT_LEAST,
+            json((-1.0).into()),
+            json(0.into()),
+        ),
+        (
+            "forward.queue.max_th",
+            Problem::MAX_TH_ABOVE_MIN_TH,
+            json((-2.0).into()),
+            json((-1.0).into()),
+        ),
+        (
+            "forward.queue.max_p",
+            Problem::RANGE,
+            json(2.0.into()),
+            json(serde_json::json!([0, 1])),
+        ),
+        (
+            "forward.queue.w_q",
+            Problem::WEIGHT,
+            json(0.0.into()),
+            json(serde_json::Value::Null),
+        ),
+        (
+            "forward.queue.mean_packet_size",
+            Problem::AT_LEAST,
+            json(0.into()),
+            json(1.into()),
+        ),
+        (
+            "reverse.report_delay",
+            Problem::REPORT_DELAY_NEEDS_LOSSES,
+            json(5_000_000u64.into()),
+            json(serde_json::Value::Null),
+        ),
+        (
+            "forward.schedule[0]",
+            Problem::CHANGES_NOTHING,
+            json(serde_json::Value::Null),
+            json(serde_json::Value::Null),
+        ),
+    ];
+    for (path, rule, value, limit) in cases {
+        let p = find(path);
+        assert_eq!(
+            (p.rule, &p.value, &p.limit),
+            (rule, &value, &limit),
+            "{path}"
+        );
+        assert!(
+            p.message
+                .starts_with(&format!("topology.bottleneck.{path}")),
+            "{}",
+            p.message
+        );
+    }
+    // A schedule change's buffer and loss follow the same rules.
+    let mut s = base();
+    bottleneck(&mut s).forward.schedule = vec![LinkChange {
+        at: Dur::from_millis(1),
+        buffer: Some(Buffer::Packets(0)),
+        loss: Some(LossSpec::Bernoulli { p: -0.5 }),
+        ..LinkChange::default()
+    }];
+    let problems = check(&s);
+    let rules: Vec<_> = problems.iter().map(|p| (p.path.as_str(), p.rule)).collect();
+    // Changes are sorted by time.
+    let mut s = base();
+    let change = |ms| LinkChange {
+        at: Dur::from_millis(ms),
+        rate: Some(1_000_000),
+        ..LinkChange::default()
+    };
+    bottleneck(&mut s).forward.schedule = vec![change(20), change(10)];
+    let p = check(&s);
+    let order = p
+        .iter()
+        .find(|p| p.path == "topology.bottleneck.forward.schedule[1].at")
+        .unwrap_or_else(|| panic!("{p:#?}"));
+    assert_eq!(order.rule, Problem::AFTER_PREVIOUS_CHANGE);
+    assert_eq!(order.value, Some(serde_json::json!(10_000_000)));
+    assert_eq!(order.limit, Some(serde_json::json!([0, 20_000_000])));
+    assert!(
+        rules.contains(&(
+            "topology.bottleneck.forward.schedule[0].buffer",
+            Problem::EMPTY_BUFFER
+        )),
+        "{rules:?}"
+    );
+    assert!(
+        rules.contains(&(
+            "topology.bottleneck.forward.schedule[0].loss.p",
+            Problem::RANGE
+        )),
+        "{rules:?}"
+    );
+}

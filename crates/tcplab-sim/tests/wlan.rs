@@ -321,6 +321,51 @@ fn each_wlan_rule_is_a_structured_problem() {
     let s = star_with(&|w| w.mac.cw_max = 7);
     let cw = (Problem::CW_MAX_BELOW_MIN, Some(json!(7)), Some(json!(31)));
     assert_eq!(rule_of(&s, &format!("{p}.mac.cw_max")), cw);
+    // The MAC's counts, the channel's and a station's lower bounds.
+    for (field, set, v, range) in [
+        (
+            "buffer",
+            &(|w: &mut WlanSpec| w.mac.buffer = 0) as &dyn Fn(&mut WlanSpec),
+            0,
+            [1, 1_000_000],
+        ),
+        (
+            "retry_limit",
+            &|w: &mut WlanSpec| w.mac.retry_limit = 256,
+            256,
+            [1, 255],
+        ),
+        (
+            "cw_min",
+            &|w: &mut WlanSpec| w.mac.cw_min = 0,
+            0,
+            [1, 65_535],
+        ),
+        (
+            "mac_overhead",
+            &|w: &mut WlanSpec| w.mac.mac_overhead = 10_001,
+            10_001,
+            [0, 10_000],
+        ),
+        (
+            "ack_bytes",
+            &|w: &mut WlanSpec| w.mac.ack_bytes = 0,
+            0,
+            [1, 10_000],
+        ),
+    ] {
+        let range = (Problem::RANGE, Some(json!(v)), Some(json!(range)));
+        assert_eq!(rule_of(&star_with(set), &format!("{p}.mac.{field}")), range);
+    }
+    let s = star_with(&|w| w.channel.exponent = 0.0);
+    let above = (Problem::ABOVE, Some(json!(0.0)), Some(json!(0)));
+    assert_eq!(rule_of(&s, &format!("{p}.channel.exponent")), above);
+    let s = star_with(&|w| w.channel.shadowing_db = -1.0);
+    let at_least = (Problem::AT_LEAST, Some(json!(-1.0)), Some(json!(0)));
+    assert_eq!(rule_of(&s, &format!("{p}.channel.shadowing_db")), at_least);
+    let s = star_with(&|w| w.stations[0].distance = Some(-3.0));
+    let above = (Problem::ABOVE, Some(json!(-3.0)), Some(json!(0)));
+    assert_eq!(rule_of(&s, &format!("{p}.stations[0].distance")), above);
     let s = star_with(&|w| w.report_delay = Dur::from_millis(1));
     let (rule, value, _) = rule_of(&s, &format!("{p}.report_delay"));
     assert_eq!(
@@ -376,4 +421,20 @@ fn each_wlan_rule_is_a_structured_problem() {
         let (rule, value, _) = rule_of(&s, "topology.wlan.stations[0].node");
         assert_eq!((rule, value), (Problem::RESERVED_NAME, Some(json!(name))));
     }
+}
+
+/// The `wlan_access` preset's default access link has one home: the builder and the WLAN
+/// vocabulary (which the Python schema reads) both give `WlanAccess::default_access`.
+#[test]
+fn the_default_access_link_is_written_once() {
+    use tcplab_sim::scenario::WlanAccess;
+    let access = WlanAccess::default_access();
+    let want = LinkDir::new(100_000_000, Dur::from_micros(100), Buffer::Packets(1000));
+    assert_eq!(access, Duplex::symmetric(want));
+    let Topology::WlanAccess(w) = wlan_access(PipePreset::Thin, &[ChannelPreset::LL]) else {
+        unreachable!("the builder gives a wlan_access topology")
+    };
+    assert_eq!(w.access, access);
+    let vocabulary = tcplab_sim::topology::wlan::vocabulary();
+    assert_eq!(vocabulary["access"], serde_json::to_value(&access).unwrap());
 }

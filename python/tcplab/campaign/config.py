@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 # The scenario module's one-line error rendering (not changed, only reused).
 from tcplab.scenario.errors import describe_error, field_path, show_value
+from tcplab.scenario.vocabulary import name_field
 from tcplab.toml_file import TomlError, parse_toml, read_toml
 
 __all__ = [
@@ -227,7 +228,7 @@ class Transfer(BaseModel):
     sack_blocks: Annotated[int, Field(ge=0, le=6)] = 6
     #: Appendix A.2: the framework SACKed individual packets, not RFC 2018 byte ranges
     #: (`tcp.sack_style`, docs/tcp.md).
-    sack_style: Literal["ranges", "eth_packets"] = "eth_packets"
+    sack_style: Annotated[str, name_field("SACK style", "sack_style")] = "eth_packets"
     rto_min_ms: Annotated[float, Field(gt=0)] = 1000.0
     warmup_s: Annotated[float, Field(ge=0)] = 2.0
     time_limit_s: Annotated[float, Field(gt=0)] = 120.0

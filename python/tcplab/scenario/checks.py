@@ -12,6 +12,7 @@ from typing import Any
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, RawText
 from tcplab.scenario.flows import TcpOverrides, profile_defaults
+from tcplab.scenario.links import Duplex
 from tcplab.scenario.rules import HIDDEN, tcp_value, word, word_tcp
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import format_duration
@@ -98,7 +99,7 @@ class ScenarioChecks:
         except ValueError as e:  # a value the simulator's types cannot hold
             raise FieldError(str(e), show=False) from None
         for problem in problems:
-            worded = word(problem["rule"], problem["value"], problem["limit"])
+            worded = word(problem["rule"], problem["value"], problem["limit"], problem["path"])
             if worded is None:
                 if problem["message"].startswith("topology."):
                     # A topology the simulator cannot expand (e.g. a per-pair array of the
@@ -115,8 +116,10 @@ class ScenarioChecks:
 
     def _toml_path(self, path: str) -> tuple[str | int, ...]:
         """A canonical field path (``topology.links[2].forward.schedule[0].at``) as the TOML
-        file's path: an explicit topology's tables are at the top level, and a schedule given
-        for both directions of a link is the link's."""
+        file's path: an explicit topology's tables are at the top level, a field of a link
+        direction (schedule, report_delay, loss, ...) given for both directions is the link's,
+        a link given as one table for all pairs has no index, and a WLAN segment's buffer or
+        rate given as its shorthand is the segment's."""
         parts: tuple[str | int, ...] = tuple(
             int(index) if index else name for name, index in re.findall(r"([A-Za-z_0-9]+)|\[(\d+)\]", path)
         )
@@ -124,14 +127,21 @@ class ScenarioChecks:
             parts = parts[1:]
         elif isinstance(self.topology, WlanAccess) and parts[:2] == ("topology", "wlan"):
             parts = ("topology",) + parts[2:]  # the preset's segment fields are the topology's
-        if "schedule" in parts:
-            k = parts.index("schedule")
-            if k >= 1 and parts[k - 1] in ("forward", "reverse"):
-                duplex = _walk(self, parts[: k - 1])
-                own = getattr(duplex, str(parts[k - 1]), None)
-                if duplex is not None and (own is None or own.schedule is None):
-                    parts = parts[: k - 1] + parts[k:]
-        return parts
+        if parts[-2:] in (("mac", "buffer"), ("mac", "rate")):
+            segment = _walk(self, parts[:-2])
+            if getattr(segment, str(parts[-1]), None) is not None:  # the segment's shorthand
+                parts = parts[:-2] + parts[-1:]
+        for k in range(1, len(parts) - 1):
+            if parts[k] in ("forward", "reverse") and isinstance(parts[k + 1], str):
+                duplex = _walk(self, parts[:k])
+                if not isinstance(duplex, Duplex):
+                    continue
+                own = getattr(duplex, str(parts[k]))
+                if own is None or parts[k + 1] not in own.model_fields_set:
+                    parts = parts[:k] + parts[k + 1 :]
+                break
+        # A link given as one table for every pair (sender_access = {...}) has no index.
+        return tuple(part for i, part in enumerate(parts) if not (isinstance(part, int) and _for_all(_walk(self, parts[:i]))))
 
     def _flow_profile(self, i: int | None) -> str:
         """The profile of flow ``i`` (None: the scenario level): the flow's ``tcp.profile``,
@@ -207,6 +217,11 @@ class ScenarioChecks:
             return FieldError(problem["message"], ("flows", i) if i is not None else (), show=False)
         where = origin.get(top, ("tcp", top)) + tuple(field.split(".")[1:])
         return FieldError(worded, where, tcp_value(top, problem["value"]))
+
+
+def _for_all(links: Any) -> bool:
+    """Whether ``links`` is the one duplex table a scenario gives for every pair."""
+    return isinstance(links, list) and len(links) == 1 and getattr(links[0], "for_all", False)
 
 
 def _walk(obj: Any, parts: tuple[str | int, ...]) -> Any:

@@ -7,13 +7,14 @@ import copy
 import math
 import json
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, RawText
 from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, StrictModel, count_field, unit_field
+from tcplab.scenario.vocabulary import name_field, names
 from tcplab.units import UnitError, parse_duration, parse_size
 
 
@@ -21,10 +22,16 @@ from tcplab.units import UnitError, parse_duration, parse_size
 _U32 = 2**32 - 1
 
 
+#: The growth modes without parameters; byte_counting has a limit. Together they are the
+#: simulator's modes (a test holds them to ``names("growth")``).
+_PLAIN_GROWTH = ("per_ack", "linux")
+GROWTH_MODES = (*_PLAIN_GROWTH, "byte_counting")
+
+
 def _growth(v: Any) -> dict[str, Any]:
     """``"per_ack"``, ``"byte_counting"`` (limit 2), ``{mode = "byte_counting", limit = L}`` or
     ``"linux"`` (per acknowledged segment)."""
-    modes = ("per_ack", "byte_counting", "linux")
+    modes = names("growth")
     if isinstance(v, dict):
         if "mode" not in v and "limit" not in v:
             raise FieldError("is required but missing", ("mode",), show=False)
@@ -41,7 +48,7 @@ def _growth(v: Any) -> dict[str, Any]:
         mode, sub, v = v, (), {}
     if mode not in modes:
         raise FieldError(f"is not a known growth mode (known: {', '.join(modes)})", sub, mode)
-    if mode in ("per_ack", "linux"):
+    if mode in _PLAIN_GROWTH:
         return {"mode": mode}
     limit = v.get("limit", 2)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -69,13 +76,13 @@ def _ssthresh(v: Any) -> int | str:
         raise FieldError(f"{e}, or 'unbounded'") from None
 
 
-def _choice(what: str, known: tuple[str, ...] | None = None):
-    """One of ``known`` (default: the simulator's profile names)."""
+def _choice(what: str):
+    """One of the simulator's profile names."""
 
     def validate(v: Any) -> str:
-        names = known if known is not None else tuple(_native.profiles())
-        if not isinstance(v, str) or v not in names:
-            raise FieldError(f"is not a known {what} (known: {', '.join(names)})")
+        profiles = tuple(_native.profiles())
+        if not isinstance(v, str) or v not in profiles:
+            raise FieldError(f"is not a known {what} (known: {', '.join(profiles)})")
         return v
 
     return BeforeValidator(validate)
@@ -156,12 +163,12 @@ class TcpOverrides(StrictModel):
     rcv_buf: Size | None = None
     ecn: bool | None = None
     dsack: bool | None = None
-    repeated_rto: Literal["rfc5681", "bsd"] | None = None
+    repeated_rto: Annotated[str, name_field("repeated-RTO style", "repeated_rto")] | None = None
     frto: bool | None = None
     undo: bool | None = None
-    sack_style: Literal["ranges", "eth_packets"] | None = None
+    sack_style: Annotated[str, name_field("SACK style", "sack_style")] | None = None
     profile: Annotated[str, _choice("profile")] | None = None
-    rto_mode: Annotated[str, _choice("RTO mode", ("rfc6298", "linux"))] | None = None
+    rto_mode: Annotated[str, name_field("RTO mode", "rto_mode")] | None = None
     quickack: bool | None = None
     delayed_ack_min: Duration | None = None
 
@@ -217,7 +224,7 @@ DEFAULT_PCAP_SNAPLEN = 128
 class Trace(StrictModel):
     """What the run records besides summaries."""
 
-    series: Literal["off", "change", "interval"] = "change"
+    series: Annotated[str, name_field("series mode", "series")] = "change"
     interval: PosDuration = 10_000_000
     events: bool = True
     segments: bool = True

@@ -12,12 +12,13 @@ import math
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, model_validator
+from pydantic import BeforeValidator, PrivateAttr, model_validator
 
 from tcplab import _native
-from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, show_value, validate_nested
+from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, validate_nested
 from tcplab.scenario.fields import Duration, Rate, StrictModel
-from tcplab.units import UnitError, format_duration, parse_duration, parse_rate, parse_size
+from tcplab.scenario.vocabulary import DEFAULTS, names
+from tcplab.units import UnitError, parse_duration, parse_rate, parse_size
 from tcplab.toml_file import read_limited
 
 
@@ -53,8 +54,8 @@ def _packets(x: Any, sub: tuple[str, ...]) -> int:
             sub,
             x,
         )
-    if not 1 <= x < 2**32:
-        raise FieldError("must be >= 1 packet", sub, x)
+    if not 0 <= x < 2**32:  # what the simulator's count holds; >= 1 is its rule (empty_buffer)
+        raise FieldError("is out of range (a packet count from 1 to 4294967295)", sub, x)
     return x
 
 
@@ -94,11 +95,7 @@ def _loss(v: Any) -> dict[str, Any]:
             return {"model": "trace", "packets": _packet_indices(v["packets"], ("packets",))}
         if isinstance(model, str) and _loss_model(model) is not None:
             return _loss_model(model)(v)
-        raise FieldError(
-            "is not a known loss model (known: none, bernoulli, trace, ber, gilbert_elliott, time_trace)",
-            ("model",),
-            model,
-        )
+        raise FieldError(f"is not a known loss model (known: {', '.join(names('loss_model'))})", ("model",), model)
     return {"model": "bernoulli", "p": _probability(v, ())} if v != 0 else {"model": "none"}
 
 
@@ -116,15 +113,13 @@ def _packet_indices(x: Any, sub: tuple[str, ...]) -> list[int]:
 def _probability(p: Any, sub: tuple[str, ...]) -> float:
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise FieldError("is not a probability (expected a number within [0, 1])", sub, p)
-    if not 0 <= p <= 1:
-        raise FieldError("must be within [0, 1]", sub, p)
-    return float(p)
+    return float(p)  # within [0, 1]: the simulator's rule (range)
 
 
 def queue_discipline(v: Any) -> dict[str, Any]:
     """``"drop_tail"``, ``{discipline = "drop_tail"}`` or ``{discipline = "red", min_th = 5,
     max_th = 10, ...}`` (see :func:`_red`)."""
-    disciplines = ("drop_tail", "red")
+    disciplines = names("queue")
     if isinstance(v, dict):
         if "discipline" not in v:
             raise FieldError("is required but missing", ("discipline",), show=False)
@@ -132,15 +127,20 @@ def queue_discipline(v: Any) -> dict[str, Any]:
         if d == "red":
             return _red(v)
         extra = sorted(set(v) - {"discipline"})
-        if extra and d in disciplines:
+        if extra and d in PLAIN_QUEUES:
             raise FieldError("is not a known field of a queue (allowed: discipline)", (extra[0],), show=False)
     else:
         d, sub = v, ()
         if d == "red":
             raise FieldError("needs its parameters: {discipline = 'red', min_th = ..., max_th = ...}")
-    if d not in disciplines:
+    if d not in disciplines or d not in PLAIN_QUEUES:
         raise FieldError(f"is not a known queue discipline (known: {', '.join(disciplines)})", sub, d)
     return {"discipline": d}
+
+
+#: The queue disciplines without parameters; with "red" (:func:`red`) they are the ones this
+#: schema parses (a test holds them to the simulator's ``names("queue")``).
+PLAIN_QUEUES = ("drop_tail",)
 
 
 def _red(v: dict[str, Any]) -> dict[str, Any]:
@@ -191,6 +191,16 @@ class Duplex(LinkDirection):
 
     forward: LinkDirection | None = None
     reverse: LinkDirection | None = None
+    #: Given as one table for every pair (see :func:`duplex_or_list`).
+    _for_all: bool = PrivateAttr(default=False)
+
+    @property
+    def for_all(self) -> bool:
+        return self._for_all
+
+    @for_all.setter
+    def for_all(self, value: bool) -> None:
+        self._for_all = value
 
     @model_validator(mode="after")
     def _complete(self) -> Duplex:
@@ -229,8 +239,8 @@ class Duplex(LinkDirection):
             "rate": trace["rate"] if trace is not None else base["rate"],
             "delay": base["delay"],
             "buffer": base["buffer"],
-            "queue": base.get("queue") or {"discipline": "drop_tail"},
-            "loss": base.get("loss") or {"model": "none"},
+            "queue": base.get("queue") or dict(DEFAULTS["queue"]),
+            "loss": base.get("loss") or dict(DEFAULTS["loss"]),
         }
         if base.get("schedule"):
             out["schedule"] = base["schedule"]
@@ -243,19 +253,12 @@ class Duplex(LinkDirection):
                         show=False,
                     )
             out["trace"] = {"file": trace["file"], "ms": trace["ms"]}
-        # The cross-layer channel: emitted only when set (the simulator omits the defaults).
-        report_delay = base.get("report_delay") or 0
+        # The cross-layer channel: emitted only when set (the simulator omits the defaults); a
+        # report_delay without report_losses is the simulator's rule (report_delay_needs_losses).
         if base.get("report_losses"):
             out["report_losses"] = True
-            if report_delay:
-                out["report_delay"] = report_delay
-        elif report_delay:
-            given_here = over is not None and "report_delay" in over.model_fields_set
-            raise FieldError(
-                "is only allowed with report_losses = true",
-                (d, "report_delay") if given_here else ("report_delay",),
-                RawText(format_duration(report_delay)),
-            )
+        if base.get("report_delay"):
+            out["report_delay"] = base["report_delay"]
         return out
 
     def canonical(self) -> dict[str, Any]:
@@ -269,9 +272,12 @@ def _rate_or_trace(fields: dict[str, Any], at: tuple[str, ...]) -> None:
 
 
 def duplex_or_list(v: Any) -> Any:
-    """A single duplex table for all pairs, or a list with one per pair."""
+    """A single duplex table for all pairs (marked ``for_all``: errors about it name no
+    index), or a list with one per pair."""
     if isinstance(v, dict):
-        return [validate_nested(Duplex, v, ())]
+        link = validate_nested(Duplex, v, ())
+        link.for_all = True
+        return [link]
     if isinstance(v, list):
         return [validate_nested(Duplex, x, (i,)) for i, x in enumerate(v)]
     return v
@@ -316,26 +322,18 @@ def red(v: dict[str, Any]) -> dict[str, Any]:
                 raise FieldError("is not a boolean (expected true or false)", (key,), x)
             out[key] = x
         elif key == "mode":
-            if x not in ("packets", "bytes"):
-                raise FieldError("is not a RED mode (expected 'packets' or 'bytes')", (key,), x)
+            if x not in names("red_mode"):
+                raise FieldError(f"is not a RED mode (known: {', '.join(names('red_mode'))})", (key,), x)
             out[key] = x
         elif key == "mean_packet_size":
             try:
                 out[key] = parse_size(x)
             except UnitError as e:
                 raise FieldError(str(e), (key,), x) from None
-            if out[key] <= 0:
-                raise FieldError("must be > 0 bytes", (key,), x)
         else:
             out[key] = _red_number(key, x, out.get("mode", v.get("mode", "packets")))
-    if out["min_th"] < 0:
-        raise FieldError("must be >= 0", ("min_th",), v["min_th"])
-    if out["max_th"] <= out["min_th"]:
-        raise FieldError(f"must be greater than min_th ({show_value(v['min_th'])})", ("max_th",), v["max_th"])
-    if not 0 <= out["max_p"] <= 1:
-        raise FieldError("must be within [0, 1]", ("max_p",), v["max_p"])
-    if not 0 < out["w_q"] <= 1:
-        raise FieldError("must be within (0, 1] (the weight of the newest sample in the average)", ("w_q",), v["w_q"])
+    # min_th >= 0, max_th > min_th, max_p within [0, 1], w_q within (0, 1] and
+    # mean_packet_size >= 1 are the simulator's rules (tcplab_sim::validate).
     return out
 
 
@@ -405,10 +403,7 @@ def _loss_time_trace(v: dict[str, Any]) -> dict[str, Any]:
             sub = ("intervals", k)
             if not isinstance(pair, list) or len(pair) != 2:
                 raise FieldError("is not a [start, end] pair", sub, pair)
-            a, b = _durations(pair, sub)
-            if b <= a:
-                raise FieldError("must have start < end", sub, pair)
-            intervals.append([a, b])
+            intervals.append(_durations(pair, sub))  # start < end: the simulator's rule
     return {"model": "time_trace", "times": times, "intervals": intervals}
 
 
@@ -469,6 +464,9 @@ LOSS_MODELS = {
     "gilbert_elliott": _loss_gilbert_elliott,
     "time_trace": _loss_time_trace,
 }
+#: Every loss model this schema parses: :func:`_loss` reads none, bernoulli and trace itself
+#: (a test holds them to the simulator's ``names("loss_model")``).
+PARSED_LOSS_MODELS = ("none", "bernoulli", "trace", *LOSS_MODELS)
 
 
 def schedule(v: Any) -> list[dict[str, Any]]:
@@ -487,8 +485,6 @@ def schedule(v: Any) -> list[dict[str, Any]]:
             )
         if "at" not in c:
             raise FieldError("is required but missing", (k, "at"), show=False)
-        if len(c) == 1:
-            raise FieldError("changes nothing (give rate, delay, buffer or loss)", (k,), show=False)
         change: dict[str, Any] = {}
         for key, parse in (("at", parse_duration), ("rate", parse_rate), ("delay", parse_duration)):
             if key in c:
@@ -503,11 +499,5 @@ def schedule(v: Any) -> list[dict[str, Any]]:
                 except FieldError as e:
                     shown = c[key] if e.value is NO_VALUE else e.value
                     raise FieldError(e.detail, (k, key, *e.sub), shown, show=e.show) from None
-        if out and change["at"] <= out[-1]["at"]:
-            raise FieldError(
-                f"must be later than schedule[{k - 1}].at ({format_duration(out[-1]['at'])}); changes are sorted by time",
-                (k, "at"),
-                c["at"],
-            )
-        out.append(change)
+        out.append(change)  # later than the one before: the simulator's rule (after_previous_change)
     return out

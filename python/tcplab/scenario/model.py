@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, model_validator
 
@@ -26,6 +26,7 @@ from tcplab.scenario.topologies import (
     default_access,
     topology_by_kind,
 )
+from tcplab.scenario.vocabulary import name_field
 from tcplab.scenario.wlan import PIPES, Wlan, WlanAccess
 from tcplab.toml_file import TomlError, parse_toml, read_text
 from tcplab.units import format_duration, format_rate
@@ -41,7 +42,7 @@ class Scenario(ScenarioChecks, StrictModel):
     topology: Annotated[Dumbbell | ParkingLot | WiredCumWireless | WlanAccess, BeforeValidator(topology_by_kind)] | None = None
     nodes: list[Node] | None = None
     links: list[Link] | None = None
-    routing: Literal["hops", "delay"] | None = None
+    routing: Annotated[str, name_field("routing", "routing")] | None = None
     static_routes: list[StaticRoute] | None = None
     wlan: list[Wlan] | None = None
     tcp: TcpOverrides = TcpOverrides()

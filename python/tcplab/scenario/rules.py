@@ -17,12 +17,20 @@ __all__ = ["HIDDEN", "tcp_value", "word", "word_tcp"]
 HIDDEN = object()
 
 
-def word(rule: str, value: Any, limit: Any) -> tuple[str, Any] | None:
+def word(rule: str, value: Any, limit: Any, path: str = "") -> tuple[str, Any] | None:
     """(detail, value shown) of a problem of ``rule`` about ``value`` held to ``limit``
-    (canonical units); the value is HIDDEN when the detail shows it or there is none. None
-    for rules left to the simulator's own message."""
+    (canonical units) at canonical ``path``; the value is HIDDEN when the detail shows it or
+    there is none. None for rules left to the simulator's own message."""
     words = _WORDS.get(rule)
-    return None if words is None else words(value, limit)
+    if words is None:
+        return None
+    detail, shown = words(value, limit)
+    unit = _UNITS.get(path.rsplit(".", 1)[-1])
+    return (f"{detail} {unit}" if unit and rule in ("above", "at_least") else detail), shown
+
+
+#: The unit a bound of these fields is worded in (the field's last path component).
+_UNITS = {"distance": "metres", "shadowing_db": "dB"}
 
 
 def _duration(what: str) -> Any:
@@ -69,7 +77,21 @@ _WORDS = {
     "route_loop": _words("is visited twice (a route has no loops)"),
     "route_host_inside": _words("is a host in the middle of the route (hosts do not forward)"),
     "route_not_linked": _words("is not linked to {limit!r} (a route follows links)"),
-    "range": lambda value, limit: (f"must be within [{limit[0]}, {limit[1]}]", value),
+    "range": lambda value, limit: (f"must be within [{limit[0]}, {limit[1]}]", _plain(value)),
+    "at_least": lambda value, limit: (f"must be >= {limit}", _plain(value)),
+    "above": lambda value, limit: (f"must be > {limit}", _plain(value)),
+    "empty_buffer": lambda value, limit: (f"must be >= 1 {limit}", value),
+    "max_th_above_min_th": lambda value, limit: (f"must be greater than min_th ({_plain(limit)})", _plain(value)),
+    "weight": lambda value, limit: ("must be within (0, 1] (the weight of the newest sample in the average)", _plain(value)),
+    "start_before_end": lambda value, limit: (
+        "must have start < end",
+        RawText(f"[{format_duration(value[0])}, {format_duration(value[1])}]"),
+    ),
+    "after_previous_change": lambda value, limit: (
+        f"must be later than schedule[{limit[0]}].at ({format_duration(limit[1])}); changes are sorted by time",
+        RawText(format_duration(value)),
+    ),
+    "changes_nothing": lambda value, limit: ("changes nothing (give rate, delay, buffer or loss)", HIDDEN),
     "report_delay_needs_losses": lambda value, limit: (
         "is only allowed with report_losses = true",
         RawText(format_duration(value)),
@@ -91,6 +113,11 @@ _WORDS = {
     ),
     "preset_needs_shadowing": _words("presets need shadowing (channel.shadowing_db > 0)"),
 }
+
+
+def _plain(value: Any) -> Any:
+    """A number as a user writes it: a whole float (JSON's 2.0 for a TOML 2) as an integer."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 #: TCP settings that are times (ns in the canonical form, shown as durations).

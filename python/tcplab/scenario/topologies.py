@@ -11,6 +11,7 @@ from pydantic import BaseModel, BeforeValidator, Field, model_validator
 from tcplab.scenario.errors import FieldError, validate_nested
 from tcplab.scenario.fields import StrictModel, count_field, unit_field
 from tcplab.scenario.links import Duplex, duplex_or_list, queue_discipline
+from tcplab.scenario.vocabulary import names
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import parse_size
 
@@ -153,6 +154,16 @@ def default_access(rate: int) -> dict[str, Any]:
 _PRESETS: dict[str, type[StrictModel]] = {}
 
 
+#: The topology presets by kind (an explicit topology is [[nodes]] and [[links]]); with
+#: "explicit" they are the simulator's kinds (a test holds them to ``names("topology")``).
+PRESETS: dict[str, Any] = {
+    "dumbbell": Dumbbell,
+    "parking_lot": ParkingLot,
+    "wired_cum_wireless": WiredCumWireless,
+    "wlan_access": WlanAccess,
+}
+
+
 def topology_by_kind(v: Any) -> Any:
     """``[topology]``: ``kind`` picks the model (default ``dumbbell``)."""
     if isinstance(v, BaseModel):
@@ -160,20 +171,14 @@ def topology_by_kind(v: Any) -> Any:
     if not isinstance(v, dict):  # else pydantic names a member of the union: topology.Dumbbell
         raise FieldError("is not a table (expected {key = value, ...} or a [section])")
     kind = v.get("kind", "dumbbell")
-    models = {
-        "dumbbell": Dumbbell,
-        "parking_lot": ParkingLot,
-        "wired_cum_wireless": WiredCumWireless,
-        "wlan_access": WlanAccess,
-    }
-    if not isinstance(kind, str) or kind not in models:
-        known = ", ".join(models)
+    if not isinstance(kind, str) or kind not in names("topology") or kind not in PRESETS:
+        known = ", ".join(k for k in names("topology") if k in PRESETS)
         raise FieldError(
             f"is not a known topology kind (known: {known}; for any graph use [[nodes]] and [[links]])",
             ("kind",),
             kind,
         )
-    return validate_nested(models[kind], v, ())
+    return validate_nested(PRESETS[kind], v, ())
 
 
 class StaticRoute(StrictModel):

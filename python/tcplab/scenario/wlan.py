@@ -3,7 +3,9 @@ segment of an explicit topology and the wlan_access topology preset."""
 
 from __future__ import annotations
 
+import copy
 import json
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
@@ -12,6 +14,7 @@ from tcplab import _native
 from tcplab.scenario.errors import FieldError
 from tcplab.scenario.fields import Duration, PosDuration, StrictModel, count_field
 from tcplab.scenario.links import Duplex, queue_discipline
+from tcplab.scenario.vocabulary import DEFAULTS
 from tcplab.units import UnitError, format_rate, parse_rate
 
 #: The simulator's WLAN vocabulary (``tcplab_sim::topology::wlan::vocabulary``): rates,
@@ -41,17 +44,17 @@ def _distance(v: Any) -> float:
             raise FieldError("is not a distance (expected metres, e.g. 20, '20m' or '0.05km')")
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise FieldError("is not a distance (expected metres, e.g. 20, '20m' or '0.05km')")
-    if not (v > 0 and v < float("inf")):
-        raise FieldError("must be > 0 metres")
+    if not math.isfinite(v):  # > 0 is the simulator's rule (above)
+        raise FieldError("is not a finite distance")
     return float(v)
 
 
-def _number(what: str, lo: float | None = None):
+def _number(what: str):
+    """A finite number (its bounds are the simulator's rules)."""
+
     def validate(v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), -float("inf")):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise FieldError(f"is not a number ({what})")
-        if lo is not None and v < lo:
-            raise FieldError(f"must be >= {lo:g} ({what})")
         return float(v)
 
     return BeforeValidator(validate)
@@ -93,21 +96,26 @@ class Station(StrictModel):
     preset: PresetName | None = None
 
 
+#: The largest value of the simulator's u32 fields (what a count can hold; the MAC's ranges
+#: are the simulator's rules, ``tcplab_sim::topology::wlan``).
+_U32 = 2**32 - 1
+
+
 class WlanMac(StrictModel):
     """DCF/PHY parameters; every field has the 802.11b default (docs/wlan.md)."""
 
     rate: Annotated[int, _wlan_rate(WLAN_RATES)] = _MAC["rate"]
     basic_rate: Annotated[int, _wlan_rate(WLAN_BASIC_RATES)] = _MAC["basic_rate"]
-    buffer: Annotated[int, count_field("packets", 1, 1_000_000)] = _MAC["buffer"]
-    retry_limit: Annotated[int, count_field("attempts", 1, 255)] = _MAC["retry_limit"]
-    cw_min: Annotated[int, count_field("slots", 1, 65_535)] = _MAC["cw_min"]
-    cw_max: Annotated[int, count_field("slots", 1, 65_535)] = _MAC["cw_max"]
+    buffer: Annotated[int, count_field("packets", 0, _U32)] = _MAC["buffer"]
+    retry_limit: Annotated[int, count_field("attempts", 0, _U32)] = _MAC["retry_limit"]
+    cw_min: Annotated[int, count_field("slots", 0, _U32)] = _MAC["cw_min"]
+    cw_max: Annotated[int, count_field("slots", 0, _U32)] = _MAC["cw_max"]
     slot: PosDuration = _MAC["slot"]
     sifs: PosDuration = _MAC["sifs"]
     difs: PosDuration = _MAC["difs"]
     plcp: Duration = _MAC["plcp"]
-    mac_overhead: Annotated[int, count_field("bytes", 0, 10_000)] = _MAC["mac_overhead"]
-    ack_bytes: Annotated[int, count_field("bytes", 1, 10_000)] = _MAC["ack_bytes"]
+    mac_overhead: Annotated[int, count_field("bytes", 0, _U32)] = _MAC["mac_overhead"]
+    ack_bytes: Annotated[int, count_field("bytes", 0, _U32)] = _MAC["ack_bytes"]
 
 
 class WlanChannel(StrictModel):
@@ -115,8 +123,8 @@ class WlanChannel(StrictModel):
 
     tx_power_dbm: Annotated[float, _number("dBm")] = _CHANNEL["tx_power_dbm"]
     ref_loss_db: Annotated[float, _number("dB at 1 m")] = _CHANNEL["ref_loss_db"]
-    exponent: Annotated[float, _number("path-loss exponent", 0.01)] = _CHANNEL["exponent"]
-    shadowing_db: Annotated[float, _number("dB", 0.0)] = _CHANNEL["shadowing_db"]
+    exponent: Annotated[float, _number("path-loss exponent")] = _CHANNEL["exponent"]
+    shadowing_db: Annotated[float, _number("dB")] = _CHANNEL["shadowing_db"]
     rx_threshold_dbm: Annotated[float, _number("dBm")] | None = _CHANNEL["rx_threshold_dbm"]
     coherence: Duration = _CHANNEL["coherence"]
 
@@ -127,7 +135,7 @@ class _WlanParams(StrictModel):
     stations: list[Station]
     preset: PresetName | None = None
     rate: Annotated[int, _wlan_rate(WLAN_RATES)] | None = None
-    buffer: Annotated[int, count_field("packets", 1, 1_000_000)] | None = None
+    buffer: Annotated[int, count_field("packets", 0, _U32)] | None = None
     mac: WlanMac = WlanMac()
     channel: WlanChannel = WlanChannel()
     report_losses: bool = False
@@ -196,21 +204,13 @@ class WlanAccess(_WlanParams):
             "rate": rate,
             "delay": delay,
             "buffer": {"packets": packets},
-            "queue": self.queue or {"discipline": "drop_tail"},
-            "loss": {"model": "none"},
-        }
-        access_dir = {
-            "rate": 100_000_000,
-            "delay": 100_000,
-            "buffer": {"packets": 1000},
-            "queue": {"discipline": "drop_tail"},
-            "loss": {"model": "none"},
+            "queue": self.queue or dict(DEFAULTS["queue"]),
+            "loss": dict(DEFAULTS["loss"]),
         }
         return {
             "kind": "wlan_access",
-            "access": self.access.canonical()
-            if self.access is not None
-            else {"forward": access_dir, "reverse": dict(access_dir)},
+            # The default access link is the simulator's (WlanAccess::default_access).
+            "access": self.access.canonical() if self.access is not None else copy.deepcopy(_VOCABULARY["access"]),
             "pipe": {"forward": pipe_dir, "reverse": dict(pipe_dir)},
             "wlan": self.canonical_segment("wlan0", "ap"),
         }

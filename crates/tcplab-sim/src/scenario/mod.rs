@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec, TcpConfig};
 
 pub mod presets;
+pub mod vocabulary;
 pub mod wlan;
 
 pub use presets::{ParkingLot, WiredCumWireless};

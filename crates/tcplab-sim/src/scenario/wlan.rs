@@ -2,7 +2,7 @@
 //! dB/dBm). Re-exported by [`crate::scenario`]; docs/wlan.md and docs/scenario.md describe
 //! every field and its default.
 
-use super::Duplex;
+use super::{Buffer, Duplex, LinkDir, LossSpec, QueueSpec};
 use serde::{Deserialize, Serialize};
 use tcplab_core::Dur;
 
@@ -161,6 +161,29 @@ pub struct WlanAccess {
     pub access: Duplex,
     pub pipe: Duplex,
     pub wlan: WlanSpec,
+}
+
+impl WlanAccess {
+    /// The server's access link when a scenario gives none: 100 Mb/s, 0.1 ms and 1000 packets
+    /// each way, drop-tail, no loss (the one home of this default: the builder uses it and
+    /// the Python schema reads it through the WLAN vocabulary).
+    pub fn default_access() -> Duplex {
+        let dir = LinkDir {
+            rate: 100_000_000,
+            delay: Dur::from_micros(100),
+            buffer: Buffer::Packets(1000),
+            queue: QueueSpec::default(),
+            loss: LossSpec::default(),
+            report_losses: false,
+            report_delay: Dur::ZERO,
+            schedule: Vec::new(),
+            trace: None,
+        };
+        Duplex {
+            forward: dir.clone(),
+            reverse: dir,
+        }
+    }
 }
 
 /// The WLAN paper's Dummynet pipes.

@@ -10,13 +10,23 @@ use crate::wlan::phy::{BASIC_RATES, RATES};
 use serde_json::Value;
 use tcplab_core::Dur;
 
+/// The MAC's counts and their ranges: (field, lo, hi), in `check_params`' order.
+const MAC_COUNTS: [(&str, u32, u32); 5] = [
+    ("buffer", 1, 1_000_000),
+    ("retry_limit", 1, 255),
+    ("cw_min", 1, 65_535),
+    ("mac_overhead", 0, 10_000),
+    ("ack_bytes", 1, 10_000),
+];
+
 /// The node names the `wlan_access` preset gives its wired nodes.
 pub const WLAN_ACCESS_NODES: [&str; 3] = ["server", "router", "ap"];
 
 /// What the scenario format's WLAN fields may hold, for schemas in other languages (the
 /// Python one reads it instead of a copy): the data and basic rates (bit/s), the channel
 /// presets, the Dummynet pipe presets (`{name: [rate bit/s, one-way delay ns, buffer
-/// packets]}`), and the MAC and channel defaults.
+/// packets]}`), the MAC and channel defaults, and the `wlan_access` preset's default
+/// access link (canonical, both directions).
 pub fn vocabulary() -> Value {
     use crate::scenario::{ChannelPreset, ChannelSpec, MacSpec, PipePreset};
     let pipes: serde_json::Map<String, Value> = PipePreset::ALL
@@ -36,6 +46,7 @@ pub fn vocabulary() -> Value {
         "mac": MacSpec::default(),
         "channel": ChannelSpec::default(),
         "access_nodes": WLAN_ACCESS_NODES,
+        "access": WlanAccess::default_access(),
     })
 }
 
@@ -202,14 +213,18 @@ pub(crate) fn check_params(p: &str, w: &WlanSpec, errs: &mut Vec<Problem>) {
             .into(),
         );
     }
-    for (field, v, lo) in [
-        ("buffer", m.buffer, 1),
-        ("retry_limit", m.retry_limit, 1),
-        ("cw_min", m.cw_min, 1),
-        ("ack_bytes", m.ack_bytes, 1),
-    ] {
-        if v < lo {
-            errs.push(format!("{p}.mac.{field} = {v}: expected at least {lo}").into());
+    let counts = [
+        m.buffer,
+        m.retry_limit,
+        m.cw_min,
+        m.mac_overhead,
+        m.ack_bytes,
+    ];
+    for ((field, lo, hi), v) in MAC_COUNTS.into_iter().zip(counts) {
+        if !(lo..=hi).contains(&v) {
+            let expected = format!("expected within [{lo}, {hi}]");
+            let path = format!("{p}.mac.{field}");
+            errs.push(Problem::new(path, Problem::RANGE, v, [lo, hi], &expected));
         }
     }
     if m.cw_max < m.cw_min || m.cw_max > 65_535 {
@@ -248,22 +263,14 @@ pub(crate) fn check_params(p: &str, w: &WlanSpec, errs: &mut Vec<Problem>) {
         }
     }
     if !(c.exponent.is_finite() && c.exponent > 0.0) {
-        errs.push(
-            format!(
-                "{p}.channel.exponent = {}: expected a positive path-loss exponent",
-                c.exponent
-            )
-            .into(),
-        );
+        let (path, x) = (format!("{p}.channel.exponent"), c.exponent);
+        let message = format!("{path} = {x}: expected a positive path-loss exponent");
+        errs.push(Problem::worded(path, Problem::ABOVE, x, 0, message));
     }
     if !(c.shadowing_db.is_finite() && c.shadowing_db >= 0.0) {
-        errs.push(
-            format!(
-                "{p}.channel.shadowing_db = {}: expected a standard deviation >= 0 dB",
-                c.shadowing_db
-            )
-            .into(),
-        );
+        let (path, x) = (format!("{p}.channel.shadowing_db"), c.shadowing_db);
+        let message = format!("{path} = {x}: expected a standard deviation >= 0 dB");
+        errs.push(Problem::worded(path, Problem::AT_LEAST, x, 0, message));
     }
     if let Some(t) = c.rx_threshold_dbm {
         if !t.is_finite() {
@@ -281,10 +288,9 @@ pub(crate) fn check_params(p: &str, w: &WlanSpec, errs: &mut Vec<Problem>) {
         match (st.distance, st.preset) {
             (Some(d), None) => {
                 if !(d.is_finite() && d > 0.0) {
-                    errs.push(
-                        format!("{sp}.distance = {d}: expected a positive distance in metres")
-                            .into(),
-                    );
+                    let path = format!("{sp}.distance");
+                    let message = format!("{path} = {d}: expected a positive distance in metres");
+                    errs.push(Problem::worded(path, Problem::ABOVE, d, 0, message));
                 }
             }
             (Some(d), Some(pr)) => {

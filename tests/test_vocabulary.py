@@ -1,0 +1,105 @@
+"""The scenario format's names and a link direction's defaults come from the simulator
+(``tcplab_sim::scenario::vocabulary``): this package parses each name the simulator knows,
+keeps no list of its own, and still names the field and the value of an unknown name."""
+
+import json
+
+import pytest
+
+from tcplab import _native
+
+from tcplab.campaign.config import CampaignConfig
+from tcplab.scenario import Scenario, ScenarioError
+from tcplab.scenario.flows import GROWTH_MODES
+from tcplab.scenario.links import PARSED_LOSS_MODELS, PLAIN_QUEUES
+from tcplab.scenario.topologies import PRESETS
+from tcplab.scenario.vocabulary import DEFAULTS, names
+
+from conftest import SCENARIOS, SMALL_TOML, canonical_of
+
+
+def test_every_variant_the_simulator_knows_has_a_parser():
+    # Fails when the simulator gains a variant this schema cannot parse (or loses one).
+    assert sorted(names("queue")) == sorted([*PLAIN_QUEUES, "red"])
+    assert sorted(names("loss_model")) == sorted(PARSED_LOSS_MODELS)
+    assert sorted(names("topology")) == sorted([*PRESETS, "explicit"])
+    assert sorted(names("growth")) == sorted(GROWTH_MODES)
+
+
+def test_a_link_direction_defaults_to_the_simulators_queue_and_loss():
+    assert DEFAULTS == {"queue": {"discipline": "drop_tail"}, "loss": {"model": "none"}}
+    reverse = canonical_of(SMALL_TOML)["topology"]["bottleneck"]["reverse"]
+    assert (reverse["queue"], reverse["loss"]) == (DEFAULTS["queue"], DEFAULTS["loss"])
+
+
+def _error(text: str) -> str:
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_toml(text)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "field, toml, expected",
+    [
+        ("repeated_rto", 'rto_min = "200ms"\nrepeated_rto = "linux"', "tcp.repeated_rto: 'linux' is not a known repeated-RTO style (known: "),
+        ("sack_style", 'rto_min = "200ms"\nsack_style = "bytes"', "tcp.sack_style: 'bytes' is not a known SACK style (known: "),
+        ("rto_mode", 'rto_min = "200ms"\nrto_mode = "bsd"', "tcp.rto_mode: 'bsd' is not a known RTO mode (known: "),
+        ("growth", 'rto_min = "200ms"\ngrowth = "cubic"', "tcp.growth: 'cubic' is not a known growth mode (known: "),
+    ],
+)
+def test_an_unknown_tcp_name_names_field_value_and_the_simulators_names(field, toml, expected):
+    msg = _error(SMALL_TOML.replace('rto_min = "200ms"', toml))
+    assert msg.startswith(expected), msg
+    assert msg.endswith(", ".join(names(field)) + ")"), msg
+
+
+def test_unknown_series_queue_loss_and_kind_name_field_and_value():
+    msg = _error(SMALL_TOML + '\n[trace]\nseries = "sometimes"\n')
+    assert msg == f"trace.series: 'sometimes' is not a known series mode (known: {', '.join(names('series'))})", msg
+    msg = _error(SMALL_TOML.replace("forward = { loss = 1e-2 }", 'forward = { queue = "codel" }'))
+    assert "forward.queue: 'codel' is not a known queue discipline (known: drop_tail, red)" in msg, msg
+    msg = _error(SMALL_TOML.replace("forward = { loss = 1e-2 }", 'forward = { loss = { model = "pareto" } }'))
+    assert f"forward.loss.model: 'pareto' is not a known loss model (known: {', '.join(names('loss_model'))})" in msg
+    msg = _error(SMALL_TOML.replace("[topology]", '[topology]\nkind = "ring"'))
+    assert msg.startswith("topology.kind: 'ring' is not a known topology kind (known: dumbbell, parking_lot"), msg
+
+
+def test_unknown_routing_names_field_and_value():
+    text = """
+name = "x"
+duration = "1s"
+routing = "widest"
+[[nodes]]
+name = "a"
+kind = "host"
+[[nodes]]
+name = "b"
+kind = "host"
+[[links]]
+from = "a"
+to = "b"
+rate = "1Mbps"
+delay = "1ms"
+buffer = 10
+"""
+    assert _error(text) == "routing: 'widest' is not a known routing (known: hops, delay)"
+
+
+def test_campaign_sack_style_is_the_simulators():
+    with pytest.raises(ValueError, match=r"transfer\.sack_style: 'sack' is not a known SACK style \(known: ranges, eth_packets\)"):
+        CampaignConfig.from_dict({"transfer": {"sack_style": "sack"}})
+    assert CampaignConfig.from_dict({}).transfer.sack_style in names("sack_style")
+
+
+def test_wlan_access_default_access_link_is_the_simulators():
+    from tcplab.scenario import load_scenario
+
+    access = json.loads(_native.wlan_vocabulary_json())["access"]
+    assert access["forward"] == access["reverse"]
+    assert (access["forward"]["rate"], access["forward"]["delay"], access["forward"]["buffer"]) == (
+        100_000_000,
+        100_000,
+        {"packets": 1000},
+    )
+    c = load_scenario(SCENARIOS / "wlan-exp3-red-veno.toml").canonical()
+    assert c["topology"]["access"] == access
