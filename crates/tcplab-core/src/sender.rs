@@ -62,6 +62,9 @@ pub struct Sender {
     /// Delivery-rate estimation, for controllers that use rate samples.
     rate: Option<RateEstimator>,
     pacer: pacing::Pacer,
+    /// The controller paces (its `pacing_rate` was Some at construction): only then is the
+    /// rate read, twice per transmission (a virtual call each).
+    paced: bool,
     /// After a timeout: snd.max at that time; retransmissions below it count as timeout
     /// retransmissions until the cumulative ACK passes it.
     rto_recover: Option<Seq>,
@@ -109,6 +112,7 @@ impl Sender {
         let rtt = RttEstimator::for_config(cfg);
         let logged_window = (cc.cwnd(), cc.ssthresh());
         let rate = cc.uses_rate_samples().then(RateEstimator::new);
+        let paced = cc.pacing_rate().is_some();
         Sender {
             sb: Scoreboard::new(cfg.mss),
             cfg: cfg.clone(),
@@ -123,6 +127,7 @@ impl Sender {
             delivered: 0,
             rate,
             pacer: pacing::Pacer::default(),
+            paced,
             rto_recover: None,
             rto_una: None,
             undo: None,

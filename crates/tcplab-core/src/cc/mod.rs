@@ -140,6 +140,8 @@ pub trait CongestionControl: Send {
     }
     /// Pacing rate in bytes per second: the sender spaces its transmissions at this rate
     /// (`sender::pacing`). None, the default: not paced, sent as fast as the windows open.
+    /// Whether the controller paces is decided once, by its answer when the sender is built:
+    /// a controller that paces returns Some from the start.
     fn pacing_rate(&self) -> Option<u64> {
         None
     }

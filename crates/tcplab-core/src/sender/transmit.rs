@@ -28,7 +28,7 @@ impl Sender {
     /// retransmission (the kind whose counter it incremented).
     pub fn poll_transmit_with_kind(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
         let next = self.next_transmission();
-        let rate = self.cc.pacing_rate();
+        let rate = self.pacing_rate();
         if self.pacer.holds(now, rate, next.is_some()) {
             return None;
         }
@@ -41,6 +41,16 @@ impl Sender {
             Next::Retransmit(idx) => self.retransmit(now, idx, false),
             Next::New(len) => (self.send_new(now, len), TxKind::New),
         })
+    }
+
+    /// The controller's pacing rate, read only if it paces.
+    #[inline(always)]
+    fn pacing_rate(&self) -> Option<u64> {
+        if self.paced {
+            self.cc.pacing_rate()
+        } else {
+            None
+        }
     }
 
     /// What the windows allow next, lost segments first. A pending probe that finds nothing
@@ -165,7 +175,7 @@ impl Sender {
                 self.sb.lost_total(),
             );
         }
-        self.pacer.on_send(now, len, self.cc.pacing_rate());
+        self.pacer.on_send(now, len, self.pacing_rate());
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
