@@ -2,6 +2,8 @@
 //! Congestion Experienced when the model's discipline marked it, with the header checksum
 //! recomputed (RFC 3168: the two low bits of the TOS byte).
 
+use tcplab_sim::pcap::checksum;
+
 const CE: u8 = 0b11;
 
 /// The packet carries ECT(0) or ECT(1) (not Not-ECT, not already CE).
@@ -18,17 +20,6 @@ pub fn set_ce(p: &mut [u8]) {
     p[11] = 0;
     let sum = checksum(&p[..ihl]);
     p[10..12].copy_from_slice(&sum.to_be_bytes());
-}
-
-fn checksum(h: &[u8]) -> u16 {
-    let mut sum: u32 = h
-        .chunks(2)
-        .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32)
-        .sum();
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }
 
 #[cfg(test)]

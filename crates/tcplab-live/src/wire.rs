@@ -45,7 +45,7 @@ pub const ETH_ACK: u8 = 0xE2;
 pub const ETH_HEADER: usize = 17;
 pub const ETH_PACKET: u32 = 1024;
 /// IPv4 + UDP headers in front of every datagram.
-pub const IP_UDP: usize = 28;
+pub const IP_UDP: usize = tcplab_sim::pcap::IPV4_HEADER + tcplab_sim::pcap::UDP_HEADER;
 
 const F_TS: u8 = 1;
 const F_CWR: u8 = 2;

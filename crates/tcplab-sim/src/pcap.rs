@@ -48,9 +48,11 @@ pub const TCP_RECEIVER_PORT: u16 = 5001;
 /// Destination port of every UDP flow (discard).
 pub const UDP_PORT: u16 = 9;
 
-const IPV4_HEADER: usize = 20;
+/// Bytes of an IPv4 header without options.
+pub const IPV4_HEADER: usize = 20;
 const TCP_HEADER: usize = 20;
-const UDP_HEADER: usize = 8;
+/// Bytes of a UDP header.
+pub const UDP_HEADER: usize = 8;
 const MAX_OPTIONS: usize = 40;
 
 /// IPv4 address of node `node`.
