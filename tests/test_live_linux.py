@@ -33,9 +33,10 @@ from tcplab.live.linux import (
     allowed_congestion_controls,
     available_congestion_controls,
     run_linux_flow,
+    start_linux_flow,
 )
 from tcplab.live.netns import _namespaces
-from tcplab.scenario import load_scenario
+from tcplab.scenario import Scenario, load_scenario
 from tcplab.schema import SCHEMA
 from test_live import _pid_gone, emu  # noqa: F401  (emu: the fixture; skips without root, builds tcplab-emu)
 
@@ -242,3 +243,232 @@ def test_a_killed_flow_leaves_no_endpoint_behind(tmp_path: Path) -> None:
 
 def _ip_pids(ns: str) -> list[str]:
     return subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+
+
+# --- Several flows at once, any direction, on a scenario's testbed ----------------------------
+#
+# A 2-pair dumbbell (access links 100 Mb/s, 1 ms; bottleneck 10 Mb/s, 5 ms, 50 packets;
+# Bernoulli loss 1 % on the bottleneck's reverse direction, so ACKs of the forward flows and
+# data of the backward one are lost), three Linux flows at once for DUMBBELL_S: flow0 s0 -> r0
+# reno, flow1 s1 -> r1 cubic starting 200 ms later, flow2 r0 -> s0 reno (backward, sharing
+# both of flow0's hosts). Tolerances, fixed before running: the forward flows' bytes together
+# over their common span within [0.6, 0.965] of the bottleneck's rate (0.965 = 1448 payload
+# bytes per 1500-byte packet; 0.6 leaves slow start, losses and a loaded machine's lateness);
+# a flow connects at its start no earlier and at most START_ALLOWANCE_NS later.
+
+DUMBBELL_S = 3
+BOTTLENECK = 10_000_000
+START_ALLOWANCE_NS = 100_000_000
+#: Model time 0 this far after the flows are started (their processes take 0.1-0.3 s to come
+#: up on the loaded 2-core machine).
+ORIGIN_MARGIN_NS = 1_000_000_000
+MULTI_TOML = f"""
+name = "linux-dumbbell"
+seed = 5
+duration = "{DUMBBELL_S}s"
+[topology]
+kind = "dumbbell"
+pairs = 2
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = 50
+[topology.bottleneck.reverse]
+loss = {{ model = "bernoulli", p = 0.01 }}
+[topology.sender_access]
+rate = "100Mbps"
+delay = "1ms"
+buffer = 1000
+[topology.receiver_access]
+rate = "100Mbps"
+delay = "1ms"
+buffer = 1000
+[[flows]]
+src = "s0"
+dst = "r0"
+controller = "reno"
+recovery = "sack"
+[[flows]]
+src = "s1"
+dst = "r1"
+controller = "cubic"
+recovery = "sack"
+start = "200ms"
+[[flows]]
+src = "r0"
+dst = "s0"
+controller = "reno"
+recovery = "sack"
+"""
+
+
+def linux_canonical(toml: str) -> tuple[Scenario, dict]:
+    """The scenario and its canonical form with every flow on ``stack = "linux"``."""
+    scenario = Scenario.from_toml(toml)
+    can = scenario.canonical()
+    for f in can["flows"]:
+        f["stack"] = "linux"
+    return scenario, can
+
+
+class Multi:
+    tb: Testbed
+    can: dict
+    origin_ns: int
+    results: list[LinuxFlowResult]
+    links_before: str
+    procs: list
+
+
+@pytest.fixture(scope="module")
+def multi(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Multi:
+    emulator = request.getfixturevalue("emu")
+    out = Multi()
+    out.links_before = _links()
+    scenario, out.can = linux_canonical(MULTI_TOML)
+    with Testbed.for_scenario(scenario, tmp_path_factory.mktemp("multi"), emulator) as tb:
+        out.origin_ns = time.monotonic_ns() + ORIGIN_MARGIN_NS
+        handles = [start_linux_flow(tb, out.can, i, out.origin_ns, tb.out_dir / "linux")
+                   for i in range(len(out.can["flows"]))]
+        for h in handles:
+            h.finish(DUMBBELL_S + 10)
+    out.tb, out.procs = tb, list(tb.procs)
+    out.results = [h.result(tb) for h in handles]
+    return out
+
+
+def test_two_flows_share_the_bottleneck(multi: Multi) -> None:
+    fwd = multi.results[:2]
+    for r, cc in zip(fwd, ("reno", "cubic"), strict=True):
+        assert r.linux["intact"] and r.flow["controller"] == cc
+        assert r.flow["throughput_bps"] > 0 and r.flow["bytes_delivered"] > 0
+    start = min(r.flow["start_ns"] for r in fwd)
+    end = max(r.flow["end_ns"] for r in fwd)
+    together = sum(r.flow["bytes_delivered"] for r in fwd) * 8e9 / (end - start)
+    print(f"forward flows: {[round(r.flow['throughput_bps'] / 1e6, 3) for r in fwd]} Mb/s, "
+          f"together {together / 1e6:.3f} Mb/s over their span")
+    assert 0.6 * BOTTLENECK <= together <= 0.965 * BOTTLENECK
+
+
+def test_each_flow_connects_at_its_start_on_its_port(multi: Multi) -> None:
+    for i, r in enumerate(multi.results):
+        spec = multi.can["flows"][i]
+        assert (r.flow["src"], r.flow["dst"], r.flow["name"]) == (spec["src"], spec["dst"], spec["name"])
+        assert 0 <= r.flow["start_ns"] - spec["start"] <= START_ALLOWANCE_NS
+        assert r.series["flow"].unique().to_list() == [i]
+        assert r.series["time_ns"][0] >= r.flow["start_ns"]
+    # Every TCP packet the model dropped belongs to one flow: its hosts and port 5400 + i.
+    ends = {}
+    for i, f in enumerate(multi.can["flows"]):
+        a, b, port = multi.tb.addr[f["src"]], multi.tb.addr[f["dst"]], 5400 + i
+        ends[(a, b, port, port)] = ends[(b, a, port, port)] = i
+    for d in multi.tb.drops:
+        p = d["packet"]
+        assert p["proto"] == 6 and (p["src"], p["dst"], p["sport"], p["dport"]) in ends
+
+
+def test_a_flow_runs_backward(multi: Multi) -> None:
+    r = multi.results[2]
+    assert (r.flow["src"], r.flow["dst"]) == ("r0", "s0")
+    assert r.linux["intact"] and r.flow["bytes_delivered"] > 0 and r.flow["throughput_bps"] > 0
+    # Its data crosses the bottleneck backward, where the loss model drops.
+    data = r.drops.filter(r.drops["kind"] == "data")
+    assert len(data) > 0 and set(zip(data["link"], data["direction"], strict=True)) == {("left-right", "reverse")}
+
+
+def test_drops_are_attributed_to_their_flow(multi: Multi) -> None:
+    tcp = [d for d in multi.tb.drops if d["packet"].get("proto") == 6]
+    assert sum(len(r.drops) for r in multi.results) == len(tcp) > 0
+    for r in multi.results:
+        data = r.drops.filter(r.drops["kind"] == "data")
+        assert r.flow["data_drops"] == len(data) <= r.flow["retransmits"]
+        for o, n in zip(data["offset"], data["payload"], strict=True):
+            assert 0 <= o and o + n <= r.linux["bytes_written"]
+    # The forward flows' ACKs cross the lossy reverse direction.
+    assert sum(r.flow["ack_drops"] for r in multi.results[:2]) > 0
+    # Drop times are model time since the run's origin, within the run.
+    for r in multi.results:
+        assert ((r.drops["time_ns"] >= 0) & (r.drops["time_ns"] <= r.flow["end_ns"])).all()
+
+
+def test_shared_hosts_are_set_once(multi: Multi) -> None:
+    """flow0 and flow2 share s0 and r0: the same sysctls read back for both; each flow's
+    sender route carries its initial window."""
+    r0, r2 = multi.results[0], multi.results[2]
+    for host in ("s0", "r0"):
+        assert r0.linux["sysctls"][host] == r2.linux["sysctls"][host]
+        assert r0.linux["sysctls"][host]["net.ipv4.tcp_congestion_control"] == "reno"
+    icw = multi.can["flows"][0]["tcp"]["initial_cwnd"]
+    assert f"initcwnd {icw}" in r0.linux["routes"]["s0"] and f"initcwnd {icw}" in r2.linux["routes"]["r0"]
+
+
+def test_nothing_outlives_a_multi_flow_run(multi: Multi) -> None:
+    assert all(p.poll() is not None for p in multi.procs) and len(multi.procs) == 6
+    assert not set(multi.tb.ns.values()) & set(_namespaces())
+    assert multi.tb.emu is not None and multi.tb.emu.poll() is not None
+    assert _links() == multi.links_before
+
+
+CONFLICT_TOML = """
+name = "linux-conflict"
+duration = "1s"
+[topology]
+kind = "dumbbell"
+pairs = 2
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = 50
+[[flows]]
+src = "s0"
+dst = "r0"
+controller = "reno"
+recovery = "sack"
+tcp = { timestamps = false }
+[[flows]]
+src = "s0"
+dst = "r1"
+controller = "reno"
+recovery = "sack"
+[[flows]]
+src = "s1"
+dst = "r1"
+controller = "reno"
+recovery = "sack"
+tcp = { initial_cwnd = 4 }
+[[flows]]
+src = "s1"
+dst = "r1"
+controller = "reno"
+recovery = "sack"
+tcp = { initial_cwnd = 10 }
+"""
+
+
+@pytest.mark.usefixtures("emu")
+def test_conflicting_sysctls_are_refused(tmp_path: Path) -> None:
+    scenario, can = linux_canonical(CONFLICT_TOML)
+    with Testbed.for_scenario(scenario, tmp_path) as tb:
+        origin = time.monotonic_ns() + 1_000_000_000
+        # Every flow is on stack "linux": the first to start is refused, nothing runs.
+        with pytest.raises(LiveError) as e:
+            start_linux_flow(tb, can, 0, origin, tmp_path)
+        msg = str(e.value)
+        assert "\n" not in msg and "'flow0'" in msg and "'flow1'" in msg
+        assert "net.ipv4.tcp_timestamps" in msg and "'s0'" in msg
+        with pytest.raises(LiveError) as e:
+            start_linux_flow(tb, can, 2, origin, tmp_path)
+        assert "'flow2'" in str(e.value) and "'flow3'" in str(e.value) and "initcwnd" in str(e.value)
+        assert not tb.procs
+        # Without the stack marks, a conflict with a running flow is refused when it starts.
+        for f in can["flows"]:
+            del f["stack"]
+        h = start_linux_flow(tb, can, 0, origin, tmp_path)
+        with pytest.raises(LiveError) as e:
+            start_linux_flow(tb, can, 1, origin, tmp_path)
+        assert "'flow0'" in str(e.value) and "'flow1'" in str(e.value) and "timestamps" in str(e.value)
+        assert len(tb.procs) == 2  # flow0's ends only
+        h.finish(10)
+        # Once flow0 has ended, flow1 may set its own value.
+        start_linux_flow(tb, can, 1, time.monotonic_ns(), tmp_path).finish(10)
+    assert all(p.poll() is not None for p in tb.procs)

@@ -1,11 +1,14 @@
 """Kernel TCP flows through a live testbed (``stack = "linux"``).
 
-A flow is one bulk transfer from namespace A to B (`n` bytes or a duration) by the host's own
-TCP with a congestion control chosen by name. Before it starts, the TCP sysctls that the
-scenario's TCP settings map to are written in both namespaces and read back
-(`sysctls_for`, `RECORDED`); the sender samples ``TCP_INFO`` into a series; the receiver
-checks every byte against a pattern (`tcplab.live.linux_endpoint`). When the testbed has
-stopped, the emulator's drop log is joined with the flow by addresses, ports and TCP
+A flow is one bulk transfer from a host's namespace to another's (`n` bytes, a duration, or
+until the scenario's end) by the host's own TCP with a congestion control chosen by name. Any
+number of flows run at once, in any direction: `start_linux_flow` starts flow i of a scenario
+on port 5400 + i at both ends and returns; `LinuxHandle.finish` waits for it. Before a flow
+starts, the TCP sysctls and route attributes its scenario TCP settings map to are set in its
+namespaces and read back (`tcplab.live.linux_settings`: once per namespace, flows that need
+different values on one host refused); the sender samples ``TCP_INFO`` into a series; the
+receiver checks every byte against a pattern (`tcplab.live.linux_endpoint`). When the testbed
+has stopped, the emulator's drop log is joined with the flow by addresses, ports and TCP
 sequence number: each dropped data segment is named by its offset in the byte stream.
 
 Results use the simulator's column names where they mean the same thing (`tcplab.schema`,
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,169 +29,78 @@ from typing import Any
 import polars as pl
 
 from tcplab.live import linux_tcpinfo
-from tcplab.live.netns import TUN, LiveError, Testbed
+from tcplab.live.linux_settings import (
+    MAPPED,
+    RECORDED,
+    Claim,
+    HostSettings,
+    allowed_congestion_controls,
+    available_congestion_controls,
+    check_congestion,
+    check_together,
+    claims,
+    sysctls_for,
+)
+from tcplab.live.netns import LiveError, Testbed
 from tcplab.schema import SCHEMA
 
-AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
-ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+__all__ = ["RECORDED", "LinuxFlow", "LinuxFlowResult", "LinuxHandle", "LinuxRun",
+           "allowed_congestion_controls", "available_congestion_controls", "check_congestion",
+           "run_linux", "run_linux_flow", "start_linux_flow", "sysctls_for"]
 
-#: Sysctls read back in each namespace and recorded, whether tcplab sets them or not.
-RECORDED = (
-    "net.ipv4.tcp_congestion_control",
-    "net.ipv4.tcp_available_congestion_control",
-    "net.ipv4.tcp_allowed_congestion_control",
-    "net.ipv4.tcp_sack",
-    "net.ipv4.tcp_dsack",
-    "net.ipv4.tcp_timestamps",
-    "net.ipv4.tcp_window_scaling",
-    "net.ipv4.tcp_ecn",
-    "net.ipv4.tcp_frto",
-    "net.ipv4.tcp_no_metrics_save",
-    "net.ipv4.tcp_rmem",
-    "net.ipv4.tcp_wmem",
-    "net.ipv4.tcp_recovery",
-    "net.ipv4.tcp_early_retrans",
-    "net.ipv4.tcp_slow_start_after_idle",
-    "net.ipv4.tcp_moderate_rcvbuf",
-    "net.ipv4.tcp_autocorking",
-)
-
-#: The socket buffers' sysctls (min, default, max bytes): large enough for 100 Mb/s over a
-#: 1 s RTT, so the kernel's buffers do not limit a flow unless `rcv_buf` says so.
-RMEM = "4096 131072 16777216"
-WMEM = "4096 16384 16777216"
-
-#: Scenario TCP settings with a kernel counterpart (sysctl, socket option or route attribute).
-MAPPED = ("timestamps", "sack_blocks", "dsack", "ecn", "frto", "rcv_buf", "mss", "initial_cwnd",
-          "rto_min", "delayed_ack")
-
-
-def available_congestion_controls() -> list[str]:
-    """The congestion controls the kernel has (registered; the list is the same in every
-    namespace)."""
-    return AVAILABLE.read_text().split()
-
-
-def check_congestion(name: str) -> None:
-    """Raises LiveError (one line, listing what the kernel has) when `name` is not available."""
-    have = available_congestion_controls()
-    if name not in have:
-        raise LiveError(f"congestion = {name!r}: the kernel has no such congestion control "
-                        f"(available: {', '.join(have)})")
-
-
-def allowed_congestion_controls() -> list[str]:
-    """The congestion controls any process may pick (``tcp_allowed_congestion_control``, set
-    in the initial namespace only). Outside the initial namespace only these can become a
-    namespace's default (the kernel answers EPERM for the others); a process with
-    CAP_NET_ADMIN, as the flow's ends are, may still pick any available one per socket."""
-    return ALLOWED.read_text().split()
-
-
-def sysctls_for(congestion: str, tcp: dict[str, Any], allowed: list[str]) -> dict[str, str]:
-    """The sysctls a flow with congestion control `congestion` and scenario TCP settings `tcp`
-    (canonical names: ``timestamps``, ``sack_blocks``, ``dsack``, ``ecn``, ``frto``; absent
-    fields keep the kernel's value) sets in its namespaces. The namespace's default congestion
-    control becomes `congestion` where the kernel allows it (`allowed`); the flow's socket
-    asks for it by name (TCP_CONGESTION) in any case."""
-    s = {"net.ipv4.tcp_congestion_control": congestion} if congestion in allowed else {}
-    s |= {
-        "net.ipv4.tcp_no_metrics_save": "1",
-        "net.ipv4.tcp_window_scaling": "1",
-        "net.ipv4.tcp_rmem": RMEM,
-        "net.ipv4.tcp_wmem": WMEM,
-    }
-    flag = {True: "1", False: "0"}
-    if tcp.get("timestamps") is not None:
-        s["net.ipv4.tcp_timestamps"] = flag[bool(tcp["timestamps"])]
-    if tcp.get("sack_blocks") is not None:
-        s["net.ipv4.tcp_sack"] = flag[tcp["sack_blocks"] > 0]
-    if tcp.get("dsack") is not None:
-        s["net.ipv4.tcp_dsack"] = flag[bool(tcp["dsack"])]
-    if tcp.get("ecn") is not None:
-        s["net.ipv4.tcp_ecn"] = flag[bool(tcp["ecn"])]  # 1: request ECN on outgoing connections
-    if tcp.get("frto") is not None:
-        s["net.ipv4.tcp_frto"] = "2" if tcp["frto"] else "0"
-    return s
-
-
-def route_attributes(tcp: dict[str, Any]) -> dict[str, list[str]]:
-    """Per side, the attributes of the route to the peer that scenario TCP settings map to:
-    ``initcwnd`` (`initial_cwnd`) and ``rto_min`` (`rto_min`, whole ms) on the sender's route,
-    ``quickack 1`` (`delayed_ack = false`: every segment ACKed at once) on the receiver's."""
-    a: list[str] = []
-    b: list[str] = []
-    if tcp.get("initial_cwnd") is not None:
-        a += ["initcwnd", str(int(tcp["initial_cwnd"]))]
-    if tcp.get("rto_min") is not None:
-        a += ["rto_min", f"{max(1, round(tcp['rto_min'] / 1e6))}ms"]
-    if tcp.get("delayed_ack") is False:
-        b += ["quickack", "1"]
-    return {"a": a, "b": b}
-
-
-def apply_routes(tb: Testbed, attrs: dict[str, list[str]]) -> dict[str, str]:
-    """Replaces each side's route to its peer with one carrying `attrs`; returns the routes
-    read back (``ip route show``)."""
-    back = {}
-    for side, ns in tb.ns.items():
-        peer = tb.addr["b" if side == "a" else "a"]
-        if attrs[side]:
-            _run(["ip", "-n", ns, "route", "replace", peer, "dev", TUN, "proto", "kernel", "scope",
-                  "link", "src", tb.addr[side], *attrs[side]], f"route in namespace {ns}")
-        back[side] = " ".join(_run(["ip", "-n", ns, "route", "show", peer], f"route in {ns}").split())
-    return back
-
-
-def _run(argv: list[str], what: str) -> str:
-    r = subprocess.run(argv, capture_output=True, text=True)
-    if r.returncode != 0:
-        why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
-        raise LiveError(f"{what}: {why}")
-    return r.stdout
-
-
-def _sysctl(ns: str, args: list[str]) -> str:
-    return _run(["ip", "netns", "exec", ns, "sysctl", *args], f"sysctl in namespace {ns}")
-
-
-def apply_sysctls(tb: Testbed, wanted: dict[str, str]) -> dict[str, dict[str, str]]:
-    """Writes `wanted` in both namespaces; returns every `RECORDED` sysctl read back, by side."""
-    back: dict[str, dict[str, str]] = {}
-    for side, ns in tb.ns.items():
-        _sysctl(ns, ["-qw", *(f"{k}={v}" for k, v in wanted.items())])
-        names = list(dict.fromkeys([*RECORDED, *wanted]))
-        values = {}
-        for line in _sysctl(ns, names).splitlines():
-            k, _, v = line.partition(" = ")
-            values[k.strip()] = " ".join(v.split())
-        for k, v in wanted.items():
-            if values.get(k) != " ".join(v.split()):
-                raise LiveError(f"sysctl {k} = {v!r} in {ns}: reads back {values.get(k)!r}")
-        back[side] = values
-    return back
+#: Scenario flow i uses port PORT_BASE + i at both ends (every live stack's convention).
+PORT_BASE = 5400
+#: How long a receiver waits for its connection past the flow's start.
+ACCEPT_WAIT_S = 30.0
 
 
 @dataclass
 class LinuxFlow:
-    """One kernel TCP transfer A -> B: `bytes` bytes, or for `duration_ns` (one of them)."""
+    """One kernel TCP transfer `src` -> `dst` (host names of the testbed): `bytes` bytes, for
+    `duration_ns` after connecting, or until model time `stop_ns`, whichever comes first."""
 
     congestion: str = "reno"
     bytes: int | None = None
     duration_ns: int | None = None
     tcp: dict[str, Any] = field(default_factory=dict)  # scenario TCP settings (canonical)
     interval_ns: int = 10_000_000  # TCP_INFO sampling period
-    port: int = 5201
+    port: int = 5201  # the receiver's
     name: str = "f0"
+    src: str = "a"
+    dst: str = "b"
+    index: int = 0  # the `flow` column of its series
+    start_ns: int = 0  # model time of the connect
+    stop_ns: int | None = None  # model time after which nothing more is written
+    sport: int = 0  # the sender's port (0: the kernel picks one)
 
     @classmethod
     def from_canonical(cls, flow: dict[str, Any], duration_ns: int | None = None) -> LinuxFlow:
         """A scenario flow in canonical form (``tcplab validate --json``): its controller's name
         is the congestion control asked of the kernel, its ``tcp`` settings map as
-        `sysctls_for` and `route_attributes` say; `bytes`, else `duration_ns`."""
+        `sysctls_for` and `route_claims` say; `bytes`, else `duration_ns`. Between hosts A and B
+        of a one-link testbed, on port 5201."""
         return cls(congestion=flow["controller"]["name"], bytes=flow.get("bytes"),
                    duration_ns=None if flow.get("bytes") is not None else duration_ns,
                    tcp=dict(flow.get("tcp") or {}), name=flow.get("name") or "f0")
+
+    @classmethod
+    def from_scenario(cls, canonical: dict[str, Any], index: int) -> LinuxFlow:
+        """Flow `index` of a canonical scenario between its own hosts: port 5400 + index at
+        both ends, connecting at its `start`, writing `bytes` or until its `stop` or the
+        scenario's `duration`."""
+        flows = canonical["flows"]
+        if not 0 <= index < len(flows):
+            raise LiveError(f"flows[{index}]: the scenario has {len(flows)} flows")
+        f = flows[index]
+        end = canonical["duration"] if f.get("stop") is None else min(f["stop"], canonical["duration"])
+        port = PORT_BASE + index
+        return cls(congestion=f["controller"]["name"], bytes=f.get("bytes"),
+                   tcp=dict(f.get("tcp") or {}), port=port, sport=port,
+                   name=f.get("name") or f"flow{index}", src=f["src"], dst=f["dst"], index=index,
+                   start_ns=int(f.get("start") or 0), stop_ns=int(end))
+
+    def claims(self) -> list[Claim]:
+        return claims(self.name, self.src, self.dst, self.congestion, self.tcp)
 
 
 @dataclass
@@ -195,11 +108,12 @@ class LinuxRun:
     """What a flow left before the testbed stopped; `result` joins it with the drop log."""
 
     flow: LinuxFlow
-    sysctls: dict[str, dict[str, str]]
-    routes: dict[str, str]
+    sysctls: dict[str, dict[str, str]]  # by host: src's and dst's
+    routes: dict[str, str]  # by host: src's route to dst, dst's route to src
     socket_options: dict[str, Any]
     sender: dict[str, Any]
     receiver: dict[str, Any]
+    origin_ns: int | None = None  # model time 0 (CLOCK_MONOTONIC); None: the emulator's
 
     def result(self, tb: Testbed) -> LinuxFlowResult:
         """The flow's result; call after the testbed has stopped (its drop log and stats)."""
@@ -218,48 +132,150 @@ class LinuxFlowResult:
     linux: dict[str, Any]  # sysctls read back, socket options, checks
 
 
+class LinuxHandle:
+    """A started flow: its two ends run; `finish` waits for them, `result` joins what they
+    recorded with the emulator's drop log once the testbed has stopped."""
+
+    def __init__(self, tb: Testbed, flow: LinuxFlow, origin_ns: int, out_dir: Path) -> None:
+        self.flow = flow
+        self.origin_ns = origin_ns
+        self.run: LinuxRun | None = None
+        self._settings = HostSettings.of(tb)
+        self._rfile = out_dir / f"linux-flow{flow.index}-recv.json"
+        self._sfile = out_dir / f"linux-flow{flow.index}-send.json"
+        ready = out_dir / f"linux-flow{flow.index}.ready"
+        for f in (self._rfile, self._sfile, ready):
+            f.unlink(missing_ok=True)
+        try:
+            self._settings.apply(tb, flow.claims(),
+                                 flow.congestion if flow.congestion in allowed_congestion_controls() else None)
+            self._start(tb, ready)
+        except BaseException:
+            self._stop()
+            raise
+
+    def _start(self, tb: Testbed, ready: Path) -> None:
+        flow, st = self.flow, self._settings
+        self.sysctls = {h: dict(st.sysctls[h]) for h in (flow.src, flow.dst)}
+        self.routes = {flow.src: st.route(tb, flow.src, flow.dst), flow.dst: st.route(tb, flow.dst, flow.src)}
+        self.socket_options: dict[str, Any] = {"TCP_CONGESTION": flow.congestion}
+        extra_r: list[str] = []
+        extra_s: list[str] = []
+        if flow.tcp.get("rcv_buf"):
+            self.socket_options["TCP_WINDOW_CLAMP"] = int(flow.tcp["rcv_buf"])
+            extra_r += ["--window-clamp", str(self.socket_options["TCP_WINDOW_CLAMP"])]
+        if flow.tcp.get("mss"):
+            self.socket_options["TCP_MAXSEG"] = int(flow.tcp["mss"])
+            extra_r += ["--mss", str(self.socket_options["TCP_MAXSEG"])]
+            extra_s += ["--mss", str(self.socket_options["TCP_MAXSEG"])]
+        at = self.origin_ns + flow.start_ns
+        if flow.stop_ns is not None:
+            extra_s += ["--until-ns", str(self.origin_ns + flow.stop_ns)]
+        if flow.bytes is not None:
+            extra_s += ["--bytes", str(flow.bytes)]
+        if flow.duration_ns is not None:
+            extra_s += ["--duration-ns", str(flow.duration_ns)]
+        if flow.sport:
+            extra_s += ["--sport", str(flow.sport)]
+        idle = max(0.0, (at - time.monotonic_ns()) * 1e-9) + ACCEPT_WAIT_S
+        py = [sys.executable, str(Path(__file__).with_name("linux_endpoint.py"))]
+        self._r = tb.popen(flow.dst, [*py, "recv", "--port", str(flow.port), "--out", str(self._rfile),
+                                      "--ready-file", str(ready), "--idle", str(idle), *extra_r],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self._s = tb.popen(flow.src, [*py, "send", "--dst", tb.addr[flow.dst], "--port", str(flow.port),
+                                      "--cc", flow.congestion, "--at-ns", str(at), "--ready-file", str(ready),
+                                      "--interval-ns", str(flow.interval_ns), "--out", str(self._sfile),
+                                      *extra_s], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def finish(self, timeout_s: float) -> None:
+        """Waits until the flow has ended (the sender's bytes and FIN acknowledged, the
+        receiver done reading), at most `timeout_s`; raises LiveError (one line) when it
+        failed or did not end. Its processes are killed in any case."""
+        name = self.flow.name
+        try:
+            try:
+                _, err = self._s.communicate(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise LiveError(f"Linux flow {name}: not finished within {timeout_s} s") from None
+            if self._s.returncode != 0:
+                lines = (err or "").strip().splitlines()
+                raise LiveError(f"Linux flow {name}: "
+                                + (lines[-1] if lines else f"the sender exited with {self._s.returncode}"))
+            try:
+                _, rerr = self._r.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise LiveError(f"Linux flow {name}: the receiver did not end after the sender") from None
+            if not self._rfile.exists():
+                lines = (rerr or "").strip().splitlines()
+                raise LiveError(f"Linux flow {name}: "
+                                + (lines[-1] if lines else f"the receiver exited with {self._r.returncode}"))
+            self.run = LinuxRun(self.flow, self.sysctls, self.routes, self.socket_options,
+                                json.loads(self._sfile.read_text()), json.loads(self._rfile.read_text()),
+                                self.origin_ns)
+        finally:
+            self._stop()
+
+    def result(self, tb: Testbed) -> LinuxFlowResult:
+        """The flow's result (after `finish` and after the testbed stopped): `flows` row,
+        series (time in model ns since the run's origin), drops, final TCP_INFO, settings."""
+        if self.run is None:
+            raise LiveError(f"Linux flow {self.flow.name}: it did not finish")
+        return self.run.result(tb)
+
+    def _stop(self) -> None:
+        for p in (getattr(self, "_s", None), getattr(self, "_r", None)):
+            if p is not None and p.poll() is None:
+                p.kill()
+            if p is not None:
+                p.communicate()
+        self._settings.release(self.flow.name)
+
+
+def linux_flows(canonical: dict[str, Any]) -> list[int]:
+    """The indices of the scenario's ``stack = "linux"`` flows."""
+    return [i for i, f in enumerate(canonical["flows"]) if f.get("stack") == "linux"]
+
+
+def start_linux_flow(tb: Testbed, canonical: dict[str, Any], index: int, origin_ns: int,
+                     out_dir: Path) -> LinuxHandle:
+    """Starts flow `index` of the canonical scenario (its src/dst host names, controller name
+    as the kernel congestion control, bytes / start / stop, tcp settings) with receiver in
+    dst's namespace and sender in src's, port 5400+index; the sender connects at
+    origin_ns + flow.start (CLOCK_MONOTONIC ns; origin_ns is model time 0 shared by every
+    flow of the run) and stops at bytes done or flow.stop / scenario duration. Returns at once.
+
+    Raises LiveError (one line) when the congestion control is unknown, a host is not on the
+    testbed, or the flow and another Linux flow of the scenario (``stack = "linux"``) or one
+    running on `tb` need different sysctls in a namespace they share (or route attributes on
+    one route)."""
+    flow = LinuxFlow.from_scenario(canonical, index)
+    for host in (flow.src, flow.dst):
+        if host not in tb.ns:
+            raise LiveError(f"flows[{index}] ({flow.name}): host {host!r} is not on the testbed")
+    check_congestion(flow.congestion)
+    mine = flow.claims()
+    places = {(c.where, c.key) for c in mine}
+    others = [LinuxFlow.from_scenario(canonical, i) for i in linux_flows(canonical) if i != index]
+    check_together([*mine, *(c for f in others for c in f.claims() if (c.where, c.key) in places)])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return LinuxHandle(tb, flow, origin_ns, out_dir)
+
+
 def run_linux_flow(tb: Testbed, flow: LinuxFlow, timeout_s: float | None = None) -> LinuxRun:
-    """Runs `flow` in the live testbed `tb` (entered); raises LiveError (one line) when the
-    congestion control is unknown, a sysctl cannot be set, an end fails or the flow is not
-    done within `timeout_s` (default: its duration + 30 s, or 300 s for `bytes`)."""
-    if (flow.bytes is None) == (flow.duration_ns is None):
+    """Runs `flow` in the live testbed `tb` (entered) now and waits for it; raises LiveError
+    (one line) when the congestion control is unknown, a sysctl cannot be set, an end fails or
+    the flow is not done within `timeout_s` (default: its duration + 30 s, or 300 s for
+    `bytes`). Its times are model time of the emulator (`tb.emu_origin_ns`)."""
+    if flow.stop_ns is None and (flow.bytes is None) == (flow.duration_ns is None):
         raise LiveError(f"flow {flow.name}: a Linux flow needs exactly one of bytes and duration")
     if timeout_s is None:
         timeout_s = 300.0 if flow.duration_ns is None else flow.duration_ns * 1e-9 + 30.0
     check_congestion(flow.congestion)
-    sysctls = apply_sysctls(tb, sysctls_for(flow.congestion, flow.tcp, allowed_congestion_controls()))
-    routes = apply_routes(tb, route_attributes(flow.tcp))
-    opts: dict[str, Any] = {"TCP_CONGESTION": flow.congestion}
-    extra_r: list[str] = []
-    extra_s: list[str] = []
-    if flow.tcp.get("rcv_buf"):
-        opts["TCP_WINDOW_CLAMP"] = int(flow.tcp["rcv_buf"])
-        extra_r += ["--window-clamp", str(opts["TCP_WINDOW_CLAMP"])]
-    if flow.tcp.get("mss"):
-        opts["TCP_MAXSEG"] = int(flow.tcp["mss"])
-        extra_r += ["--mss", str(opts["TCP_MAXSEG"])]
-        extra_s += ["--mss", str(opts["TCP_MAXSEG"])]
-    py = [sys.executable, str(Path(__file__).with_name("linux_endpoint.py"))]
-    rfile = tb.out_dir / f"linux-{flow.name}-recv.json"
-    sfile = tb.out_dir / f"linux-{flow.name}-send.json"
-    r = tb.popen("b", [*py, "recv", "--port", str(flow.port), "--out", str(rfile), *extra_r],
-                 stdout=subprocess.PIPE, text=True)
-    assert r.stdout is not None
-    if r.stdout.readline().strip() != "ready":
-        raise LiveError("Linux flow: the receiver did not start")
-    size = ["--bytes", str(flow.bytes)] if flow.bytes is not None else ["--duration-ns", str(flow.duration_ns)]
-    s = tb.popen("a", [*py, "send", "--dst", tb.addr["b"], "--port", str(flow.port), "--cc",
-                       flow.congestion, *size, "--interval-ns", str(flow.interval_ns),
-                       "--out", str(sfile), *extra_s], stderr=subprocess.PIPE, text=True)
-    try:
-        _, err = s.communicate(timeout=timeout_s)
-        r.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        raise LiveError(f"Linux flow {flow.name}: not finished within {timeout_s} s") from None
-    if s.returncode != 0:
-        lines = (err or "").strip().splitlines()
-        raise LiveError(lines[-1] if lines else f"Linux flow sender exited with {s.returncode}")
-    return LinuxRun(flow, sysctls, routes, opts, json.loads(sfile.read_text()), json.loads(rfile.read_text()))
+    assert tb.emu_origin_ns is not None, "run_linux_flow needs an entered testbed"
+    handle = LinuxHandle(tb, flow, tb.emu_origin_ns, tb.out_dir)
+    handle.finish(timeout_s)
+    assert handle.run is not None
+    return handle.run
 
 
 def run_linux(config: dict[str, Any], out_dir: Path, flow: LinuxFlow,
@@ -270,11 +286,13 @@ def run_linux(config: dict[str, Any], out_dir: Path, flow: LinuxFlow,
     return run.result(tb)
 
 
-def _flow_drops(run: LinuxRun, tb: Testbed) -> pl.DataFrame:
-    """The model's drops of this flow's packets: data segments A -> B named by stream offset
-    (sequence number minus the first data byte's, mod 2^32), and ACKs B -> A."""
+def _flow_drops(run: LinuxRun, tb: Testbed, shift_ns: int) -> pl.DataFrame:
+    """The model's drops of this flow's packets, picked by addresses and ports: data segments
+    src -> dst named by stream offset (sequence number minus the first data byte's, mod
+    2^32), ACKs dst -> src, control segments (src -> dst without payload); time in ns since
+    the flow's origin (the emulator's time plus `shift_ns`)."""
     sport, dport, isn1 = run.sender["sport"], run.flow.port, run.sender["isn1"]
-    a, b = tb.addr["a"], tb.addr["b"]
+    a, b = tb.addr[run.flow.src], tb.addr[run.flow.dst]
     rows = []
     for d in tb.drops:
         p = d["packet"]
@@ -287,15 +305,16 @@ def _flow_drops(run: LinuxRun, tb: Testbed) -> pl.DataFrame:
         payload = p.get("tcp_payload", 0)
         seq = p.get("tcp_seq")
         offset = (seq - isn1) % (1 << 32) if fwd and payload and isn1 is not None else None
-        rows.append({"time_ns": d["t_ns"], "direction": d["direction"], "cause": d["cause"],
+        rows.append({"time_ns": d["t_ns"] + shift_ns, "link": d.get("link"),
+                     "direction": d["direction"], "cause": d["cause"],
                      "kind": "data" if fwd and payload else ("ack" if rev else "control"),
                      "tcp_seq": seq, "offset": offset, "payload": payload})
-    schema = {"time_ns": pl.Int64, "direction": pl.String, "cause": pl.String, "kind": pl.String,
-              "tcp_seq": pl.Int64, "offset": pl.Int64, "payload": pl.Int64}
+    schema = {"time_ns": pl.Int64, "link": pl.String, "direction": pl.String, "cause": pl.String,
+              "kind": pl.String, "tcp_seq": pl.Int64, "offset": pl.Int64, "payload": pl.Int64}
     return pl.DataFrame(rows, schema=schema)
 
 
-def _series(samples: list[dict[str, int]], times: list[int], origin: int) -> pl.DataFrame:
+def _series(samples: list[dict[str, int]], times: list[int], origin: int, index: int) -> pl.DataFrame:
     """TCP_INFO samples as the simulator's `series` columns (bytes, ns) and Linux's own."""
     inf = (1 << 64) - 1
 
@@ -303,7 +322,7 @@ def _series(samples: list[dict[str, int]], times: list[int], origin: int) -> pl.
         mss = i["snd_mss"]
         in_flight = i["unacked"] - i["sacked"] - i["lost"] + i["retrans"]  # tcp_packets_in_flight
         return {
-            "flow": 0, "time_ns": t - origin, "cwnd": i["snd_cwnd"] * mss,
+            "flow": index, "time_ns": t - origin, "cwnd": i["snd_cwnd"] * mss,
             "ssthresh": inf if i["snd_ssthresh"] >= 0x7FFFFFFF else i["snd_ssthresh"] * mss,
             "srtt_ns": i["rtt"] * 1000, "rto_ns": i["rto"] * 1000, "in_flight": in_flight * mss,
             "delivered": i["bytes_acked"], "bytes_sent": i.get("bytes_sent", 0),
@@ -332,19 +351,19 @@ def _check_names(table: str, names: list[str]) -> None:
 
 def _result(run: LinuxRun, tb: Testbed) -> LinuxFlowResult:
     assert tb.emu_origin_ns is not None and tb.stats is not None
-    origin = tb.emu_origin_ns
+    origin = tb.emu_origin_ns if run.origin_ns is None else run.origin_ns
     snd, rcv = run.sender, run.receiver
     samples = [linux_tcpinfo.parse(bytes.fromhex(h)) for h in snd["tcp_info"]]
     final = samples[-1]
     rfinal = linux_tcpinfo.parse(bytes.fromhex(rcv["tcp_info"])) if rcv.get("tcp_info") else {}
-    drops = _flow_drops(run, tb)
+    drops = _flow_drops(run, tb, tb.emu_origin_ns - origin)
     start = snd["t_connect_ns"] - origin
     end = (snd["t_end_ns"] if snd["t_end_ns"] is not None else snd["sample_ns"][-1]) - origin
     delivered = int(rcv.get("bytes", 0))
     intact = rcv.get("first_bad_offset") is None and rcv.get("error") is None
     sent = final.get("bytes_sent", 0)
     flow = {
-        "name": run.flow.name, "src": "a", "dst": "b", "controller": snd["cc"],
+        "name": run.flow.name, "src": run.flow.src, "dst": run.flow.dst, "controller": snd["cc"],
         "recovery": "linux", "start_ns": start, "end_ns": end,
         "completed": run.flow.bytes is not None and delivered == run.flow.bytes and intact,
         "bytes_delivered": delivered,
@@ -361,7 +380,12 @@ def _result(run: LinuxRun, tb: Testbed) -> LinuxFlowResult:
         "min_rtt_ns": final["min_rtt"] * 1000 if final.get("min_rtt") else None,
     }
     _check_names("flows", list(flow))
-    fwd = tb.stats["forward"]
+    # One link: its forward direction carries exactly this flow's packets from src; a
+    # scenario testbed: src's and dst's counts (shared by every flow on those hosts).
+    one_link = "forward" in tb.stats
+    fwd = tb.stats["forward"] if one_link else None
+    hosts = tb.stats.get("hosts", {})
+    lateness = fwd["lateness_ns"] if fwd is not None else hosts[run.flow.dst]["lateness_ns"]
     linux = {
         "sysctls": run.sysctls,
         "routes": run.routes,
@@ -377,8 +401,11 @@ def _result(run: LinuxRun, tb: Testbed) -> LinuxFlowResult:
         # No segmentation offload crossed the model: the link saw one packet per segment
         # the sender's TCP counted (segs_out counts GSO segments one by one).
         "segs_out": final["segs_out"],
-        "forward_packets_offered": fwd["offered"],
+        "forward_packets_offered": fwd["offered"] if fwd is not None else None,
+        "src_packets_sent": hosts[run.flow.src]["sent"] if run.flow.src in hosts else None,
         "snd_mss": final["snd_mss"],
-        "emulator_lateness_ns": {k: fwd["lateness_ns"][k] for k in ("p50", "p99", "max")},
+        "emulator_lateness_ns": {k: lateness[k] for k in ("p50", "p99", "max")},
+        "start_late_ns": start - run.flow.start_ns,
     }
-    return LinuxFlowResult(flow, _series(samples, snd["sample_ns"], origin), drops, final, rfinal, linux)
+    series = _series(samples, snd["sample_ns"], origin, run.flow.index)
+    return LinuxFlowResult(flow, series, drops, final, rfinal, linux)

@@ -2,9 +2,12 @@
 
 ``python linux_endpoint.py recv --port P --out FILE`` (namespace B) accepts one
 connection, reads until the sender closes and checks every byte against the pattern;
-``... send --dst ADDR --port P --cc NAME (--bytes N | --duration-ns D) --out FILE`` (namespace
-A) connects with congestion control NAME (``TCP_CONGESTION``), writes the pattern and samples
-``TCP_INFO`` every ``--interval-ns``. Both write JSON to ``--out`` (the sender's samples as raw
+``... send --dst ADDR --port P --cc NAME [--bytes N] [--duration-ns D] [--until-ns T] --out FILE``
+(namespace A) connects with congestion control NAME (``TCP_CONGESTION``), writes the pattern
+until N bytes are written, D ns have passed since the connection or the clock reaches T, and
+samples ``TCP_INFO`` every ``--interval-ns``. With ``--at-ns`` the sender connects at that time;
+with ``--ready-file`` not before the receiver (given the same file) has created it, its socket
+listening; ``--sport`` binds the sender's port. Both write JSON to ``--out`` (the sender's samples as raw
 ``tcp_info`` bytes, hex, parsed by `tcplab.live.linux_tcpinfo`) and die with their parent
 (PR_SET_PDEATHSIG). `tcplab.live.linux` runs them as a script (not ``-m``), so that
 starting them does not import tcplab's package (the simulator, polars: over a second).
@@ -39,6 +42,8 @@ TCP_WINDOW_CLAMP = 10
 # sender's initial sequence number, to name dropped segments by stream offset.
 TCP_REPAIR, TCP_REPAIR_QUEUE, TCP_QUEUE_SEQ, TCP_SEND_QUEUE = 19, 20, 21, 2
 CHUNK = 1 << 18  # bytes per send (a multiple of 8)
+#: How long past its start a sender waits for its receiver to listen.
+READY_WAIT_NS = 10_000_000_000
 
 
 def _die_with_parent() -> None:
@@ -73,6 +78,23 @@ def _isn(s: socket.socket) -> int | None:
         s.setsockopt(socket.IPPROTO_TCP, TCP_REPAIR, -1)  # off, without a window probe
 
 
+def _sleep_until(t_ns: int) -> None:
+    """Sleeps until CLOCK_MONOTONIC reaches `t_ns` (the last 2 ms spinning)."""
+    while (left := t_ns - time.monotonic_ns()) > 0:
+        if left > 2_000_000:
+            time.sleep((left - 2_000_000) * 1e-9)
+
+
+def _wait_for(ready: Path, start_ns: int) -> bool:
+    """Waits for the receiver's `ready` file (its socket listens); False when it has not
+    appeared `READY_WAIT_NS` after `start_ns`."""
+    while not ready.exists():
+        if time.monotonic_ns() > start_ns + READY_WAIT_NS:
+            return False
+        time.sleep(0.001)
+    return True
+
+
 def send(a: argparse.Namespace) -> int:
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
@@ -82,6 +104,15 @@ def send(a: argparse.Namespace) -> int:
         return 2
     if a.mss:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
+    if a.sport:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("0.0.0.0", a.sport))
+    if a.ready_file and not _wait_for(Path(a.ready_file), a.at_ns or time.monotonic_ns()):
+        print(f"port {a.port}: the receiver was not listening {READY_WAIT_NS / 1e9:.0f} s after the "
+              "flow's start", file=sys.stderr)
+        return 1
+    if a.at_ns:
+        _sleep_until(a.at_ns)
     t_connect = time.monotonic_ns()
     s.connect((a.dst, a.port))
     t_start = time.monotonic_ns()
@@ -89,7 +120,9 @@ def send(a: argparse.Namespace) -> int:
     cc = s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).rstrip(b"\0").decode()
     s.setblocking(False)
     limit = a.bytes if a.bytes is not None else None
-    deadline = t_start + a.duration_ns if a.duration_ns is not None else None
+    ends = [t for t in (t_start + a.duration_ns if a.duration_ns is not None else None, a.until_ns or None)
+            if t is not None]
+    deadline = min(ends) if ends else None
     times: list[int] = []
     infos: list[str] = []
 
@@ -157,6 +190,8 @@ def recv(a: argparse.Namespace) -> int:
         ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
     ls.bind(("0.0.0.0", a.port))
     ls.listen(1)
+    if a.ready_file:
+        Path(a.ready_file).touch()
     print("ready", flush=True)
     ls.settimeout(a.idle)
     try:
@@ -206,6 +241,10 @@ def main(argv: list[str] | None = None) -> None:
     ps.add_argument("--interval-ns", type=int, default=10_000_000)
     ps.add_argument("--linger-ns", type=int, default=20_000_000_000)
     ps.add_argument("--mss", type=int, default=0)
+    ps.add_argument("--sport", type=int, default=0)
+    ps.add_argument("--at-ns", type=int, default=0)
+    ps.add_argument("--until-ns", type=int, default=0)
+    ps.add_argument("--ready-file")
     ps.add_argument("--out", required=True)
     pr = sub.add_parser("recv")
     pr.add_argument("--port", type=int, required=True)
@@ -213,6 +252,7 @@ def main(argv: list[str] | None = None) -> None:
     pr.add_argument("--idle", type=float, default=30.0)
     pr.add_argument("--window-clamp", type=int, default=0)
     pr.add_argument("--mss", type=int, default=0)
+    pr.add_argument("--ready-file")
     a = p.parse_args(argv)
     sys.exit(send(a) if a.cmd == "send" else recv(a))
 

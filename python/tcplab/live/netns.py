@@ -144,6 +144,9 @@ class Testbed:
         self.procs: list[subprocess.Popen[Any]] = []
         self.stats: dict[str, Any] | None = None
         self.drops: list[dict[str, Any]] = []
+        #: What a stack keeps for the testbed's life, by stack (``linux``: the namespaces'
+        #: sysctls and routes, `tcplab.live.linux_settings.HostSettings`).
+        self.stack_state: dict[str, Any] = {}
         self._made: list[str] = []
         self._old_sigterm: Any = None
 
