@@ -32,6 +32,7 @@ from tcplab.live.linux import (
     LinuxFlowResult,
     allowed_congestion_controls,
     available_congestion_controls,
+    check_linux_flows,
     run_linux_flow,
     start_linux_flow,
 )
@@ -346,7 +347,11 @@ def test_two_flows_share_the_bottleneck(multi: Multi) -> None:
     end = max(r.flow["end_ns"] for r in fwd)
     together = sum(r.flow["bytes_delivered"] for r in fwd) * 8e9 / (end - start)
     print(f"forward flows: {[round(r.flow['throughput_bps'] / 1e6, 3) for r in fwd]} Mb/s, "
-          f"together {together / 1e6:.3f} Mb/s over their span")
+          f"together {together / 1e6:.3f} Mb/s over their span; backward "
+          f"{multi.results[2].flow['throughput_bps'] / 1e6:.3f} Mb/s; drops (data, ack) "
+          f"{[(r.flow['data_drops'], r.flow['ack_drops']) for r in multi.results]}; retransmits "
+          f"{[r.flow['retransmits'] for r in multi.results]}; start late (ms) "
+          f"{[round(r.linux['start_late_ns'] / 1e6, 2) for r in multi.results]}")
     assert 0.6 * BOTTLENECK <= together <= 0.965 * BOTTLENECK
 
 
@@ -460,6 +465,8 @@ def test_conflicting_sysctls_are_refused(tmp_path: Path) -> None:
             start_linux_flow(tb, can, 2, origin, tmp_path)
         assert "'flow2'" in str(e.value) and "'flow3'" in str(e.value) and "initcwnd" in str(e.value)
         assert not tb.procs
+        with pytest.raises(LiveError, match="'flow0' and 'flow1'"):
+            check_linux_flows(can)  # the same check, before any flow starts
         # Without the stack marks, a conflict with a running flow is refused when it starts.
         for f in can["flows"]:
             del f["stack"]

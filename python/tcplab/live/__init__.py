@@ -3,7 +3,7 @@
 `netns` makes the run's network namespaces and starts the emulator (`tcplab-emu`, Rust:
 crates/tcplab-live) between them; `probe` sends and receives a constant-rate UDP probe;
 `transport` runs a flow of tcplab's own transport (`tcplab-flow`) between them; `linux`
-runs a kernel TCP flow between them.
+runs kernel TCP flows between them (`linux_settings`: their sysctls and routes).
 See docs/live.md.
 """
 

@@ -46,7 +46,7 @@ from tcplab.schema import SCHEMA
 
 __all__ = ["RECORDED", "LinuxFlow", "LinuxFlowResult", "LinuxHandle", "LinuxRun",
            "allowed_congestion_controls", "available_congestion_controls", "check_congestion",
-           "run_linux", "run_linux_flow", "start_linux_flow", "sysctls_for"]
+           "check_linux_flow", "check_linux_flows", "linux_flows", "run_linux", "run_linux_flow", "start_linux_flow", "sysctls_for"]
 
 #: Scenario flow i uses port PORT_BASE + i at both ends (every live stack's convention).
 PORT_BASE = 5400
@@ -236,6 +236,26 @@ def linux_flows(canonical: dict[str, Any]) -> list[int]:
     return [i for i, f in enumerate(canonical["flows"]) if f.get("stack") == "linux"]
 
 
+def check_linux_flow(canonical: dict[str, Any], index: int) -> LinuxFlow:
+    """Flow `index` of the canonical scenario as a `LinuxFlow`; raises LiveError (one line)
+    when the kernel lacks its congestion control or when it and another ``stack = "linux"``
+    flow of the scenario need different sysctls in a namespace they share (or different
+    attributes of one route)."""
+    flow = LinuxFlow.from_scenario(canonical, index)
+    check_congestion(flow.congestion)
+    mine = flow.claims()
+    places = {(c.where, c.key) for c in mine}
+    others = [LinuxFlow.from_scenario(canonical, i) for i in linux_flows(canonical) if i != index]
+    check_together([*mine, *(c for f in others for c in f.claims() if (c.where, c.key) in places)])
+    return flow
+
+
+def check_linux_flows(canonical: dict[str, Any]) -> None:
+    """`check_linux_flow` for every ``stack = "linux"`` flow: before any is started."""
+    for i in linux_flows(canonical):
+        check_linux_flow(canonical, i)
+
+
 def start_linux_flow(tb: Testbed, canonical: dict[str, Any], index: int, origin_ns: int,
                      out_dir: Path) -> LinuxHandle:
     """Starts flow `index` of the canonical scenario (its src/dst host names, controller name
@@ -244,19 +264,15 @@ def start_linux_flow(tb: Testbed, canonical: dict[str, Any], index: int, origin_
     origin_ns + flow.start (CLOCK_MONOTONIC ns; origin_ns is model time 0 shared by every
     flow of the run) and stops at bytes done or flow.stop / scenario duration. Returns at once.
 
-    Raises LiveError (one line) when the congestion control is unknown, a host is not on the
-    testbed, or the flow and another Linux flow of the scenario (``stack = "linux"``) or one
-    running on `tb` need different sysctls in a namespace they share (or route attributes on
-    one route)."""
-    flow = LinuxFlow.from_scenario(canonical, index)
+    Raises LiveError (one line) as `check_linux_flow` does, when a host is not on the
+    testbed, or when a flow running on `tb` needs other values in a namespace or route they
+    share. The flow's processes start at once; each needs 0.1-0.3 s to come up, so
+    `origin_ns` + its start should lie that far ahead (a late connect is recorded:
+    ``result.linux["start_late_ns"]``)."""
+    flow = check_linux_flow(canonical, index)
     for host in (flow.src, flow.dst):
         if host not in tb.ns:
             raise LiveError(f"flows[{index}] ({flow.name}): host {host!r} is not on the testbed")
-    check_congestion(flow.congestion)
-    mine = flow.claims()
-    places = {(c.where, c.key) for c in mine}
-    others = [LinuxFlow.from_scenario(canonical, i) for i in linux_flows(canonical) if i != index]
-    check_together([*mine, *(c for f in others for c in f.claims() if (c.where, c.key) in places)])
     out_dir.mkdir(parents=True, exist_ok=True)
     return LinuxHandle(tb, flow, origin_ns, out_dir)
 
