@@ -32,6 +32,7 @@ from tcplab.live.linux import (
     LinuxFlowResult,
     allowed_congestion_controls,
     available_congestion_controls,
+    check_linux_flow,
     check_linux_flows,
     run_linux_flow,
     start_linux_flow,
@@ -448,6 +449,29 @@ controller = "reno"
 recovery = "sack"
 tcp = { initial_cwnd = 10 }
 """
+
+
+def test_flows_conflict_only_where_they_meet() -> None:
+    """The claims alone (no testbed, no root): flows agreeing on a shared host pass, the
+    backward flow shares both hosts and both routes of the forward one without conflict, and
+    a conflict names the two flows, the place and the setting."""
+    if "cubic" not in available_congestion_controls():
+        pytest.skip("the kernel has no cubic congestion control")
+    _, can = linux_canonical(MULTI_TOML)
+    check_linux_flows(can)  # three flows, two of them on s0 and r0: no conflict
+    _, can = linux_canonical(CONFLICT_TOML)
+    with pytest.raises(LiveError) as e:
+        check_linux_flows(can)
+    assert str(e.value) == ("flows 'flow0' and 'flow1' share host 's0' but ask for "
+                            "net.ipv4.tcp_timestamps = '0' and '1' (tcp.timestamps): they cannot run at once")
+    with pytest.raises(LiveError, match=r"'flow2' and 'flow3' share the route s1 -> r1 but ask for "
+                                        r"initcwnd = '4' and '10' \(tcp.initial_cwnd\)"):
+        check_linux_flow(can, 2)
+    # Delayed ACKs on (the default) claim the absence of quickack on the receiver's route.
+    can["flows"][3]["tcp"]["delayed_ack"] = False
+    can["flows"][3]["tcp"]["initial_cwnd"] = 4
+    with pytest.raises(LiveError, match="r1 -> s1 but ask for quickack = \"the kernel's default\" and '1'"):
+        check_linux_flow(can, 2)
 
 
 @pytest.mark.usefixtures("emu")
