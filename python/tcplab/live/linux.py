@@ -50,6 +50,8 @@ __all__ = ["RECORDED", "LinuxFlow", "LinuxFlowResult", "LinuxHandle", "LinuxRun"
 
 #: Scenario flow i uses port PORT_BASE + i at both ends (every live stack's convention).
 PORT_BASE = 5400
+#: The shortest TCP_INFO sampling period (the sender is a Python process).
+MIN_INTERVAL_NS = 1_000_000
 #: How long a receiver waits for its connection past the flow's start.
 ACCEPT_WAIT_S = 30.0
 
@@ -87,14 +89,15 @@ class LinuxFlow:
     def from_scenario(cls, canonical: dict[str, Any], index: int) -> LinuxFlow:
         """Flow `index` of a canonical scenario between its own hosts: port 5400 + index at
         both ends, connecting at its `start`, writing `bytes` or until its `stop` or the
-        scenario's `duration`."""
+        scenario's `duration`; `TCP_INFO` sampled every ``trace.interval`` (at least 1 ms)."""
         flows = canonical["flows"]
         if not 0 <= index < len(flows):
             raise LiveError(f"flows[{index}]: the scenario has {len(flows)} flows")
         f = flows[index]
         end = canonical["duration"] if f.get("stop") is None else min(f["stop"], canonical["duration"])
         port = PORT_BASE + index
-        return cls(congestion=f["controller"]["name"], bytes=f.get("bytes"),
+        interval = max(MIN_INTERVAL_NS, int((canonical.get("trace") or {}).get("interval") or 10_000_000))
+        return cls(congestion=f["controller"]["name"], bytes=f.get("bytes"), interval_ns=interval,
                    tcp=dict(f.get("tcp") or {}), port=port, sport=port,
                    name=f.get("name") or f"flow{index}", src=f["src"], dst=f["dst"], index=index,
                    start_ns=int(f.get("start") or 0), stop_ns=int(end))
