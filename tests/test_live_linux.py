@@ -62,11 +62,23 @@ def _links() -> str:
     return subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
 
 
-class Lossy:
-    result: LinuxFlowResult
+class Ran:
+    """A finished run kept for the tests: its testbed, the processes it started and the root
+    namespace's links before it."""
+
     tb: Testbed
     links_before: str
     procs: list
+
+    def assert_nothing_left(self) -> None:
+        assert all(p.poll() is not None for p in self.procs)
+        assert not set(self.tb.ns.values()) & set(_namespaces())
+        assert self.tb.emu is not None and self.tb.emu.poll() is not None
+        assert _links() == self.links_before
+
+
+class Lossy(Ran):
+    result: LinuxFlowResult
 
 
 @pytest.fixture(scope="module")
@@ -149,10 +161,7 @@ def test_the_sysctls_are_recorded(lossy: Lossy) -> None:
 
 
 def test_nothing_outlives_the_run(lossy: Lossy) -> None:
-    assert all(p.poll() is not None for p in lossy.procs)
-    assert not set(lossy.tb.ns.values()) & set(_namespaces())
-    assert lossy.tb.emu is not None and lossy.tb.emu.poll() is not None
-    assert _links() == lossy.links_before
+    lossy.assert_nothing_left()
 
 
 SETTINGS_TOML = """
@@ -313,13 +322,10 @@ def linux_canonical(toml: str) -> tuple[Scenario, dict]:
     return scenario, can
 
 
-class Multi:
-    tb: Testbed
+class Multi(Ran):
     can: dict
     origin_ns: int
     results: list[LinuxFlowResult]
-    links_before: str
-    procs: list
 
 
 @pytest.fixture(scope="module")
@@ -409,10 +415,8 @@ def test_shared_hosts_are_set_once(multi: Multi) -> None:
 
 
 def test_nothing_outlives_a_multi_flow_run(multi: Multi) -> None:
-    assert all(p.poll() is not None for p in multi.procs) and len(multi.procs) == 6
-    assert not set(multi.tb.ns.values()) & set(_namespaces())
-    assert multi.tb.emu is not None and multi.tb.emu.poll() is not None
-    assert _links() == multi.links_before
+    assert len(multi.procs) == 6  # two ends per flow
+    multi.assert_nothing_left()
 
 
 CONFLICT_TOML = """
