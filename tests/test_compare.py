@@ -265,3 +265,47 @@ def test_cli_compare_notes_skipped_modes(tmp_path, monkeypatch):
     assert f"note: live skipped: {why}" in r.stderr and f"note: linux skipped: {why}" in r.stderr
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert doc["skipped"] == {"live": why, "linux": why} and list(doc["modes"]) == ["simulated"]
+
+
+def test_live_modes_through_a_stand_in_run_live(tmp_path, monkeypatch):
+    """The driver's live path with ``tcplab.live.run`` replaced by a stand-in that writes a
+    simulated run and fails where told: a mode whose first seed fails is skipped with the
+    error; one that fails later is compared over the seeds before, with a note."""
+    import importlib.machinery
+    import sys
+    import types
+
+    import tcplab.live
+    from tcplab.live import LiveError
+
+    fails = {}
+
+    def run_live(scenario, out_dir, *, realtime=False):
+        if scenario.seed in fails.get("seeds", ()):
+            raise LiveError(f"seed {scenario.seed} refused")
+        return write_results(run(scenario), out_dir, report=False)
+
+    fake = types.ModuleType("tcplab.live.run")
+    fake.__spec__ = importlib.machinery.ModuleSpec("tcplab.live.run", None)
+    fake.run_live = run_live
+    monkeypatch.setitem(sys.modules, "tcplab.live.run", fake)
+    monkeypatch.setattr(tcplab.live, "live_support", lambda: None)
+    sc = Scenario.from_toml(SMALL_TOML)
+
+    plan = plan_compare(sc, [1, 2, 3], ["simulated", "live"])
+    assert plan.modes == ["simulated", "live"] and plan.skipped == {}
+    o = run_compare(plan, tmp_path / "ok", run_reports=False)
+    assert len(o.comparison.verdicts) == 2 * len(METRICS)
+    assert all(v.diff == 0 for v in o.comparison.verdicts)  # the stand-in is the simulator
+
+    fails["seeds"] = {2}
+    o = run_compare(plan, tmp_path / "late", run_reports=False)
+    doc = json.loads(o.document.read_text())
+    assert doc["modes"]["live"]["seeds"] == [1] and "live: seed 2 failed (seed 2 refused)" in doc["notes"][1]
+    assert {v.verdict for v in o.comparison.verdicts} == {UNDECIDED}  # one live seed: no spread
+    assert sorted(os.listdir(o.out / "live")) == ["seed-1"]
+
+    fails["seeds"] = {1}
+    o = run_compare(plan, tmp_path / "first", run_reports=False)
+    doc = json.loads(o.document.read_text())
+    assert doc["skipped"] == {"live": "seed 1 refused"} and list(doc["modes"]) == ["simulated"]

@@ -22,6 +22,7 @@ The output directory holds ``<mode>/seed-<N>/`` (results directories), ``compare
 from __future__ import annotations
 
 import copy
+import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -171,7 +172,9 @@ def plan_compare(
             plan.scenarios[mode] = sc
         else:
             if kernel_controls is None:
-                from tcplab.live.linux import available_congestion_controls as kernel_controls
+                from tcplab.live.linux import available_congestion_controls
+
+                kernel_controls = available_congestion_controls
             try:
                 available = kernel_controls()
             except OSError as e:
@@ -206,8 +209,7 @@ def _run_simulated(sc: Scenario, target: Path, run_reports: bool) -> Path:
 
 
 def _run_live(sc: Scenario, target: Path, realtime: bool) -> Path:
-    from tcplab.live.run import run_live  # imported here: compare works without it
-
+    run_live = importlib.import_module(LIVE_MODULE).run_live  # here: compare works without it
     res: Any = run_live(sc, target, realtime=realtime)
     return Path(getattr(res, "out_dir", res))
 
@@ -256,6 +258,8 @@ def run_compare(
                             notes.append(f"{mode}: seed {seed} failed ({e}); compared over the seeds before it")
                         else:
                             skipped[mode] = str(e)
+                            if (tmp / mode).is_dir() and not any((tmp / mode).iterdir()):
+                                (tmp / mode).rmdir()
                         break
                 if progress:
                     progress(mode, seed, "done")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import polars as pl
@@ -20,6 +20,9 @@ from tcplab.report.compare import BEYOND, METRICS, UNDECIDED, Comparison, RunDir
 from tcplab.report.html import details, esc, figure_html, fmt, html_table, page
 from tcplab.report.overview import cdf_of_buckets
 from tcplab.report.plots import COLORS, figure, legend_outside, series_at
+
+if TYPE_CHECKING:
+    from tcplab.schema import RunLike
 
 __all__ = [
     "GRID_POINTS",
@@ -59,10 +62,11 @@ def mode_curves(runs: list[RunDir], flow: int, edges: np.ndarray) -> dict[str, n
     for r in runs:
         if r.series.height == 0:
             continue
-        c = series_at(r, "cwnd", edges, before=np.nan)[flow] / 1e3
-        s = series_at(r, "srtt_ns", edges, before=np.nan)[flow] / 1e6
+        run = cast("RunLike", r)  # series_at reads what a RunDir has: canonical, series
+        c = series_at(run, "cwnd", edges, before=np.nan)[flow] / 1e3
+        s = series_at(run, "srtt_ns", edges, before=np.nan)[flow] / 1e6
         s[s <= 0] = np.nan
-        d = series_at(r, "delivered", edges, before=0.0)[flow]
+        d = series_at(run, "delivered", edges, before=0.0)[flow]
         cwnd.append(c)
         srtt.append(s)
         tput.append(np.diff(d) * 8 / width_s / 1e6)
