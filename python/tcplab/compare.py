@@ -85,8 +85,8 @@ def parse_modes(text: str) -> list[str]:
 
 
 def live_unavailable() -> str | None:
-    """Why live modes cannot run here (no ``tcplab.live.run`` in this build, no root, no
-    ``ip``, no TUN: :func:`tcplab.live.live_support`); None when they can."""
+    """Why live modes cannot run here (no ``tcplab.live.run`` in this build, or what
+    :func:`tcplab.live.live_support` says: privileges, ``ip``, TUN); None when they can."""
     try:
         found = importlib.util.find_spec(LIVE_MODULE) is not None
     except ImportError:
@@ -103,7 +103,9 @@ def linux_variant(scenario: Scenario, available: Sequence[str]) -> tuple[Scenari
     in ``available`` (the kernel's congestion controls): (that scenario, {flow name: why it
     is not compared}, why there is no such scenario). Entries are changed as written, so a
     flow group changes as a whole (its flows share their controller)."""
-    given = copy.deepcopy(scenario.source.get("given") or {})
+    if not isinstance(scenario.source.get("given"), dict):
+        return None, {}, "the scenario's document (as given) is not at hand to set the flows' stack"
+    given = copy.deepcopy(scenario.source["given"])
     canonical_flows = scenario.canonical()["flows"]
     entries = given.get("flows") or []
     excluded: dict[str, str] = {}
@@ -216,7 +218,7 @@ def _run_live(sc: Scenario, target: Path, realtime: bool) -> Path:
 
 def _live_errors() -> tuple[type[BaseException], ...]:
     """The errors a live run reports in one line (the mode is then skipped or cut short)."""
-    from tcplab.live.netns import LiveError
+    from tcplab.live import LiveError
 
     return (LiveError, ScenarioError)
 
