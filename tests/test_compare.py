@@ -265,6 +265,9 @@ def test_cli_compare_notes_skipped_modes(tmp_path, monkeypatch):
     assert f"note: live skipped: {why}" in r.stderr and f"note: linux skipped: {why}" in r.stderr
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert doc["skipped"] == {"live": why, "linux": why} and list(doc["modes"]) == ["simulated"]
+    r = runner.invoke(app, ["compare", "small.toml", "--modes", "live", "--out", "d"])
+    assert r.exit_code == 2 and r.stderr == f"error: nothing to run: live skipped: {why}\n"
+    assert not (tmp_path / "d").exists()
 
 
 def test_live_modes_through_a_stand_in_run_live(tmp_path, monkeypatch):

@@ -317,6 +317,8 @@ def compare(
         sys.stderr.write(f"note: {scenario} has a [sweep] table; comparing the base scenario only, without it\n")
     target = _out_dir(out, f"{sc.name}-compare")
     plan = plan_compare(sc, seed_list, mode_list)
+    if not plan.modes:
+        _fail("nothing to run: " + "; ".join(f"{m} skipped: {why}" for m, why in plan.skipped.items()), EXIT_INVALID)
     for mode, why in plan.skipped.items():
         sys.stderr.write(f"note: {mode} skipped: {why}\n")
     for mode, flows in plan.excluded.items():
