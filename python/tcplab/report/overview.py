@@ -20,6 +20,7 @@ from tcplab.report.plots import COLORS, MAX_LINES, figure, legend_outside
 from tcplab.schema import RunLike
 
 __all__ = [
+    "cdf_of_buckets",
     "delay_table_html",
     "overview_html",
     "plot_delay_cdf",
@@ -96,7 +97,7 @@ def plot_flow_throughput(result: RunLike) -> Figure | None:
     return fig
 
 
-def _cdf_of_buckets(h: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def cdf_of_buckets(h: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(bucket middles in ms, cumulative fraction) of one histogram's buckets."""
     h = h.sort("lower_ns")
     mid = (h["lower_ns"].to_numpy() + (h["width_ns"].to_numpy() - 1) / 2) / 1e6
@@ -115,14 +116,14 @@ def plot_delay_cdf(result: RunLike) -> Figure | None:
     keys = h.select("flow_kind", "flow").unique(maintain_order=True).rows()
     if len(keys) <= MAX_LINES:
         for i, (kind, flow) in enumerate(keys):
-            x, y = _cdf_of_buckets(h.filter((pl.col("flow_kind") == kind) & (pl.col("flow") == flow)))
+            x, y = cdf_of_buckets(h.filter((pl.col("flow_kind") == kind) & (pl.col("flow") == flow)))
             ax.step(x, y, where="post", color=COLORS[i % len(COLORS)], label=f"{names[(kind, flow)]} ({kind})")
     else:
         for i, kind in enumerate(("tcp", "udp")):
             k = h.filter(pl.col("flow_kind") == kind)
             if k.height:
                 pooled = k.group_by("lower_ns", "width_ns").agg(pl.col("packets").sum())
-                x, y = _cdf_of_buckets(pooled)
+                x, y = cdf_of_buckets(pooled)
                 n = k["flow"].n_unique()
                 ax.step(x, y, where="post", color=COLORS[i], label=f"all {kind.upper()} packets ({n} flows)")
     ax.set_xlabel("one-way delay (ms)")
