@@ -29,6 +29,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sysconfig
 import tempfile
 import threading
 from pathlib import Path
@@ -44,7 +45,8 @@ _NAME = re.compile(r"^tcplab-(\d+)-([0-9a-f]+)-[A-Za-z0-9_.-]+$")
 _HOST = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-_MISSING = "emulator = {exe!r}: not found (cargo build --release -p tcplab-live, or set TCPLAB_EMU)"
+_MISSING = ("emulator = {exe!r}: not found (bash scripts/setup.sh installs it, or cargo build --release "
+            "-p tcplab-live, or set TCPLAB_EMU)")
 
 
 def live_support(userns: bool | None = None) -> str | None:
@@ -101,10 +103,21 @@ def cleanup_stale() -> list[str]:
     return stale
 
 
+def _scripts_dir() -> Path:
+    """Where the environment's executables are installed (a venv's ``bin``)."""
+    return Path(sysconfig.get_path("scripts"))
+
+
 def emulator_binary() -> Path:
-    """`tcplab-emu`: $TCPLAB_EMU, else the release build of this checkout."""
+    """`tcplab-emu`: $TCPLAB_EMU; else the one installed with the package (in the
+    environment's ``bin``, where scripts/setup.sh puts it); else the release build of this
+    checkout ($CARGO_TARGET_DIR or ``target/``), which is also what is named when none
+    exists. `tcplab-flow` is looked for next to it (`tcplab.live.transport.flow_binary`)."""
     if env := os.environ.get("TCPLAB_EMU"):
         return Path(env)
+    installed = _scripts_dir() / "tcplab-emu"
+    if installed.exists():
+        return installed
     root = Path(__file__).resolve().parents[3]
     target = Path(os.environ.get("CARGO_TARGET_DIR", root / "target"))
     return target / "release" / "tcplab-emu"
