@@ -136,7 +136,8 @@ def test_an_unprivileged_run_delivers_the_link_rate(unprivileged: list[str], out
         assert _gone(pid, within=2.0), pid
 
 
-def test_a_killed_unprivileged_run_leaves_nothing(unprivileged: list[str], out_dir: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_unprivileged_run_leaves_nothing(unprivileged: list[str], out_dir: Path, sig: int) -> None:
     p = subprocess.Popen([*unprivileged, "-c", HOLD, str(out_dir)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, cwd="/")
     assert p.stdout is not None
@@ -149,10 +150,12 @@ def test_a_killed_unprivileged_run_leaves_nothing(unprivileged: list[str], out_d
         raise AssertionError(f"the unprivileged run did not start: {why}")
     pids = [int(x) for x in line]
     # setpriv and env exec, so p is the owning Python process.
-    p.send_signal(signal.SIGKILL)
-    p.wait()
+    p.send_signal(sig)
+    p.wait(timeout=10)
     for pid in pids:  # the emulator, the host namespaces' holders, the user namespace's
         assert _gone(pid, within=5.0), pid
+    if sig == signal.SIGTERM:  # stopped cleanly: the emulator wrote its record
+        assert json.loads((out_dir / "stats.json").read_text())["forward"]["offered"] >= 0
 
 
 def test_disabled_user_namespaces_give_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
