@@ -26,11 +26,19 @@ def word(rule: str, value: Any, limit: Any, path: str = "") -> tuple[str, Any] |
         return None
     detail, shown = words(value, limit)
     unit = _UNITS.get(path.rsplit(".", 1)[-1])
+    if unit == "bytes" and limit == 1:
+        unit = "byte"
     return (f"{detail} {unit}" if unit and rule in ("above", "at_least") else detail), shown
 
 
 #: The unit a bound of these fields is worded in (the field's last path component).
-_UNITS = {"distance": "metres", "shadowing_db": "dB"}
+_UNITS = {
+    "distance": "metres",
+    "shadowing_db": "dB",
+    "bytes": "bytes",
+    "packet_size": "bytes",
+    "mean_packet_size": "bytes",
+}
 
 
 def _duration(what: str) -> Any:
