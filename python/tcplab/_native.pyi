@@ -35,7 +35,7 @@ def default_access_json(bottleneck_rate: int) -> str:
 def time_trace_lines_json(json: str) -> str:
     """A time-trace file's times and intervals from its lines, or the first line's problem."""
 def _panic_for_tests(message: str) -> None: ...
-def replay_facts(paths: list[str], tcp_flows: int, udp_flows: int) -> dict[str, Any]:
+def replay_facts(paths: list[str], tcp_flows: int, udp_flows: int, delay_interval_ns: int | None = None) -> dict[str, Any]:
     """The instruments on recorded facts (JSON lines): a ``finish()``-shaped dict."""
 
 DEFAULT_MAX_RECORD_MB: int

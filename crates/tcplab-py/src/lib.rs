@@ -261,21 +261,27 @@ fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
 /// other) of `tcp_flows` TCP and `udp_flows` UDP flows, named `flow{i}` and `udp{i}`: the
 /// results dict of `Simulation.finish()` with what the instruments measure (the `flows` and
 /// `udp` rows' instrument columns, `verdicts`, `delay`, `delay_histogram`, `series`,
-/// `queues`, `conservation`); the other tables empty. A file or line that cannot be read:
-/// ValueError naming it.
+/// `queues`, `conservation`, and `delay_series` in intervals of `delay_interval_ns` when
+/// given); the other tables empty. A file or line that cannot be read: ValueError naming it.
 #[pyfunction]
+#[pyo3(signature = (paths, tcp_flows, udp_flows, delay_interval_ns=None))]
 fn replay_facts<'py>(
     py: Python<'py>,
     paths: Vec<String>,
     tcp_flows: usize,
     udp_flows: usize,
+    delay_interval_ns: Option<u64>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let results = detached(py, move || {
         let facts = tcplab_sim::instruments::record::read_files(&paths)?;
         tcplab_sim::instruments::check_flows(&facts, tcp_flows, udp_flows)?;
         let tcp: Vec<String> = (0..tcp_flows).map(|i| format!("flow{i}")).collect();
         let udp: Vec<String> = (0..udp_flows).map(|i| format!("udp{i}")).collect();
-        Ok(tcplab_sim::instruments::replay(tcp_flows, udp_flows, facts).into_results(&tcp, &udp))
+        let interval = delay_interval_ns
+            .filter(|&ns| ns > 0)
+            .map(tcplab_core::Dur::from_nanos);
+        let m = tcplab_sim::instruments::replay_with(tcp_flows, udp_flows, interval, facts);
+        Ok(m.into_results(&tcp, &udp))
     })?;
     tables::results_to_py(py, results)
 }
