@@ -178,3 +178,19 @@ controller = "reno"
 recovery = "newreno"
 """
     assert _error(text) == "topology.packet_size: 0 must be >= 1 byte"
+
+
+@pytest.mark.parametrize(
+    "trace, expected",
+    [
+        ('series = "interval"\ninterval = "0s"', 'trace.interval: 0 ns must be > 0 when series are recorded (trace.series = "change" or "interval")'),
+        ('series = "change"\ninterval = 0', 'trace.interval: 0 ns must be > 0 when series are recorded (trace.series = "change" or "interval")'),
+    ],
+)
+def test_a_zero_trace_interval_with_series_is_the_simulators_rule(trace, expected):
+    assert _error((_SCENARIO_HEAD % "2Mbps") + f"[trace]\n{trace}\n") == expected
+
+
+def test_a_zero_trace_interval_without_series_is_accepted():
+    c = canonical_of((_SCENARIO_HEAD % "2Mbps") + '[trace]\nseries = "off"\ninterval = 0\n')
+    assert c["trace"]["interval"] == 0

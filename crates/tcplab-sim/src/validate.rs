@@ -156,11 +156,16 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     }
     pcap_trace(s, &layout, &mut errs);
     time_limit("trace.interval", s.trace.interval, &mut errs);
-    if s.trace.series == SeriesMode::Interval && s.trace.interval == Dur::ZERO {
-        errs.push(
-            String::from("trace.interval = 0: expected a positive sampling interval in ns with series = \"interval\"")
-                .into(),
-        );
+    // Series sample at it (`interval`) and the one-way delay over time is binned by it
+    // (`change` too).
+    if s.trace.series != SeriesMode::Off && s.trace.interval == Dur::ZERO {
+        errs.push(Problem::new(
+            "trace.interval".into(),
+            Problem::POSITIVE_INTERVAL,
+            0,
+            1,
+            "expected a positive interval in ns when series are recorded",
+        ));
     }
     errs
 }

@@ -241,6 +241,20 @@ fn tcp_settings_times_and_sizes() {
         ..TraceSpec::off()
     };
     expect(&s, &["trace.interval = 0"]);
+    // Series on change bin the one-way delay over time by the interval too.
+    s.trace.series = SeriesMode::Change;
+    let p = check(&s);
+    let interval = p.iter().find(|p| p.path == "trace.interval").unwrap();
+    assert_eq!(
+        (interval.rule, &interval.value, &interval.limit),
+        (
+            Problem::POSITIVE_INTERVAL,
+            &Some(serde_json::json!(0)),
+            &Some(serde_json::json!(1))
+        )
+    );
+    s.trace.series = SeriesMode::Off;
+    assert!(check(&s).iter().all(|p| p.path != "trace.interval"));
     let mut s = base();
     s.flows[1].name = Some("flow0".into());
     expect(

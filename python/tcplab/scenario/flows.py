@@ -13,7 +13,7 @@ from pydantic import BeforeValidator
 
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, RawText
-from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, StrictModel, count_field, unit_field
+from tcplab.scenario.fields import Duration, Rate, Size, StrictModel, count_field, unit_field
 from tcplab.scenario.vocabulary import DEFAULTS, name_field, names
 from tcplab.units import UnitError, parse_duration, parse_size
 
@@ -228,7 +228,8 @@ class Trace(StrictModel):
     """What the run records besides summaries (defaults: the simulator's)."""
 
     series: Annotated[str, name_field("series mode", "series")] = _TRACE["series"]
-    interval: PosDuration = _TRACE["interval"]
+    #: > 0 when series are recorded: the simulator's rule (positive_interval).
+    interval: Duration = _TRACE["interval"]
     events: bool = _TRACE["events"]
     segments: bool = _TRACE["segments"]
     drops: bool = _TRACE["drops"]

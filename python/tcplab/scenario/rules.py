@@ -61,6 +61,10 @@ _WORDS = {
     "at_most_duration": _duration("at most the duration"),
     "after_start": _duration("after start"),
     "time_limit": _duration("at most the longest time a scenario may give, about 146 years"),
+    "positive_interval": lambda value, limit: (
+        'must be > 0 when series are recorded (trace.series = "change" or "interval")',
+        RawText(format_duration(value)),
+    ),
     "buffer_below_packet": _words(
         "bytes cannot hold one full-sized packet of the flows ({limit} bytes): every such packet would be dropped"
     ),
