@@ -194,3 +194,10 @@ def test_a_zero_trace_interval_with_series_is_the_simulators_rule(trace, expecte
 def test_a_zero_trace_interval_without_series_is_accepted():
     c = canonical_of((_SCENARIO_HEAD % "2Mbps") + '[trace]\nseries = "off"\ninterval = 0\n')
     assert c["trace"]["interval"] == 0
+
+
+def test_byte_countings_default_limit_and_its_rule_are_the_simulators():
+    growth = canonical_of(SMALL_TOML.replace('rto_min = "200ms"', 'rto_min = "200ms"\ngrowth = "byte_counting"'))["tcp"]["growth"]
+    assert growth == {"mode": "byte_counting", "limit": DEFAULTS["byte_counting_limit"]} == {"mode": "byte_counting", "limit": 2}
+    msg = _error(SMALL_TOML.replace('rto_min = "200ms"', 'rto_min = "200ms"\ngrowth = { mode = "byte_counting", limit = 0 }'))
+    assert msg == "tcp.growth.limit: 0 must be >= 1", msg

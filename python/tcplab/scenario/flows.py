@@ -29,7 +29,7 @@ GROWTH_MODES = (*_PLAIN_GROWTH, "byte_counting")
 
 
 def _growth(v: Any) -> dict[str, Any]:
-    """``"per_ack"``, ``"byte_counting"`` (limit 2), ``{mode = "byte_counting", limit = L}`` or
+    """``"per_ack"``, ``"byte_counting"`` (the simulator's default limit, 2), ``{mode = "byte_counting", limit = L}`` or
     ``"linux"`` (per acknowledged segment)."""
     modes = names("growth")
     if isinstance(v, dict):
@@ -50,10 +50,10 @@ def _growth(v: Any) -> dict[str, Any]:
         raise FieldError(f"is not a known growth mode (known: {', '.join(modes)})", sub, mode)
     if mode in _PLAIN_GROWTH:
         return {"mode": mode}
-    limit = v.get("limit", 2)
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise FieldError("must be a whole number of segments >= 1", ("limit",), limit)
-    return {"mode": "byte_counting", "limit": limit}
+    limit = v.get("limit", DEFAULTS["byte_counting_limit"])  # RFC 3465's L, the simulator's
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= _U32:
+        raise FieldError(f"is not a whole number of segments within [0, {_U32}]", ("limit",), limit)
+    return {"mode": "byte_counting", "limit": limit}  # >= 1: the simulator's rule (at_least)
 
 
 def _mss(v: Any) -> int:

@@ -50,7 +50,8 @@ fn optional_defaults<T: DeserializeOwned + serde::Serialize>(required: Value) ->
 /// `{field: [names]}` for every enumeration of the format a schema parses by name, and
 /// `defaults`: a link direction's queue and loss model when the scenario gives none, the
 /// optional parameters of RED (`red`) and Gilbert-Elliott (`gilbert_elliott`) with their
-/// defaults, the dumbbell's default access link (`access`: `min_rate` bit/s, `rate_factor`,
+/// defaults, byte counting's limit when a scenario names the mode alone
+/// (`byte_counting_limit`), the dumbbell's default access link (`access`: `min_rate` bit/s, `rate_factor`,
 /// `buffer_packets`; the link itself is [`Dumbbell::default_access`]) and what a run traces
 /// when the scenario says nothing (`trace`, [`TraceSpec::default`]).
 pub fn vocabulary() -> Value {
@@ -78,6 +79,7 @@ pub fn vocabulary() -> Value {
                 "buffer_packets": Dumbbell::DEFAULT_ACCESS_BUFFER_PACKETS,
             },
             "parking_lot": {"packet_size": super::presets::DEFAULT_PACKET_SIZE},
+            "byte_counting_limit": Growth::DEFAULT_BYTE_COUNTING_LIMIT,
             "trace": TraceSpec::default(),
         },
     })
@@ -131,6 +133,10 @@ mod tests {
     fn optional_parameters_come_with_their_serde_defaults() {
         let v = vocabulary();
         let red = &v["defaults"]["red"];
+        assert_eq!(
+            serde_json::json!({"mode": "byte_counting", "limit": v["defaults"]["byte_counting_limit"]}),
+            serde_json::to_value(Growth::default()).unwrap()
+        );
         assert_eq!(red["max_p"], 0.1);
         assert_eq!(red["w_q"], 0.002);
         assert_eq!(red["wait"], true);
