@@ -44,6 +44,7 @@ impl<E> MinHeap<E> {
         self.v.first().map_or(u128::MAX, |e| e.key)
     }
 
+    #[inline(always)]
     fn push(&mut self, e: Entry<E>) {
         let mut i = self.v.len();
         self.v.push(e);
@@ -89,6 +90,7 @@ impl<E> MinHeap<E> {
         Some(top)
     }
 
+    #[inline]
     fn len(&self) -> usize {
         self.v.len()
     }
@@ -275,6 +277,7 @@ impl<E> EventQueue<E> {
         }
     }
 
+    #[inline(always)]
     fn entry(&mut self, time: Time, event: E) -> Entry<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -283,7 +286,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at `time`; among events at one time, earlier calls run first.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: Time, event: E) {
         let e = self.entry(time, event);
         self.heap.push(e);
@@ -292,6 +295,7 @@ impl<E> EventQueue<E> {
 
     /// Like [`push`](Self::push) (same order), for events that are usually far ahead and
     /// rarely due, such as endpoint timers: kept in their own heap.
+    #[inline]
     pub fn push_timer(&mut self, time: Time, event: E) {
         let e = self.entry(time, event);
         self.timers.push(e);
@@ -347,6 +351,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Events waiting.
+    #[inline]
     pub fn len(&self) -> usize {
         self.heap.len() + self.timers.len() + self.radix.as_ref().map_or(0, |r| r.len)
     }

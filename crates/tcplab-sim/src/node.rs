@@ -24,7 +24,9 @@ pub struct Node {
 /// presets) shares the column of that router (the shortest paths to the host are those to
 /// its router, then the last link; hosts never forward, so nothing else leads to it), and
 /// only other hosts get a column of their own. Memory and time are then proportional to the
-/// number of nodes times the number of such routers and hosts, not to nodes squared.
+/// number of nodes times the number of such routers and hosts, not to nodes squared. Small
+/// networks (up to [`DENSE_NODES`] nodes) also keep every answer in a dense matrix, since a
+/// look-up there costs one load (each packet's every hop looks one up).
 #[derive(Clone, Debug)]
 pub struct Routes {
     nodes: usize,
@@ -32,7 +34,13 @@ pub struct Routes {
     target: Vec<Target>,
     /// Column `c` holds the next link of every node at `c * nodes ..`.
     next: Vec<u32>,
+    /// Up to [`DENSE_NODES`] nodes, the same answers as a node × node matrix (row `at`,
+    /// column `dst`): every packet's hop is then one load; else empty.
+    dense: Vec<u32>,
 }
+
+/// The most nodes for which [`Routes`] also keeps the dense matrix (256 KB at most).
+const DENSE_NODES: usize = 256;
 
 /// How `next_link(at, dst)` finds its answer for destination `dst`.
 #[derive(Clone, Copy, Debug)]
@@ -130,7 +138,9 @@ impl Routes {
             nodes: n,
             target,
             next,
+            dense: Vec::new(),
         }
+        .with_dense()
     }
 
     /// Shortest paths by the sum of `delay[l]` over link directions `l` (ns), ties to fewer
@@ -178,7 +188,9 @@ impl Routes {
             nodes: n,
             target,
             next,
+            dense: Vec::new(),
         }
+        .with_dense()
     }
 
     /// Packets at `at` for host `dst` leave on link direction `link` (a static route). A
@@ -205,20 +217,43 @@ impl Routes {
             };
         }
         self.next[t.col as usize * n + at as usize] = link;
+        if !self.dense.is_empty() {
+            self.dense[at as usize * n + dst as usize] = link;
+        }
+    }
+
+    /// Fills the dense matrix from the columns, when there are at most [`DENSE_NODES`] nodes.
+    fn with_dense(mut self) -> Routes {
+        let n = self.nodes;
+        if n <= DENSE_NODES {
+            self.dense = (0..n * n)
+                .map(|i| self.by_column((i / n) as u32, (i % n) as u32))
+                .collect();
+        }
+        self
     }
 
     /// The link direction a packet at `at` (not `dst` itself) for host `dst` leaves on.
     #[inline]
     pub fn next_link(&self, at: u32, dst: u32) -> Option<u32> {
+        let l = match self.dense.get(at as usize * self.nodes + dst as usize) {
+            Some(&l) => l,
+            None => self.by_column(at, dst),
+        };
+        (l != NO_ROUTE).then_some(l)
+    }
+
+    /// [`next_link`](Self::next_link) from the columns (NO_ROUTE: none).
+    #[inline]
+    fn by_column(&self, at: u32, dst: u32) -> u32 {
         let t = self.target[dst as usize];
-        let l = if at == t.router {
+        if at == t.router {
             t.last
         } else if t.col == NO_ROUTE {
             NO_ROUTE
         } else {
             self.next[t.col as usize * self.nodes + at as usize]
-        };
-        (l != NO_ROUTE).then_some(l)
+        }
     }
 
     /// The link directions from `src` to host `dst`, or None when there is no route.
@@ -452,6 +487,13 @@ mod tests {
                         d[a * n + dst]
                     };
                     assert_eq!(r2.next_link(a as u32, dst as u32).unwrap_or(NO_ROUTE), want);
+                }
+            }
+            // The dense matrix (these few nodes have one) gives what the columns give.
+            for routes in [&r, &r2] {
+                assert_eq!(routes.dense.len(), n * n);
+                for (i, &l) in routes.dense.iter().enumerate() {
+                    assert_eq!(l, routes.by_column((i / n) as u32, (i % n) as u32));
                 }
             }
         }

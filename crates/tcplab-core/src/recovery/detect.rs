@@ -82,6 +82,7 @@ impl Rfc6675 {
     }
 
     /// Outside recovery: counts duplicate ACKs; true when recovery should begin.
+    #[inline]
     pub fn should_enter(&mut self, ack: &AckInfo, sb: &Scoreboard) -> bool {
         if ack.acked_bytes > 0 {
             self.dupacks = 0;

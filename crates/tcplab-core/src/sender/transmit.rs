@@ -158,7 +158,7 @@ impl Sender {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn after_send(&mut self, now: Time, idx: SegIdx, retransmission: bool) {
         let len = self.sb.seg(idx).map_or(0, |s| s.len as u64);
         self.counters.segments_sent += 1;

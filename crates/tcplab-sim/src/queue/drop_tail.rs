@@ -23,6 +23,7 @@ impl DropTail {
 }
 
 impl Queue for DropTail {
+    #[inline]
     fn enqueue(&mut self, _now: Time, pkt: Queued, held: Occupancy) -> Admission {
         if !held.fits(pkt.size, self.buffer) {
             return Admission::Drop(DropCause::BufferOverflow);
@@ -31,11 +32,13 @@ impl Queue for DropTail {
         self.fifo.push_back(pkt);
         Admission::Accept
     }
+    #[inline]
     fn dequeue(&mut self, _now: Time) -> Option<Queued> {
         let p = self.fifo.pop_front()?;
         self.waiting.remove(p.size);
         Some(p)
     }
+    #[inline]
     fn waiting(&self) -> Occupancy {
         self.waiting
     }
