@@ -8,7 +8,7 @@ use crate::error::{Problem, SimError};
 use crate::flow_route;
 use crate::node::Routes;
 use crate::scenario::{
-    Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode,
+    Buffer, Framing, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode, Stack,
 };
 use crate::topology::{self, Layout};
 use tcplab_core::registry::Registries;
@@ -113,6 +113,14 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
             errs.push(
                 format!(
                     "{p}.bytes = 0: expected at least 1 byte, or none for an unlimited transfer"
+                )
+                .into(),
+            );
+        }
+        if f.stack == Stack::Linux && f.framing != Framing::Tcplab {
+            errs.push(
+                format!(
+                    "{p}.framing = \"eth\": a framing is for stack = \"tcplab\" flows (the kernel's TCP has its own)"
                 )
                 .into(),
             );

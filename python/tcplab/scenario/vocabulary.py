@@ -1,5 +1,6 @@
 """The scenario format's names (topology kinds, queue disciplines, loss models, RED modes,
-routing, series, RTO modes, repeated-RTO and SACK styles, growth modes) and a link
+routing, series, RTO modes, repeated-RTO and SACK styles, growth modes, live stacks
+and framings) and a link
 direction's default queue and loss model, read from the simulator
 (``tcplab_sim::scenario::vocabulary``, through ``_native.scenario_vocabulary_json``): the
 serde definitions are the one list; this package keeps no copy."""
@@ -24,7 +25,7 @@ DEFAULTS: dict[str, dict[str, Any]] = _VOCABULARY["defaults"]
 
 def names(field: str) -> tuple[str, ...]:
     """The names the simulator accepts for ``field`` ("queue", "loss_model", "topology",
-    "red_mode", "routing", "series", "rto_mode", "repeated_rto", "sack_style", "growth")."""
+    "red_mode", "routing", "series", "rto_mode", "repeated_rto", "sack_style", "growth", "stack", "framing")."""
     return tuple(_VOCABULARY[field])
 
 
