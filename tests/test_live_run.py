@@ -120,6 +120,13 @@ def test_the_results_directory_has_the_simulated_runs_tables_and_columns(live: L
     assert set(series["flow"].unique().to_list()) == {0, 1}
     drops = pl.read_parquet(live.out_dir / "drops.parquet")
     assert drops.height == int(flows["data_drops"].sum() + flows["ack_drops"].sum())
+    # Links: the simulator's rows (names, ends, rate, delay), the emulator's counts.
+    fixed = ["link", "direction", "from", "to", "rate_bps", "delay_ns"]
+    links = pl.read_parquet(live.out_dir / "links.parquet")
+    assert links.select(fixed).equals(pl.read_parquet(sim / "links.parquet").select(fixed))
+    bottleneck = links.filter((pl.col("link") == "left-right") & (pl.col("direction") == "forward"))
+    drop_cols = [c for c in links.columns if c.startswith("drops_")]
+    assert int(bottleneck.select(drop_cols).sum_horizontal()[0]) == drops.filter(pl.col("link") == 4).height
 
 
 def test_no_byte_is_lost_or_duplicated_and_conservation_holds(live: LiveRun) -> None:

@@ -15,6 +15,7 @@ Ctrl-C or an error; the results directory is written whole or not at all.
 
 from __future__ import annotations
 
+import json
 import math
 import tempfile
 import time
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tcplab import _native
 from tcplab.instruments import replay
 from tcplab.live import facts as live_facts
 from tcplab.live.fidelity import live_section, udp_rcvbuf_errors
@@ -250,20 +252,19 @@ def _drops_table(tb: Testbed, origin: int) -> list[dict[str, Any]]:
 
 
 def _links_table(tb: Testbed, canonical: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``links`` table from the emulator's stats: per link direction (the simulator's
-    order) packets and bytes serialized, drops by cause, ECN marks, utilization."""
-    assert tb.plan is not None and tb.stats is not None
-    rows = []
+    """The ``links`` table: the simulator's rows for the scenario's link directions (names,
+    ends, rate, delay: a simulation built and not run), with what the emulator's stats
+    counted on each: packets and bytes serialized, drops by cause, ECN marks, utilization
+    (busy time over the run's duration)."""
+    assert tb.stats is not None
+    sim = _native.Simulation(json.dumps(canonical))
+    rows = _rows(table_frame("links", sim.finish()["links"]))
     dur = max(1, canonical["duration"])
-    for link in tb.plan["links"]:
-        st = tb.stats.get("links", {}).get(link["name"], {})
-        for direction, a, b in (("forward", link["from"], link["to"]), ("reverse", link["to"], link["from"])):
-            s = st.get(direction, {})
-            drops = s.get("drops", {})
-            rows.append({"link": link["name"], "direction": direction, "from": a, "to": b,
-                         "packets_sent": s.get("serialized", 0), "bytes_sent": s.get("serialized_bytes", 0),
-                         **{f"drops_{k}": v for k, v in drops.items()},
-                         "utilization": s.get("busy_ns", 0) / dur, "ecn_marks": s.get("ecn_marks", 0)})
+    for r in rows:
+        s = tb.stats.get("links", {}).get(r["link"], {}).get(r["direction"], {})
+        r.update({"packets_sent": s.get("serialized", 0), "bytes_sent": s.get("serialized_bytes", 0),
+                  **{f"drops_{k}": v for k, v in s.get("drops", {}).items()},
+                  "utilization": s.get("busy_ns", 0) / dur, "ecn_marks": s.get("ecn_marks", 0)})
     return rows
 
 

@@ -1,17 +1,21 @@
 """tcplab's transport on a live testbed: tcplab-core's sender and receiver over UDP
 (`tcplab-flow`, Rust: crates/tcplab-live), one in each namespace, through the emulator.
 
-`run_flow(tb, canonical, flow)` starts the receiver, waits until its socket is bound, starts
-the sender, waits for it to finish (the transfer acknowledged, or the scenario's duration
-passed), stops the receiver (SIGTERM: it writes its summary) and returns both summaries.
-Both endpoints and the emulator share one time axis: model time 0 is ``clock_origin_ns``
-(CLOCK_MONOTONIC), chosen a moment after both endpoints are started. Whatever happens, both
-processes are killed before `run_flow` returns (and with the testbed, which owns them).
+`start_flow(tb, canonical, index, origin_ns, out_dir)` starts flow `index` of a scenario
+between its hosts on any testbed (`Testbed.for_scenario`: hosts by name), port 5400 + index
+at both ends: the receiver in ``dst``'s namespace, then the sender in ``src``'s, each once
+its socket is bound; several flows run at once on one testbed. `FlowHandle.finish` waits
+for the sender to finish (the transfer acknowledged, or the scenario's duration passed),
+lets the receiver run a little longer for what is in flight, stops it (SIGTERM: it writes
+its summary) and returns both summaries. Every flow of a run shares one time axis with the
+emulator: model time 0 is ``origin_ns`` (CLOCK_MONOTONIC), picked by the caller a moment
+ahead. Whatever happens, both processes are killed before `finish` returns (and with the
+testbed, which owns them).
 
-The scenario is canonical (``Scenario.canonical()``) with an explicit topology of two hosts
-joined by one link: `link_config` turns it into the emulator's config (the same seed and
-link name, so the emulator draws the simulator's random streams), with the link's ``from``
-host in namespace A.
+`run_flow(tb, canonical, flow)` does both for one flow on a one-link testbed (an explicit
+topology of two hosts joined by one link: `link_config` turns it into the emulator's config,
+the same seed and link name, so the emulator draws the simulator's random streams, with the
+link's ``from`` host in namespace A).
 """
 
 from __future__ import annotations
