@@ -13,6 +13,7 @@ are docs/live.md's (`tcplab.live.fidelity.BOUNDS`), checked for presence, not fo
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import signal
 import subprocess
@@ -188,6 +189,14 @@ def test_a_wlan_scenario_or_udp_flow_is_refused_in_one_line(binaries: None, tmp_
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.endswith("802.11b segments are not emulated\n")
     assert not (tmp_path / "w").exists()
+    udp = tmp_path / "udp.toml"
+    udp.write_text(DUMBBELL.format(pairs=2) + '[[udp]]\nsrc = "s0"\ndst = "r0"\nrate = "1Mbps"\npacket_size = 1000\n')
+    if importlib.util.find_spec("tcplab.live.udp") is None:
+        r = subprocess.run([*tcplab, "run", "--live", str(udp), "--out", str(tmp_path / "u")],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith(f"error: {udp}: udp: UDP flows do not run live yet"), r.stderr
+        assert not (tmp_path / "u").exists()
     r = subprocess.run([*tcplab, "run", "--realtime", str(ROOT / "scenarios" / "wlan-exp2-case1.toml")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr == "error: --realtime: only with --live\n"

@@ -15,6 +15,8 @@ Ctrl-C or an error; the results directory is written whole or not at all.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import math
 import tempfile
@@ -85,11 +87,8 @@ def refusal(canonical: dict[str, Any]) -> str | None:
         scenario_plan(canonical)
     except LiveError as e:
         return str(e)
-    if canonical.get("udp"):
-        try:
-            import tcplab.live.udp  # noqa: F401
-        except ImportError:
-            return "udp: UDP flows do not run live yet (tcplab run without --live simulates them)"
+    if canonical.get("udp") and importlib.util.find_spec("tcplab.live.udp") is None:
+        return "udp: UDP flows do not run live yet (tcplab run without --live simulates them)"
     from tcplab.live.linux import check_linux_flows
 
     try:
@@ -152,8 +151,7 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
             handles[i] = start_flow(tb, canonical, i, origin, raw / f"flow{i}", realtime=realtime)
     udp = []
     if canonical.get("udp"):
-        from tcplab.live.udp import start_udp_flow  # type: ignore[import-not-found]
-
+        start_udp_flow = importlib.import_module("tcplab.live.udp").start_udp_flow
         udp = [start_udp_flow(tb, canonical, j, origin, raw / f"udp{j}")
                for j in range(len(canonical["udp"]))]
     end = canonical["duration"]
@@ -278,6 +276,8 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
         streams += live_facts.flow_streams(i, run.out_dir, run.sender, run.receiver)
         ack_drops = sum(d["flow"] == i and d["packet"] == "ack" for d in drops)
         closing += live_facts.closing_facts(i, run.sender, run.receiver, ack_drops)
+    for j in range(len(canonical.get("udp") or [])):  # UDP CBR flows: their ends' facts
+        streams += [live_facts.read_jsonl(f) for f in sorted((raw / f"udp{j}").rglob("facts.jsonl"))]
     path = raw / "facts.jsonl"
     live_facts.write_facts(path, live_facts.merge(drops, streams, closing))
     m = replay(path, tcp_flows=len(flows), udp_flows=len(canonical.get("udp") or []))
