@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Creates (or refreshes) the Python environment of tcplab at the repository root:
 #   .venv/  with pip, maturin, the package's dependencies and pytest, and the package itself
-#   built from crates/tcplab-py (release profile) and installed in development mode.
+#   built from crates/tcplab-py (release profile) and installed in development mode; the live
+#   testbed's binaries (tcplab-emu, tcplab-flow: crates/tcplab-live, release) are built and
+#   linked into .venv/bin, where tcplab.live finds them (a link, like the editable package:
+#   a later `cargo build --release -p tcplab-live` is what the venv runs).
 # Idempotent: run it again after pulling; it reuses .venv and rebuilds incrementally.
 # Usage: bash scripts/setup.sh        (PYTHON=/path/to/python3 to pick another interpreter)
 set -euo pipefail
@@ -53,5 +56,18 @@ log "building the extension (release) and installing tcplab[test]"
 VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
     "$venv/bin/maturin" develop --release --extras test --manifest-path crates/tcplab-py/Cargo.toml
 
+# The live binaries are not Python extensions: maturin builds only crates/tcplab-py, so they are
+# built here and linked into the venv's bin (tcplab.live.netns.emulator_binary looks there
+# after $TCPLAB_EMU). For a copy that does not depend on this checkout's target directory:
+#   cargo install --path crates/tcplab-live --root .venv
+log "building the live binaries (tcplab-emu, tcplab-flow) and linking them into $venv/bin"
+cargo build --release -p tcplab-live
+target="$(cargo metadata --format-version 1 --no-deps \
+    | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+for exe in tcplab-emu tcplab-flow; do
+    ln -sf "$target/release/$exe" "$venv/bin/$exe"
+done
+
 "$venv/bin/python" -c 'import tcplab, tcplab._native as n; print("setup: tcplab", tcplab.__version__, "controllers:", n.controllers(), "recoveries:", n.recoveries())'
+"$venv/bin/python" -c 'from tcplab.live import emulator_binary as e; print("setup: live emulator", e())'
 log "done: activate with 'source .venv/bin/activate', test with '.venv/bin/pytest -q'"

@@ -280,6 +280,20 @@ def fake_finish(canonical: dict[str, Any], seed: int = 0) -> dict[str, Any]:
             "width_ns": np.full(2 * n, 262_144, np.uint64),
             "packets": np.tile(np.array([500, 490], np.uint64), n),
         },
+        "delay_series": {
+            # 100 ms intervals, a queueing delay that rises and falls with each flow's sawtooth.
+            "flow_kind": ["tcp"] * (n * (dur // 100_000_000)),
+            "flow": np.repeat(np.arange(n, dtype=np.uint32), dur // 100_000_000),
+            "time_ns": np.tile(np.arange(0, dur - 100_000_000 + 1, 100_000_000, dtype=np.uint64), n),
+            "packets": np.full(n * (dur // 100_000_000), 30, np.uint64),
+            "delay_mean_ns": np.concatenate(
+                [30e6 + 10e6 * (np.arange(dur // 100_000_000) % (4 + f)) / (4 + f) for f in range(n)]
+            ),
+            "delay_min_ns": np.full(n * (dur // 100_000_000), 30_000_000, np.uint64),
+            "delay_p50_ns": np.full(n * (dur // 100_000_000), 38_000_000, np.uint64),
+            "delay_p95_ns": np.full(n * (dur // 100_000_000), 45_000_000, np.uint64),
+            "delay_max_ns": np.full(n * (dur // 100_000_000), 50_000_000, np.uint64),
+        },
         "conservation": {
             "ok": True,
             "violations": [],

@@ -27,8 +27,9 @@ def test_the_readme_scenario_is_the_shipped_demo():
     assert block == (ROOT / "scenarios" / "demo-dumbbell.toml").read_text(encoding="utf-8")
 
 
-#: Tour commands a test does not run: a Dask cluster, the whole suite, the papers' sizes.
-NOT_RUN = ("--scheduler", "reproduce all", "--full", "...")
+#: Tour commands a test does not run: a Dask cluster, the whole suite, the papers' sizes,
+#: live runs (root, real time; tests/test_compare_live.py and the live tests run them).
+NOT_RUN = ("--scheduler", "reproduce all", "--full", "...", "live")
 
 
 def _tour() -> list[list[str]]:

@@ -97,3 +97,25 @@ def test_a_missing_file_is_named(tmp_path):
 def test_flows_table_is_polars(recorded):
     path, _ = recorded
     assert isinstance(replay(path, tcp_flows=2).tables["flows"], pl.DataFrame)
+
+
+def test_replay_with_the_runs_interval_gives_its_delay_over_time(recorded):
+    """docs/delay.md, "Over time": the delay_series table from the recorded facts is the
+    run's, and it partitions each flow's delivered packets (the delay table's)."""
+    path, raw = recorded
+    run = table_frame("delay_series", raw["delay_series"])
+    assert run.height > 50
+    m = replay(path, tcp_flows=2, delay_interval="10ms")
+    assert_frame_equal(m.tables["delay_series"], run, check_exact=True)
+    assert replay(path, tcp_flows=2).tables["delay_series"].height == 0
+    delay = table_frame("delay", raw["delay"])
+    per_flow = run.group_by("flow_kind", "flow").agg(
+        pl.col("packets").sum(), (pl.col("delay_mean_ns") * pl.col("packets")).sum().alias("weighted")
+    )
+    joined = delay.join(per_flow, on=["flow_kind", "flow"])
+    assert joined.height == 2
+    assert joined["packets"].to_list() == joined["packets_delivered"].to_list()
+    for row in joined.iter_rows(named=True):
+        assert row["weighted"] / row["packets"] == pytest.approx(row["delay_mean_ns"], rel=1e-12)
+    with pytest.raises(ValueError, match=r"delay_interval = '0s': must be > 0"):
+        replay(path, tcp_flows=2, delay_interval="0s")

@@ -205,9 +205,11 @@ def test_scenario_tcp_settings_become_sysctls(tmp_path: Path) -> None:
     assert r.series["cwnd"][0] == 4 * 1460
     assert r.flow["completed"] and r.linux["intact"] and r.flow["bytes_delivered"] == 1_000_000
     assert r.flow["data_drops"] == 0 and r.flow["retransmits"] == 0
-    # quickack: the receiver ACKs every segment (its ACKs: one per data segment, plus the
-    # handshake and the FIN's).
-    assert r.flow["acks_sent"] >= r.flow["segments_sent"]
+    # quickack: the receiver ACKs every segment it processes on its own, where delayed ACKs
+    # would give about one ACK per two. The kernel may still cover a few segments with one
+    # ACK (segments processed together from the socket's backlog: 684 ACKs for 685 segments
+    # was seen), so the bound is the midpoint of the two behaviours, 0.75 per segment.
+    assert r.flow["acks_sent"] > 0.75 * r.flow["segments_sent"]
 
 
 @pytest.mark.usefixtures("emu")

@@ -91,6 +91,7 @@ def test_simulation_lifecycle():
         "verdicts",
         "delay",
         "delay_histogram",
+        "delay_series",
         "conservation",
         "stats",
         "pcap",

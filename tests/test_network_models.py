@@ -135,8 +135,13 @@ def test_time_trace_file_is_read_relative_to_the_scenario(tmp_path):
     }
     (tmp_path / "bad.txt").write_text("1s\n2s 1s\n")
     scen.write_text(_bottleneck('loss = { model = "time_trace", file = "bad.txt" }'))
-    with pytest.raises(ScenarioError, match=r"forward\.loss\.file: 'bad\.txt' line 2: '2s 1s' is not a time"):
+    with pytest.raises(ScenarioError) as info:
         load_scenario(scen)
+    assert str(info.value) == "topology.bottleneck.forward.loss.file: 'bad.txt' line 2: '2s 1s' must have start < end ([2 s, 1 s])"
+    (tmp_path / "bad.txt").write_text("1s\n\n# three\n1s 2s 3s\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(scen)
+    assert str(info.value).endswith("'bad.txt' line 4: '1s 2s 3s' has 3 values: expected a time or a 'start end' pair")
     scen.write_text(_bottleneck('loss = { model = "time_trace", file = "missing.txt" }'))
     with pytest.raises(ScenarioError, match=r"forward\.loss\.file: 'missing\.txt' cannot be read"):
         load_scenario(scen)

@@ -9,12 +9,13 @@ import re
 import struct
 
 import numpy as np
+import polars as pl
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from conftest import MANY_FLOWS_TOML
 from tcplab.report.html import MAX_IMAGE_PX, png
-from tcplab.report.interactive import BINS, bokeh_js
+from tcplab.report.interactive import BINS, FEW, bokeh_js, delay_at
 from tcplab.report.overview import plot_delay_cdf, plot_flow_throughput, plot_throughput_delay
 from tcplab.report.page import FLOWS_PER_FIGURE, MAX_DETAIL_FLOWS, detail_flows
 from tcplab.report.plots import MAX_LINES, figure, plot_queues, plot_time_sequence, plot_windows, robust_top
@@ -54,14 +55,16 @@ def test_page_size_is_bounded_by_its_images_and_rows(many_flows_run):
     links = result.links.height
     text_bytes = 32_000 + 4_000 * result.flows.height + 1_000 * links
     # The interactive plot over time: Bokeh's JavaScript once (a constant of the dependency),
-    # and a document of 3 plots (under 8 KB of models each, 8 KB for the layout) whose
-    # renderers (the total, and per panel a line per flow up to MAX_LINES flows, else a band
-    # and a median) take under 2 KB of models and 2 columns of at most BINS + 1 float64
-    # each, in base64.
+    # and a document of 4 plots (under 8 KB of models each, 8 KB for the layout) whose
+    # renderers (the total; for throughput and RTT a line per flow up to MAX_LINES flows, else
+    # a band and a median; for the one-way delay a line per TCP and UDP flow, else the median,
+    # the 95th percentile and FEW flows) take under 2 KB of models and 2 columns of at most
+    # BINS + 1 float64 each, in base64.
     n = result.flows.height
-    renderers = 1 + 2 * (n if n <= MAX_LINES else 2)
+    delay_flows = result.delay.height
+    renderers = 1 + 2 * (n if n <= MAX_LINES else 2) + (delay_flows if delay_flows <= MAX_LINES else 2 + FEW)
     data = renderers * 2 * ((BINS + 1) * 8 * 4 / 3 + 4)
-    script_bytes = len(bokeh_js()) + 3 * 8_000 + 8_000 + renderers * 2_000 + data
+    script_bytes = len(bokeh_js()) + 4 * 8_000 + 8_000 + renderers * 2_000 + data
     size = len(html.encode())
     assert size <= image_bytes + text_bytes + script_bytes, (size, image_bytes, text_bytes, script_bytes)
     # Each part within its own bound.
@@ -172,3 +175,31 @@ def test_robust_top():
     assert robust_top(spiky) == pytest.approx(62.5)
     assert robust_top(spiky, floor=80) == 80
     assert robust_top(np.array([np.nan])) == 1.0
+
+
+def test_the_report_shows_one_way_delay_and_rtt_over_time_for_many_flows(many_flows_run):
+    """issue 12 §3: the aggregate view has the one-way delay over time (median and 95th
+    percentile across flows and a few flows, in the linked interactive plot) and the RTT's
+    percentiles; the delay binned for the plot is the delay_series table's, weighted."""
+    result, out = many_flows_run
+    html = (out / "report.html").read_text()
+    assert result.delay_series.height > 0
+    assert "One-way delay per flow (mean of the packets arriving in each" in html
+    assert "95th percentile across 64 flows" in html and "median across flows" in html
+    assert "TCP smoothed RTT over flows (series samples): median of p50 / median of p95" in html
+    assert f"the {FEW} flows of highest median delay" in html
+    # Bins of 4 intervals: each bin's mean is the packet-weighted mean of its intervals.
+    step = int(result.canonical["trace"]["interval"])
+    edges = np.arange(0, int(result.canonical["duration"]) + 4 * step, 4 * step, dtype=np.int64)
+    binned = delay_at(result, edges)
+    assert binned is not None
+    per_flow, names = binned
+    assert per_flow.shape == (result.delay.height, edges.size - 1) and names[0] == "flow0"
+    d = result.delay_series.filter((pl.col("flow_kind") == "tcp") & (pl.col("flow") == 5))
+    for b in range(edges.size - 1):
+        rows = d.filter((pl.col("time_ns") >= edges[b]) & (pl.col("time_ns") < edges[b + 1]))
+        if rows.height == 0:
+            assert np.isnan(per_flow[5, b])
+        else:
+            mean = (rows["delay_mean_ns"] * rows["packets"]).sum() / rows["packets"].sum() / 1e6
+            assert per_flow[5, b] == pytest.approx(mean, rel=1e-12)

@@ -76,6 +76,9 @@ def test_results_directory(result, tmp_path):
     assert html.count("<img") >= 4
     assert html.count('src="data:image/png;base64,') == html.count("<img")
     assert "newreno" in html and "throughput (Mb/s)" in html
+    # The one-way delay over time, one line per flow (2 flows), in the interactive plot.
+    assert "One-way delay per flow (mean of the packets arriving in each 100 ms)" in html
+    assert "TCP smoothed RTT over flows" in html
     # nothing else left beside it
     assert os.listdir(base) == ["run"]
 

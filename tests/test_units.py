@@ -81,6 +81,13 @@ def test_unit_errors(parse, value, fragment):
         parse(value)
 
 
+def test_a_size_may_be_zero_bytes_the_fields_rule_is_the_simulators():
+    # Whether 0 bytes is allowed is each field's rule (tcplab_sim::validate), not the parser's.
+    assert parse_size("0B") == 0 and parse_size(0) == 0
+    with pytest.raises(UnitError, match="must be >= 0"):
+        parse_size(-1)
+
+
 def test_positive_duration():
     with pytest.raises(UnitError, match="must be > 0"):
         parse_duration("0s", positive=True)

@@ -27,7 +27,7 @@ def test_every_variant_the_simulator_knows_has_a_parser():
 
 
 def test_a_link_direction_defaults_to_the_simulators_queue_and_loss():
-    assert DEFAULTS == {"queue": {"discipline": "drop_tail"}, "loss": {"model": "none"}}
+    assert (DEFAULTS["queue"], DEFAULTS["loss"]) == ({"discipline": "drop_tail"}, {"model": "none"})
     reverse = canonical_of(SMALL_TOML)["topology"]["bottleneck"]["reverse"]
     assert (reverse["queue"], reverse["loss"]) == (DEFAULTS["queue"], DEFAULTS["loss"])
 
@@ -135,3 +135,101 @@ def test_a_simulated_run_ignores_the_live_stack_and_framing():
         'name = "newreno"', 'name = "newreno"\nstack = "tcplab"\nframing = "eth"')))
     for t in ("flows", "series", "drops", "links"):
         assert plain.tables[t].equals(marked.tables[t]), t
+
+
+# ---- defaults the schema fills in come from the simulator (issue 11 §2) ----------------------
+
+_SCENARIO_HEAD = """
+name = "d"
+duration = "1s"
+[topology]
+bottleneck = { rate = "%s", delay = "10ms", buffer = 10 }
+[[flows]]
+controller = "reno"
+recovery = "newreno"
+"""
+
+
+@pytest.mark.parametrize("rate, access_rate", [("2Mbps", 1_000_000_000), ("1Gbps", 10_000_000_000)])
+def test_the_dumbbells_default_access_links_are_the_simulators(rate, access_rate):
+    c = canonical_of(_SCENARIO_HEAD % rate)["topology"]
+    expected = json.loads(_native.default_access_json(c["bottleneck"]["forward"]["rate"]))
+    assert c["sender_access"] == [expected] and c["receiver_access"] == [expected]
+    assert expected["forward"]["rate"] == access_rate
+    assert expected["forward"]["buffer"] == {"packets": DEFAULTS["access"]["buffer_packets"]}
+
+
+def test_trace_red_and_gilbert_elliott_defaults_are_the_simulators():
+    from tcplab.scenario import Trace
+
+    c = canonical_of(_SCENARIO_HEAD % "2Mbps")
+    assert c["trace"] == DEFAULTS["trace"]
+    assert Trace().model_dump(exclude_none=True) == DEFAULTS["trace"]
+    red = canonical_of(
+        (_SCENARIO_HEAD % "2Mbps").replace("buffer = 10 }", 'buffer = 10, queue = { discipline = "red", min_th = 2, max_th = 6 } }')
+    )["topology"]["bottleneck"]["forward"]["queue"]
+    assert red == {"discipline": "red", "min_th": 2.0, "max_th": 6.0, **DEFAULTS["red"]}
+    assert (red["max_p"], red["w_q"]) == (0.1, 0.002)
+    ge = canonical_of(
+        (_SCENARIO_HEAD % "2Mbps").replace("buffer = 10 }", 'buffer = 10, loss = { model = "gilbert_elliott", p_gb = 0.1, p_bg = 0.5 } }')
+    )["topology"]["bottleneck"]["forward"]["loss"]
+    assert ge == {"model": "gilbert_elliott", "p_gb": 0.1, "p_bg": 0.5, **DEFAULTS["gilbert_elliott"]}
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ('[[flows]]\ncontroller = "reno"\nrecovery = "newreno"\nbytes = "0B"', "flows[1].bytes: 0 must be >= 1 byte"),
+        ('[[udp]]\nrate = "1Mbps"\npacket_size = "0KB"', "udp[0].packet_size: 0 must be >= 1 byte"),
+        ("[trace]\npcap_snaplen = 70000", "trace.pcap_snaplen: 70000 must be within [1, 65535]"),
+        ("[trace]\npcap_snaplen = 0", "trace.pcap_snaplen: 0 must be within [1, 65535]"),
+    ],
+)
+def test_a_zero_size_is_the_simulators_rule_naming_field_and_value(change, expected):
+    assert _error((_SCENARIO_HEAD % "2Mbps") + change) == expected
+
+
+def test_a_zero_byte_buffer_and_red_mean_size_are_the_simulators_rules():
+    msg = _error((_SCENARIO_HEAD % "2Mbps").replace("buffer = 10 }", 'buffer = "0B" }'))
+    assert msg == "topology.bottleneck.buffer: 0 must be >= 1 byte", msg
+    red = 'queue = { discipline = "red", min_th = "0B", max_th = "6KB", mode = "bytes", mean_packet_size = "0B" }'
+    msg = _error((_SCENARIO_HEAD % "2Mbps").replace("buffer = 10 }", f"buffer = 10, {red} }}"))
+    assert msg == "topology.bottleneck.queue.mean_packet_size: 0 must be >= 1 byte", msg
+
+
+def test_a_parking_lots_packet_size_of_zero_names_field_and_value():
+    text = """
+name = "p"
+duration = "1s"
+[topology]
+kind = "parking_lot"
+bottleneck = { rate = "10Mbps", delay = "10ms", buffer = 50 }
+packet_size = "0B"
+[[flows]]
+controller = "reno"
+recovery = "newreno"
+"""
+    assert _error(text) == "topology.packet_size: 0 must be >= 1 byte"
+
+
+@pytest.mark.parametrize(
+    "trace, expected",
+    [
+        ('series = "interval"\ninterval = "0s"', 'trace.interval: 0 ns must be > 0 when series are recorded (trace.series = "change" or "interval")'),
+        ('series = "change"\ninterval = 0', 'trace.interval: 0 ns must be > 0 when series are recorded (trace.series = "change" or "interval")'),
+    ],
+)
+def test_a_zero_trace_interval_with_series_is_the_simulators_rule(trace, expected):
+    assert _error((_SCENARIO_HEAD % "2Mbps") + f"[trace]\n{trace}\n") == expected
+
+
+def test_a_zero_trace_interval_without_series_is_accepted():
+    c = canonical_of((_SCENARIO_HEAD % "2Mbps") + '[trace]\nseries = "off"\ninterval = 0\n')
+    assert c["trace"]["interval"] == 0
+
+
+def test_byte_countings_default_limit_and_its_rule_are_the_simulators():
+    growth = canonical_of(SMALL_TOML.replace('rto_min = "200ms"', 'rto_min = "200ms"\ngrowth = "byte_counting"'))["tcp"]["growth"]
+    assert growth == {"mode": "byte_counting", "limit": DEFAULTS["byte_counting_limit"]} == {"mode": "byte_counting", "limit": 2}
+    msg = _error(SMALL_TOML.replace('rto_min = "200ms"', 'rto_min = "200ms"\ngrowth = { mode = "byte_counting", limit = 0 }'))
+    assert msg == "tcp.growth.limit: 0 must be >= 1", msg

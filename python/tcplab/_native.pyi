@@ -30,8 +30,12 @@ def wlan_vocabulary_json() -> str:
 def scenario_vocabulary_json() -> str:
     """The format's enumeration names and a link direction's default queue and loss model."""
 def read_delivery_trace(path: str) -> tuple[list[int], int]: ...
+def default_access_json(bottleneck_rate: int) -> str:
+    """A preset's access links when the scenario gives none (``Dumbbell::default_access``)."""
+def time_trace_lines_json(json: str) -> str:
+    """A time-trace file's times and intervals from its lines, or the first line's problem."""
 def _panic_for_tests(message: str) -> None: ...
-def replay_facts(paths: list[str], tcp_flows: int, udp_flows: int) -> dict[str, Any]:
+def replay_facts(paths: list[str], tcp_flows: int, udp_flows: int, delay_interval_ns: int | None = None) -> dict[str, Any]:
     """The instruments on recorded facts (JSON lines): a ``finish()``-shaped dict."""
 
 DEFAULT_MAX_RECORD_MB: int

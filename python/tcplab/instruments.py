@@ -19,9 +19,10 @@ import polars as pl
 
 from tcplab import _native
 from tcplab.run import table_frame
+from tcplab.units import UnitError, parse_duration
 
 #: The tables the instruments fill (the others of a run's results stay empty).
-MEASURED_TABLES = ("flows", "udp", "verdicts", "delay", "delay_histogram", "series", "queues")
+MEASURED_TABLES = ("flows", "udp", "verdicts", "delay", "delay_histogram", "delay_series", "series", "queues")
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,8 @@ class Measured:
     ``tables``: ``flows`` and ``udp`` (one row per flow, named ``flow{i}`` and ``udp{i}``;
     only the columns the instruments fill are set: drops, marks, loss classification,
     timeout taxonomy, loss events, and for UDP packets sent, received and dropped),
-    ``verdicts``, ``delay``, ``delay_histogram``, ``series`` and ``queues``, with the columns
+    ``verdicts``, ``delay``, ``delay_histogram``, ``delay_series`` (empty unless ``replay``
+    was given ``delay_interval``), ``series`` and ``queues``, with the columns
     of a run's results (docs/results.md). ``conservation``: the run's ``conservation`` dict
     (``ok``, ``violations``, ``packets_sent``, ...).
     """
@@ -41,12 +43,18 @@ class Measured:
 
 
 def replay(
-    path_or_paths: str | Path | Sequence[str | Path], *, tcp_flows: int, udp_flows: int = 0
+    path_or_paths: str | Path | Sequence[str | Path],
+    *,
+    tcp_flows: int,
+    udp_flows: int = 0,
+    delay_interval: int | str | None = None,
 ) -> Measured:
     """Runs the instruments on the facts of one JSON-lines file or several (read one after
     the other: the instruments take the facts in that order) of ``tcp_flows`` TCP and
-    ``udp_flows`` UDP flows (flow indices below those). A file or line that cannot be read,
-    or a fact naming a flow past the counts: ValueError naming it."""
+    ``udp_flows`` UDP flows (flow indices below those). ``delay_interval`` (a duration:
+    seconds or a string such as ``"10ms"``; a run's ``trace.interval``) also measures the
+    one-way delay over time (``delay_series``). A file or line that cannot be read, or a
+    fact naming a flow past the counts: ValueError naming it."""
     if isinstance(path_or_paths, (str, Path)):
         paths = [path_or_paths]
     else:
@@ -54,7 +62,13 @@ def replay(
     for name, n in (("tcp_flows", tcp_flows), ("udp_flows", udp_flows)):
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ValueError(f"{name} = {n!r}: expected a count of flows (an integer >= 0)")
-    raw = _native.replay_facts([str(p) for p in paths], tcp_flows, udp_flows)
+    interval_ns = None
+    if delay_interval is not None:
+        try:
+            interval_ns = parse_duration(delay_interval, positive=True)
+        except UnitError as e:
+            raise ValueError(f"delay_interval = {delay_interval!r}: {e}") from None
+    raw = _native.replay_facts([str(p) for p in paths], tcp_flows, udp_flows, interval_ns)
     return Measured(
         tables={name: table_frame(name, raw[name]) for name in MEASURED_TABLES},
         conservation=dict(raw["conservation"]),

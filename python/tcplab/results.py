@@ -5,7 +5,7 @@ Layout (docs/results.md documents every column)::
     <out>/
       flows.parquet udp.parquet links.parquet series.parquet
       queues.parquet drops.parquet events.parquet segments.parquet verdicts.parquet
-      delay.parquet delay_histogram.parquet
+      delay.parquet delay_histogram.parquet delay_series.parquet
       summary.json        scenario (as given and canonical), seed, version, git revision,
                           wall times, run stats, conservation, per-flow summary (with the
                           loss classification in Veno's Table I form, ``table_one``)

@@ -63,7 +63,8 @@ class RunResult:
     flow), ``udp``, ``links`` (one row per link direction), ``series`` (per-flow cwnd,
     ssthresh, RTT, delivered... over time), ``queues``, ``drops``, ``events``, ``segments``,
     ``verdicts`` (every loss response: the controller's verdict and the loss's actual cause),
-    ``delay`` (one-way delay, jitter and loss per flow) and ``delay_histogram``.
+    ``delay`` (one-way delay, jitter and loss per flow), ``delay_histogram`` and
+    ``delay_series`` (one-way delay per flow and interval over time).
     """
 
     scenario: Scenario
@@ -158,6 +159,12 @@ class RunResult:
     @property
     def delay_histogram(self) -> pl.DataFrame:
         return self.tables["delay_histogram"]
+
+    @property
+    def delay_series(self) -> pl.DataFrame:
+        """One-way delay per flow and ``trace.interval`` over time (count, mean, min, p50,
+        p95, max; empty when ``trace.series = "off"``; docs/delay.md, "Over time")."""
+        return self.tables["delay_series"]
 
     # ---- summaries ---------------------------------------------------------------------------
 

@@ -144,8 +144,10 @@ def parse_rate(value: object) -> int:
     return _check(_round(bps), 1, "a rate")
 
 
-def parse_size(value: object, *, positive: bool = True) -> int:
-    """A size in bytes from a number (bytes) or a string with a unit ("32MB", "64KiB")."""
+def parse_size(value: object) -> int:
+    """A size in bytes from a number (bytes) or a string with a unit ("32MB", "64KiB"), >= 0.
+    Whether a field may be 0 bytes is the field's rule, the simulator's (``tcplab_sim::validate``:
+    an empty buffer, a flow of 0 bytes, a 0-byte packet are its problems)."""
     if isinstance(value, str):
         x, unit = _split(value, "a size", _SIZE_HELP)
         if not unit:
@@ -158,9 +160,9 @@ def parse_size(value: object, *, positive: bool = True) -> int:
         n = _number(value, "a size", _SIZE_HELP)
         if n.denominator != 1:
             raise UnitError("is not a whole number of bytes")
-    if n < 0 or (positive and n <= 0):
-        raise UnitError("must be > 0" if positive else "must be >= 0")
-    return _check(_round(n), 1 if positive else 0, "a size")
+    if n < 0:
+        raise UnitError("must be >= 0")
+    return _check(_round(n), 0, "a size")
 
 
 def format_duration(ns: int) -> str:

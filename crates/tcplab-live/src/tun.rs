@@ -1,5 +1,7 @@
-//! TUN devices created inside named network namespaces (`ip netns`, `/run/netns/NAME`).
-//! The calling thread enters the namespace (`setns`), opens `/dev/net/tun` with
+//! TUN devices created inside network namespaces, named (`ip netns`: `/run/netns/NAME`) or
+//! given by the path of a namespace file (`/proc/PID/ns/net`: a namespace held by a process,
+//! as an unprivileged run inside a user namespace makes them, see docs/live.md). The calling
+//! thread enters the namespace (`setns`), opens `/dev/net/tun` with
 //! `IFF_TUN | IFF_NO_PI` (raw IP packets, no packet-information header) and returns to its
 //! own namespace; the device stays in the namespace it was made in and disappears when its
 //! descriptor closes (it is not persistent), so an emulator that dies leaves no device.
@@ -30,16 +32,28 @@ fn setns(f: &File) -> io::Result<()> {
     Ok(())
 }
 
-/// Opens a non-blocking TUN device `dev` inside network namespace `netns`.
+/// The namespace file of `netns`: a path as given (it contains a `/`), else a name under
+/// `/run/netns` (`ip netns`).
+pub fn netns_path(netns: &str) -> String {
+    if netns.contains('/') {
+        netns.to_string()
+    } else {
+        format!("/run/netns/{netns}")
+    }
+}
+
+/// Opens a non-blocking TUN device `dev` inside network namespace `netns` (a name or the path
+/// of a namespace file, [`netns_path`]).
 pub fn open_in_netns(netns: &str, dev: &str) -> Result<File, String> {
     if dev.is_empty() || dev.len() >= libc::IFNAMSIZ {
         return Err(format!("tun = {dev:?}: a device name of 1 to 15 bytes"));
     }
     let own = File::open("/proc/thread-self/ns/net")
         .map_err(|e| format!("cannot open this thread's network namespace: {e}"))?;
-    let target =
-        File::open(format!("/run/netns/{netns}")).map_err(|e| format!("netns = {netns:?}: {e}"))?;
-    setns(&target).map_err(|e| format!("netns = {netns:?}: setns: {e} (needs CAP_SYS_ADMIN)"))?;
+    let target = File::open(netns_path(netns)).map_err(|e| format!("netns = {netns:?}: {e}"))?;
+    setns(&target).map_err(|e| {
+        format!("netns = {netns:?}: setns: {e} (needs CAP_SYS_ADMIN over the namespace)")
+    })?;
     let tun = open_tun(dev);
     setns(&own).map_err(|e| format!("cannot return to the own network namespace: {e}"))?;
     tun.map_err(|e| format!("tun = {dev:?} in {netns:?}: {e}"))
@@ -70,4 +84,22 @@ fn open_tun(dev: &str) -> io::Result<File> {
         return Err(io::Error::last_os_error());
     }
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_is_under_run_netns_and_a_path_is_kept() {
+        assert_eq!(netns_path("tcplab-1-ab-a"), "/run/netns/tcplab-1-ab-a");
+        assert_eq!(netns_path("/proc/42/ns/net"), "/proc/42/ns/net");
+    }
+
+    #[test]
+    fn a_missing_namespace_is_one_line_naming_it() {
+        let e = open_in_netns("/proc/0/ns/net", "tcplab0").unwrap_err();
+        assert!(e.starts_with("netns = \"/proc/0/ns/net\": "), "{e}");
+        assert!(!e.contains('\n'));
+    }
 }

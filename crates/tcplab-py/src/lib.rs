@@ -214,6 +214,41 @@ fn read_delivery_trace(py: Python<'_>, path: &str) -> PyResult<(Vec<u64>, u64)> 
     })
 }
 
+/// The access links of a preset when the scenario gives none, for a bottleneck whose
+/// fastest direction carries `bottleneck_rate` bit/s (`Dumbbell::default_access`), as the
+/// canonical JSON of a duplex link.
+#[pyfunction]
+fn default_access_json(bottleneck_rate: u64) -> PyResult<String> {
+    no_panic(|| {
+        serde_json::to_string(&tcplab_sim::scenario::Dumbbell::default_access(
+            bottleneck_rate,
+        ))
+    })
+    .map_err(|m| internal_error(&m))?
+    .map_err(|e| internal_error(&e.to_string()))
+}
+
+/// The loss times and intervals of a time-trace file from its lines
+/// (`tcplab_sim::loss::time_trace::from_lines`): JSON `[[line, [ns, ...]], ...]` in,
+/// JSON `{"times": [...], "intervals": [[start, end], ...], "problem": null}` out, or with
+/// `problem` the first line that breaks a rule (`{path: "line N", rule, value, limit,
+/// message}`) for the reader to word. Raises ValueError when the JSON does not have that shape.
+#[pyfunction]
+fn time_trace_lines_json(py: Python<'_>, json: &str) -> PyResult<String> {
+    let json = json.to_owned();
+    detached(py, move || {
+        let lines: Vec<(u64, Vec<tcplab_core::Dur>)> =
+            serde_json::from_str(&json).map_err(|e| format!("time-trace lines: {e}"))?;
+        let out = match tcplab_sim::loss::time_trace::from_lines(&lines) {
+            Ok((times, intervals)) => {
+                serde_json::json!({"times": times, "intervals": intervals, "problem": null})
+            }
+            Err(problem) => serde_json::json!({"times": [], "intervals": [], "problem": problem}),
+        };
+        Ok(out.to_string())
+    })
+}
+
 /// Panics inside Rust, to test that panics reach Python as RuntimeError (tests only).
 #[pyfunction]
 fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
@@ -226,21 +261,27 @@ fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
 /// other) of `tcp_flows` TCP and `udp_flows` UDP flows, named `flow{i}` and `udp{i}`: the
 /// results dict of `Simulation.finish()` with what the instruments measure (the `flows` and
 /// `udp` rows' instrument columns, `verdicts`, `delay`, `delay_histogram`, `series`,
-/// `queues`, `conservation`); the other tables empty. A file or line that cannot be read:
-/// ValueError naming it.
+/// `queues`, `conservation`, and `delay_series` in intervals of `delay_interval_ns` when
+/// given); the other tables empty. A file or line that cannot be read: ValueError naming it.
 #[pyfunction]
+#[pyo3(signature = (paths, tcp_flows, udp_flows, delay_interval_ns=None))]
 fn replay_facts<'py>(
     py: Python<'py>,
     paths: Vec<String>,
     tcp_flows: usize,
     udp_flows: usize,
+    delay_interval_ns: Option<u64>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let results = detached(py, move || {
         let facts = tcplab_sim::instruments::record::read_files(&paths)?;
         tcplab_sim::instruments::check_flows(&facts, tcp_flows, udp_flows)?;
         let tcp: Vec<String> = (0..tcp_flows).map(|i| format!("flow{i}")).collect();
         let udp: Vec<String> = (0..udp_flows).map(|i| format!("udp{i}")).collect();
-        Ok(tcplab_sim::instruments::replay(tcp_flows, udp_flows, facts).into_results(&tcp, &udp))
+        let interval = delay_interval_ns
+            .filter(|&ns| ns > 0)
+            .map(tcplab_core::Dur::from_nanos);
+        let m = tcplab_sim::instruments::replay_with(tcp_flows, udp_flows, interval, facts);
+        Ok(m.into_results(&tcp, &udp))
     })?;
     tables::results_to_py(py, results)
 }
@@ -268,6 +309,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wlan_vocabulary_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_vocabulary_json, m)?)?;
     m.add_function(wrap_pyfunction!(read_delivery_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(default_access_json, m)?)?;
+    m.add_function(wrap_pyfunction!(time_trace_lines_json, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(replay_facts, m)?)?;
     pycontroller::add_to(m)?;

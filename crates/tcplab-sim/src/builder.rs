@@ -24,20 +24,6 @@ use crate::scenario::{
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec, TcpConfig};
 
 impl LinkDir {
-    /// A drop-tail, loss-free direction.
-    pub fn new(rate_bps: u64, delay: Dur, buffer: Buffer) -> Self {
-        LinkDir {
-            rate: rate_bps,
-            delay,
-            buffer,
-            queue: QueueSpec::DropTail,
-            loss: LossSpec::None,
-            report_losses: false,
-            report_delay: Dur::ZERO,
-            schedule: Vec::new(),
-            trace: None,
-        }
-    }
     /// A direction whose capacity is the delivery trace `ms` (Mahimahi's format; `file`
     /// names it in messages); its rate is the trace's mean rate. Panics on a trace
     /// [`DeliveryTrace::from_ms`] refuses.
@@ -77,19 +63,6 @@ impl LinkDir {
         self.report_losses = true;
         self.report_delay = delay;
         self
-    }
-}
-
-impl Duplex {
-    pub fn new(forward: LinkDir, reverse: LinkDir) -> Self {
-        Duplex { forward, reverse }
-    }
-    /// Both directions alike.
-    pub fn symmetric(dir: LinkDir) -> Self {
-        Duplex {
-            forward: dir.clone(),
-            reverse: dir,
-        }
     }
 }
 

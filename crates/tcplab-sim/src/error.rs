@@ -90,6 +90,11 @@ impl Problem {
     pub const WEIGHT: &'static str = "weight";
     /// A loss interval `[start, end]` (ns) with end <= start.
     pub const START_BEFORE_END: &'static str = "start_before_end";
+    /// A `trace.interval` of 0 while series are recorded (`limit`: 1 ns).
+    pub const POSITIVE_INTERVAL: &'static str = "positive_interval";
+    /// A line of a time-trace file that is neither one time nor a `start end` pair (`value`:
+    /// how many values it has).
+    pub const TIME_OR_INTERVAL: &'static str = "time_or_interval";
     /// A schedule change not later than the one before it (`limit`: [its index, its time ns]).
     pub const AFTER_PREVIOUS_CHANGE: &'static str = "after_previous_change";
     /// A schedule change that gives no rate, delay, buffer or loss.

@@ -188,6 +188,24 @@ pub struct DelayHistogramLog {
     pub packets: Vec<u64>,
 }
 
+/// One-way delay over time (table "delay_series",
+/// [`crate::instruments::delay_series`]): one row per flow and interval of `trace.interval`
+/// in which packets arrived.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DelaySeriesLog {
+    /// "tcp" or "udp".
+    pub flow_kind: Vec<&'static str>,
+    pub flow: Vec<u32>,
+    /// Start of the interval (arrival times in [time_ns, time_ns + interval)).
+    pub time_ns: Vec<u64>,
+    pub packets: Vec<u64>,
+    pub delay_mean_ns: Vec<f64>,
+    pub delay_min_ns: Vec<u64>,
+    pub delay_p50_ns: Vec<u64>,
+    pub delay_p95_ns: Vec<u64>,
+    pub delay_max_ns: Vec<u64>,
+}
+
 /// One row per link direction.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkSummary {
@@ -353,6 +371,8 @@ pub struct Results {
     /// One row per TCP flow, then one per UDP flow.
     pub delay: Vec<DelaySummary>,
     pub delay_histogram: DelayHistogramLog,
+    /// One-way delay per flow and interval (empty unless series are recorded).
+    pub delay_series: DelaySeriesLog,
     pub conservation: Conservation,
     pub stats: RunStats,
     /// pcap files of the links `trace.pcap` names (empty without).

@@ -218,6 +218,10 @@ impl Simulation {
         rec.set_limit(max_record_bytes);
         let mut instruments = Instruments::new(s.flows.len(), s.udp.len());
         instruments.bound_series(net.links.len(), s.trace.max_rows_per_flow);
+        if s.trace.series != SeriesMode::Off {
+            let t = &s.trace;
+            instruments.delay_over_time(t.interval, s.duration, t.max_rows_per_flow);
+        }
         let running = tcp.len() + udp.len();
         Ok(Simulation {
             now: Time::ZERO,

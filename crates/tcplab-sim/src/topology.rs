@@ -149,7 +149,18 @@ pub fn expand_problems<'a>(t: &'a Topology, errs: &mut Vec<Problem>) -> Layout<'
     let layout = match t {
         Topology::Dumbbell(d) => dumbbell(d, &mut texts),
         Topology::Explicit(e) => explicit(e, errs),
-        Topology::ParkingLot(p) => parking_lot::expand(p, &mut texts),
+        Topology::ParkingLot(p) => {
+            if p.packet_size == 0 {
+                errs.push(Problem::new(
+                    "topology.packet_size".into(),
+                    Problem::AT_LEAST,
+                    0,
+                    1,
+                    "expected a positive size in bytes",
+                ));
+            }
+            parking_lot::expand(p, &mut texts)
+        }
         Topology::WiredCumWireless(w) => wired_wireless::expand(w, &mut texts),
         Topology::WlanAccess(w) => wlan::wlan_access(w, errs),
     };

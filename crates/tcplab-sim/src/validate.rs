@@ -110,12 +110,13 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         }
         times(&p, s.duration, f.start, f.stop, &mut errs);
         if f.bytes == Some(0) {
-            errs.push(
-                format!(
-                    "{p}.bytes = 0: expected at least 1 byte, or none for an unlimited transfer"
-                )
-                .into(),
-            );
+            errs.push(Problem::new(
+                format!("{p}.bytes"),
+                Problem::AT_LEAST,
+                0,
+                1,
+                "expected at least 1 byte, or none for an unlimited transfer",
+            ));
         }
         if f.stack == Stack::Linux && f.framing != Framing::Tcplab {
             errs.push(
@@ -151,20 +152,28 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
             errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s").into());
         }
         if u.packet_size == 0 {
-            errs.push(
-                format!("{p}.packet_size = 0: expected a positive size in bytes on the wire")
-                    .into(),
-            );
+            errs.push(Problem::new(
+                format!("{p}.packet_size"),
+                Problem::AT_LEAST,
+                0,
+                1,
+                "expected a positive size in bytes on the wire",
+            ));
         }
         times(&p, s.duration, u.start, u.stop, &mut errs);
     }
     pcap_trace(s, &layout, &mut errs);
     time_limit("trace.interval", s.trace.interval, &mut errs);
-    if s.trace.series == SeriesMode::Interval && s.trace.interval == Dur::ZERO {
-        errs.push(
-            String::from("trace.interval = 0: expected a positive sampling interval in ns with series = \"interval\"")
-                .into(),
-        );
+    // Series sample at it (`interval`) and the one-way delay over time is binned by it
+    // (`change` too).
+    if s.trace.series != SeriesMode::Off && s.trace.interval == Dur::ZERO {
+        errs.push(Problem::new(
+            "trace.interval".into(),
+            Problem::POSITIVE_INTERVAL,
+            0,
+            1,
+            "expected a positive interval in ns when series are recorded",
+        ));
     }
     errs
 }
@@ -342,17 +351,11 @@ fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<Problem>) {
             probability(&format!("{p}.loss_bad"), *loss_bad, errs);
         }
         LossSpec::TimeTrace { intervals, .. } => {
-            for (i, [a, b]) in intervals.iter().enumerate() {
-                if b <= a {
-                    let (a, b) = (a.as_nanos(), b.as_nanos());
-                    errs.push(Problem::worded(
-                        format!("{p}.intervals[{i}]"),
-                        Problem::START_BEFORE_END,
-                        serde_json::json!([a, b]),
-                        serde_json::Value::Null,
-                        format!("{p}.intervals[{i}] = [{a}, {b}]: expected start < end (ns)"),
-                    ));
-                }
+            for (i, &interval) in intervals.iter().enumerate() {
+                errs.extend(crate::loss::time_trace::interval_problem(
+                    format!("{p}.intervals[{i}]"),
+                    interval,
+                ));
             }
         }
     }
@@ -562,13 +565,13 @@ fn pcap_trace(s: &Scenario, layout: &Layout, errs: &mut Vec<Problem>) {
         errs.extend(e);
     }
     if !(1..=65535).contains(&s.trace.pcap_snaplen) {
-        errs.push(
-            format!(
-                "trace.pcap_snaplen = {}: expected 1..=65535 bytes per captured packet",
-                s.trace.pcap_snaplen
-            )
-            .into(),
-        );
+        errs.push(Problem::new(
+            "trace.pcap_snaplen".into(),
+            Problem::RANGE,
+            s.trace.pcap_snaplen,
+            serde_json::json!([1, 65535]),
+            "expected 1..=65535 bytes per captured packet",
+        ));
     }
 }
 

@@ -241,6 +241,20 @@ fn tcp_settings_times_and_sizes() {
         ..TraceSpec::off()
     };
     expect(&s, &["trace.interval = 0"]);
+    // Series on change bin the one-way delay over time by the interval too.
+    s.trace.series = SeriesMode::Change;
+    let p = check(&s);
+    let interval = p.iter().find(|p| p.path == "trace.interval").unwrap();
+    assert_eq!(
+        (interval.rule, &interval.value, &interval.limit),
+        (
+            Problem::POSITIVE_INTERVAL,
+            &Some(serde_json::json!(0)),
+            &Some(serde_json::json!(1))
+        )
+    );
+    s.trace.series = SeriesMode::Off;
+    assert!(check(&s).iter().all(|p| p.path != "trace.interval"));
     let mut s = base();
     s.flows[1].name = Some("flow0".into());
     expect(
@@ -560,4 +574,60 @@ fn link_rules_are_structured_problems() {
         )),
         "{rules:?}"
     );
+}
+
+/// Sizes of 0 bytes (a flow's transfer, a UDP packet, a parking lot's packet) and a pcap
+/// snap length out of range are the simulator's rules, structured for the Python schema
+/// (whose size parser accepts 0 and words these): field, rule, value, limit.
+#[test]
+fn zero_sizes_and_the_snap_length_are_structured_problems() {
+    let mut s = base();
+    s.flows[0].bytes = Some(0);
+    s.udp.push(UdpFlowSpec::cbr("s1", "r1", 1_000_000, 0));
+    s.trace.pcap_snaplen = 70_000;
+    let problems = check(&s);
+    let find = |path: &str| {
+        problems
+            .iter()
+            .find(|p| p.path == path)
+            .unwrap_or_else(|| panic!("no problem at {path}: {problems:#?}"))
+    };
+    let one = Some(serde_json::json!(1));
+    let zero = Some(serde_json::json!(0));
+    let bytes = find("flows[0].bytes");
+    assert_eq!(
+        (bytes.rule, &bytes.value, &bytes.limit),
+        (Problem::AT_LEAST, &zero, &one)
+    );
+    let size = find("udp[0].packet_size");
+    assert_eq!(
+        (size.rule, &size.value, &size.limit),
+        (Problem::AT_LEAST, &zero, &one)
+    );
+    let snap = find("trace.pcap_snaplen");
+    assert_eq!(snap.rule, Problem::RANGE);
+    assert_eq!(snap.value, Some(serde_json::json!(70_000)));
+    assert_eq!(snap.limit, Some(serde_json::json!([1, 65535])));
+    assert!(snap.message.starts_with("trace.pcap_snaplen = 70000: "));
+
+    let mut lot: tcplab_sim::scenario::ParkingLot =
+        serde_json::from_value(serde_json::json!({
+            "hops": 1, "bottleneck": [serde_json::to_value(bottleneck(&mut base()).clone()).unwrap()],
+            "access": serde_json::to_value(tcplab_sim::scenario::Dumbbell::default_access(1_000_000)).unwrap(),
+            "long_pairs": 1, "cross_pairs": [0], "reverse_pairs": 0,
+        }))
+        .unwrap();
+    assert_eq!(lot.packet_size, 1500, "the serde default");
+    lot.packet_size = 0;
+    let mut s = base();
+    s.topology = Topology::ParkingLot(lot);
+    s.flows.truncate(1);
+    s.flows[0].src = "ls0".into();
+    s.flows[0].dst = "lr0".into();
+    let p = check(&s);
+    let size = p
+        .iter()
+        .find(|p| p.path == "topology.packet_size")
+        .expect("a problem at topology.packet_size");
+    assert_eq!((size.rule, &size.value), (Problem::AT_LEAST, &zero));
 }

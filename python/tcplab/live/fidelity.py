@@ -27,9 +27,8 @@ def udp_rcvbuf_errors(tb: Testbed) -> dict[str, int]:
     of ``/proc/net/snmp``: datagrams the kernel dropped because a socket's buffer was
     full, a drop outside the model). Read while the testbed runs."""
     out = {}
-    for host, ns in tb.ns.items():
-        r = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"],
-                           capture_output=True, text=True)
+    for host in tb.ns:
+        r = subprocess.run(tb.command(host, ["cat", "/proc/net/snmp"]), capture_output=True, text=True)
         rows = [line.split() for line in r.stdout.splitlines() if line.startswith("Udp:")]
         if len(rows) >= 2 and "RcvbufErrors" in rows[0]:
             out[host] = int(rows[1][rows[0].index("RcvbufErrors")])

@@ -187,8 +187,12 @@ def _run(argv: list[str], what: str) -> str:
     return r.stdout
 
 
-def _sysctl(ns: str, args: list[str]) -> str:
-    return _run(["ip", "netns", "exec", ns, "sysctl", *args], f"sysctl in namespace {ns}")
+def _sysctl(tb: Testbed, host: str, args: list[str]) -> str:
+    return _run(tb.command(host, ["sysctl", *args]), f"sysctl in namespace {tb.ns[host]}")
+
+
+def _ip(tb: Testbed, host: str, args: list[str]) -> str:
+    return _run(tb.command(host, ["ip", *args]), f"route in namespace {tb.ns[host]}")
 
 
 @dataclass
@@ -224,7 +228,7 @@ class HostSettings:
                 want[CC] = default_cc
             new = {k: v for k, v in want.items() if v is not None and done.get(k) != v}
             if new:
-                _sysctl(tb.ns[host], ["-qw", *(f"{k}={v}" for k, v in new.items())])
+                _sysctl(tb, host, ["-qw", *(f"{k}={v}" for k, v in new.items())])
                 done |= new
             if new or host not in self.sysctls:
                 self.sysctls[host] = self._read_sysctls(tb, host)
@@ -245,7 +249,7 @@ class HostSettings:
         ns = tb.ns[host]
         names = list(dict.fromkeys([*RECORDED, *self.written.get((host,), {})]))
         values: dict[str, str] = {}
-        for line in _sysctl(ns, names).splitlines():
+        for line in _sysctl(tb, host, names).splitlines():
             k, _, v = line.partition(" = ")
             values[k.strip()] = " ".join(v.split())
         for k, v in self.written.get((host,), {}).items():
@@ -255,17 +259,15 @@ class HostSettings:
 
     @staticmethod
     def _set_route(tb: Testbed, host: str, peer: str, attrs: dict[str, str]) -> None:
-        ns = tb.ns[host]
         flat = [x for k, v in attrs.items() for x in (k, v)]
         proto = ["proto", "kernel"] if tb.plan is None else []  # one link: the device's own peer route
-        _run(["ip", "-n", ns, "route", "replace", tb.addr[peer], "dev", TUN, *proto, "scope", "link",
-              "src", tb.addr[host], *flat], f"route in namespace {ns}")
+        _ip(tb, host, ["route", "replace", tb.addr[peer], "dev", TUN, *proto, "scope", "link",
+                       "src", tb.addr[host], *flat])
 
     @staticmethod
     def route(tb: Testbed, host: str, peer: str) -> str:
         """`host`'s route to `peer` as ``ip route`` shows it (its own, else the prefix's)."""
-        ns = tb.ns[host]
-        out = _run(["ip", "-n", ns, "route", "show", tb.addr[peer]], f"route in {ns}")
+        out = _ip(tb, host, ["route", "show", tb.addr[peer]])
         if not out.strip():  # no route of its own: the prefix's
-            out = _run(["ip", "-n", ns, "route", "get", tb.addr[peer]], f"route in {ns}")
+            out = _ip(tb, host, ["route", "get", tb.addr[peer]])
         return " ".join(out.split())

@@ -13,6 +13,10 @@ the processes started in the namespaces and deletes them; the TUN devices vanish
 emulator. If the owning process is killed outright, the emulator dies with it
 (``PR_SET_PDEATHSIG``) and the next `Testbed` (or `cleanup_stale`) removes namespaces whose
 owner is dead, killing what still runs in them. Nothing outside those namespaces is touched.
+
+Without root (or with ``userns=True``) the namespaces are made inside a user namespace
+instead (`tcplab.live.userns`): they have no names, are held by processes (``/proc/PID/ns/net``
+is what the emulator enters) and die with the owner, so there is nothing stale to remove.
 """
 
 from __future__ import annotations
@@ -25,10 +29,14 @@ import select
 import shutil
 import signal
 import subprocess
+import sysconfig
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+
+from tcplab.live import userns as _userns
+from tcplab.live.errors import LiveError
 
 ADDR_A = "10.213.0.1"
 ADDR_B = "10.213.0.2"
@@ -37,17 +45,17 @@ _NAME = re.compile(r"^tcplab-(\d+)-([0-9a-f]+)-[A-Za-z0-9_.-]+$")
 _HOST = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-_MISSING = "emulator = {exe!r}: not found (cargo build --release -p tcplab-live, or set TCPLAB_EMU)"
+_MISSING = ("emulator = {exe!r}: not found (bash scripts/setup.sh installs it, or cargo build --release "
+            "-p tcplab-live, or set TCPLAB_EMU)")
 
 
-class LiveError(RuntimeError):
-    """A live run could not be set up (one line saying what is missing or wrong)."""
-
-
-def live_support() -> str | None:
-    """None when live runs can be made here, else why not (one line)."""
-    if os.geteuid() != 0:
-        return "live runs need root (ip netns, TUN devices); user namespaces are not supported yet"
+def live_support(userns: bool | None = None) -> str | None:
+    """None when live runs can be made here, else why not (one line). `userns`: runs in a
+    user namespace (None: when this process is not root)."""
+    if userns or (userns is None and os.geteuid() != 0):
+        if why := _userns.support():
+            return f"live runs need root (ip netns) or unprivileged user namespaces: {why}"
+        return None
     if shutil.which("ip") is None:
         return "live runs need the 'ip' command (iproute2)"
     if not os.path.exists("/dev/net/tun"):
@@ -95,10 +103,21 @@ def cleanup_stale() -> list[str]:
     return stale
 
 
+def _scripts_dir() -> Path:
+    """Where the environment's executables are installed (a venv's ``bin``)."""
+    return Path(sysconfig.get_path("scripts"))
+
+
 def emulator_binary() -> Path:
-    """`tcplab-emu`: $TCPLAB_EMU, else the release build of this checkout."""
+    """`tcplab-emu`: $TCPLAB_EMU; else the one installed with the package (in the
+    environment's ``bin``, where scripts/setup.sh puts it); else the release build of this
+    checkout ($CARGO_TARGET_DIR or ``target/``), which is also what is named when none
+    exists. `tcplab-flow` is looked for next to it (`tcplab.live.transport.flow_binary`)."""
     if env := os.environ.get("TCPLAB_EMU"):
         return Path(env)
+    installed = _scripts_dir() / "tcplab-emu"
+    if installed.exists():
+        return installed
     root = Path(__file__).resolve().parents[3]
     target = Path(os.environ.get("CARGO_TARGET_DIR", root / "target"))
     return target / "release" / "tcplab-emu"
@@ -129,11 +148,15 @@ class Testbed:
     __test__ = False  # not a pytest test class
 
     def __init__(self, config: dict[str, Any], out_dir: Path, emulator: Path | None = None,
-                 realtime: bool = False) -> None:
+                 realtime: bool = False, userns: bool | None = None) -> None:
         self.config = config
         self.out_dir = Path(out_dir)
         self.emulator = emulator or emulator_binary()
         self.realtime = realtime
+        #: Namespaces inside a user namespace (`tcplab.live.userns`) rather than `ip netns`.
+        self.userns = os.geteuid() != 0 if userns is None else userns
+        self._user: _userns.UserNamespace | None = None
+        self._holder: dict[str, int] = {}
         self.tag = f"tcplab-{os.getpid()}-{secrets.token_hex(3)}"
         self.ns = {"a": f"{self.tag}-a", "b": f"{self.tag}-b"}
         self.addr = {"a": ADDR_A, "b": ADDR_B}
@@ -152,14 +175,14 @@ class Testbed:
 
     @classmethod
     def for_scenario(cls, scenario: Any, out_dir: Path, emulator: Path | None = None,
-                     realtime: bool = False) -> Testbed:
+                     realtime: bool = False, userns: bool | None = None) -> Testbed:
         """One namespace per host of `scenario` (a `Scenario`, a TOML file or a TOML-shaped
         dict), named ``tcplab-<pid>-<hex>-<host>``; every link of its topology is
         emulated. `ns` and `addr` are keyed by host name (`popen(host, argv)`)."""
         from tcplab.scenario import as_scenario
 
         canonical = as_scenario(scenario).canonical()
-        tb = cls({}, out_dir, emulator, realtime)
+        tb = cls({}, out_dir, emulator, realtime, userns)
         tb.scenario = canonical
         tb.plan = scenario_plan(canonical, tb.emulator)
         bad = [h["name"] for h in tb.plan["hosts"] if not _HOST.match(h["name"])]
@@ -170,13 +193,14 @@ class Testbed:
         return tb
 
     def __enter__(self) -> Testbed:
-        if reason := live_support():
+        if reason := live_support(self.userns):
             raise LiveError(reason)
         if not self.emulator.exists():
             raise LiveError(_MISSING.format(exe=str(self.emulator)))
         if threading.current_thread() is threading.main_thread():
             self._old_sigterm = signal.signal(signal.SIGTERM, _sigterm)
-        cleanup_stale()
+        if not self.userns:
+            cleanup_stale()
         try:
             self._setup()
         except BaseException:
@@ -189,12 +213,18 @@ class Testbed:
 
     def _setup(self) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        for ns in self.ns.values():
-            _ip("netns", "add", ns)
-            self._made.append(ns)
-            _ip("-n", ns, "link", "set", "lo", "up")
-            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
-                            "net.ipv6.conf.all.disable_ipv6=1"], capture_output=True)
+        if self.userns:
+            self._user = _userns.UserNamespace()
+        for side, ns in self.ns.items():
+            if self._user is not None:
+                self._holder[side] = self._user.add_netns()
+                self.ns[side] = self._user.path(self._holder[side])
+            else:
+                _ip("netns", "add", ns)
+                self._made.append(ns)
+            self._ip(side, "link", "set", "lo", "up")
+            subprocess.run(self.command(side, ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]),
+                           capture_output=True)
         if self.scenario is None:
             cfg = self.out_dir / "emulator.json"
             cfg.write_text(json.dumps(self.config))
@@ -206,6 +236,8 @@ class Testbed:
             hosts.write_text(json.dumps(self.ns))
             argv = [str(self.emulator), "--scenario", str(scen), "--hosts", str(hosts)]
         argv += ["--out", str(self.out_dir), "--tun", TUN]
+        if self._user is not None:
+            argv = self._user.prefix() + argv
         if self.realtime:
             argv.append("--realtime")
         self.emu = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -217,20 +249,42 @@ class Testbed:
             err = self.emu.communicate()[1].strip() if self.emu.stderr else ""
             raise LiveError(err.splitlines()[-1] if err else "tcplab-emu did not start")
         self.emu_origin_ns = int(line.split()[1])
-        for side, ns in self.ns.items():
+        for side in self.ns:
             if self.plan is None:
                 peer = self.addr["b" if side == "a" else "a"]
-                _ip("-n", ns, "addr", "add", f"{self.addr[side]}/32", "peer", f"{peer}/32", "dev", TUN)
-                _ip("-n", ns, "link", "set", TUN, "up", "mtu", "1500")
+                self._ip(side, "addr", "add", f"{self.addr[side]}/32", "peer", f"{peer}/32", "dev", TUN)
+                self._ip(side, "link", "set", TUN, "up", "mtu", "1500")
             else:
-                _ip("-n", ns, "addr", "add", f"{self.addr[side]}/32", "dev", TUN)
-                _ip("-n", ns, "link", "set", TUN, "up", "mtu", "1500")
-                _ip("-n", ns, "route", "add", self.plan["prefix"], "dev", TUN, "src", self.addr[side])
+                self._ip(side, "addr", "add", f"{self.addr[side]}/32", "dev", TUN)
+                self._ip(side, "link", "set", TUN, "up", "mtu", "1500")
+                self._ip(side, "route", "add", self.plan["prefix"], "dev", TUN, "src", self.addr[side])
+
+    def command(self, side: str, argv: list[str]) -> list[str]:
+        """The argv that runs `argv` in namespace `side` (``ip netns exec``, or ``nsenter``
+        into the user namespace and the host's network namespace)."""
+        if self._user is not None:
+            return self._user.prefix(self._holder[side]) + argv
+        return ["ip", "netns", "exec", self.ns[side], *argv]
+
+    def holders(self) -> list[int]:
+        """The pids of the processes holding the run's namespaces in a user namespace (each
+        host's, then the user namespace's); empty with ``ip netns``."""
+        if self._user is None:
+            return []
+        return [*self._holder.values(), self._user.holder.pid]
+
+    def _ip(self, side: str, *args: str) -> None:
+        if self._user is None:
+            _ip("-n", self.ns[side], *args)
+            return
+        r = subprocess.run(self.command(side, ["ip", *args]), capture_output=True, text=True)
+        if r.returncode != 0:
+            raise LiveError(f"ip {' '.join(args)} in {side}: {r.stderr.strip()}")
 
     def popen(self, side: str, argv: list[str], **kw: Any) -> subprocess.Popen[Any]:
         """Starts `argv` in namespace `side` ("a" or "b"; a host's name with `for_scenario`);
         it is killed when the run ends."""
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *argv], **kw)
+        p = subprocess.Popen(self.command(side, argv), **kw)
         self.procs.append(p)
         return p
 
@@ -256,6 +310,9 @@ class Testbed:
         for ns in self._made:
             _remove_namespace(ns)
         self._made = []
+        if self._user is not None:
+            self._user.close()
+            self._user = None
         if self._old_sigterm is not None:
             signal.signal(signal.SIGTERM, self._old_sigterm)
             self._old_sigterm = None

@@ -15,11 +15,12 @@ from matplotlib.figure import Figure
 
 from tcplab.aggregate import jain
 from tcplab.report.html import figure_html, fmt, html_table
-from tcplab.report.interactive import over_time
+from tcplab.report.interactive import FEW, over_time
 from tcplab.report.plots import COLORS, MAX_LINES, figure, legend_outside
 from tcplab.schema import RunLike
 
 __all__ = [
+    "cdf_of_buckets",
     "delay_table_html",
     "overview_html",
     "plot_delay_cdf",
@@ -47,6 +48,18 @@ def overview_table(result: RunLike) -> str:
             ["Jain's fairness index over TCP flows", fmt(jain(tp), 4)],
             ["per-flow throughput min / median / max (Mb/s)", f"{q[0]:.3f} / {q[1]:.3f} / {q[2]:.3f}"],
         ]
+    rtt = result.series.filter(pl.col("srtt_ns") > 0)
+    if rtt.height:
+        q = rtt.group_by("flow").agg(
+            pl.col("srtt_ns").quantile(0.5, "nearest").alias("p50"), pl.col("srtt_ns").quantile(0.95, "nearest").alias("p95")
+        )
+        p50, p95 = q["p50"].to_numpy() / 1e6, q["p95"].to_numpy() / 1e6
+        rows.append(
+            [
+                "TCP smoothed RTT over flows (series samples): median of p50 / median of p95 / max p95 (ms)",
+                f"{np.median(p50):.2f} / {np.median(p95):.2f} / {p95.max():.2f}",
+            ]
+        )
     d = result.delay.filter(pl.col("delay_p50_ns").is_not_null())
     for kind in ("tcp", "udp"):
         k = d.filter(pl.col("flow_kind") == kind)
@@ -96,7 +109,7 @@ def plot_flow_throughput(result: RunLike) -> Figure | None:
     return fig
 
 
-def _cdf_of_buckets(h: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def cdf_of_buckets(h: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(bucket middles in ms, cumulative fraction) of one histogram's buckets."""
     h = h.sort("lower_ns")
     mid = (h["lower_ns"].to_numpy() + (h["width_ns"].to_numpy() - 1) / 2) / 1e6
@@ -115,14 +128,14 @@ def plot_delay_cdf(result: RunLike) -> Figure | None:
     keys = h.select("flow_kind", "flow").unique(maintain_order=True).rows()
     if len(keys) <= MAX_LINES:
         for i, (kind, flow) in enumerate(keys):
-            x, y = _cdf_of_buckets(h.filter((pl.col("flow_kind") == kind) & (pl.col("flow") == flow)))
+            x, y = cdf_of_buckets(h.filter((pl.col("flow_kind") == kind) & (pl.col("flow") == flow)))
             ax.step(x, y, where="post", color=COLORS[i % len(COLORS)], label=f"{names[(kind, flow)]} ({kind})")
     else:
         for i, kind in enumerate(("tcp", "udp")):
             k = h.filter(pl.col("flow_kind") == kind)
             if k.height:
                 pooled = k.group_by("lower_ns", "width_ns").agg(pl.col("packets").sum())
-                x, y = _cdf_of_buckets(pooled)
+                x, y = cdf_of_buckets(pooled)
                 n = k["flow"].n_unique()
                 ax.step(x, y, where="post", color=COLORS[i], label=f"all {kind.upper()} packets ({n} flows)")
     ax.set_xlabel("one-way delay (ms)")
@@ -218,11 +231,19 @@ def overview_html(result: RunLike, caption_base: str) -> str:
             if len(result.canonical["flows"]) <= MAX_LINES
             else "the median across flows with the 10th-90th percentile band"
         )
+        delay_how = (
+            ""
+            if result.delay.height <= MAX_LINES
+            else f"; the one-way delay as the median and 95th percentile across flows and the {FEW} flows of "
+            "highest median delay"
+        )
         parts.append(
             f"<figure class='interactive'>{div}{script}<figcaption>Total throughput (a bar above the bottleneck "
-            f"rate is data held out of order and released when a hole was repaired), throughput per flow and "
-            f"smoothed RTT over time, {how}. Interactive: drag to pan, scroll to zoom the time axis (the three "
-            f"plots follow each other), reset to return. {caption_base}.</figcaption></figure>"
+            f"rate is data held out of order and released when a hole was repaired), throughput per flow, "
+            f"smoothed RTT and one-way delay (TCP data and UDP datagrams, from the delay_series table) over "
+            f"time, {how}{delay_how}. Interactive: drag to pan, scroll to zoom the time axis (the plots follow "
+            f"each other), reset to return; the delay axis ends where the bulk of it does (zoom out for "
+            f"excursions). {caption_base}.</figcaption></figure>"
         )
     else:
         parts.append("<p class='muted'>No plot over time: the series table is empty (trace.series = \"off\"?).</p>")

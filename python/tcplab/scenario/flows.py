@@ -13,8 +13,8 @@ from pydantic import BeforeValidator
 
 from tcplab import _native
 from tcplab.scenario.errors import FieldError, RawText
-from tcplab.scenario.fields import Duration, PosDuration, Rate, Size, StrictModel, count_field, unit_field
-from tcplab.scenario.vocabulary import name_field, names
+from tcplab.scenario.fields import Duration, Rate, Size, StrictModel, count_field, unit_field
+from tcplab.scenario.vocabulary import DEFAULTS, name_field, names
 from tcplab.units import UnitError, parse_duration, parse_size
 
 
@@ -29,7 +29,7 @@ GROWTH_MODES = (*_PLAIN_GROWTH, "byte_counting")
 
 
 def _growth(v: Any) -> dict[str, Any]:
-    """``"per_ack"``, ``"byte_counting"`` (limit 2), ``{mode = "byte_counting", limit = L}`` or
+    """``"per_ack"``, ``"byte_counting"`` (the simulator's default limit, 2), ``{mode = "byte_counting", limit = L}`` or
     ``"linux"`` (per acknowledged segment)."""
     modes = names("growth")
     if isinstance(v, dict):
@@ -50,10 +50,10 @@ def _growth(v: Any) -> dict[str, Any]:
         raise FieldError(f"is not a known growth mode (known: {', '.join(modes)})", sub, mode)
     if mode in _PLAIN_GROWTH:
         return {"mode": mode}
-    limit = v.get("limit", 2)
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise FieldError("must be a whole number of segments >= 1", ("limit",), limit)
-    return {"mode": "byte_counting", "limit": limit}
+    limit = v.get("limit", DEFAULTS["byte_counting_limit"])  # RFC 3465's L, the simulator's
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= _U32:
+        raise FieldError(f"is not a whole number of segments within [0, {_U32}]", ("limit",), limit)
+    return {"mode": "byte_counting", "limit": limit}  # >= 1: the simulator's rule (at_least)
 
 
 def _mss(v: Any) -> int:
@@ -220,22 +220,27 @@ def _pcap_selectors(v: Any) -> list[str]:
     return list(items)
 
 
+#: What a run records when ``[trace]`` says nothing: the simulator's ``TraceSpec::default``.
+_TRACE: dict[str, Any] = DEFAULTS["trace"]
+
 #: Bytes of each captured packet kept by default (every header with options).
-DEFAULT_PCAP_SNAPLEN = 128
+DEFAULT_PCAP_SNAPLEN: int = _TRACE["pcap_snaplen"]
 
 
 class Trace(StrictModel):
-    """What the run records besides summaries."""
+    """What the run records besides summaries (defaults: the simulator's)."""
 
-    series: Annotated[str, name_field("series mode", "series")] = "change"
-    interval: PosDuration = 10_000_000
-    events: bool = True
-    segments: bool = True
-    drops: bool = True
-    pcap: Annotated[list[str], BeforeValidator(_pcap_selectors)] = []
-    pcap_snaplen: Annotated[int, count_field("bytes", 1, 65535)] = DEFAULT_PCAP_SNAPLEN
+    series: Annotated[str, name_field("series mode", "series")] = _TRACE["series"]
+    #: > 0 when series are recorded: the simulator's rule (positive_interval).
+    interval: Duration = _TRACE["interval"]
+    events: bool = _TRACE["events"]
+    segments: bool = _TRACE["segments"]
+    drops: bool = _TRACE["drops"]
+    pcap: Annotated[list[str], BeforeValidator(_pcap_selectors)] = _TRACE["pcap"]
+    #: Within [1, 65535]: the simulator's rule (range).
+    pcap_snaplen: Annotated[int, count_field("bytes", 0, _U32)] = DEFAULT_PCAP_SNAPLEN
     #: Keeps long runs bounded (docs/scenario.md, "Bounded recording"); None: every row.
-    max_rows_per_flow: Annotated[int | None, count_field("rows", 2, 2**62)] = None
+    max_rows_per_flow: Annotated[int | None, count_field("rows", 2, 2**62)] = _TRACE.get("max_rows_per_flow")
 
 
 @cache

@@ -8,6 +8,7 @@ the bad value.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +19,7 @@ from tcplab import _native
 from tcplab.scenario.errors import NO_VALUE, FieldError, RawText, validate_nested
 from tcplab.scenario.fields import Duration, Rate, StrictModel
 from tcplab.scenario.vocabulary import DEFAULTS, names
-from tcplab.units import UnitError, parse_duration, parse_rate, parse_size
+from tcplab.units import UnitError, format_duration, parse_duration, parse_rate, parse_size
 from tcplab.toml_file import read_limited
 
 
@@ -285,19 +286,9 @@ def duplex_or_list(v: Any) -> Any:
 
 # ---- network models (docs/network-models.md) ----------------------------------------------
 
-#: RED's fields with their defaults (None: required). ``max_p`` and ``w_q`` default to
-#: Floyd's recommendations (0.1, 0.002).
-_RED_FIELDS: dict[str, Any] = {
-    "min_th": None,
-    "max_th": None,
-    "max_p": 0.1,
-    "w_q": 0.002,
-    "gentle": False,
-    "wait": True,
-    "mode": "packets",
-    "ecn": False,
-    "mean_packet_size": 1500,
-}
+#: RED's fields with their defaults (None: required); the defaults are the simulator's
+#: (``RedSpec``'s serde defaults: ``max_p`` and ``w_q`` Floyd's recommendations 0.1, 0.002).
+_RED_FIELDS: dict[str, Any] = {"min_th": None, "max_th": None, **DEFAULTS["red"]}
 
 
 def red(v: dict[str, Any]) -> dict[str, Any]:
@@ -376,8 +367,9 @@ def _loss_gilbert_elliott(v: dict[str, Any]) -> dict[str, Any]:
     keys = ("p_gb", "p_bg", "loss_good", "loss_bad")
     _fields(v, "gilbert_elliott", keys, ("p_gb", "p_bg"))
     out: dict[str, Any] = {"model": "gilbert_elliott"}
-    for key, default in zip(keys, (None, None, 0.0, 1.0)):
-        out[key] = _probability(v[key], (key,)) if key in v else default
+    defaults = DEFAULTS["gilbert_elliott"]  # loss_good, loss_bad: the simulator's serde defaults
+    for key in keys:
+        out[key] = _probability(v[key], (key,)) if key in v else defaults[key]
     return out
 
 
@@ -429,27 +421,30 @@ def _read_time_trace(name: Any) -> tuple[list[int], list[list[int]]]:
         text = read_limited(path)
     except OSError as e:
         raise FieldError(f"cannot be read ({e.strerror or e}: {path})", ("file",), shown) from None
-    times: list[int] = []
-    intervals: list[list[int]] = []
+    lines: list[tuple[int, list[int]]] = []
+    texts: dict[int, str] = {}
     for n, line in enumerate(text.splitlines(), 1):
         words = line.split("#", 1)[0].split()
         if not words:
             continue
         try:
-            values = [parse_duration(_number_or_text(w)) for w in words]
+            lines.append((n, [parse_duration(_number_or_text(w)) for w in words]))
         except UnitError as e:
             raise FieldError(f"line {n}: {line.strip()!r} {e}", ("file",), shown) from None
-        if len(values) == 1:
-            times.append(values[0])
-        elif len(values) == 2 and values[0] < values[1]:
-            intervals.append(values)
+        texts[n] = line.strip()
+    # What a line may hold (one time, or a start < end pair) is the simulator's rule
+    # (tcplab_sim::loss::time_trace::from_lines); this reader parses the units and words it.
+    out = json.loads(_native.time_trace_lines_json(json.dumps(lines)))
+    problem = out["problem"]
+    if problem is not None:
+        n = int(problem["path"].removeprefix("line "))
+        if problem["rule"] == "start_before_end":
+            start, end = (format_duration(t) for t in problem["value"])
+            detail = f"must have start < end ([{start}, {end}])"
         else:
-            raise FieldError(
-                f"line {n}: {line.strip()!r} is not a time or a 'start end' pair with start < end",
-                ("file",),
-                shown,
-            )
-    return times, intervals
+            detail = f"has {problem['value']} values: expected a time or a 'start end' pair"
+        raise FieldError(f"line {n}: {texts[n]!r} {detail}", ("file",), shown)
+    return out["times"], out["intervals"]
 
 
 def _number_or_text(word: str) -> Any:

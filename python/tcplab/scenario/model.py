@@ -23,10 +23,9 @@ from tcplab.scenario.topologies import (
     ParkingLot,
     StaticRoute,
     WiredCumWireless,
-    default_access,
     topology_by_kind,
 )
-from tcplab.scenario.vocabulary import name_field
+from tcplab.scenario.vocabulary import default_access, name_field
 from tcplab.scenario.wlan import PIPES, Wlan, WlanAccess
 from tcplab.toml_file import TomlError, parse_toml, read_text
 from tcplab.units import format_duration, format_rate

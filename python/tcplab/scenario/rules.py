@@ -26,11 +26,19 @@ def word(rule: str, value: Any, limit: Any, path: str = "") -> tuple[str, Any] |
         return None
     detail, shown = words(value, limit)
     unit = _UNITS.get(path.rsplit(".", 1)[-1])
+    if unit == "bytes" and limit == 1:
+        unit = "byte"
     return (f"{detail} {unit}" if unit and rule in ("above", "at_least") else detail), shown
 
 
 #: The unit a bound of these fields is worded in (the field's last path component).
-_UNITS = {"distance": "metres", "shadowing_db": "dB"}
+_UNITS = {
+    "distance": "metres",
+    "shadowing_db": "dB",
+    "bytes": "bytes",
+    "packet_size": "bytes",
+    "mean_packet_size": "bytes",
+}
 
 
 def _duration(what: str) -> Any:
@@ -53,6 +61,10 @@ _WORDS = {
     "at_most_duration": _duration("at most the duration"),
     "after_start": _duration("after start"),
     "time_limit": _duration("at most the longest time a scenario may give, about 146 years"),
+    "positive_interval": lambda value, limit: (
+        'must be > 0 when series are recorded (trace.series = "change" or "interval")',
+        RawText(format_duration(value)),
+    ),
     "buffer_below_packet": _words(
         "bytes cannot hold one full-sized packet of the flows ({limit} bytes): every such packet would be dropped"
     ),

@@ -11,7 +11,7 @@ from pydantic import BaseModel, BeforeValidator, Field, model_validator
 from tcplab.scenario.errors import FieldError, validate_nested
 from tcplab.scenario.fields import StrictModel, count_field, unit_field
 from tcplab.scenario.links import Duplex, duplex_or_list, queue_discipline
-from tcplab.scenario.vocabulary import names
+from tcplab.scenario.vocabulary import DEFAULTS, default_access, names
 from tcplab.scenario.wlan import WlanAccess
 from tcplab.units import parse_size
 
@@ -75,7 +75,7 @@ class ParkingLot(StrictModel):
     cross_pairs: Annotated[list[int], BeforeValidator(_pair_counts)] = [1]
     reverse_pairs: Annotated[int, count_field("host pairs", 0, 10_000)] = 1
     queue: Annotated[dict, BeforeValidator(queue_discipline)] | None = None
-    packet_size: Annotated[int, unit_field(parse_size)] = 1500
+    packet_size: Annotated[int, unit_field(parse_size)] = DEFAULTS["parking_lot"]["packet_size"]
 
     @model_validator(mode="after")
     def _lengths(self) -> ParkingLot:
@@ -89,9 +89,7 @@ class ParkingLot(StrictModel):
                 )
         if self.long_pairs == 0 and self.reverse_pairs == 0 and not any(self.cross_pairs):
             raise FieldError("are all 0: expected at least one host pair", ("long_pairs",), show=False)
-        if self.packet_size < 1:
-            raise FieldError("must be >= 1 byte", ("packet_size",))
-        return self
+        return self  # packet_size >= 1 byte: the simulator's rule (at_least)
 
     def canonical(self) -> dict[str, Any]:
         rates = [d.direction(x)["rate"] for d in self.bottleneck for x in ("forward", "reverse")]
@@ -136,19 +134,6 @@ class WiredCumWireless(StrictModel):
             "bottleneck": bottleneck.canonical(),
             "wireless": one(self.wireless, VENOPLUS_WIRELESS),
         }
-
-
-def default_access(rate: int) -> dict[str, Any]:
-    """Access links when a preset's are not given: never the bottleneck (10 times its
-    ``rate``, at least DEFAULT_ACCESS_MIN_RATE, at most the largest rate the simulator holds)."""
-    d = {
-        "rate": min(max(DEFAULT_ACCESS_MIN_RATE, 10 * rate), 2**64 - 1),
-        "delay": 0,
-        "buffer": {"packets": DEFAULT_ACCESS_BUFFER_PACKETS},
-        "queue": {"discipline": "drop_tail"},
-        "loss": {"model": "none"},
-    }
-    return {"forward": d, "reverse": dict(d)}
 
 
 _PRESETS: dict[str, type[StrictModel]] = {}
@@ -201,6 +186,8 @@ class Link(Duplex):
     to: str
 
 
-#: Access links of a dumbbell when the scenario gives none: never the bottleneck.
-DEFAULT_ACCESS_MIN_RATE = 1_000_000_000
-DEFAULT_ACCESS_BUFFER_PACKETS = 1000
+#: Access links of a dumbbell when the scenario gives none (the simulator's
+#: ``Dumbbell::default_access``, :func:`~tcplab.scenario.vocabulary.default_access`): never
+#: the bottleneck, at least this rate (bit/s), this many packets of buffer.
+DEFAULT_ACCESS_MIN_RATE: int = DEFAULTS["access"]["min_rate"]
+DEFAULT_ACCESS_BUFFER_PACKETS: int = DEFAULTS["access"]["buffer_packets"]

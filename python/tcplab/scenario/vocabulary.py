@@ -1,7 +1,8 @@
 """The scenario format's names (topology kinds, queue disciplines, loss models, RED modes,
-routing, series, RTO modes, repeated-RTO and SACK styles, growth modes, live stacks
-and framings) and a link
-direction's default queue and loss model, read from the simulator
+routing, series, RTO modes, repeated-RTO and SACK styles, growth modes, live
+stacks and framings) and the defaults the
+schema fills in (a link direction's queue and loss model, RED's and Gilbert-Elliott's optional
+parameters, the dumbbell's access links, what a run traces), read from the simulator
 (``tcplab_sim::scenario::vocabulary``, through ``_native.scenario_vocabulary_json``): the
 serde definitions are the one list; this package keeps no copy."""
 
@@ -15,12 +16,22 @@ from pydantic import BeforeValidator
 from tcplab import _native
 from tcplab.scenario.errors import FieldError
 
-__all__ = ["DEFAULTS", "name_field", "names"]
+__all__ = ["DEFAULTS", "default_access", "name_field", "names"]
 
 _VOCABULARY: dict[str, Any] = json.loads(_native.scenario_vocabulary_json())
 
-#: A link direction's queue and loss model when the scenario gives none (canonical form).
+#: The simulator's defaults (canonical form): ``queue`` and ``loss`` (a link direction's when
+#: the scenario gives none), ``red`` and ``gilbert_elliott`` (their optional parameters),
+#: ``access`` (the dumbbell's default access links: ``min_rate``, ``rate_factor``,
+#: ``buffer_packets``) and ``trace`` (what a run records when ``[trace]`` says nothing).
 DEFAULTS: dict[str, dict[str, Any]] = _VOCABULARY["defaults"]
+
+
+def default_access(rate: int) -> dict[str, Any]:
+    """A preset's access links (canonical duplex) when the scenario gives none, for a
+    bottleneck of ``rate`` bit/s (its fastest direction): the simulator's
+    ``Dumbbell::default_access``, never the bottleneck."""
+    return json.loads(_native.default_access_json(rate))
 
 
 def names(field: str) -> tuple[str, ...]:

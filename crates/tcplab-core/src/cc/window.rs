@@ -26,9 +26,17 @@ pub enum Growth {
     Linux,
 }
 
+impl Growth {
+    /// RFC 3465's L: the segments one ACK may add in slow start under byte counting, when
+    /// a scenario gives `byte_counting` without a limit (and in the default growth).
+    pub const DEFAULT_BYTE_COUNTING_LIMIT: u32 = 2;
+}
+
 impl Default for Growth {
     fn default() -> Self {
-        Growth::ByteCounting { limit: 2 }
+        Growth::ByteCounting {
+            limit: Self::DEFAULT_BYTE_COUNTING_LIMIT,
+        }
     }
 }
 

@@ -7,6 +7,9 @@
 //!   object naming each host's namespace: `{"s0": "tcplab-1-ab12cd-s0", ...}`); every link
 //!   of its topology is emulated and packets are routed by destination address.
 //!
+//! A namespace is a name under `/run/netns` (`ip netns`) or the path of a namespace file
+//! (`/proc/PID/ns/net`, as an unprivileged run in a user namespace gives it).
+//!
 //! Prints `ready ORIGIN_NS realtime=...` on stdout once every device exists, and on SIGTERM
 //! or SIGINT (or when its parent dies) writes `stats.json` and `drops.jsonl` into `--out`.
 //! `--plan --scenario FILE` prints the scenario's hosts, their addresses, routers and links

@@ -7,8 +7,8 @@
 mod flows;
 
 use crate::results::{
-    DelayHistogramLog, DelaySummary, DropCause, DropLog, EventLog, FlowSeries, LinkSummary,
-    QueueSeries, SegmentLog, UdpSummary, VerdictLog,
+    DelayHistogramLog, DelaySeriesLog, DelaySummary, DropCause, DropLog, EventLog, FlowSeries,
+    LinkSummary, QueueSeries, SegmentLog, UdpSummary, VerdictLog,
 };
 use crate::Results;
 use serde::Serialize;
@@ -139,7 +139,7 @@ macro_rules! vec_fields {
 pub(crate) use {column, row_fields};
 
 /// The tables of a run, in the order they are written: flows, udp, links, series, queues,
-/// drops, events, segments, verdicts, delay, delay_histogram. Takes the tables out of `r` (the conservation check,
+/// drops, events, segments, verdicts, delay, delay_histogram, delay_series. Takes the tables out of `r` (the conservation check,
 /// the run stats and the pcap files stay).
 pub fn tables(r: &mut Results) -> Vec<Table> {
     vec![
@@ -154,6 +154,7 @@ pub fn tables(r: &mut Results) -> Vec<Table> {
         verdicts(std::mem::take(&mut r.verdicts)),
         delay(std::mem::take(&mut r.delay)),
         delay_histogram(std::mem::take(&mut r.delay_histogram)),
+        delay_series(std::mem::take(&mut r.delay_series)),
     ]
 }
 
@@ -367,6 +368,22 @@ fn delay_histogram(h: DelayHistogramLog) -> Table {
     t.done()
 }
 
+fn delay_series(d: DelaySeriesLog) -> Table {
+    let mut t = TableBuilder::new("delay_series");
+    vec_fields!(t, d;
+        flow_kind, "", "\"tcp\" (data segments) or \"udp\" (datagrams)";
+        flow, "id", "flows.id or udp.id";
+        time_ns, "ns", "start of the interval (trace.interval wide) the packets arrived in";
+        packets, "packets", "packets that arrived in the interval (intervals without any have no row)";
+        delay_mean_ns, "ns", "mean one-way delay of those packets";
+        delay_min_ns, "ns", "least one-way delay";
+        delay_p50_ns, "ns", "median one-way delay (histogram: within 1/128 of the exact value)";
+        delay_p95_ns, "ns", "95th percentile of the one-way delay (within 1/128)";
+        delay_max_ns, "ns", "largest one-way delay";
+    );
+    t.done()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,7 +405,8 @@ mod tests {
                 "segments",
                 "verdicts",
                 "delay",
-                "delay_histogram"
+                "delay_histogram",
+                "delay_series"
             ]
         );
         for t in &s {

@@ -10,6 +10,8 @@
 //! - [`eth`]: loss events and duplicate ACKs per recovery (docs/eth-metrics.md);
 //! - [`delay`]: one-way delay, jitter and loss per flow (docs/delay.md), with
 //!   [`histogram`], the fixed-size histogram behind its percentiles;
+//! - [`delay_series`]: the one-way delay per flow over time, per `trace.interval` (the
+//!   `delay_series` table; on when the run records series);
 //! - [`conservation`]: packets sent = delivered + dropped + in flight per flow and kind, the
 //!   endpoints' counters and the applications' reads (the `conservation` result);
 //! - [`series`]: the flows' state and the link directions' queues over time (the `series`
@@ -28,6 +30,7 @@
 pub mod classify;
 pub mod conservation;
 pub mod delay;
+pub mod delay_series;
 pub mod drops;
 pub mod eth;
 pub mod fact;
@@ -39,17 +42,19 @@ pub mod timeouts;
 pub use fact::{Delivered, Dropped, Fact, FlowSample};
 
 use crate::results::{
-    Conservation, DelayHistogramLog, DelaySummary, FlowSeries, FlowSummary, QueueSeries,
-    UdpSummary, VerdictLog,
+    Conservation, DelayHistogramLog, DelaySeriesLog, DelaySummary, FlowSeries, FlowSummary,
+    QueueSeries, UdpSummary, VerdictLog,
 };
 use crate::trace::Budget;
 use crate::Results;
 use classify::LossClassification;
 use conservation::PacketConservation;
 use delay::DelayMetrics;
+use delay_series::DelaySeries;
 use drops::DropLog;
 use eth::LossEvents;
 use series::Series;
+use tcplab_core::Dur;
 use timeouts::TimeoutTaxonomy;
 
 /// An instrument: takes facts, one at a time in the order they happened, and writes its
@@ -69,6 +74,7 @@ pub struct Instruments {
     timeouts: TimeoutTaxonomy,
     loss_events: LossEvents,
     delay: DelayMetrics,
+    delay_series: DelaySeries,
     conservation: PacketConservation,
     series: Series,
     verdicts: VerdictLog,
@@ -84,6 +90,7 @@ impl Instruments {
             timeouts: TimeoutTaxonomy::new(tcp_flows),
             loss_events: LossEvents::new(tcp_flows),
             delay: DelayMetrics::new(tcp_flows, udp_flows),
+            delay_series: DelaySeries::off(),
             conservation: PacketConservation::new(tcp_flows, udp_flows),
             series: Series::new(tcp_flows, 0, None),
             verdicts: VerdictLog::default(),
@@ -96,6 +103,24 @@ impl Instruments {
     pub fn bound_series(&mut self, links: usize, max_rows_per_flow: Option<u64>) {
         let tcp_flows = self.drops.tcp.len();
         self.series = Series::new(tcp_flows, links, max_rows_per_flow);
+    }
+
+    /// Measures the one-way delay over time in intervals of `interval` (see
+    /// [`DelaySeries::new`]: a run of `duration`, at most about `max_rows_per_flow` rows per
+    /// flow when Some).
+    pub fn delay_over_time(
+        &mut self,
+        interval: Dur,
+        duration: Dur,
+        max_rows_per_flow: Option<u64>,
+    ) {
+        self.delay_series = DelaySeries::new(
+            interval.as_nanos(),
+            self.drops.tcp.len(),
+            self.drops.udp.len(),
+            duration.as_nanos(),
+            max_rows_per_flow,
+        );
     }
 
     /// The series instrument so far.
@@ -139,6 +164,7 @@ impl Instruments {
             Fact::Transmit { .. } | Fact::Acked { .. } => self.dispatch(&fact),
             Fact::Delivered(d) => {
                 self.delay.on_delivered(&d);
+                self.delay_series.on_delivered(&d);
                 self.conservation.on_delivered(d.flow, d.kind);
             }
             Fact::AckSent { .. } | Fact::AckDelivered { .. } => self.conservation.on_fact(&fact),
@@ -239,6 +265,11 @@ impl Measurements {
         self.instruments.delay.histograms()
     }
 
+    /// The `delay_series` table (taken: a second call gives an empty one).
+    pub fn delay_series(&mut self) -> DelaySeriesLog {
+        std::mem::take(&mut self.instruments.delay_series).into_log()
+    }
+
     /// The conservation verdict; violations name the flows by `tcp_names` and `udp_names`.
     pub fn conservation(&self, tcp_names: &[String], udp_names: &[String]) -> Conservation {
         self.instruments.conservation.verdict(tcp_names, udp_names)
@@ -293,6 +324,7 @@ impl Measurements {
             udp,
             conservation: self.conservation(tcp_names, udp_names),
             delay_histogram: self.delay_histogram(),
+            delay_series: self.delay_series(),
             delay,
             series: std::mem::take(&mut self.series),
             queues: std::mem::take(&mut self.queues),
@@ -331,7 +363,21 @@ pub fn replay(
     udp_flows: usize,
     facts: impl IntoIterator<Item = Fact>,
 ) -> Measurements {
+    replay_with(tcp_flows, udp_flows, None, facts)
+}
+
+/// [`replay`], measuring the one-way delay over time in intervals of `delay_interval` when
+/// Some (as a run with series and that `trace.interval` does, without `max_rows_per_flow`).
+pub fn replay_with(
+    tcp_flows: usize,
+    udp_flows: usize,
+    delay_interval: Option<Dur>,
+    facts: impl IntoIterator<Item = Fact>,
+) -> Measurements {
     let mut m = Instruments::new(tcp_flows, udp_flows);
+    if let Some(interval) = delay_interval {
+        m.delay_over_time(interval, Dur::ZERO, None);
+    }
     for f in facts {
         m.on_fact(f);
     }

@@ -69,6 +69,33 @@ pub struct Dumbbell {
     pub receiver_access: Vec<Duplex>,
 }
 
+impl Dumbbell {
+    /// The least rate of a default access link (bit/s).
+    pub const DEFAULT_ACCESS_MIN_RATE: u64 = 1_000_000_000;
+    /// A default access link's buffer (packets).
+    pub const DEFAULT_ACCESS_BUFFER_PACKETS: u32 = 1000;
+    /// How many times the bottleneck's rate a default access link carries.
+    pub const DEFAULT_ACCESS_RATE_FACTOR: u64 = 10;
+
+    /// The access links of a preset (the dumbbell's senders and receivers, the parking
+    /// lot's hosts) when the scenario gives none: never the bottleneck, whose fastest
+    /// direction carries `bottleneck_rate` bit/s. [`Self::DEFAULT_ACCESS_RATE_FACTOR`] times
+    /// that rate (at least [`Self::DEFAULT_ACCESS_MIN_RATE`], at most `u64::MAX`), no delay,
+    /// [`Self::DEFAULT_ACCESS_BUFFER_PACKETS`] packets, drop-tail, no loss, both ways. The
+    /// one home of this default: the Python schema reads it through
+    /// `_native.default_access_json`.
+    pub fn default_access(bottleneck_rate: u64) -> Duplex {
+        let rate = bottleneck_rate
+            .saturating_mul(Self::DEFAULT_ACCESS_RATE_FACTOR)
+            .max(Self::DEFAULT_ACCESS_MIN_RATE);
+        Duplex::symmetric(LinkDir::new(
+            rate,
+            Dur::ZERO,
+            Buffer::Packets(Self::DEFAULT_ACCESS_BUFFER_PACKETS),
+        ))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Explicit {
@@ -142,6 +169,37 @@ pub struct LinkSpec {
 pub struct Duplex {
     pub forward: LinkDir,
     pub reverse: LinkDir,
+}
+
+impl Duplex {
+    pub fn new(forward: LinkDir, reverse: LinkDir) -> Self {
+        Duplex { forward, reverse }
+    }
+    /// Both directions alike.
+    pub fn symmetric(dir: LinkDir) -> Self {
+        Duplex {
+            forward: dir.clone(),
+            reverse: dir,
+        }
+    }
+}
+
+impl LinkDir {
+    /// A direction of `rate_bps` bit/s, `delay` and `buffer` with the defaults of everything
+    /// else: drop-tail, no loss, no schedule, no reports, no trace.
+    pub fn new(rate_bps: u64, delay: Dur, buffer: Buffer) -> Self {
+        LinkDir {
+            rate: rate_bps,
+            delay,
+            buffer,
+            queue: QueueSpec::default(),
+            loss: LossSpec::default(),
+            report_losses: false,
+            report_delay: Dur::ZERO,
+            schedule: Vec::new(),
+            trace: None,
+        }
+    }
 }
 
 /// One direction of a link: a FIFO queue feeding a serializer and a propagation delay.
@@ -236,9 +294,11 @@ pub enum QueueSpec {
 pub struct RedSpec {
     pub min_th: f64,
     pub max_th: f64,
-    /// Early-drop probability at `max_th`.
+    /// Early-drop probability at `max_th` (default 0.1, Floyd's recommendation).
+    #[serde(default = "default_max_p")]
     pub max_p: f64,
-    /// Weight of the EWMA average: avg <- (1 - w_q) avg + w_q q.
+    /// Weight of the EWMA average: avg <- (1 - w_q) avg + w_q q (default 0.002, Floyd's).
+    #[serde(default = "default_w_q")]
     pub w_q: f64,
     /// Drop probability rises linearly from max_p to 1 between max_th and 2 max_th
     /// (otherwise everything above max_th is dropped).
@@ -260,6 +320,12 @@ pub struct RedSpec {
 
 fn yes() -> bool {
     true
+}
+fn default_max_p() -> f64 {
+    0.1
+}
+fn default_w_q() -> f64 {
+    0.002
 }
 fn default_mean_packet_size() -> u32 {
     1500

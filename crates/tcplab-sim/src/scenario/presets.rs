@@ -22,13 +22,16 @@ pub struct ParkingLot {
     /// Queue discipline of every router link direction; None: [`default_router_queue`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueSpec>,
-    /// Bytes per packet when the BDP is counted in packets (default 1500).
+    /// Bytes per packet when the BDP is counted in packets ([`DEFAULT_PACKET_SIZE`]).
     #[serde(default = "default_packet_size")]
     pub packet_size: u32,
 }
 
+/// A parking lot's `packet_size` when the scenario gives none (bytes).
+pub const DEFAULT_PACKET_SIZE: u32 = 1500;
+
 fn default_packet_size() -> u32 {
-    1500
+    DEFAULT_PACKET_SIZE
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

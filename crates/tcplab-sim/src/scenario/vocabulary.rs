@@ -1,10 +1,13 @@
-//! The names the scenario format's enumerations accept and the defaults of a link direction,
-//! for schemas in other languages (the Python one reads them through
+//! The names the scenario format's enumerations accept and the defaults a schema fills in
+//! (a link direction's queue and loss model, RED's and Gilbert-Elliott's optional
+//! parameters, the dumbbell's access links, what a run traces), for schemas in other languages (the Python one reads them through
 //! `_native.scenario_vocabulary_json` instead of keeping copies). The names are read from the
 //! serde definitions themselves: deserializing a name no variant has fails with serde's
 //! "unknown variant `x`, expected one of `a`, `b`, ..." and that list is the one source.
 
-use super::{Framing, LossSpec, QueueSpec, RedMode, Routing, SeriesMode, Stack, Topology};
+use super::{
+    Dumbbell, Framing, LossSpec, QueueSpec, RedMode, Routing, SeriesMode, Stack, Topology, TraceSpec,
+};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tcplab_core::cc::Growth;
@@ -32,8 +35,27 @@ pub fn variant_names<T: DeserializeOwned>(tag: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// The optional fields of a `T` with their serde defaults: `T` deserialized from `required`
+/// (its required fields) and serialized, without the `required` fields. The serde
+/// definitions stay the one home of the defaults.
+fn optional_defaults<T: DeserializeOwned + serde::Serialize>(required: Value) -> Value {
+    let parsed: T = serde_json::from_value(required.clone()).expect("the required fields suffice");
+    let mut out = serde_json::to_value(parsed).expect("a scenario type is JSON");
+    if let (Some(out), Some(required)) = (out.as_object_mut(), required.as_object()) {
+        for key in required.keys() {
+            out.remove(key);
+        }
+    }
+    out
+}
+
 /// `{field: [names]}` for every enumeration of the format a schema parses by name, and
-/// `defaults`: a link direction's queue and loss model when the scenario gives none.
+/// `defaults`: a link direction's queue and loss model when the scenario gives none, the
+/// optional parameters of RED (`red`) and Gilbert-Elliott (`gilbert_elliott`) with their
+/// defaults, byte counting's limit when a scenario names the mode alone
+/// (`byte_counting_limit`), the dumbbell's default access link (`access`: `min_rate` bit/s, `rate_factor`,
+/// `buffer_packets`; the link itself is [`Dumbbell::default_access`]) and what a run traces
+/// when the scenario says nothing (`trace`, [`TraceSpec::default`]).
 pub fn vocabulary() -> Value {
     serde_json::json!({
         "topology": variant_names::<Topology>(Some("kind")),
@@ -51,6 +73,18 @@ pub fn vocabulary() -> Value {
         "defaults": {
             "queue": QueueSpec::default(),
             "loss": LossSpec::default(),
+            "red": optional_defaults::<super::RedSpec>(serde_json::json!({"min_th": 0.0, "max_th": 0.0})),
+            "gilbert_elliott": optional_defaults::<LossSpec>(
+                serde_json::json!({"model": "gilbert_elliott", "p_gb": 0.0, "p_bg": 0.0}),
+            ),
+            "access": {
+                "min_rate": Dumbbell::DEFAULT_ACCESS_MIN_RATE,
+                "rate_factor": Dumbbell::DEFAULT_ACCESS_RATE_FACTOR,
+                "buffer_packets": Dumbbell::DEFAULT_ACCESS_BUFFER_PACKETS,
+            },
+            "parking_lot": {"packet_size": super::presets::DEFAULT_PACKET_SIZE},
+            "byte_counting_limit": Growth::DEFAULT_BYTE_COUNTING_LIMIT,
+            "trace": TraceSpec::default(),
         },
     })
 }
@@ -99,5 +133,40 @@ mod tests {
             serde_json::json!({"discipline": "drop_tail"})
         );
         assert_eq!(v["defaults"]["loss"], serde_json::json!({"model": "none"}));
+    }
+
+    #[test]
+    fn optional_parameters_come_with_their_serde_defaults() {
+        let v = vocabulary();
+        let red = &v["defaults"]["red"];
+        assert_eq!(
+            serde_json::json!({"mode": "byte_counting", "limit": v["defaults"]["byte_counting_limit"]}),
+            serde_json::to_value(Growth::default()).unwrap()
+        );
+        assert_eq!(red["max_p"], 0.1);
+        assert_eq!(red["w_q"], 0.002);
+        assert_eq!(red["wait"], true);
+        assert_eq!(red["mean_packet_size"], 1500);
+        assert!(red.get("min_th").is_none() && red.get("max_th").is_none());
+        assert_eq!(
+            v["defaults"]["gilbert_elliott"],
+            serde_json::json!({"loss_good": 0.0, "loss_bad": 1.0})
+        );
+        let trace: TraceSpec = serde_json::from_value(v["defaults"]["trace"].clone()).unwrap();
+        assert_eq!(trace, TraceSpec::default());
+        let access = Dumbbell::default_access(1_000_000);
+        assert_eq!(
+            access.forward.rate,
+            v["defaults"]["access"]["min_rate"].as_u64().unwrap()
+        );
+        assert_eq!(
+            Dumbbell::default_access(1_000_000_000).reverse.rate,
+            10_000_000_000
+        );
+        assert_eq!(Dumbbell::default_access(u64::MAX).forward.rate, u64::MAX);
+        assert_eq!(
+            access.forward.buffer,
+            super::super::Buffer::Packets(Dumbbell::DEFAULT_ACCESS_BUFFER_PACKETS)
+        );
     }
 }

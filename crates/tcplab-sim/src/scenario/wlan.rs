@@ -2,7 +2,7 @@
 //! dB/dBm). Re-exported by [`crate::scenario`]; docs/wlan.md and docs/scenario.md describe
 //! every field and its default.
 
-use super::{Buffer, Duplex, LinkDir, LossSpec, QueueSpec};
+use super::{Buffer, Duplex, LinkDir};
 use serde::{Deserialize, Serialize};
 use tcplab_core::Dur;
 
@@ -168,21 +168,11 @@ impl WlanAccess {
     /// each way, drop-tail, no loss (the one home of this default: the builder uses it and
     /// the Python schema reads it through the WLAN vocabulary).
     pub fn default_access() -> Duplex {
-        let dir = LinkDir {
-            rate: 100_000_000,
-            delay: Dur::from_micros(100),
-            buffer: Buffer::Packets(1000),
-            queue: QueueSpec::default(),
-            loss: LossSpec::default(),
-            report_losses: false,
-            report_delay: Dur::ZERO,
-            schedule: Vec::new(),
-            trace: None,
-        };
-        Duplex {
-            forward: dir.clone(),
-            reverse: dir,
-        }
+        Duplex::symmetric(LinkDir::new(
+            100_000_000,
+            Dur::from_micros(100),
+            Buffer::Packets(1000),
+        ))
     }
 }
 

@@ -102,9 +102,7 @@ pub fn expand<'a>(p: &'a ParkingLot, errs: &mut Vec<String>) -> Layout<'a> {
     if hops == 0 {
         errs.push("topology.hops = 0: expected at least 1 router-to-router link".into());
     }
-    if p.packet_size == 0 {
-        errs.push("topology.packet_size = 0: expected a positive size in bytes".into());
-    }
+    // packet_size = 0 is a coded problem of topology::expand_problems.
     if p.cross_pairs.len() > 1 && p.cross_pairs.len() != hops {
         errs.push(format!(
             "topology.cross_pairs has {} entries: expected 1 (for every hop) or {hops} (one per hop)",
