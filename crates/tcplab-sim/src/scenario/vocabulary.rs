@@ -6,7 +6,8 @@
 //! "unknown variant `x`, expected one of `a`, `b`, ..." and that list is the one source.
 
 use super::{
-    Dumbbell, Framing, LossSpec, QueueSpec, RedMode, Routing, SeriesMode, Stack, Topology, TraceSpec,
+    Dumbbell, Framing, LossSpec, QueueSpec, RedMode, Routing, SeriesMode, Stack, Topology,
+    TraceSpec,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
