@@ -105,6 +105,38 @@ def test_wlan_access_default_access_link_is_the_simulators():
     assert c["topology"]["access"] == access
 
 
+def test_a_flows_live_stack_and_framing_are_the_simulators_names():
+    # Declared once, in tcplab_sim::scenario (Stack, Framing); the schema parses what it lists.
+    assert names("stack") == ("tcplab", "linux")
+    assert names("framing") == ("tcplab", "eth")
+    sack = 'name = "sack"\ncontroller = "reno"'
+    msg = _error(SMALL_TOML.replace(sack, sack + '\nstack = "bsd"'))
+    assert msg == "flows[1].stack: 'bsd' is not a known stack (known: tcplab, linux)", msg
+    msg = _error(SMALL_TOML.replace(sack, sack + '\nframing = "quic"'))
+    assert msg == "flows[1].framing: 'quic' is not a known framing (known: tcplab, eth)", msg
+    can = canonical_of(SMALL_TOML.replace(sack, sack + '\nstack = "linux"'))
+    assert can["flows"][1]["stack"] == "linux" and "stack" not in can["flows"][0]
+
+
+def test_the_simulator_refuses_an_eth_framing_on_a_linux_flow():
+    sack = 'name = "sack"\ncontroller = "reno"'
+    with pytest.raises(ValueError) as info:
+        _native.Simulation(json.dumps(canonical_of(SMALL_TOML.replace(sack, sack + '\nstack = "linux"\nframing = "eth"'))))
+    assert 'flows[1].framing = "eth": a framing is for stack = "tcplab" flows' in str(info.value)
+
+
+def test_a_simulated_run_ignores_the_live_stack_and_framing():
+    # docs/live.md: a simulated run simulates tcplab's sender for every flow, whatever `stack`.
+    from tcplab.run import run
+
+    plain = run(Scenario.from_toml(SMALL_TOML))
+    sack = 'name = "sack"\ncontroller = "reno"'
+    marked = run(Scenario.from_toml(SMALL_TOML.replace(sack, sack + '\nstack = "linux"').replace(
+        'name = "newreno"', 'name = "newreno"\nstack = "tcplab"\nframing = "eth"')))
+    for t in ("flows", "series", "drops", "links"):
+        assert plain.tables[t].equals(marked.tables[t]), t
+
+
 # ---- defaults the schema fills in come from the simulator (issue 11 §2) ----------------------
 
 _SCENARIO_HEAD = """

@@ -189,6 +189,16 @@ def run(
             help="Limit on what the run records, MB (default $TCPLAB_MAX_RECORD_MB or 2048; docs/scenario.md).",
         ),
     ] = None,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live",
+            help="Run on real packets: namespaces, the emulated topology, tcplab's or Linux's TCP (root; docs/live.md).",
+        ),
+    ] = False,
+    realtime: Annotated[
+        bool, typer.Option("--realtime", help="With --live: SCHED_FIFO for the emulator and tcplab's endpoints.")
+    ] = False,
 ) -> None:
     """Run a scenario and write its results directory (Parquet or CSV tables, summary.json, report.html).
 
@@ -203,8 +213,12 @@ def run(
             f"note: {scenario} has a [sweep] table; running the base scenario only, without it "
             f"(hint: `tcplab sweep {scenario} --out DIR` runs every point)\n"
         )
+    if realtime and not live:
+        _fail("--realtime: only with --live", EXIT_INVALID)
     target = _out_dir(out, sc.name)
     err = Console(stderr=True)
+    if live:
+        return _run_live(sc, scenario, target, realtime, not no_report, table_format.value, json_out, quiet, err)
     try:
         if quiet:
             result = run_scenario(sc, max_record_mb=max_record_mb)
@@ -224,10 +238,7 @@ def run(
     if not c.get("ok", True) and not quiet:
         err.print(f"[bold red]packet conservation violated:[/] {'; '.join(c.get('violations', []))}")
     if json_out:
-        import json
-
-        doc = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-        typer.echo(json.dumps({"results": str(path), **doc}, indent=2))
+        _print_json_summary(path)
     elif not quiet:
         # Not a terminal (a pipe, a log): no wrapping of the summary table.
         console = Console() if sys.stdout.isatty() else Console(width=200)
@@ -238,9 +249,56 @@ def run(
         typer.echo(str(path))
 
 
-def _summary_table(result: RunResult) -> Table:
+def _print_json_summary(path: Path) -> None:
+    import json
+
+    doc = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+    typer.echo(json.dumps({"results": str(path), **doc}, indent=2))
+
+
+def _run_live(
+    sc: Scenario, scenario: Path, target: Path, realtime: bool, report: bool, table_format: str,
+    json_out: bool, quiet: bool, err: Console,
+) -> None:
+    """``tcplab run --live``: refuses in one line (rc 2) what cannot run live here."""
+    from tcplab.live import LiveError
+    from tcplab.live.fidelity import verdict_line
+    from tcplab.live.run import refusal, run_live
+    from tcplab.out_dir import OutDirError
+
+    if reason := refusal(sc.canonical()):
+        _fail(f"{scenario}: {reason}", EXIT_INVALID)
+    try:
+        if quiet:
+            lr = run_live(sc, target, realtime=realtime, report=report, table_format=table_format)
+        else:
+            from tcplab.progress import SimProgress
+
+            with SimProgress(f"{sc.name} (live)", console=err, what="run live") as bar:
+                lr = run_live(sc, target, realtime=realtime, progress=bar, report=report, table_format=table_format)
+    except OutDirError as e:
+        _fail(f"--out {e}", EXIT_INVALID)
+    except (LiveError, OSError) as e:
+        _fail(str(e), EXIT_INTERNAL)
+    c = lr.result.conservation
+    if not quiet and not json_out:
+        if not c.get("ok", True):
+            err.print(f"[bold red]packet conservation violated:[/] {'; '.join(c.get('violations', []))}")
+        line = verdict_line(lr.live)
+        err.print(line if lr.live.get("verdict") == "ok" else f"[bold red]{line}[/]", markup=lr.live.get("verdict") != "ok", highlight=False)
+    if json_out:
+        _print_json_summary(lr.out_dir)
+    elif not quiet:
+        console = Console() if sys.stdout.isatty() else Console(width=200)
+        console.print(_summary_table(lr.result, "run live"))
+        console.print(f"results: {lr.out_dir}")
+    else:
+        typer.echo(str(lr.out_dir))
+
+
+def _summary_table(result: RunResult, what: str = "simulated") -> Table:
     t = Table(
-        title=f"{result.name} (seed {result.seed}, {result.summary['sim_time_s']:g} s simulated, {result.wall_time_s:.2f} s wall)"
+        title=f"{result.name} (seed {result.seed}, {result.summary['sim_time_s']:g} s {what}, {result.wall_time_s:.2f} s wall)"
     )
     columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("flow", "left"),

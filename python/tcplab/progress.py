@@ -29,10 +29,10 @@ class SimProgress:
     """A bar in simulated seconds; an instance is the ``progress(now_ns, end_ns)`` callback of
     :func:`tcplab.run`. Use it as a context manager."""
 
-    def __init__(self, label: str, console: Any = None):
+    def __init__(self, label: str, console: Any = None, what: str = "simulated"):
         from rich.progress import TextColumn
 
-        self.progress = _progress(console, (TextColumn("{task.fields[sim]} simulated"),))
+        self.progress = _progress(console, (TextColumn("{task.fields[sim]} " + what),))
         self.label = label
         self.task: Any = None
 

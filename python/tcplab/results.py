@@ -139,6 +139,8 @@ def summary_document(result: RunLike, *, report: str | None, table_format: str =
             "tables": {t: {"file": f"{t}.{table_format}", "rows": result.tables[t].height} for t in TABLES},
             "report": report,
             **pcap_summary(result),
+            # A live run (tcplab run --live): stacks, timing fidelity, verdict (docs/live.md).
+            **({"live": s["live"]} if "live" in s else {}),
         }
 
 

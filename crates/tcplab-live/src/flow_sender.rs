@@ -60,8 +60,9 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
     };
     let (start, stop_at, end) = (cfg.start(), cfg.stop(), cfg.end());
     let interval = cfg.sample_interval();
-    let mut series =
-        String::from("t_ns,cwnd,ssthresh,srtt_ns,rto_ns,in_flight,snd_una,snd_nxt,in_recovery\n");
+    let mut series = String::from(
+        "t_ns,cwnd,ssthresh,srtt_ns,rto_ns,in_flight,snd_una,snd_nxt,in_recovery,bytes_sent\n",
+    );
     let mut next_sample = start;
     let mut timer_lateness = Histogram::default();
     let mut buf = vec![0u8; MAX_DATAGRAM];
@@ -98,7 +99,7 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
                 let s = st.sender.snapshot();
                 let _ = writeln!(
                     series,
-                    "{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{}",
                     next_sample.as_nanos(),
                     s.cwnd,
                     s.ssthresh.min(i64::MAX as u64),
@@ -107,7 +108,8 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
                     s.in_flight,
                     s.snd_una.0,
                     s.snd_nxt.0,
-                    s.in_recovery as u8
+                    s.in_recovery as u8,
+                    st.sender.counters().bytes_sent
                 );
                 next_sample += interval;
             }

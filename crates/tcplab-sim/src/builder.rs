@@ -141,6 +141,8 @@ impl TcpFlowSpec {
             stop: None,
             tcp: None,
             route: None,
+            stack: Default::default(),
+            framing: Default::default(),
         }
     }
     pub fn named(mut self, name: &str) -> Self {

@@ -8,7 +8,7 @@ use crate::error::{Problem, SimError};
 use crate::flow_route;
 use crate::node::Routes;
 use crate::scenario::{
-    Buffer, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode,
+    Buffer, Framing, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode, Stack,
 };
 use crate::topology::{self, Layout};
 use tcplab_core::registry::Registries;
@@ -117,6 +117,14 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
                 1,
                 "expected at least 1 byte, or none for an unlimited transfer",
             ));
+        }
+        if f.stack == Stack::Linux && f.framing != Framing::Tcplab {
+            errs.push(
+                format!(
+                    "{p}.framing = \"eth\": a framing is for stack = \"tcplab\" flows (the kernel's TCP has its own)"
+                )
+                .into(),
+            );
         }
         if f.tcp.is_some() || default_tcp_ok {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);

@@ -1,17 +1,21 @@
 """tcplab's transport on a live testbed: tcplab-core's sender and receiver over UDP
 (`tcplab-flow`, Rust: crates/tcplab-live), one in each namespace, through the emulator.
 
-`run_flow(tb, canonical, flow)` starts the receiver, waits until its socket is bound, starts
-the sender, waits for it to finish (the transfer acknowledged, or the scenario's duration
-passed), stops the receiver (SIGTERM: it writes its summary) and returns both summaries.
-Both endpoints and the emulator share one time axis: model time 0 is ``clock_origin_ns``
-(CLOCK_MONOTONIC), chosen a moment after both endpoints are started. Whatever happens, both
-processes are killed before `run_flow` returns (and with the testbed, which owns them).
+`start_flow(tb, canonical, index, origin_ns, out_dir)` starts flow `index` of a scenario
+between its hosts on any testbed (`Testbed.for_scenario`: hosts by name), port 5400 + index
+at both ends: the receiver in ``dst``'s namespace, then the sender in ``src``'s, each once
+its socket is bound; several flows run at once on one testbed. `FlowHandle.finish` waits
+for the sender to finish (the transfer acknowledged, or the scenario's duration passed),
+lets the receiver run a little longer for what is in flight, stops it (SIGTERM: it writes
+its summary) and returns both summaries. Every flow of a run shares one time axis with the
+emulator: model time 0 is ``origin_ns`` (CLOCK_MONOTONIC), picked by the caller a moment
+ahead. Whatever happens, both processes are killed before `finish` returns (and with the
+testbed, which owns them).
 
-The scenario is canonical (``Scenario.canonical()``) with an explicit topology of two hosts
-joined by one link: `link_config` turns it into the emulator's config (the same seed and
-link name, so the emulator draws the simulator's random streams), with the link's ``from``
-host in namespace A.
+`run_flow(tb, canonical, flow)` does both for one flow on a one-link testbed (an explicit
+topology of two hosts joined by one link: `link_config` turns it into the emulator's config,
+the same seed and link name, so the emulator draws the simulator's random streams, with the
+link's ``from`` host in namespace A).
 """
 
 from __future__ import annotations
@@ -80,18 +84,35 @@ class FlowRun:
         return [json.loads(line) for line in text.splitlines() if line]
 
 
-def drop_facts(tb: Testbed, run: FlowRun) -> list[dict[str, Any]]:
-    """The emulator's drops of transport packets as `drop` facts (record.rs's format) on the
-    endpoints' time axis: link direction 0 forward, 1 reverse."""
+def link_directions(tb: Testbed) -> dict[tuple[str, str], int]:
+    """The simulator's index of each link direction of `tb` (the `links` table's row):
+    link k of the topology's expansion (the emulator plan's order) has forward 2k and
+    reverse 2k + 1; a one-link testbed's link is 0."""
+    if tb.plan is None:
+        name = tb.config.get("link", "l0")
+        return {(name, "forward"): 0, (name, "reverse"): 1}
+    return {(link["name"], d): 2 * k + j for k, link in enumerate(tb.plan["links"])
+            for j, d in enumerate(("forward", "reverse"))}
+
+
+def drop_facts(tb: Testbed, run: FlowRun | int) -> list[dict[str, Any]]:
+    """The emulator's drops of tcplab-transport packets (either framing: those the drop log
+    names a `flow` for) as `drop` facts (record.rs's format) on the endpoints' time axis
+    (`run`'s ``clock_origin_ns``, or that origin in CLOCK_MONOTONIC ns), each on its link
+    direction in the simulator's numbering (`link_directions`). Call after the testbed
+    stopped."""
     assert tb.emu_origin_ns is not None
-    shift = tb.emu_origin_ns - run.clock_origin_ns
+    origin = run if isinstance(run, int) else run.clock_origin_ns
+    shift = tb.emu_origin_ns - origin
+    dirs = link_directions(tb)
     out = []
     for d in tb.drops:
         p = d.get("packet") or {}
         if "flow" not in p:
             continue
-        out.append({"fact": "drop", "time_ns": d["t_ns"] + shift,
-                    "link": 0 if d["direction"] == "forward" else 1, "flow": p["flow"],
+        out.append({"fact": "drop", "time_ns": max(0, d["t_ns"] + shift),
+                    "link": dirs[(d["link"], d["direction"])] if "link" in d
+                    else (0 if d["direction"] == "forward" else 1), "flow": p["flow"],
                     "packet": p["packet"], "seq": p["seq"], "retransmission": p["retransmission"],
                     "sent_at_ns": p.get("sent_ns", 0), "cause": d["cause"]})
     return out
@@ -108,6 +129,121 @@ def _wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> N
         raise LiveError(last)
 
 
+def settle_s(canonical: dict[str, Any]) -> float:
+    """How long a receiver keeps running after its sender stopped, so that what is still in
+    flight arrives: two passes over every link's propagation delay in both directions (a
+    bound on any route's round trip), plus 50 ms."""
+    delays: list[int] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            if isinstance(v.get("delay"), int) and "rate" in v:
+                delays.append(v["delay"])
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(canonical["topology"])
+    return 2 * sum(delays) / 1e9 + 0.05
+
+
+def _last_line(err: str | None, what: str) -> str:
+    lines = (err or "").strip().splitlines()
+    return lines[-1] if lines else what
+
+
+class FlowHandle:
+    """A started tcplab-transport flow: its receiver and sender run (both started by
+    `start_flow`); `finish` waits for them and returns their summaries as a `FlowRun`."""
+
+    def __init__(self, tb: Testbed, canonical: dict[str, Any], index: int, origin_ns: int,
+                 out_dir: Path, framing: str | None = None, sample_ns: int | None = None,
+                 realtime: bool = False, hosts: dict[str, str] | None = None) -> None:
+        spec = canonical["flows"][index]
+        host = {spec[e]: (hosts or {}).get(spec[e], spec[e]) for e in ("src", "dst")}
+        for end in ("src", "dst"):
+            if host[spec[end]] not in tb.addr:
+                raise LiveError(f"flows[{index}].{end} = {spec[end]!r}: not a host of the testbed")
+        binary = flow_binary()
+        if not binary.exists():
+            raise LiveError(f"tcplab-flow = {str(binary)!r}: not found "
+                            "(cargo build --release -p tcplab-live, or set TCPLAB_FLOW)")
+        self.canonical, self.index, self.origin_ns = canonical, index, origin_ns
+        self.out_dir = Path(out_dir)
+        self.settle_s = settle_s(canonical)
+        self.procs: dict[str, subprocess.Popen[str]] = {}
+        port = PORT + index
+        framing = framing or spec.get("framing", "tcplab")
+        try:
+            for role, me, peer in (("receiver", host[spec["dst"]], host[spec["src"]]),
+                                   ("sender", host[spec["src"]], host[spec["dst"]])):
+                d = self.out_dir / role
+                d.mkdir(parents=True, exist_ok=True)
+                cfg = {"scenario": canonical, "flow": index, "framing": framing,
+                       "local": f"{tb.addr[me]}:{port}", "peer": f"{tb.addr[peer]}:{port}",
+                       "clock_origin_ns": origin_ns, "realtime": realtime}
+                if sample_ns is not None:
+                    cfg["sample_ns"] = sample_ns
+                (d / "config.json").write_text(json.dumps(cfg))
+                argv = [str(binary), "send" if role == "sender" else "recv",
+                        "--config", str(d / "config.json"), "--out", str(d)]
+                self.procs[role] = tb.popen(me, argv, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True)
+                _wait_ready(self.procs[role], f"tcplab-flow {role}")
+        except BaseException:
+            self._stop()
+            raise
+
+    def finish(self, timeout_s: float) -> FlowRun:
+        """Waits at most `timeout_s` for the sender to end (its transfer acknowledged or the
+        scenario's duration passed), lets the receiver run `settle_s` longer, stops it
+        (SIGTERM: it writes its summary) and returns both summaries. Raises LiveError (one
+        line) when an end failed or did not end; both are killed in any case."""
+        procs = self.procs
+        try:
+            try:
+                _, err = procs["sender"].communicate(timeout=max(0.0, timeout_s))
+            except subprocess.TimeoutExpired:
+                raise LiveError(f"tcplab-flow sender of flows[{self.index}] still running "
+                                f"{timeout_s:.1f} s after it was waited for") from None
+            if procs["sender"].returncode != 0:
+                raise LiveError(_last_line(err, "tcplab-flow sender: exit status "
+                                                f"{procs['sender'].returncode}"))
+            time.sleep(self.settle_s)
+            procs["receiver"].send_signal(signal.SIGTERM)
+            _, err = procs["receiver"].communicate(timeout=10)
+            if procs["receiver"].returncode != 0:
+                raise LiveError(_last_line(err, "tcplab-flow receiver: exit status "
+                                                f"{procs['receiver'].returncode}"))
+        finally:
+            self._stop()
+        summaries = {r: json.loads((self.out_dir / r / "summary.json").read_text()) for r in procs}
+        return FlowRun(sender=summaries["sender"], receiver=summaries["receiver"],
+                       out_dir=self.out_dir, clock_origin_ns=self.origin_ns)
+
+    def _stop(self) -> None:
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+
+
+def start_flow(tb: Testbed, canonical: dict[str, Any], index: int, origin_ns: int,
+               out_dir: Path, *, framing: str | None = None, sample_ns: int | None = None,
+               realtime: bool = False, hosts: dict[str, str] | None = None) -> FlowHandle:
+    """Starts flow `index` of `canonical` on `tb` between its hosts (receiver in ``dst``'s
+    namespace, sender in ``src``'s, both on port 5400 + index), with model time 0 at
+    `origin_ns` (CLOCK_MONOTONIC; it should lie a few hundred ms ahead so both are up by
+    then) and returns once both sockets are bound. `framing` defaults to the flow's
+    (``framing`` in the scenario, else "tcplab"); endpoints write into `out_dir`/sender
+    and `out_dir`/receiver. `hosts` maps scenario host names to the testbed's (a one-link
+    testbed's "a" and "b"); by default they are the same."""
+    return FlowHandle(tb, canonical, index, origin_ns, out_dir, framing, sample_ns, realtime,
+                      hosts)
+
+
 def run_flow(tb: Testbed, canonical: dict[str, Any], flow: int = 0, framing: str = "tcplab",
              out_dir: Path | None = None, sample_ns: int | None = None,
              realtime: bool = False) -> FlowRun:
@@ -121,50 +257,9 @@ def run_flow(tb: Testbed, canonical: dict[str, Any], flow: int = 0, framing: str
     side = {link["from"]: "a", link["to"]: "b"}
     if spec["src"] not in side or spec["dst"] not in side:
         raise LiveError(f"flows[{flow}]: src/dst must be the link's hosts")
-    tx, rx = side[spec["src"]], side[spec["dst"]]
-    binary = flow_binary()
-    if not binary.exists():
-        raise LiveError(f"tcplab-flow = {str(binary)!r}: not found "
-                        "(cargo build --release -p tcplab-live, or set TCPLAB_FLOW)")
-    out = Path(out_dir or tb.out_dir / f"flow{flow}")
     origin = time.monotonic_ns() + START_MARGIN_NS
-    port = PORT + flow
-    procs: dict[str, subprocess.Popen[str]] = {}
-    try:
-        for role, me, peer in (("receiver", rx, tx), ("sender", tx, rx)):
-            d = out / role
-            d.mkdir(parents=True, exist_ok=True)
-            cfg = {"scenario": canonical, "flow": flow, "framing": framing,
-                   "local": f"{tb.addr[me]}:{port}", "peer": f"{tb.addr[peer]}:{port}",
-                   "clock_origin_ns": origin, "realtime": realtime}
-            if sample_ns is not None:
-                cfg["sample_ns"] = sample_ns
-            (d / "config.json").write_text(json.dumps(cfg))
-            argv = [str(binary), "send" if role == "sender" else "recv",
-                    "--config", str(d / "config.json"), "--out", str(d)]
-            procs[role] = tb.popen(me, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True)
-            _wait_ready(procs[role], f"tcplab-flow {role}")
-        wall = max(0.0, (origin - time.monotonic_ns()) / 1e9) + canonical["duration"] / 1e9
-        try:
-            _, err = procs["sender"].communicate(timeout=wall + GRACE_S)
-        except subprocess.TimeoutExpired:
-            raise LiveError(f"tcplab-flow sender still running {GRACE_S} s after the scenario's "
-                            "end") from None
-        if procs["sender"].returncode != 0:
-            raise LiveError((err or "").strip().splitlines()[-1] if (err or "").strip()
-                            else f"tcplab-flow sender: exit status {procs['sender'].returncode}")
-        time.sleep(2 * (link["forward"]["delay"] + link["reverse"]["delay"]) / 1e9 + 0.05)
-        procs["receiver"].send_signal(signal.SIGTERM)
-        _, err = procs["receiver"].communicate(timeout=10)
-        if procs["receiver"].returncode != 0:
-            raise LiveError((err or "").strip().splitlines()[-1] if (err or "").strip()
-                            else f"tcplab-flow receiver: exit status {procs['receiver'].returncode}")
-    finally:
-        for p in procs.values():
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
-    summaries = {r: json.loads((out / r / "summary.json").read_text()) for r in procs}
-    return FlowRun(sender=summaries["sender"], receiver=summaries["receiver"], out_dir=out,
-                   clock_origin_ns=origin)
+    h = start_flow(tb, canonical, flow, origin, Path(out_dir or tb.out_dir / f"flow{flow}"),
+                   framing=framing, sample_ns=sample_ns, realtime=realtime,
+                   hosts=side if tb.plan is None else None)
+    wall = max(0.0, (origin - time.monotonic_ns()) / 1e9) + canonical["duration"] / 1e9
+    return h.finish(wall + GRACE_S)

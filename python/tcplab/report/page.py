@@ -113,6 +113,18 @@ def _detail_html(result: RunLike, caption_base: str) -> str:
     return "\n".join(parts)
 
 
+def _live_html(result: RunLike) -> str:
+    """A live run's verdict on its timing fidelity (docs/live.md), first thing in the report."""
+    live = getattr(result, "live", None)
+    if not live:
+        return ""
+    from tcplab.live.fidelity import verdict_line
+
+    stacks = ", ".join(f"{k}: {', '.join(v)}" for k, v in live.get("stacks", {}).items() if v)
+    style = "" if live.get("verdict") == "ok" else " style='color:#b00;font-weight:bold'"
+    return (f"<p{style}>Live run on real packets ({esc(stacks)}). {esc(verdict_line(live))}</p>")
+
+
 def render_report(result: RunLike) -> str:
     """The report as one HTML string (images embedded as data URIs)."""
     sc = result.scenario
@@ -124,6 +136,7 @@ def render_report(result: RunLike) -> str:
     parts = [
         f"<h1>{esc(result.name)}</h1>",
         f"<p class='muted'>{esc(result.canonical.get('description') or '')}</p>",
+        _live_html(result),
         overview_html(result, caption_base),
         "<h2>Per-flow summary</h2>",
         summary_html(result),

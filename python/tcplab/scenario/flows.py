@@ -190,6 +190,9 @@ class Flow(StrictModel):
     stop: Duration | None = None
     tcp: TcpOverrides | None = None
     route: list[str] | None = None
+    # How the flow runs live (`tcplab run --live`); a simulated run ignores both.
+    stack: Annotated[str, name_field("stack", "stack")] | None = None
+    framing: Annotated[str, name_field("framing", "framing")] | None = None
 
 
 class Udp(StrictModel):

@@ -1,5 +1,6 @@
 """The scenario format's names (topology kinds, queue disciplines, loss models, RED modes,
-routing, series, RTO modes, repeated-RTO and SACK styles, growth modes) and the defaults the
+routing, series, RTO modes, repeated-RTO and SACK styles, growth modes, live
+stacks and framings) and the defaults the
 schema fills in (a link direction's queue and loss model, RED's and Gilbert-Elliott's optional
 parameters, the dumbbell's access links, what a run traces), read from the simulator
 (``tcplab_sim::scenario::vocabulary``, through ``_native.scenario_vocabulary_json``): the
@@ -35,7 +36,7 @@ def default_access(rate: int) -> dict[str, Any]:
 
 def names(field: str) -> tuple[str, ...]:
     """The names the simulator accepts for ``field`` ("queue", "loss_model", "topology",
-    "red_mode", "routing", "series", "rto_mode", "repeated_rto", "sack_style", "growth")."""
+    "red_mode", "routing", "series", "rto_mode", "repeated_rto", "sack_style", "growth", "stack", "framing")."""
     return tuple(_VOCABULARY[field])
 
 

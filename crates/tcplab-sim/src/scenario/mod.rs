@@ -405,6 +405,38 @@ pub struct TcpFlowSpec {
     /// routers in between. ACKs take it backwards. None = the topology's routes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<Vec<String>>,
+    /// The stack that carries the flow on a live testbed (`tcplab run --live`). A simulated
+    /// run simulates tcplab's sender for every flow whatever this says (docs/live.md).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub stack: Stack,
+    /// The wire format of a `stack = "tcplab"` flow on a live testbed; a simulated run
+    /// ignores it.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub framing: Framing,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// Which stack runs a TCP flow live: tcplab-core's sender and receiver over UDP, or the
+/// host kernel's TCP with the flow's controller as its congestion control.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stack {
+    #[default]
+    Tcplab,
+    Linux,
+}
+
+/// The live wire format of a tcplab-stack flow: tcplab's own header carrying every field of
+/// the core's segments, or the ETH framework's (1024-byte packets, 17-byte header).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Framing {
+    #[default]
+    Tcplab,
+    Eth,
 }
 
 /// A constant-bit-rate UDP source.

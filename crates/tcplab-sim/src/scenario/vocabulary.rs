@@ -5,7 +5,10 @@
 //! serde definitions themselves: deserializing a name no variant has fails with serde's
 //! "unknown variant `x`, expected one of `a`, `b`, ..." and that list is the one source.
 
-use super::{Dumbbell, LossSpec, QueueSpec, RedMode, Routing, SeriesMode, Topology, TraceSpec};
+use super::{
+    Dumbbell, Framing, LossSpec, QueueSpec, RedMode, Routing, SeriesMode, Stack, Topology,
+    TraceSpec,
+};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tcplab_core::cc::Growth;
@@ -66,6 +69,8 @@ pub fn vocabulary() -> Value {
         "repeated_rto": variant_names::<RepeatedRto>(None),
         "sack_style": variant_names::<SackStyle>(None),
         "growth": variant_names::<Growth>(Some("mode")),
+        "stack": variant_names::<Stack>(None),
+        "framing": variant_names::<Framing>(None),
         "defaults": {
             "queue": QueueSpec::default(),
             "loss": LossSpec::default(),
@@ -121,6 +126,8 @@ mod tests {
         names_are_variants::<RepeatedRto>(None);
         names_are_variants::<SackStyle>(None);
         names_are_variants::<Growth>(Some("mode"));
+        assert_eq!(names_are_variants::<Stack>(None), ["tcplab", "linux"]);
+        assert_eq!(names_are_variants::<Framing>(None), ["tcplab", "eth"]);
         let v = vocabulary();
         assert_eq!(
             v["defaults"]["queue"],

@@ -1,0 +1,89 @@
+"""The ``live`` section of a live run's summary: what ran on which stack, the emulator's
+timing fidelity, the drops outside the model, the endpoints' timer lateness, and a verdict
+against `BOUNDS` (stated in docs/live.md before any run was measured against them)."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+from tcplab.live.netns import Testbed
+
+#: The bounds a live run must stay within to be ``ok``: the emulator writes packets at most
+#: 1 ms late at the 99th percentile on every host, the endpoints' timers fire at most 1 ms
+#: late at the 99th percentile, and nothing is dropped outside the model (TUN writes
+#: refused, receiver socket overflows, datagrams a socket refused to send).
+BOUNDS: dict[str, int] = {
+    "emulator_lateness_p99_ns": 1_000_000,
+    "timer_lateness_p99_ns": 1_000_000,
+    "drops_outside_model": 0,
+}
+
+OK, OUTSIDE = "ok", "outside bounds"
+
+
+def udp_rcvbuf_errors(tb: Testbed) -> dict[str, int]:
+    """Per host: the UDP receive-buffer overflows of its namespace so far (``RcvbufErrors``
+    of ``/proc/net/snmp``: datagrams the kernel dropped because a socket's buffer was
+    full, a drop outside the model). Read while the testbed runs."""
+    out = {}
+    for host in tb.ns:
+        r = subprocess.run(tb.command(host, ["cat", "/proc/net/snmp"]), capture_output=True, text=True)
+        rows = [line.split() for line in r.stdout.splitlines() if line.startswith("Udp:")]
+        if len(rows) >= 2 and "RcvbufErrors" in rows[0]:
+            out[host] = int(rows[1][rows[0].index("RcvbufErrors")])
+    return out
+
+
+def _worst(values: list[dict[str, Any]], key: str) -> int | None:
+    xs = [int(v[key]) for v in values if v and v.get("count") and v.get(key) is not None]
+    return max(xs) if xs else None
+
+
+def live_section(stats: dict[str, Any], stacks: dict[str, list[str]],
+                 endpoints: dict[str, dict[str, Any]], rcvbuf_errors: dict[str, int],
+                 realtime: bool) -> dict[str, Any]:
+    """The section: `stats` the emulator's stats.json, `stacks` flow names by stack,
+    `endpoints` per tcplab flow name its sender's and receiver's summaries (``sender``,
+    ``receiver``), `rcvbuf_errors` per host."""
+    hosts = stats.get("hosts", {})
+    lateness = [h.get("lateness_ns") or {} for h in hosts.values()]
+    outside = {"tun_write_errors": 0, "not_ipv4": 0, "no_route": 0}
+    for h in hosts.values():
+        for k in outside:
+            outside[k] += int((h.get("outside_model") or {}).get(k, 0))
+    timers = [s.get("timer_lateness_ns") or {} for e in endpoints.values() for s in e.values()]
+    send_errors = sum(int(s.get("send_errors", 0)) for e in endpoints.values() for s in e.values())
+    counted = {"tun_write_errors": outside["tun_write_errors"],
+               "receiver_socket_overflows": sum(rcvbuf_errors.values()),
+               "endpoint_send_errors": send_errors}
+    measured = {
+        "emulator_lateness_p99_ns": _worst(lateness, "p99"),
+        "timer_lateness_p99_ns": _worst(timers, "p99"),
+        "drops_outside_model": sum(counted.values()),
+    }
+    reasons = [f"{k} = {v} > {BOUNDS[k]}" for k, v in measured.items()
+               if v is not None and v > BOUNDS[k]]
+    return {
+        "stacks": stacks,
+        "realtime": {"asked": realtime, "emulator": stats.get("realtime")},
+        "emulator_lateness_ns": {"p50": _worst(lateness, "p50"), "p99": _worst(lateness, "p99"),
+                                 "max": _worst(lateness, "max"),
+                                 "packets": sum(int(v.get("count", 0)) for v in lateness)},
+        "timer_lateness_ns": {"p50": _worst(timers, "p50"), "p99": _worst(timers, "p99"),
+                              "max": _worst(timers, "max")},
+        "drops_outside_model": {**counted, "not_ipv4": outside["not_ipv4"],
+                                "no_route": outside["no_route"],
+                                "receiver_socket_overflows_by_host": rcvbuf_errors},
+        "bounds": dict(BOUNDS),
+        "measured": measured,
+        "verdict": OUTSIDE if reasons else OK,
+        "outside": reasons,
+    }
+
+
+def verdict_line(live: dict[str, Any]) -> str:
+    """The live section's verdict in one line (CLI, report)."""
+    if live.get("verdict") == OK:
+        return f"live fidelity: ok (bounds: {', '.join(f'{k} <= {v}' for k, v in live['bounds'].items())})"
+    return "live fidelity: OUTSIDE BOUNDS: " + "; ".join(live.get("outside", []))

@@ -1,0 +1,329 @@
+"""``tcplab run --live``: a scenario's flows on real packets, with a simulated run's outputs.
+
+`run_live(scenario, out_dir)` makes the testbed of the scenario's topology
+(`Testbed.for_scenario`: one namespace per host, every link emulated), picks one model-time
+origin for every flow, starts them all (``stack = "tcplab"``: tcplab-core over UDP,
+`tcplab.live.transport.start_flow`; ``stack = "linux"``: the kernel's TCP,
+`tcplab.live.linux.start_linux_flow`), waits for them, stops the testbed, turns the
+emulator's drop log into drop facts, replays the simulator's instruments on the merged facts
+(`tcplab.live.facts`, `tcplab.instruments.replay`), fills the rest of each flow's row from
+the endpoints' summaries (Linux flows: from TCP_INFO), and writes the results directory with
+the writer of a simulated run, its summary gaining a ``live`` section
+(`tcplab.live.fidelity`). Everything the testbed made is removed when it returns, also on
+Ctrl-C or an error; the results directory is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import math
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tcplab import _native
+from tcplab.instruments import replay
+from tcplab.live import facts as live_facts
+from tcplab.live.fidelity import live_section, udp_rcvbuf_errors
+from tcplab.live.netns import LiveError, Testbed, live_support, scenario_plan
+from tcplab.live.transport import GRACE_S, PORT, FlowRun, drop_facts, link_directions, start_flow
+from tcplab.run import Progress, RunResult, table_frame
+from tcplab.schema import SCHEMA, TABLES
+from tcplab.scenario import Scenario, as_scenario
+
+__all__ = ["LiveRun", "LiveRunResult", "run_live", "LIVE_COLUMN"]
+
+#: The one column a live run's ``flows`` table has beyond a simulated run's: the run's
+#: fidelity verdict ("ok" or "outside bounds"), on every row.
+LIVE_COLUMN = "live_verdict"
+
+#: Model time 0 lies this far after the flows start to be started, plus `PER_FLOW_S` per
+#: tcplab flow and `PER_LINUX_FLOW_S` per Linux flow (each Linux end needs 0.1-0.3 s).
+START_MARGIN_S = 0.3
+PER_FLOW_S = 0.05
+PER_LINUX_FLOW_S = 0.3
+
+
+@dataclass
+class LiveRunResult(RunResult):
+    """A `RunResult` of a live run: the same tables (``flows`` with `LIVE_COLUMN`), and
+    ``live``, the summary's ``live`` section."""
+
+    live: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return {**super().summary, "live": self.live}
+
+
+@dataclass
+class LiveRun:
+    """What `run_live` returns: the results directory and the result written there."""
+
+    out_dir: Path
+    result: LiveRunResult
+
+    @property
+    def live(self) -> dict[str, Any]:
+        return self.result.live
+
+
+def refusal(canonical: dict[str, Any]) -> str | None:
+    """Why this scenario cannot run live here (one line), before anything starts: no root or
+    TUN (`live_support`), what the emulator refuses (802.11b hops, ``report_losses``: its
+    plan), UDP flows while they do not run live, a Linux flow whose congestion control the
+    kernel lacks; None when it can."""
+    if reason := live_support():
+        return reason
+    try:
+        scenario_plan(canonical)
+    except LiveError as e:
+        return str(e)
+    if canonical.get("udp") and importlib.util.find_spec("tcplab.live.udp") is None:
+        return "udp: UDP flows do not run live yet (tcplab run without --live simulates them)"
+    from tcplab.live.linux import check_linux_flows
+
+    try:
+        check_linux_flows(canonical)
+    except LiveError as e:
+        return str(e)
+    return None
+
+
+def run_live(
+    scenario: str | Path | dict | Scenario,
+    out_dir: str | Path | None = None,
+    *,
+    realtime: bool = False,
+    seed: int | None = None,
+    progress: Progress | None = None,
+    report: bool = True,
+    table_format: str = "parquet",
+) -> LiveRun:
+    """Runs `scenario` live and writes its results directory to `out_dir` (default
+    ``results/<name>-<timestamp>``); returns it with the result. `realtime` asks SCHED_FIFO
+    for the emulator and tcplab's endpoints. `progress(now_ns, end_ns)` is called as model
+    time passes. Raises `LiveError` (one line) when the scenario cannot run live here."""
+    from tcplab.out_dir import check_out_dir
+    from tcplab.results import default_out_dir, write_results
+
+    sc = as_scenario(scenario)
+    if seed is not None:
+        sc = sc.with_seed(seed)
+    canonical = sc.canonical()
+    if reason := refusal(canonical):
+        raise LiveError(reason)
+    target = Path(out_dir) if out_dir is not None else default_out_dir(sc.name)
+    check_out_dir(target)
+    started_at, t0 = datetime.now(UTC), time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tcplab-live-") as tmp:
+        raw = Path(tmp)
+        tb = Testbed.for_scenario(sc, raw / "emulator", realtime=realtime)
+        with tb:
+            origin, runs, linux, rcvbuf = _run_flows(tb, canonical, raw, realtime, progress)
+        result = _result(sc, canonical, tb, origin, runs, linux, rcvbuf, realtime, raw,
+                         started_at, time.perf_counter() - t0)
+        path = write_results(result, target, report=report, table_format=table_format)
+    return LiveRun(out_dir=path, result=result)
+
+
+def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool,
+               progress: Progress | None) -> tuple[int, dict[int, FlowRun], dict[int, Any], dict[str, int]]:
+    from tcplab.live.linux import start_linux_flow
+
+    flows = canonical["flows"]
+    n_linux = sum(f.get("stack") == "linux" for f in flows)
+    margin = START_MARGIN_S + PER_FLOW_S * (len(flows) - n_linux) + PER_LINUX_FLOW_S * n_linux
+    origin = time.monotonic_ns() + int(margin * 1e9)
+    handles: dict[int, Any] = {}
+    for i, f in enumerate(flows):
+        if f.get("stack") == "linux":
+            handles[i] = start_linux_flow(tb, canonical, i, origin, raw / f"flow{i}")
+        else:
+            handles[i] = start_flow(tb, canonical, i, origin, raw / f"flow{i}", realtime=realtime)
+    udp = []
+    if canonical.get("udp"):
+        start_udp_flow = importlib.import_module("tcplab.live.udp").start_udp_flow
+        udp = [start_udp_flow(tb, canonical, j, origin, raw / f"udp{j}")
+               for j in range(len(canonical["udp"]))]
+    end = canonical["duration"]
+    senders = [h.procs["sender"] for h in handles.values() if hasattr(h, "procs")]
+    while (now := time.monotonic_ns() - origin) < end:
+        if progress:
+            progress(max(0, now), end)
+        if n_linux == 0 and not udp and all(p.poll() is not None for p in senders):
+            break
+        time.sleep(0.05)
+    if progress:
+        progress(end, end)
+    runs: dict[int, FlowRun] = {}
+    linux: dict[int, Any] = {}
+    for i, h in handles.items():
+        timeout = max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S
+        if flows[i].get("stack") == "linux":
+            h.finish(timeout)
+            linux[i] = h
+        else:
+            runs[i] = h.finish(timeout)
+    for h in udp:
+        h.finish(max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S)
+    return origin, runs, linux, udp_rcvbuf_errors(tb)
+
+
+def frame_of(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Rows (dicts keyed by the simulator's column names; absent = 0, "" or null) as table
+    `table` with a simulated run's columns and types (`tcplab.run.table_frame`)."""
+    cols: dict[str, Any] = {}
+    for c in SCHEMA[table]:
+        name, dtype = c["name"], c["dtype"]
+        values = [r.get(name) for r in rows]
+        if dtype == "str":
+            cols[name] = ["" if v is None else str(v) for v in values]
+        elif c["nullable"]:
+            cols[name] = np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
+        elif dtype == "bool":
+            cols[name] = np.array([bool(v) for v in values], dtype=bool)
+        elif dtype == "f64":
+            cols[name] = np.array([0.0 if v is None else float(v) for v in values], dtype=np.float64)
+        else:
+            npt = {"u8": np.uint8, "u32": np.uint32, "u64": np.uint64}[dtype]
+            cols[name] = np.array([0 if v is None else int(v) for v in values], dtype=npt)
+    return table_frame(table, cols)
+
+
+def _rows(df: pl.DataFrame) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k != "id"} for r in df.iter_rows(named=True)]
+
+
+def _tcplab_row(spec: dict[str, Any], run: FlowRun, series: pl.DataFrame) -> dict[str, Any]:
+    """What the endpoints' summaries give of a transport flow's ``flows`` row."""
+    s, r = run.sender, run.receiver
+    srtt = series.filter(pl.col("srtt_ns") > 0)["srtt_ns"]
+    return {
+        "controller": s["controller"], "recovery": s["recovery"],
+        "start_ns": s["start_ns"], "end_ns": s["end_ns"], "completed": s["completed"],
+        "bytes_delivered": r["bytes_delivered"], "throughput_bps": run.throughput_bps,
+        "goodput": s["goodput"], "segments_sent": s["segments_sent"], "bytes_sent": s["bytes_sent"],
+        "retransmits": s["retransmits"], "retransmits_fast": s["retransmits_fast"],
+        "retransmits_recovery": s["retransmits_recovery"],
+        "retransmits_timeout": s["retransmits_timeout"], "retransmits_probe": s["retransmits_probe"],
+        "fast_retransmits": s["fast_retransmits"], "timeouts": s["timeouts"],
+        "acks_sent": r["acks_sent"],
+        "spurious_retransmits": r["stream"]["duplicate_segments"],
+        "min_rtt_ns": int(srtt.min()) if len(srtt) else None,  # type: ignore[arg-type]
+        "mean_rtt_ns": int(srtt.mean()) if len(srtt) else None,  # type: ignore[arg-type]
+    }
+
+
+def _drops_table(tb: Testbed, origin: int) -> list[dict[str, Any]]:
+    """The ``drops`` table from the emulator's drop log: tcplab-transport packets (named by
+    the flow in their header) and Linux flows' TCP packets (named by port: flow i uses
+    5400 + i at both ends; ``seq`` the sequence number as on the wire); time on the run's
+    axis, link directions in the simulator's numbering."""
+    assert tb.emu_origin_ns is not None
+    dirs = link_directions(tb)
+    flows = tb.scenario["flows"] if tb.scenario else []
+    linux = {i for i, f in enumerate(flows) if f.get("stack") == "linux"}
+    rows = []
+    for d in tb.drops:
+        p = d.get("packet") or {}
+        if "flow" in p:
+            flow, kind, seq = p["flow"], p["packet"], p["seq"]
+        elif p.get("proto") == 6 and (p.get("dport", 0) - PORT) in linux:
+            flow, kind, seq = p["dport"] - PORT, "data" if p.get("tcp_payload") else "ack", p.get("tcp_seq", 0)
+        elif p.get("proto") == 6 and (p.get("sport", 0) - PORT) in linux:
+            flow, kind, seq = p["sport"] - PORT, "ack", p.get("tcp_seq", 0)
+        else:
+            continue
+        rows.append({"time_ns": max(0, d["t_ns"] + tb.emu_origin_ns - origin),
+                     "link": dirs[(d["link"], d["direction"])], "flow_kind": "tcp", "flow": flow,
+                     "packet": kind, "seq": seq, "size": p.get("len", 0), "cause": d["cause"]})
+    return sorted(rows, key=lambda r: r["time_ns"])
+
+
+def _links_table(tb: Testbed, canonical: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``links`` table: the simulator's rows for the scenario's link directions (names,
+    ends, rate, delay: a simulation built and not run), with what the emulator's stats
+    counted on each: packets and bytes serialized, drops by cause, ECN marks, utilization
+    (busy time over the run's duration)."""
+    assert tb.stats is not None
+    sim = _native.Simulation(json.dumps(canonical))
+    rows = _rows(table_frame("links", sim.finish()["links"]))
+    dur = max(1, canonical["duration"])
+    for r in rows:
+        s = tb.stats.get("links", {}).get(r["link"], {}).get(r["direction"], {})
+        r.update({"packets_sent": s.get("serialized", 0), "bytes_sent": s.get("serialized_bytes", 0),
+                  **{f"drops_{k}": v for k, v in s.get("drops", {}).items()},
+                  "utilization": s.get("busy_ns", 0) / dur, "ecn_marks": s.get("ecn_marks", 0)})
+    return rows
+
+
+def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
+            runs: dict[int, FlowRun], linux: dict[int, Any], rcvbuf: dict[str, int],
+            realtime: bool, raw: Path, started_at: datetime, wall: float) -> LiveRunResult:
+    flows = canonical["flows"]
+    drops = drop_facts(tb, origin)
+    streams, closing = [], []
+    for i, run in sorted(runs.items()):
+        streams += live_facts.flow_streams(i, run.out_dir, run.sender, run.receiver)
+        ack_drops = sum(d["flow"] == i and d["packet"] == "ack" for d in drops)
+        closing += live_facts.closing_facts(i, run.sender, run.receiver, ack_drops)
+    for j in range(len(canonical.get("udp") or [])):  # UDP CBR flows: their ends' facts
+        streams += [live_facts.read_jsonl(f) for f in sorted((raw / f"udp{j}").rglob("facts.jsonl"))]
+    path = raw / "facts.jsonl"
+    live_facts.write_facts(path, live_facts.merge(drops, streams, closing))
+    m = replay(path, tcp_flows=len(flows), udp_flows=len(canonical.get("udp") or []))
+    tables = dict(m.tables)
+    series = tables["series"]
+    rows = _rows(tables["flows"])
+    linux_results = {i: h.result(tb) for i, h in linux.items()}
+    series_rows = _rows(series)
+    for i, spec in enumerate(flows):
+        rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
+        if i in runs:
+            rows[i].update(_tcplab_row(spec, runs[i], series.filter(pl.col("flow") == i)))
+        elif i in linux_results:
+            rows[i].update({k: v for k, v in linux_results[i].flow.items() if k not in ("name", "src", "dst")})
+            shared = {c["name"] for c in SCHEMA["series"]}
+            series_rows += [{**{k: v for k, v in r.items() if k in shared}, "flow": i}
+                            for r in linux_results[i].series.iter_rows(named=True)]
+    stats = tb.stats or {}
+    section = live_section(
+        stats,
+        {"tcplab": [flows[i]["name"] for i in sorted(runs)],
+         "linux": [flows[i]["name"] for i in sorted(linux)]},
+        {flows[i]["name"]: {"sender": r.sender, "receiver": r.receiver} for i, r in runs.items()},
+        rcvbuf, realtime)
+    section["flows"] = {
+        **{flows[i]["name"]: {"stack": "tcplab", "framing": r.sender["framing"],
+                              "acks_after_sender_stopped": max(0, live_facts.acks_unread(
+                                  r.sender, r.receiver,
+                                  sum(d["flow"] == i and d["packet"] == "ack" for d in drops))),
+                              "intact": r.receiver["intact"], "stream": r.receiver["stream"],
+                              "realtime": r.sender["realtime"], "cpu_ns": {"sender": r.sender["cpu_ns"],
+                                                                           "receiver": r.receiver["cpu_ns"]}}
+           for i, r in runs.items()},
+        **{flows[i]["name"]: {"stack": "linux", "intact": res.linux.get("intact"), "linux": res.linux,
+                              "final_tcp_info": res.final}
+           for i, res in linux_results.items()},
+    }
+    tables["flows"] = frame_of("flows", rows).with_columns(pl.lit(section["verdict"]).alias(LIVE_COLUMN))
+    tables["series"] = frame_of("series", sorted(series_rows, key=lambda r: (r["time_ns"], r["flow"])))
+    tables["drops"] = frame_of("drops", _drops_table(tb, origin))
+    tables["links"] = frame_of("links", _links_table(tb, canonical))
+    for t in TABLES:
+        tables.setdefault(t, frame_of(t, []))
+    run_stats = {"sim_time_ns": canonical["duration"], "live": True,
+                 "emulator_origin_ns": tb.emu_origin_ns, "clock_origin_ns": origin}
+    return LiveRunResult(scenario=sc, canonical=canonical, tables=tables,
+                         conservation=dict(m.conservation), stats=run_stats,
+                         started_at=started_at, finished_at=datetime.now(UTC), wall_time_s=wall,
+                         live=section)
