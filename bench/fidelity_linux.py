@@ -41,11 +41,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import tempfile
 from pathlib import Path
 
 import tcplab
-from tcplab.live.linux import LinuxFlow, run_linux
+from tcplab.live import Testbed
+from tcplab.live.linux import LinuxFlow, run_linux, run_linux_flow
 from tcplab.live.transport import PORT, link_config
 from tcplab.scenario import Scenario
 
@@ -63,8 +65,9 @@ def buffer_packets(rate: float, buffer: str) -> int:
     return max(2, round(BUFFER_BDP[buffer] * rate * RTT_S / (1500 * 8)))
 
 
-def scenario(seed: int, rate: float, loss: float, buffer: str, controller: str) -> Scenario:
-    """The cell's scenario."""
+def scenario(seed: int, rate: float, loss: float, buffer: str, controller: str,
+             recovery: str | None = None) -> Scenario:
+    """The cell's scenario (`recovery`: overrides the profile's, an experiment's switch)."""
     link: dict = {"from": "a", "to": "b", "rate": f"{rate / 1e6:g}Mbps", "delay": f"{RTT_S * 500:g}ms",
                   "buffer": buffer_packets(rate, buffer)}
     if loss:
@@ -74,6 +77,8 @@ def scenario(seed: int, rate: float, loss: float, buffer: str, controller: str) 
            "links": [link], "tcp": {"profile": "linux"},
            "trace": {"series": "off", "events": False, "segments": False, "drops": False},
            "flows": [{"src": "a", "dst": "b", "controller": controller}]}
+    if recovery:
+        doc["flows"][0]["recovery"] = recovery
     return Scenario.from_dict(doc)
 
 
@@ -82,11 +87,21 @@ def simulated(sc: Scenario) -> dict:
     return {"throughput_bps": float(f["throughput_bps"]), "retransmits": int(f["retransmits"])}
 
 
-def live(can: dict) -> dict:
+def live(can: dict, sender_sysctls: dict[str, str] | None = None) -> dict:
+    """`sender_sysctls`: set in the sender's namespace before the flow (an experiment's
+    switch, e.g. net.ipv4.tcp_early_retrans=0); tcplab's own settings are applied after."""
     flow = LinuxFlow.from_canonical(can["flows"][0], duration_ns=can["duration"])
     flow.port = PORT  # flow 0: port 5400 (the testbed convention)
     with tempfile.TemporaryDirectory() as tmp:
-        r = run_linux(link_config(can), Path(tmp), flow, realtime=True)
+        if not sender_sysctls:
+            r = run_linux(link_config(can), Path(tmp), flow, realtime=True)
+        else:
+            with Testbed(link_config(can), Path(tmp), realtime=True) as tb:
+                for k, v in sender_sysctls.items():
+                    subprocess.run(["ip", "netns", "exec", tb.ns[flow.src], "sysctl", "-qw", f"{k}={v}"],
+                                   check=True)
+                run = run_linux_flow(tb, flow)
+            r = run.result(tb)
     return {"throughput_bps": float(r.flow["throughput_bps"]), "retransmits": int(r.flow["retransmits"]),
             "timeouts": int(r.flow["timeouts"]), "data_drops": int(r.flow["data_drops"])}
 
@@ -117,8 +132,12 @@ def main() -> None:
     ap.add_argument("--losses", default="0,1e-3,1e-2")
     ap.add_argument("--buffers", default="shallow,deep")
     ap.add_argument("--controllers", default="reno")
+    ap.add_argument("--recovery", help="experiment: the simulated flow's recovery instead of the profile's")
+    ap.add_argument("--sender-sysctl", action="append", default=[], metavar="KEY=VALUE",
+                    help="experiment: a sysctl of the live sender's namespace")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
+    sysctls = dict(kv.split("=", 1) for kv in a.sender_sysctl)
     print(f"cpus: {os.cpu_count()}  load average before: {os.getloadavg()}", flush=True)
     cells = []
     for controller in a.controllers.split(","):
@@ -127,8 +146,8 @@ def main() -> None:
                 for loss in floats(a.losses):
                     runs = []
                     for seed in range(1, a.seeds + 1):
-                        sc = scenario(seed, rate, loss, buffer, controller)
-                        runs.append({"seed": seed, "sim": simulated(sc), "linux": live(sc.canonical())})
+                        sc = scenario(seed, rate, loss, buffer, controller, a.recovery)
+                        runs.append({"seed": seed, "sim": simulated(sc), "linux": live(sc.canonical(), sysctls)})
                     row = {"controller": controller, "rate_bps": rate, "loss": loss, "buffer": buffer,
                            "buffer_packets": buffer_packets(rate, buffer), "seconds": duration_s(rate),
                            "runs": runs, "load": os.getloadavg()[0]}
