@@ -11,7 +11,8 @@
 //! taxonomy, loss events, delay, conservation, series), [`columns`] (the results as typed columns: the column schema),
 //! [`scenario`] (the scenario types: serde only, a leaf), [`error`] (SimError), [`validate`]
 //! (scenario checks), [`builder`] (Rust shorthands), [`sim`] (driver), [`wlan`] (802.11b
-//! segment).
+//! segment), [`wlan_segment`] (a WLAN segment driven outside the engine, for the live
+//! emulator).
 
 pub mod app;
 pub mod builder;
@@ -41,6 +42,7 @@ pub mod topology;
 pub mod trace;
 pub mod validate;
 pub mod wlan;
+pub mod wlan_segment;
 
 pub use error::SimError;
 pub use results::Results;

@@ -38,12 +38,44 @@ pub enum Event<T> {
     Lost { at: Time, cause: DropCause, pkt: T },
 }
 
+/// Caller packets of type `T` held by a model that carries [`PacketId`]s: the model's pool
+/// and the caller's packet per pool slot (shared with [`crate::wlan_segment`]).
+pub(crate) struct Held<T> {
+    pub(crate) pool: PacketPool,
+    held: Vec<Option<T>>,
+}
+
+impl<T> Held<T> {
+    pub(crate) fn new() -> Self {
+        Held {
+            pool: PacketPool::new(),
+            held: Vec::new(),
+        }
+    }
+
+    /// Keeps `pkt` for the model's packet `id` (in the pool).
+    pub(crate) fn keep(&mut self, id: PacketId, pkt: T) {
+        let i = id.index();
+        if self.held.len() <= i {
+            self.held.resize_with(i + 1, || None);
+        }
+        self.held[i] = Some(pkt);
+    }
+
+    /// The caller's packet of `id`, which leaves the pool.
+    pub(crate) fn take(&mut self, id: PacketId) -> T {
+        self.pool.release(id);
+        self.held[id.index()]
+            .take()
+            .expect("a caller packet per live slot")
+    }
+}
+
 /// A link direction holding caller packets of type `T`.
 pub struct LinkDirection<T> {
     link: Link,
-    pool: PacketPool,
-    /// The caller's packet per pool slot, and whether it was marked CE.
-    held: Vec<Option<(T, bool)>>,
+    /// The caller's packets, each with whether it was marked CE.
+    held: Held<(T, bool)>,
     service_done: Option<Time>,
     arrival: Option<Time>,
     /// Scheduled changes not yet applied, earliest first.
@@ -78,8 +110,7 @@ impl<T> LinkDirection<T> {
             .collect();
         Ok(LinkDirection {
             link,
-            pool: PacketPool::new(),
-            held: Vec::new(),
+            held: Held::new(),
             service_done: None,
             arrival: None,
             changes,
@@ -115,7 +146,7 @@ impl<T> LinkDirection<T> {
         } else {
             Payload::Udp(self.offered)
         };
-        let id = self.pool.insert(Packet {
+        let id = self.held.pool.insert(Packet {
             flow: 0,
             dst: 1,
             size,
@@ -124,17 +155,13 @@ impl<T> LinkDirection<T> {
         });
         self.offered += 1;
         let mut wake = Wakeups::default();
-        match self.link.offer(now, id, &mut self.pool, &mut wake) {
+        match self.link.offer(now, id, &mut self.held.pool, &mut wake) {
             Offer::Dropped(cause) => {
-                self.pool.release(id);
+                self.held.pool.release(id);
                 Err((cause, pkt))
             }
             offer @ (Offer::Queued | Offer::Marked) => {
-                let i = id.index();
-                if self.held.len() <= i {
-                    self.held.resize_with(i + 1, || None);
-                }
-                self.held[i] = Some((pkt, offer == Offer::Marked));
+                self.held.keep(id, (pkt, offer == Offer::Marked));
                 self.wake(wake);
                 Ok(())
             }
@@ -169,7 +196,7 @@ impl<T> LinkDirection<T> {
 
     /// Packets held (queued, in service or propagating).
     pub fn held_packets(&self) -> usize {
-        self.pool.live()
+        self.held.pool.live()
     }
 
     fn wake(&mut self, w: Wakeups) {
@@ -179,13 +206,6 @@ impl<T> LinkDirection<T> {
         if let Some(t) = w.arrival {
             self.arrival = Some(t);
         }
-    }
-
-    fn take(&mut self, id: PacketId) -> (T, bool) {
-        self.pool.release(id);
-        self.held[id.index()]
-            .take()
-            .expect("a caller packet per live slot")
     }
 
     /// Processes every event due by `now` at its own time, earliest first (at equal times:
@@ -210,7 +230,7 @@ impl<T> LinkDirection<T> {
                 self.service_done = None;
                 let mut wake = Wakeups::default();
                 if let Some(id) = self.link.finish_service(t, &mut wake) {
-                    let (pkt, _) = self.take(id);
+                    let (pkt, _) = self.held.take(id);
                     self.out.push_back(Event::Lost {
                         at: t,
                         cause: DropCause::LinkError,
@@ -221,7 +241,7 @@ impl<T> LinkDirection<T> {
             } else {
                 let (id, next) = self.link.arrive(t);
                 self.arrival = next;
-                let (pkt, ce) = self.take(id);
+                let (pkt, ce) = self.held.take(id);
                 self.out.push_back(Event::Deliver { at: t, pkt, ce });
             }
         }
