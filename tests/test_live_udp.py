@@ -16,9 +16,11 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 import tcplab
 from tcplab.instruments import replay
-from tcplab.live import Testbed
+from tcplab.live import LiveError, Testbed
 from tcplab.live.transport import drop_facts, link_config
 from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.scenario import Scenario
@@ -86,3 +88,13 @@ def test_bernoulli_losses_are_the_drop_logs_and_replay_agrees(binaries, tmp_path
     assert row["packets_received"] == h.summary["packets_received"]
     assert row["packets_dropped"] == h.summary["packets_lost"]
     assert m.conservation["ok"], m.conservation
+
+
+def test_a_packet_too_small_for_the_header_is_one_line_and_nothing_runs(binaries, tmp_path):
+    doc = scenario(0.0)
+    doc["udp"][0]["packet_size"] = 40
+    can = Scenario.from_dict(doc).canonical()
+    with Testbed(link_config(can), tmp_path) as tb:
+        with pytest.raises(LiveError, match=r"^tcplab-flow: config: udp\[0\]\.packet_size = 40: .*at least 52"):
+            start_udp_flow(tb, can, 0, time.monotonic_ns(), tmp_path / "udp0")
+        assert all(p.poll() is not None for p in tb.procs)
