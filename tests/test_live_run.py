@@ -13,7 +13,6 @@ are docs/live.md's (`tcplab.live.fidelity.BOUNDS`), checked for presence, not fo
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import signal
 import subprocess
@@ -32,10 +31,7 @@ from tcplab.run import run
 from tcplab.schema import TABLES
 from tcplab.scenario import Scenario
 
-import test_live_transport
-
 ROOT = Path(__file__).resolve().parents[1]
-binaries = test_live_transport.binaries  # its fixture: skips without root, builds both
 
 DUMBBELL = """
 name = "live-run-dumbbell"
@@ -182,21 +178,13 @@ def test_a_linux_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Pat
     assert r.result.conservation["ok"], r.result.conservation["violations"]
 
 
-def test_a_wlan_scenario_or_udp_flow_is_refused_in_one_line(binaries: None, tmp_path: Path) -> None:
+def test_a_wlan_scenario_is_refused_in_one_line(binaries: None, tmp_path: Path) -> None:
     tcplab = [sys.executable, "-m", "tcplab"]
     r = subprocess.run([*tcplab, "run", "--live", str(ROOT / "scenarios" / "wlan-exp2-case1.toml"),
                         "--out", str(tmp_path / "w")], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.endswith("802.11b segments are not emulated\n")
     assert not (tmp_path / "w").exists()
-    udp = tmp_path / "udp.toml"
-    udp.write_text(DUMBBELL.format(pairs=2) + '[[udp]]\nsrc = "s0"\ndst = "r0"\nrate = "1Mbps"\npacket_size = 1000\n')
-    if importlib.util.find_spec("tcplab.live.udp") is None:
-        r = subprocess.run([*tcplab, "run", "--live", str(udp), "--out", str(tmp_path / "u")],
-                           capture_output=True, text=True)
-        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
-        assert r.stderr.startswith(f"error: {udp}: udp: UDP flows do not run live yet"), r.stderr
-        assert not (tmp_path / "u").exists()
     r = subprocess.run([*tcplab, "run", "--realtime", str(ROOT / "scenarios" / "wlan-exp2-case1.toml")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr == "error: --realtime: only with --live\n"
@@ -235,3 +223,18 @@ def test_ctrl_c_leaves_no_namespace_process_or_results(binaries: None, tmp_path:
     assert not [line for line in ps.splitlines() if str(raw[0]) in line], "a process of the run is left"
     assert not raw[0].exists()
     assert [q.name for q in tmp_path.iterdir()] == ["db.toml"]  # no results dir, whole or half
+
+
+def test_a_udp_flow_runs_live_beside_tcp_flows(binaries: None, tmp_path: Path) -> None:
+    """A constant-bit-rate UDP source (tcplab.live.udp) in the same run as two tcplab flows:
+    the `udp` table has its row, what it sent is what arrived plus what the emulator
+    dropped of it, and conservation holds over every flow."""
+    doc = DUMBBELL.format(pairs=2) + ('[[udp]]\nsrc = "s0"\ndst = "r0"\nrate = "1Mbps"\n'
+                                      'packet_size = 1000\nstart = "0.1s"\nstop = "2s"\n')
+    r = run_live(Scenario.from_toml(doc), tmp_path / "out", realtime=True)
+    udp = pl.read_parquet(r.out_dir / "udp.parquet")
+    assert udp.height == 1
+    row = udp.row(0, named=True)
+    sent = row["packets_sent"]
+    assert sent > 0 and row["packets_received"] + row["packets_dropped"] == sent, row
+    assert r.result.conservation["ok"], r.result.conservation["violations"]

@@ -15,8 +15,6 @@ Ctrl-C or an error; the results directory is written whole or not at all.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import math
 import tempfile
@@ -79,16 +77,13 @@ class LiveRun:
 def refusal(canonical: dict[str, Any]) -> str | None:
     """Why this scenario cannot run live here (one line), before anything starts: no root or
     TUN (`live_support`), what the emulator refuses (802.11b hops, ``report_losses``: its
-    plan), UDP flows while they do not run live, a Linux flow whose congestion control the
-    kernel lacks; None when it can."""
+    plan), a Linux flow whose congestion control the kernel lacks; None when it can."""
     if reason := live_support():
         return reason
     try:
         scenario_plan(canonical)
     except LiveError as e:
         return str(e)
-    if canonical.get("udp") and importlib.util.find_spec("tcplab.live.udp") is None:
-        return "udp: UDP flows do not run live yet (tcplab run without --live simulates them)"
     from tcplab.live.linux import check_linux_flows
 
     try:
@@ -151,7 +146,8 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
             handles[i] = start_flow(tb, canonical, i, origin, raw / f"flow{i}", realtime=realtime)
     udp = []
     if canonical.get("udp"):
-        start_udp_flow = importlib.import_module("tcplab.live.udp").start_udp_flow
+        from tcplab.live.udp import start_udp_flow
+
         udp = [start_udp_flow(tb, canonical, j, origin, raw / f"udp{j}")
                for j in range(len(canonical["udp"]))]
     end = canonical["duration"]

@@ -118,7 +118,7 @@ def drop_facts(tb: Testbed, run: FlowRun | int) -> list[dict[str, Any]]:
     return out
 
 
-def _wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> None:
+def wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> None:
     assert p.stdout is not None
     ready, _, _ = select.select([p.stdout], [], [], timeout)
     line = p.stdout.readline() if ready else ""
@@ -191,7 +191,7 @@ class FlowHandle:
                         "--config", str(d / "config.json"), "--out", str(d)]
                 self.procs[role] = tb.popen(me, argv, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, text=True)
-                _wait_ready(self.procs[role], f"tcplab-flow {role}")
+                wait_ready(self.procs[role], f"tcplab-flow {role}")
         except BaseException:
             self._stop()
             raise

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.live.netns import LiveError, Testbed
-from tcplab.live.transport import PORT, _wait_ready, flow_binary
+from tcplab.live.transport import PORT, flow_binary, wait_ready
 
 #: Time allowed after the source ends for what is in flight to arrive, on top of twice
 #: the propagation delay of the testbed's links.
@@ -55,6 +55,12 @@ def _last_line(p: subprocess.Popen[str], err: str | None, what: str) -> str:
     return err.splitlines()[-1] if err else f"{what}: exit status {p.returncode}"
 
 
+
+def udp_port(canonical: dict[str, Any], index: int) -> int:
+    """The port of UDP flow `index` at both ends: after the TCP flows' (5400 + i for flow i),
+    so a host with a TCP flow and a UDP flow binds two ports."""
+    return PORT + len(canonical.get("flows") or []) + index
+
 class UdpHandle:
     """A UDP CBR flow started on a testbed. After `finish`: ``sender`` and ``receiver``
     (the ends' summaries), ``summary`` (sent, received, lost, loss %, jitter, throughput),
@@ -79,7 +85,7 @@ class UdpHandle:
         if not binary.exists():
             raise LiveError(f"tcplab-flow = {str(binary)!r}: not found "
                             "(cargo build --release -p tcplab-live, or set TCPLAB_FLOW)")
-        port = PORT + index
+        port = udp_port(canonical, index)
         try:
             for role, me, peer in (("receiver", dst, src), ("sender", src, dst)):
                 d = self.out_dir / role
@@ -92,7 +98,7 @@ class UdpHandle:
                         "--config", str(d / "config.json"), "--out", str(d)]
                 self.procs[role] = tb.popen(me, argv, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, text=True)
-                _wait_ready(self.procs[role], f"tcplab-flow udp-{role}")
+                wait_ready(self.procs[role], f"tcplab-flow udp-{role}")
         except BaseException:
             self._kill()
             raise
