@@ -88,3 +88,22 @@ def canonical_of(toml_text: str) -> dict:
     from tcplab.scenario import Scenario
 
     return json.loads(Scenario.from_toml(toml_text).canonical_json())
+
+
+@pytest.fixture(scope="module")
+def binaries() -> None:
+    """The live testbed's binaries (tcplab-emu, tcplab-flow) built from this tree; skips
+    saying what is missing (root, namespaces, TUN, cargo)."""
+    import shutil
+    import subprocess
+
+    from tcplab.live import emulator_binary, live_support
+    from tcplab.live.transport import flow_binary
+
+    if reason := live_support():
+        pytest.skip(reason)
+    if shutil.which("cargo") is None and not flow_binary().exists():
+        pytest.skip("cargo is needed to build tcplab-emu and tcplab-flow")
+    if shutil.which("cargo") is not None:
+        subprocess.run(["cargo", "build", "-q", "--release", "-p", "tcplab-live"], cwd=ROOT, check=True)
+    assert emulator_binary().exists() and flow_binary().exists()

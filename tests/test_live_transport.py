@@ -16,30 +16,17 @@ milliseconds, which adds to the round-trip time).
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import tcplab
-from tcplab.live import LiveError, Testbed, emulator_binary, live_support
+from tcplab.live import LiveError, Testbed
 from tcplab.live.transport import drop_facts, flow_binary, link_config, run_flow
 from tcplab.scenario import Scenario
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = [1, 2, 3]
-
-
-@pytest.fixture(scope="module")
-def binaries() -> None:
-    if reason := live_support():
-        pytest.skip(reason)
-    if shutil.which("cargo") is None and not flow_binary().exists():
-        pytest.skip("cargo is needed to build tcplab-emu and tcplab-flow")
-    if shutil.which("cargo") is not None:
-        subprocess.run(["cargo", "build", "-q", "--release", "-p", "tcplab-live"], cwd=ROOT, check=True)
-    assert emulator_binary().exists() and flow_binary().exists()
 
 
 def scenario(seed: int, loss: float, duration: str = "2s", mss: int = 1448, bytes_: int | None = None,

@@ -3,7 +3,9 @@
 //! starting with [`PROBE_MAGIC`]) also its sequence number; for TCP segments the sequence
 //! number and payload length from the TCP header (to join drops with a kernel TCP flow);
 //! for tcplab's transport (either framing, [`crate::wire::peek`]) the packet kind, flow,
-//! sequence (data: first byte; ACK: cumulative ACK), transmission number and send time.
+//! sequence (data: first byte; ACK: cumulative ACK), transmission number and send time;
+//! for a UDP constant-bit-rate datagram ([`crate::cbr_wire::peek`]) its flow, packet number
+//! and send time (packet `udp`).
 
 use crate::wire::{self, WireIdent};
 use serde::Serialize;
@@ -67,7 +69,7 @@ pub fn ipv4(p: &[u8]) -> Option<Ident> {
     let transport = l4
         .filter(|_| proto == 17)
         .and_then(|l| l.get(8..))
-        .and_then(wire::peek);
+        .and_then(|pl| crate::cbr_wire::peek(pl).or_else(|| wire::peek(pl)));
     Some(Ident {
         src: Ipv4Addr::new(p[12], p[13], p[14], p[15]),
         dst: Ipv4Addr::new(p[16], p[17], p[18], p[19]),

@@ -16,9 +16,15 @@
 //! tcplab and ETH framings), [`stream`] (the application's byte pattern and its check),
 //! [`udp`] (the socket), [`flow_config`] (an endpoint's config: a flow of a canonical
 //! scenario), [`endpoint`] (clock resolution, fact log), [`flow_sender`] and
-//! [`flow_receiver`] (the endpoints' event loops). [`process`]: the
+//! [`flow_receiver`] (the endpoints' event loops). UDP constant-bit-rate flows (also
+//! `tcplab-flow`): [`cbr_wire`] (the datagram's header), [`cbr_config`] (an end's config: a
+//! UDP flow of a canonical scenario), [`cbr_sender`] and [`cbr_receiver`]. [`process`]: the
 //! binaries' signal handling and scheduling.
 
+pub mod cbr_config;
+pub mod cbr_receiver;
+pub mod cbr_sender;
+pub mod cbr_wire;
 pub mod clock;
 pub mod config;
 pub mod driver;

@@ -3,20 +3,32 @@
 //! scenario until its transfer is acknowledged or the scenario's duration passed; `recv`
 //! runs its receiver until SIGTERM/SIGINT or the flow's end plus `linger_ns`. Both print
 //! `ready` on stdout once their socket is bound and write `facts.jsonl`, `summary.json`
-//! (and the sender `series.csv`) into `--out`. Bad input: one line on stderr, exit status 2.
+//! (and the sender `series.csv`) into `--out`. `udp-send` and `udp-recv` are the source and
+//! sink of UDP constant-bit-rate flow `flow` (`scenario.udp`; config: [`CbrConfig`]), alike
+//! in how they start, stop and what they write. Bad input: one line on stderr, exit status 2.
 //!
-//! Usage: tcplab-flow send|recv --config FILE --out DIR
+//! Usage: tcplab-flow send|recv|udp-send|udp-recv --config FILE --out DIR
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tcplab_live::cbr_config::CbrConfig;
 use tcplab_live::flow_config::FlowConfig;
-use tcplab_live::{flow_receiver, flow_sender, process};
+use tcplab_live::{cbr_receiver, cbr_sender, flow_receiver, flow_sender, process};
+
+const ROLES: [&str; 4] = ["send", "recv", "udp-send", "udp-recv"];
+
+enum Config {
+    Tcplab(FlowConfig),
+    Udp(CbrConfig),
+}
 
 fn args() -> Result<(String, PathBuf, PathBuf), String> {
     let mut it = std::env::args().skip(1);
-    let role = it.next().ok_or("send or recv is required")?;
-    if role != "send" && role != "recv" {
-        return Err(format!("role = {role:?}: send or recv"));
+    let role = it
+        .next()
+        .ok_or("send, recv, udp-send or udp-recv is required")?;
+    if !ROLES.contains(&role.as_str()) {
+        return Err(format!("role = {role:?}: send, recv, udp-send or udp-recv"));
     }
     let (mut config, mut out) = (None, None);
     while let Some(k) = it.next() {
@@ -39,7 +51,11 @@ fn main() -> ExitCode {
     let parsed = args().and_then(|(role, config, out)| {
         let text =
             std::fs::read_to_string(&config).map_err(|e| format!("config = {config:?}: {e}"))?;
-        let cfg = FlowConfig::parse(&text)?;
+        let cfg = if role.starts_with("udp-") {
+            Config::Udp(CbrConfig::parse(&text)?)
+        } else {
+            Config::Tcplab(FlowConfig::parse(&text)?)
+        };
         if !out.is_dir() {
             return Err(format!("out = {out:?}: not a directory"));
         }
@@ -52,10 +68,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let run = if role == "send" {
-        flow_sender::run(&cfg, &out, &process::STOP)
-    } else {
-        flow_receiver::run(&cfg, &out, &process::STOP)
+    let stop = &process::STOP;
+    let run = match (&cfg, role.as_str()) {
+        (Config::Tcplab(c), "send") => flow_sender::run(c, &out, stop),
+        (Config::Tcplab(c), _) => flow_receiver::run(c, &out, stop),
+        (Config::Udp(c), "udp-send") => cbr_sender::run(c, &out, stop),
+        (Config::Udp(c), _) => cbr_receiver::run(c, &out, stop),
     };
     match run {
         Ok(()) => ExitCode::SUCCESS,
