@@ -13,7 +13,6 @@ are docs/live.md's (`tcplab.live.fidelity.BOUNDS`), checked for presence, not fo
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import signal
 import subprocess
@@ -32,10 +31,7 @@ from tcplab.run import run
 from tcplab.schema import TABLES
 from tcplab.scenario import Scenario
 
-import test_live_transport
-
 ROOT = Path(__file__).resolve().parents[1]
-binaries = test_live_transport.binaries  # its fixture: skips without root, builds both
 
 DUMBBELL = """
 name = "live-run-dumbbell"
@@ -144,7 +140,7 @@ def test_no_byte_is_lost_or_duplicated_and_conservation_holds(live: LiveRun) -> 
 def test_the_summary_has_a_live_section_with_bounds_and_a_verdict(live: LiveRun) -> None:
     doc = json.loads((live.out_dir / "summary.json").read_text())
     s = doc["live"]
-    assert s["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": []}
+    assert s["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": [], "udp": []}
     assert s["bounds"] == BOUNDS
     assert s["verdict"] in ("ok", "outside bounds")
     assert (s["verdict"] == "ok") == (not s["outside"])
@@ -173,7 +169,7 @@ def test_a_linux_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Pat
     r = run_live(sc, tmp_path / "out", realtime=True, report=False)
     flows = r.result.flows
     assert flows["recovery"].to_list() == ["newreno", "sack", "linux"]
-    assert r.live["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": ["flow2"]}
+    assert r.live["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": ["flow2"], "udp": []}
     assert flows["bytes_delivered"].to_list() == [1_000_000] * 3
     assert r.live["flows"]["flow2"]["intact"]
     assert flows["throughput_bps"][2] > 0
@@ -182,21 +178,35 @@ def test_a_linux_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Pat
     assert r.result.conservation["ok"], r.result.conservation["violations"]
 
 
-def test_a_wlan_scenario_or_udp_flow_is_refused_in_one_line(binaries: None, tmp_path: Path) -> None:
+def test_a_udp_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Path) -> None:
+    """A 2 Mb/s CBR flow s0 -> r0 (port 5402, beside flow0's 5400 on the same hosts): its
+    `udp` row (name, ends, the sink's rate), its drops in the drops table as UDP, its delay
+    row named, conservation on the live facts including it."""
+    text = DUMBBELL.format(pairs=2).replace('"3s"', '"2s"').replace('"1MB"', '"300kB"')
+    text += '[[udp]]\nname = "cbr"\nsrc = "s0"\ndst = "r0"\nrate = "2Mbps"\npacket_size = 1000\nstart = "100ms"\n'
+    r = run_live(Scenario.from_toml(text), tmp_path / "out", realtime=True, report=False)
+    row = r.result.tables["udp"].row(0, named=True)
+    assert (row["name"], row["src"], row["dst"]) == ("cbr", "s0", "r0")
+    # The simulator's schedule: one 1000-byte packet each 4 ms from 0.1 s to 2 s.
+    assert row["packets_sent"] == 475 == row["packets_received"] + row["packets_dropped"]
+    f = r.live["flows"]["cbr"]
+    assert f["stack"] == "udp" and f["packets_received"] == row["packets_received"]
+    assert abs(row["throughput_bps"] - 2e6) <= 0.1 * 2e6, row  # what arrived by the end of 2 s
+    drops = r.result.tables["drops"].filter(pl.col("flow_kind") == "udp")
+    assert drops.height == row["packets_dropped"] and set(drops["packet"]) <= {"udp"}
+    delay = r.result.tables["delay"]
+    assert delay["name"].to_list() == ["flow0", "flow1", "cbr"]
+    assert r.live["stacks"]["udp"] == ["cbr"]
+    assert r.result.conservation["ok"], r.result.conservation["violations"]
+
+
+def test_a_wlan_scenario_is_refused_in_one_line(binaries: None, tmp_path: Path) -> None:
     tcplab = [sys.executable, "-m", "tcplab"]
     r = subprocess.run([*tcplab, "run", "--live", str(ROOT / "scenarios" / "wlan-exp2-case1.toml"),
                         "--out", str(tmp_path / "w")], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.endswith("802.11b segments are not emulated\n")
     assert not (tmp_path / "w").exists()
-    udp = tmp_path / "udp.toml"
-    udp.write_text(DUMBBELL.format(pairs=2) + '[[udp]]\nsrc = "s0"\ndst = "r0"\nrate = "1Mbps"\npacket_size = 1000\n')
-    if importlib.util.find_spec("tcplab.live.udp") is None:
-        r = subprocess.run([*tcplab, "run", "--live", str(udp), "--out", str(tmp_path / "u")],
-                           capture_output=True, text=True)
-        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
-        assert r.stderr.startswith(f"error: {udp}: udp: UDP flows do not run live yet"), r.stderr
-        assert not (tmp_path / "u").exists()
     r = subprocess.run([*tcplab, "run", "--realtime", str(ROOT / "scenarios" / "wlan-exp2-case1.toml")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr == "error: --realtime: only with --live\n"
