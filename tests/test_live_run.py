@@ -140,7 +140,7 @@ def test_no_byte_is_lost_or_duplicated_and_conservation_holds(live: LiveRun) -> 
 def test_the_summary_has_a_live_section_with_bounds_and_a_verdict(live: LiveRun) -> None:
     doc = json.loads((live.out_dir / "summary.json").read_text())
     s = doc["live"]
-    assert s["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": []}
+    assert s["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": [], "udp": []}
     assert s["bounds"] == BOUNDS
     assert s["verdict"] in ("ok", "outside bounds")
     assert (s["verdict"] == "ok") == (not s["outside"])
@@ -169,12 +169,34 @@ def test_a_linux_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Pat
     r = run_live(sc, tmp_path / "out", realtime=True, report=False)
     flows = r.result.flows
     assert flows["recovery"].to_list() == ["newreno", "sack", "linux"]
-    assert r.live["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": ["flow2"]}
+    assert r.live["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": ["flow2"], "udp": []}
     assert flows["bytes_delivered"].to_list() == [1_000_000] * 3
     assert r.live["flows"]["flow2"]["intact"]
     assert flows["throughput_bps"][2] > 0
     series = pl.read_parquet(r.out_dir / "series.parquet")
     assert set(series["flow"].unique().to_list()) == {0, 1, 2}
+    assert r.result.conservation["ok"], r.result.conservation["violations"]
+
+
+def test_a_udp_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Path) -> None:
+    """A 2 Mb/s CBR flow s0 -> r0 (port 5402, beside flow0's 5400 on the same hosts): its
+    `udp` row (name, ends, the sink's rate), its drops in the drops table as UDP, its delay
+    row named, conservation on the live facts including it."""
+    text = DUMBBELL.format(pairs=2).replace('"3s"', '"2s"').replace('"1MB"', '"300kB"')
+    text += '[[udp]]\nname = "cbr"\nsrc = "s0"\ndst = "r0"\nrate = "2Mbps"\npacket_size = 1000\nstart = "100ms"\n'
+    r = run_live(Scenario.from_toml(text), tmp_path / "out", realtime=True, report=False)
+    row = r.result.tables["udp"].row(0, named=True)
+    assert (row["name"], row["src"], row["dst"]) == ("cbr", "s0", "r0")
+    # The simulator's schedule: one 1000-byte packet each 4 ms from 0.1 s to 2 s.
+    assert row["packets_sent"] == 475 == row["packets_received"] + row["packets_dropped"]
+    f = r.live["flows"]["cbr"]
+    assert f["stack"] == "udp" and f["packets_received"] == row["packets_received"]
+    assert abs(row["throughput_bps"] - 2e6) <= 0.1 * 2e6, row  # what arrived by the end of 2 s
+    drops = r.result.tables["drops"].filter(pl.col("flow_kind") == "udp")
+    assert drops.height == row["packets_dropped"] and set(drops["packet"]) <= {"udp"}
+    delay = r.result.tables["delay"]
+    assert delay["name"].to_list() == ["flow0", "flow1", "cbr"]
+    assert r.live["stacks"]["udp"] == ["cbr"]
     assert r.result.conservation["ok"], r.result.conservation["violations"]
 
 
@@ -223,18 +245,3 @@ def test_ctrl_c_leaves_no_namespace_process_or_results(binaries: None, tmp_path:
     assert not [line for line in ps.splitlines() if str(raw[0]) in line], "a process of the run is left"
     assert not raw[0].exists()
     assert [q.name for q in tmp_path.iterdir()] == ["db.toml"]  # no results dir, whole or half
-
-
-def test_a_udp_flow_runs_live_beside_tcp_flows(binaries: None, tmp_path: Path) -> None:
-    """A constant-bit-rate UDP source (tcplab.live.udp) in the same run as two tcplab flows:
-    the `udp` table has its row, what it sent is what arrived plus what the emulator
-    dropped of it, and conservation holds over every flow."""
-    doc = DUMBBELL.format(pairs=2) + ('[[udp]]\nsrc = "s0"\ndst = "r0"\nrate = "1Mbps"\n'
-                                      'packet_size = 1000\nstart = "0.1s"\nstop = "2s"\n')
-    r = run_live(Scenario.from_toml(doc), tmp_path / "out", realtime=True)
-    udp = pl.read_parquet(r.out_dir / "udp.parquet")
-    assert udp.height == 1
-    row = udp.row(0, named=True)
-    sent = row["packets_sent"]
-    assert sent > 0 and row["packets_received"] + row["packets_dropped"] == sent, row
-    assert r.result.conservation["ok"], r.result.conservation["violations"]

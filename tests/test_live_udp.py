@@ -88,6 +88,12 @@ def test_bernoulli_losses_are_the_drop_logs_and_replay_agrees(binaries, tmp_path
     assert row["packets_received"] == h.summary["packets_received"]
     assert row["packets_dropped"] == h.summary["packets_lost"]
     assert m.conservation["ok"], m.conservation
+    # The delay table: loss % and iperf3's jitter as the sink measured them (the same
+    # instrument, the same arrivals in the same order).
+    d = m.tables["delay"].filter(m.tables["delay"]["flow_kind"] == "udp").row(0, named=True)
+    assert d["loss_pct"] == pytest.approx(h.summary["loss_percent"], rel=1e-12)
+    assert d["jitter_rfc3550_ns"] == pytest.approx(h.summary["jitter_ns"], rel=1e-9)
+    assert d["delay_min_ns"] == h.receiver["delay_ns"]["min"]
 
 
 def test_a_packet_too_small_for_the_header_is_one_line_and_nothing_runs(binaries, tmp_path):

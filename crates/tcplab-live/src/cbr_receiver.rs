@@ -2,7 +2,9 @@
 //! arrives (`delivered`: arrival time, packet number, send time from its header) and
 //! measures what iperf3 reports of a UDP stream: packets received, duplicates, out of
 //! order, and the jitter of RFC 3550 (the transit time's variation smoothed with gain
-//! 1/16). It runs until SIGTERM/SIGINT (`stop`) or the run's end plus the linger time, and
+//! 1/16), with the simulator's own delay instrument
+//! ([`tcplab_sim::instruments::delay::FlowDelay`]: the numbers of the `delay` table, so a
+//! replay of the facts gives the same). It runs until SIGTERM/SIGINT (`stop`) or the run's end plus the linger time, and
 //! writes `facts.jsonl` and `summary.json`.
 
 use crate::cbr_config::CbrConfig;
@@ -13,29 +15,11 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tcplab_core::{Dur, Time};
+use tcplab_sim::instruments::delay::FlowDelay;
 use tcplab_sim::instruments::fact::{Delivered, Fact};
 use tcplab_sim::packet::PacketKind;
 
 const MAX_DATAGRAM: usize = 65_536;
-
-/// RFC 3550 §6.4.1 interarrival jitter: J += (|D| - J) / 16, D the difference of two
-/// consecutive packets' transit times (arrival - send), in arrival order.
-#[derive(Default, Debug)]
-pub struct Jitter {
-    last_transit: Option<i128>,
-    pub jitter_ns: f64,
-}
-
-impl Jitter {
-    pub fn arrive(&mut self, sent: Time, arrived: Time) {
-        let transit = arrived.as_nanos() as i128 - sent.as_nanos() as i128;
-        if let Some(last) = self.last_transit {
-            let d = (transit - last).abs() as f64;
-            self.jitter_ns += (d - self.jitter_ns) / 16.0;
-        }
-        self.last_transit = Some(transit);
-    }
-}
 
 pub fn run(cfg: &CbrConfig, out: &Path, stop: &AtomicBool) -> Result<(), String> {
     let (clock, udp, sched, mut facts) = cfg.open(out)?;
@@ -44,7 +28,7 @@ pub fn run(cfg: &CbrConfig, out: &Path, stop: &AtomicBool) -> Result<(), String>
     let quit = end + Dur::from_nanos(cfg.linger_ns);
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let mut seen = HashSet::new();
-    let mut jitter = Jitter::default();
+    let mut delay = FlowDelay::default();
     let (mut received, mut bytes_by_end, mut dup, mut ooo, mut bad) = (0u64, 0u64, 0, 0, 0);
     let mut highest: Option<u64> = None;
     let (mut first, mut last): (Option<Time>, Option<Time>) = (None, None);
@@ -73,7 +57,7 @@ pub fn run(cfg: &CbrConfig, out: &Path, stop: &AtomicBool) -> Result<(), String>
             highest = highest.max(Some(h.seq));
             first.get_or_insert(now);
             last = Some(now);
-            jitter.arrive(h.sent_at, now);
+            delay.on_delay(now.saturating_since(h.sent_at).as_nanos());
             facts
                 .push(Fact::Delivered(Delivered {
                     time: now,
@@ -95,6 +79,7 @@ pub fn run(cfg: &CbrConfig, out: &Path, stop: &AtomicBool) -> Result<(), String>
     let span = until.saturating_since(start).as_nanos().max(1);
     // iperf3's loss: packets missing below the highest number received.
     let lost = highest.map_or(0, |m| m + 1 - received);
+    let d = delay.summary("udp", cfg.flow, 0);
     let summary = json!({
         "role": "udp_receiver",
         "flow": cfg.flow,
@@ -110,7 +95,11 @@ pub fn run(cfg: &CbrConfig, out: &Path, stop: &AtomicBool) -> Result<(), String>
         "duplicates": dup,
         "out_of_order": ooo,
         "undecodable": bad,
-        "jitter_ns": jitter.jitter_ns,
+        // iperf3's jitter (RFC 3550), 0 below two arrivals; FlowMonitor's mean |D|.
+        "jitter_ns": d.jitter_rfc3550_ns.unwrap_or(0.0),
+        "jitter_mean_ns": d.jitter_mean_ns,
+        "delay_ns": {"min": d.delay_min_ns, "mean": d.delay_mean_ns, "p50": d.delay_p50_ns,
+                     "p99": d.delay_p99_ns, "max": d.delay_max_ns},
         "first_arrival_ns": first.map(|t| t.as_nanos()),
         "last_arrival_ns": last.map(|t| t.as_nanos()),
     });
@@ -120,23 +109,4 @@ pub fn run(cfg: &CbrConfig, out: &Path, stop: &AtomicBool) -> Result<(), String>
         &(serde_json::to_string_pretty(&summary).expect("json") + "\n"),
     )
     .map_err(|e| e.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jitter_is_rfc3550s_smoothed_transit_variation() {
-        let mut j = Jitter::default();
-        let t = Time::from_nanos;
-        j.arrive(t(0), t(1_000));
-        assert_eq!(j.jitter_ns, 0.0);
-        // Transit 1000 then 2600: |D| = 1600, J = 1600/16 = 100.
-        j.arrive(t(10_000), t(12_600));
-        assert_eq!(j.jitter_ns, 100.0);
-        // Transit 2600 again: D = 0, J = 100 - 100/16.
-        j.arrive(t(20_000), t(22_600));
-        assert_eq!(j.jitter_ns, 93.75);
-    }
 }

@@ -3,8 +3,10 @@
 //! [`crate::clock`].
 //!
 //! A packet read from host `h`'s device goes to the host that owns its destination address
-//! (with the one-link plan: to the other host). It is offered to the first link direction
-//! of the route at the time it was read; when the model says it reaches the far end of a
+//! (with the one-link plan: to the other host). Its route is its flow's pinned route when it
+//! belongs to a scenario flow that has one (found by the flow's key, [`Plan::flow_of`]),
+//! else the routing table's. It is offered to the first link direction of the route at the
+//! time it was read; when the model says it reaches the far end of a
 //! direction, at a router, it is offered to the next direction at that modelled time (a
 //! router adds no time of its own, as in the simulator); at its destination host it is
 //! written to that host's device (the clock is read just before the write; actual minus
@@ -30,7 +32,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tcplab_core::Time;
 use tcplab_sim::link_direction::{Event, LinkDirection};
-use tcplab_sim::packet::DropCause;
+use tcplab_sim::packet::{DropCause, PacketKind};
 
 /// Largest packet read from a TUN device (its MTU is far smaller).
 const MAX_PACKET: usize = 65_536;
@@ -46,11 +48,13 @@ pub struct DropRecord {
     pub ident: Option<Ident>,
 }
 
-/// A packet inside the model: its bytes, its destination node and whether it was
-/// ECN-capable when it entered (a packet marked CE at one hop stays ECN-capable at the
-/// next, as in the simulator).
+/// A packet inside the model: its bytes, its destination node, its flow when that flow's
+/// route is pinned, and whether it was ECN-capable when it entered (a packet marked CE at
+/// one hop stays ECN-capable at the next, as in the simulator).
 pub struct Packet {
     pub dst: u32,
+    /// The flow (and the packet's kind in it) whose pinned route it follows.
+    pub flow: Option<(PacketKind, u32)>,
     pub ect: bool,
     pub bytes: Vec<u8>,
 }
@@ -197,8 +201,15 @@ impl Emulator {
                 continue;
             };
             host.sent += 1;
+            let flow = match (id.sport, id.dport) {
+                (Some(sp), Some(dp)) if self.plan.has_pinned_routes() => {
+                    self.plan.flow_of(id.src, id.dst, sp, dp)
+                }
+                _ => None,
+            };
             let p = Packet {
                 dst: self.plan.hosts[dst].node,
+                flow,
                 ect: ecn::ect(pkt),
                 bytes: pkt.to_vec(),
             };
@@ -232,7 +243,7 @@ impl Emulator {
 
     /// Offers `p`, at node `node` at model time `t`, to the next link direction of its route.
     fn offer(&mut self, t: Time, node: u32, p: Packet) {
-        let Some(l) = self.plan.next_dir(node, p.dst) else {
+        let Some(l) = self.plan.next_dir(node, p.dst, p.flow) else {
             // No path between the two hosts: only a packet's first hop can lack one (the
             // routing table is consistent along a path), so `node` is the sending host.
             if let Some(k) = self.host_of_node[node as usize] {
@@ -364,6 +375,7 @@ mod tests {
             0,
             Packet {
                 dst: node,
+                flow: None,
                 ect: false,
                 bytes: p.clone(),
             },
@@ -395,6 +407,7 @@ mod tests {
                     src,
                     Packet {
                         dst: node,
+                        flow: None,
                         ect: false,
                         bytes: p,
                     },
@@ -414,5 +427,54 @@ mod tests {
         assert_eq!(delivered as usize + emu.drops.len(), 10);
         assert_eq!(emu.dirs[bottleneck as usize].offered, 10);
         assert!(emu.drops.len() >= 5, "{} drops", emu.drops.len());
+    }
+
+    #[test]
+    fn a_packet_of_a_pinned_flow_takes_its_route_and_others_the_tables() {
+        let (mut emu, hosts) =
+            emulator(Plan::from_scenario(&crate::plan::tests::detour()).unwrap());
+        let addr = |n: &str| emu.plan.hosts.iter().find(|h| h.name == n).unwrap().addr;
+        let (a, b) = (addr("a"), addr("b"));
+        let udp = |src, dst, sport: u16, dport: u16, id| {
+            let mut p = ipv4(src, dst, 500, id);
+            p[20..22].copy_from_slice(&sport.to_be_bytes());
+            p[22..24].copy_from_slice(&dport.to_be_bytes());
+            p
+        };
+        // Host a (0): UDP flow 0's datagram (pinned), UDP flow 1's (not), TCP flow 0's data
+        // (pinned, tcplab's transport is UDP on the flow's port); host b (1): flow 0's ACK.
+        for (k, p) in [
+            (0, udp(a, b, 40000, 5402, 1)),
+            (0, udp(a, b, 40000, 5403, 2)),
+            (0, udp(a, b, 5400, 5400, 3)),
+            (1, udp(b, a, 5400, 5400, 4)),
+        ] {
+            (&hosts[k]).write_all(&p).unwrap();
+        }
+        let mut buf = vec![0u8; MAX_PACKET];
+        for k in 0..2 {
+            emu.read_all(k, &mut buf).unwrap();
+        }
+        let t = emu.arrivals.back().unwrap().0;
+        emu.process(t + tcplab_core::Dur::from_secs(1));
+        let offered = |label: &str| {
+            let i = emu
+                .plan
+                .dirs
+                .iter()
+                .position(|d| d.label() == label)
+                .unwrap();
+            emu.dirs[i].offered
+        };
+        // Two data packets through the detour, one direct; the ACK back through the detour.
+        assert_eq!(offered("a-r1/forward"), 3);
+        assert_eq!(offered("r1-r3/forward"), 2);
+        assert_eq!(offered("r3-r2/forward"), 2);
+        assert_eq!(offered("r1-r2/forward"), 1);
+        assert_eq!(offered("r2-b/forward"), 3);
+        assert_eq!(offered("r3-r2/reverse"), 1);
+        assert_eq!(offered("r1-r3/reverse"), 1);
+        assert_eq!(offered("r1-r2/reverse"), 0);
+        assert_eq!((emu.hosts[1].delivered, emu.hosts[0].delivered), (3, 1));
     }
 }

@@ -4,23 +4,37 @@
 //! routing table between them.
 //!
 //! A plan comes either from a canonical scenario ([`Plan::from_scenario`]: tcplab-sim's own
-//! topology expansion and routing table, never a second one) or from the one-link config of
-//! [`crate::config`] ([`Plan::one_link`]: hosts `a` and `b` joined by link `l0`).
+//! topology expansion, routing table and per-flow pinned routes, never a second one) or from
+//! the one-link config of [`crate::config`] ([`Plan::one_link`]: hosts `a` and `b` joined by
+//! link `l0`).
 //!
 //! Addressing of a scenario: host `k` (the k-th host in the topology's node order) has
 //! `10.214.0.0 + 1 + k` in the prefix [`PREFIX`] (`s0` of a dumbbell is 10.214.0.1). Every
 //! host reaches every other through its one device; the emulator finds a packet's
 //! destination host by its destination address and routes it hop by hop.
+//!
+//! Flows: live, the scenario's flows are numbered TCP flows first, then UDP flows, and flow
+//! `i` uses port [`PORT_BASE`]` + i` at both ends (every live stack's convention). A flow's
+//! key is its `src` host's address, its `dst` host's address and that port: a packet from
+//! `src` to `dst` whose destination port is the flow's is its data (TCP) or datagram (UDP);
+//! a packet from `dst` to `src` whose source port is the flow's is its ACK (TCP). A packet
+//! of a flow with a pinned route (`route = [...]`) follows it, ACKs backwards (as the
+//! simulator's [`PinnedRoutes`]); every other packet follows the routing table.
 
 use crate::config::{check_dir, Config};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::net::Ipv4Addr;
+use tcplab_sim::flow_route::PinnedRoutes;
 use tcplab_sim::node::{Node, Routes};
+use tcplab_sim::packet::PacketKind;
 use tcplab_sim::scenario::{LinkDir, NodeKind, Scenario};
 use tcplab_sim::topology;
 
 /// The addresses of a scenario's hosts: 10.214.0.0/16.
 pub const PREFIX: (Ipv4Addr, u8) = (Ipv4Addr::new(10, 214, 0, 0), 16);
+/// Live flow `i` (TCP flows first, then UDP flows) uses port `PORT_BASE + i` at both ends.
+pub const PORT_BASE: u16 = 5400;
 /// The addresses of the one-link config's hosts `a` and `b`.
 pub const ONE_LINK_ADDRS: [Ipv4Addr; 2] =
     [Ipv4Addr::new(10, 213, 0, 1), Ipv4Addr::new(10, 213, 0, 2)];
@@ -50,6 +64,33 @@ impl DirPlan {
     }
 }
 
+/// A scenario flow as the emulator recognises its packets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowPlan {
+    /// `true`: UDP flow `index` (`scenario.udp`); `false`: TCP flow `index`.
+    pub udp: bool,
+    pub index: u32,
+    pub name: String,
+    /// Host nodes of its ends.
+    pub src: u32,
+    pub dst: u32,
+    pub src_addr: Ipv4Addr,
+    pub dst_addr: Ipv4Addr,
+    /// Its port at both ends.
+    pub port: u16,
+}
+
+impl FlowPlan {
+    /// The kind of its packets that travel from `src` to `dst`.
+    fn forward_kind(&self) -> PacketKind {
+        if self.udp {
+            PacketKind::Udp
+        } else {
+            PacketKind::Data
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub seed: u64,
@@ -58,6 +99,12 @@ pub struct Plan {
     /// Link direction `i` as the simulator numbers it (duplex link `i / 2`, forward first).
     pub dirs: Vec<DirPlan>,
     pub routes: Routes,
+    /// The scenario's flows: TCP flows, then UDP flows (empty for the one-link config).
+    pub flows: Vec<FlowPlan>,
+    /// Routes pinned per flow (tcplab-sim's own), followed before `routes`.
+    pub pinned: PinnedRoutes,
+    /// Flow keys (from address, to address, port) -> `flows` index.
+    by_key: HashMap<(Ipv4Addr, Ipv4Addr, u16), usize>,
     /// The one-link config: every packet read from one host goes to the other, whatever its
     /// destination address (as a point-to-point cable).
     pub point_to_point: bool,
@@ -116,12 +163,21 @@ impl Plan {
                 hosts.len()
             ));
         }
+        let flows = flow_plans(s, &layout, &hosts)?;
+        let by_key = flows
+            .iter()
+            .enumerate()
+            .map(|(k, f)| ((f.src_addr, f.dst_addr, f.port), k))
+            .collect();
         Ok(Plan {
             seed: s.seed,
             routes: layout.routes(),
+            pinned: PinnedRoutes::of_scenario(s, &layout),
             nodes: layout.nodes,
             hosts,
             dirs,
+            flows,
+            by_key,
             point_to_point: false,
         })
     }
@@ -166,13 +222,42 @@ impl Plan {
             nodes,
             hosts,
             dirs,
+            flows: Vec::new(),
+            pinned: PinnedRoutes::default(),
+            by_key: HashMap::new(),
             point_to_point: true,
         }
     }
 
-    /// The link direction a packet at node `at` for node `dst` leaves on.
-    pub fn next_dir(&self, at: u32, dst: u32) -> Option<u32> {
-        self.routes.next_link(at, dst)
+    /// Whether some flow's packets follow a pinned route (else every packet follows the
+    /// routing table, and looking flows up is not needed).
+    pub fn has_pinned_routes(&self) -> bool {
+        self.pinned.any()
+    }
+
+    /// The flow a packet from `src` to `dst` with ports `sport` -> `dport` belongs to, and
+    /// its kind: its data or datagram (from the flow's `src` to its `dst`, to the flow's
+    /// port), or its ACK (from `dst` to `src`, from the flow's port; TCP flows only).
+    pub fn flow_of(
+        &self,
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        sport: u16,
+        dport: u16,
+    ) -> Option<(PacketKind, u32)> {
+        if let Some(&k) = self.by_key.get(&(src, dst, dport)) {
+            let f = &self.flows[k];
+            return Some((f.forward_kind(), f.index));
+        }
+        let f = &self.flows[*self.by_key.get(&(dst, src, sport))?];
+        (!f.udp).then_some((PacketKind::Ack, f.index))
+    }
+
+    /// The link direction a packet at node `at` for node `dst` leaves on: its flow's pinned
+    /// route when `flow` (what [`Plan::flow_of`] found) has one, else the routing table's.
+    pub fn next_dir(&self, at: u32, dst: u32, flow: Option<(PacketKind, u32)>) -> Option<u32> {
+        flow.and_then(|(kind, i)| self.pinned.next_link_of(kind, i, at))
+            .or_else(|| self.routes.next_link(at, dst))
     }
 
     /// The link directions from host node `src` to host node `dst`.
@@ -182,10 +267,35 @@ impl Plan {
     }
 
     /// What Python needs to build the namespaces (`tcplab-emu --plan`): the address prefix,
-    /// each host's name and address, the routers and the links.
+    /// each host's name and address, the routers, the links, and the flows (kind `tcp` or
+    /// `udp`, index, name, ends, port, and a pinned route's link directions as
+    /// `{link}/{direction}`: `route`, and for TCP `ack_route`; null when not pinned).
     pub fn to_json(&self) -> Value {
         let name = |n: u32| self.nodes[n as usize].name.as_str();
+        let labels = |kind, i| {
+            self.pinned.links(kind, i).map(|ls| {
+                ls.iter()
+                    .map(|&l| self.dirs[l as usize].label())
+                    .collect::<Vec<_>>()
+            })
+        };
+        let flows: Vec<Value> = self
+            .flows
+            .iter()
+            .map(|f| {
+                let mut v = json!({
+                    "kind": if f.udp { "udp" } else { "tcp" }, "index": f.index, "name": f.name,
+                    "src": name(f.src), "dst": name(f.dst), "port": f.port,
+                    "route": labels(f.forward_kind(), f.index),
+                });
+                if !f.udp {
+                    v["ack_route"] = json!(labels(PacketKind::Ack, f.index));
+                }
+                v
+            })
+            .collect();
         json!({
+            "flows": flows,
             "prefix": format!("{}/{}", PREFIX.0, PREFIX.1),
             "hosts": self.hosts.iter().map(|h| json!({"name": h.name, "addr": h.addr.to_string()})).collect::<Vec<_>>(),
             "routers": self.nodes.iter().filter(|n| n.kind == NodeKind::Router).map(|n| n.name.as_str()).collect::<Vec<_>>(),
@@ -194,8 +304,52 @@ impl Plan {
     }
 }
 
+/// The scenario's flows, TCP then UDP, with their ends' addresses and ports. Refused: more
+/// flows than ports above [`PORT_BASE`].
+fn flow_plans(
+    s: &Scenario,
+    layout: &topology::Layout,
+    hosts: &[HostPlan],
+) -> Result<Vec<FlowPlan>, String> {
+    let n = s.flows.len() + s.udp.len();
+    if n > (u16::MAX - PORT_BASE) as usize + 1 {
+        return Err(format!(
+            "scenario: {n} flows: live flows use ports {PORT_BASE} + i, at most {} flows",
+            (u16::MAX - PORT_BASE) as usize + 1
+        ));
+    }
+    let addr: HashMap<u32, Ipv4Addr> = hosts.iter().map(|h| (h.node, h.addr)).collect();
+    let node = |name: &str| layout.node(name).expect("validated node name");
+    let ends = s
+        .flows
+        .iter()
+        .map(|f| (false, f.name.clone(), &f.src, &f.dst))
+        .chain(s.udp.iter().map(|u| (true, u.name.clone(), &u.src, &u.dst)));
+    let (mut tcp, mut udp) = (0u32, 0u32);
+    Ok(ends
+        .enumerate()
+        .map(|(i, (is_udp, name, src, dst))| {
+            let counter = if is_udp { &mut udp } else { &mut tcp };
+            let index = *counter;
+            *counter += 1;
+            let (src, dst) = (node(src), node(dst));
+            let default = if is_udp { "udp" } else { "flow" };
+            FlowPlan {
+                udp: is_udp,
+                index,
+                name: name.unwrap_or_else(|| format!("{default}{index}")),
+                src,
+                dst,
+                src_addr: addr[&src],
+                dst_addr: addr[&dst],
+                port: PORT_BASE + i as u16,
+            }
+        })
+        .collect())
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn dumbbell(pairs: u32, access_delays_ms: &[u64]) -> Scenario {
@@ -270,5 +424,128 @@ mod tests {
         }
         let e = Plan::from_scenario(&s).unwrap_err();
         assert!(e.contains("report_losses = true"), "{e}");
+    }
+
+    /// Hosts a, c -> r1; r1 -> r2 -> b directly, or r1 -> r3 -> r2 (a detour). TCP flow 0
+    /// a -> b pinned through the detour, TCP flow 1 c -> b not; UDP flow 0 a -> b pinned
+    /// through the detour, UDP flow 1 a -> b not.
+    pub(crate) fn detour() -> Scenario {
+        let dir = json!({"rate": 10_000_000, "delay": 1_000_000, "buffer": {"packets": 50}});
+        let link = |a: &str, b: &str| json!({"from": a, "to": b, "forward": dir, "reverse": dir});
+        let host = |n: &str| json!({"name": n, "kind": "host"});
+        let router = |n: &str| json!({"name": n, "kind": "router"});
+        let detour = json!(["a", "r1", "r3", "r2", "b"]);
+        let tcp = |src: &str, route: Option<&Value>| {
+            let mut f = json!({"src": src, "dst": "b", "controller": {"name": "reno"},
+                               "recovery": {"name": "newreno"}});
+            if let Some(r) = route {
+                f["route"] = r.clone();
+            }
+            f
+        };
+        let udp = |route: Option<&Value>| {
+            let mut f = json!({"src": "a", "dst": "b", "rate": 1_000_000, "packet_size": 1000});
+            if let Some(r) = route {
+                f["route"] = r.clone();
+            }
+            f
+        };
+        serde_json::from_value(json!({
+            "name": "t", "seed": 3, "duration": 1_000_000_000u64,
+            "topology": {"kind": "explicit",
+                "nodes": [host("a"), host("b"), host("c"), router("r1"), router("r2"), router("r3")],
+                "links": [link("a", "r1"), link("c", "r1"), link("r1", "r2"), link("r2", "b"),
+                          link("r1", "r3"), link("r3", "r2")]},
+            "flows": [tcp("a", Some(&detour)), tcp("c", None)],
+            "udp": [udp(Some(&detour)), udp(None)],
+        }))
+        .unwrap()
+    }
+
+    /// The labels of the link directions a packet of `flow` from host `src` to host `dst`
+    /// crosses, hop by hop as the emulator routes it.
+    fn walk(p: &Plan, src: &str, dst: &str, flow: Option<(PacketKind, u32)>) -> Vec<String> {
+        let node = |n: &str| p.nodes.iter().position(|x| x.name == n).unwrap() as u32;
+        let (mut at, dst) = (node(src), node(dst));
+        let mut out = Vec::new();
+        while at != dst {
+            let l = p.next_dir(at, dst, flow).unwrap() as usize;
+            out.push(p.dirs[l].label());
+            at = p.dirs[l].to;
+        }
+        out
+    }
+
+    #[test]
+    fn flows_are_keyed_by_their_hosts_and_ports_and_pinned_ones_follow_their_route() {
+        let p = Plan::from_scenario(&detour()).unwrap();
+        assert!(p.has_pinned_routes());
+        let ports: Vec<_> = p.flows.iter().map(|f| (f.udp, f.index, f.port)).collect();
+        assert_eq!(
+            ports,
+            [
+                (false, 0, 5400),
+                (false, 1, 5401),
+                (true, 0, 5402),
+                (true, 1, 5403)
+            ]
+        );
+        let addr = |n: &str| p.hosts.iter().find(|h| h.name == n).unwrap().addr;
+        let (a, b, c) = (addr("a"), addr("b"), addr("c"));
+        use PacketKind::{Ack, Data, Udp};
+        assert_eq!(p.flow_of(a, b, 5400, 5400), Some((Data, 0)));
+        assert_eq!(p.flow_of(b, a, 5400, 5400), Some((Ack, 0)));
+        assert_eq!(p.flow_of(c, b, 5401, 5401), Some((Data, 1)));
+        assert_eq!(p.flow_of(a, b, 40000, 5402), Some((Udp, 0)));
+        assert_eq!(p.flow_of(a, b, 40000, 5403), Some((Udp, 1)));
+        // A UDP flow has no reverse packets; other ports or hosts are no flow's.
+        assert_eq!(p.flow_of(b, a, 5402, 40000), None);
+        assert_eq!(p.flow_of(a, b, 5400, 5401), None);
+        assert_eq!(p.flow_of(c, b, 5400, 5400), None);
+        let detour = [
+            "a-r1/forward",
+            "r1-r3/forward",
+            "r3-r2/forward",
+            "r2-b/forward",
+        ];
+        let direct = ["a-r1/forward", "r1-r2/forward", "r2-b/forward"];
+        let find = |s, d, sp, dp| p.flow_of(addr(s), addr(d), sp, dp);
+        assert_eq!(walk(&p, "a", "b", find("a", "b", 5400, 5400)), detour);
+        assert_eq!(
+            walk(&p, "b", "a", find("b", "a", 5400, 5400)),
+            [
+                "r2-b/reverse",
+                "r3-r2/reverse",
+                "r1-r3/reverse",
+                "a-r1/reverse"
+            ]
+        );
+        assert_eq!(walk(&p, "a", "b", find("a", "b", 1, 5402)), detour);
+        // Not pinned, or no flow's: the routing table's (fewest hops).
+        assert_eq!(walk(&p, "a", "b", find("a", "b", 1, 5403)), direct);
+        assert_eq!(walk(&p, "a", "b", None), direct);
+        assert_eq!(
+            walk(&p, "c", "b", find("c", "b", 5401, 5401)),
+            ["c-r1/forward", "r1-r2/forward", "r2-b/forward"]
+        );
+        let j = p.to_json();
+        assert_eq!(j["flows"][0]["route"], json!(detour));
+        assert_eq!(j["flows"][0]["ack_route"][0], "r2-b/reverse");
+        assert_eq!(j["flows"][1]["route"], Value::Null);
+        assert_eq!(
+            (
+                &j["flows"][2]["kind"],
+                &j["flows"][2]["port"],
+                &j["flows"][2]["name"]
+            ),
+            (&json!("udp"), &json!(5402), &json!("udp0"))
+        );
+        assert!(j["flows"][2].get("ack_route").is_none());
+    }
+
+    #[test]
+    fn without_pinned_routes_no_flow_is_looked_up() {
+        let p = Plan::from_scenario(&dumbbell(2, &[1, 3])).unwrap();
+        assert!(!p.has_pinned_routes() && p.flows.is_empty());
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::error::Problem;
 use crate::packet::{Packet, PacketKind};
-use crate::scenario::NodeKind;
+use crate::scenario::{NodeKind, Scenario};
 use crate::topology::Layout;
 use serde_json::Value;
 
@@ -48,6 +48,50 @@ impl PinnedRoutes {
         }
     }
 
+    /// The pinned routes of a validated scenario's TCP and UDP flows over its expansion
+    /// `layout` (the simulator's and the live emulator's, one derivation).
+    pub fn of_scenario(s: &Scenario, layout: &Layout) -> Self {
+        let node = |name: &str| layout.node(name).expect("validated node name");
+        let mut errs = Vec::new();
+        let mut resolve = |route: &Option<Vec<String>>, src: &str, dst: &str| {
+            route
+                .as_ref()
+                .and_then(|r| resolve("", layout, r, node(src), node(dst), &mut errs))
+        };
+        let tcp = s
+            .flows
+            .iter()
+            .map(|f| resolve(&f.route, &f.src, &f.dst))
+            .collect();
+        let udp = s
+            .udp
+            .iter()
+            .map(|u| resolve(&u.route, &u.src, &u.dst))
+            .collect();
+        debug_assert!(errs.is_empty(), "validated: {errs:?}");
+        PinnedRoutes::new(layout, tcp, udp)
+    }
+
+    /// Whether any flow has a pinned route.
+    pub fn any(&self) -> bool {
+        self.any
+    }
+
+    /// The link directions of the pinned route of packets of `kind` of flow `flow`, in the
+    /// order they cross them (an ACK's: the data route's opposite directions, backwards).
+    pub fn links(&self, kind: PacketKind, flow: u32) -> Option<Vec<u32>> {
+        Some(self.hops(kind, flow)?.iter().map(|h| h.1).collect())
+    }
+
+    #[inline]
+    fn hops(&self, kind: PacketKind, flow: u32) -> Option<&Hops> {
+        match kind {
+            PacketKind::Data => Some(&self.tcp.get(flow as usize)?.as_ref()?.0),
+            PacketKind::Ack => Some(&self.tcp.get(flow as usize)?.as_ref()?.1),
+            PacketKind::Udp => self.udp.get(flow as usize)?.as_ref(),
+        }
+    }
+
     /// The link direction packet `p` at node `at` leaves on, if its flow has a pinned route.
     #[inline]
     pub fn next_link(&self, p: &Packet, at: u32) -> Option<u32> {
@@ -60,11 +104,7 @@ impl PinnedRoutes {
     /// The link direction a packet of `kind` of flow `flow` at node `at` leaves on, if that
     /// flow has a pinned route.
     pub fn next_link_of(&self, kind: PacketKind, flow: u32, at: u32) -> Option<u32> {
-        let hops = match kind {
-            PacketKind::Data => &self.tcp.get(flow as usize)?.as_ref()?.0,
-            PacketKind::Ack => &self.tcp.get(flow as usize)?.as_ref()?.1,
-            PacketKind::Udp => self.udp.get(flow as usize)?.as_ref()?,
-        };
+        let hops = self.hops(kind, flow)?;
         hops.iter().find(|h| h.0 == at).map(|h| h.1)
     }
 }

@@ -24,7 +24,7 @@ use crate::app::UdpFlow;
 use crate::engine::{EventQueue, TimerSlot};
 use crate::estimate::{self, Estimate, FlowEnds};
 use crate::flow::TcpFlow;
-use crate::flow_route::{self, PinnedRoutes};
+use crate::flow_route::PinnedRoutes;
 use crate::instruments::{Delivered, Fact, Instruments};
 use crate::network::{Arrival, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, PacketKind, Payload};
@@ -114,7 +114,7 @@ impl Simulation {
         let mut events = EventQueue::new();
         net.schedule_changes(&mut events);
         net.capture = capture(s, &layout);
-        net.pinned = pinned_routes(s, &layout);
+        net.pinned = PinnedRoutes::of_scenario(s, &layout);
         let node = |name: &str| layout.node(name).expect("validated node name");
         let start = |d: Dur| Time::ZERO + d;
 
@@ -647,28 +647,6 @@ fn receive(tcp: &mut [TcpFlow], udp: &mut [UdpFlow], now: Time, p: &Packet) -> R
 }
 
 /// The flows' pinned routes (validated).
-fn pinned_routes(s: &Scenario, layout: &topology::Layout) -> PinnedRoutes {
-    let node = |name: &str| layout.node(name).expect("validated node name");
-    let mut errs = Vec::new();
-    let mut resolve = |route: &Option<Vec<String>>, src: &str, dst: &str| {
-        route
-            .as_ref()
-            .and_then(|r| flow_route::resolve("", layout, r, node(src), node(dst), &mut errs))
-    };
-    let tcp = s
-        .flows
-        .iter()
-        .map(|f| resolve(&f.route, &f.src, &f.dst))
-        .collect();
-    let udp = s
-        .udp
-        .iter()
-        .map(|u| resolve(&u.route, &u.src, &u.dst))
-        .collect();
-    debug_assert!(errs.is_empty(), "validated: {errs:?}");
-    PinnedRoutes::new(layout, tcp, udp)
-}
-
 /// The pcap capture `trace.pcap` asks for (validated), if any.
 fn capture(s: &Scenario, layout: &topology::Layout) -> Option<Box<Capture>> {
     if s.trace.pcap.is_empty() {

@@ -4,7 +4,8 @@
 (`Testbed.for_scenario`: one namespace per host, every link emulated), picks one model-time
 origin for every flow, starts them all (``stack = "tcplab"``: tcplab-core over UDP,
 `tcplab.live.transport.start_flow`; ``stack = "linux"``: the kernel's TCP,
-`tcplab.live.linux.start_linux_flow`), waits for them, stops the testbed, turns the
+`tcplab.live.linux.start_linux_flow`; UDP constant-bit-rate flows:
+`tcplab.live.udp.start_udp_flow`), waits for them, stops the testbed, turns the
 emulator's drop log into drop facts, replays the simulator's instruments on the merged facts
 (`tcplab.live.facts`, `tcplab.instruments.replay`), fills the rest of each flow's row from
 the endpoints' summaries (Linux flows: from TCP_INFO), and writes the results directory with
@@ -33,6 +34,7 @@ from tcplab.live import facts as live_facts
 from tcplab.live.fidelity import live_section, udp_rcvbuf_errors
 from tcplab.live.netns import LiveError, Testbed, live_support, scenario_plan
 from tcplab.live.transport import GRACE_S, PORT, FlowRun, drop_facts, link_directions, start_flow
+from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.run import Progress, RunResult, table_frame
 from tcplab.schema import SCHEMA, TABLES
 from tcplab.scenario import Scenario, as_scenario
@@ -123,15 +125,16 @@ def run_live(
         raw = Path(tmp)
         tb = Testbed.for_scenario(sc, raw / "emulator", realtime=realtime)
         with tb:
-            origin, runs, linux, rcvbuf = _run_flows(tb, canonical, raw, realtime, progress)
-        result = _result(sc, canonical, tb, origin, runs, linux, rcvbuf, realtime, raw,
+            origin, runs, linux, udp, rcvbuf = _run_flows(tb, canonical, raw, realtime, progress)
+        result = _result(sc, canonical, tb, origin, runs, linux, udp, rcvbuf, realtime, raw,
                          started_at, time.perf_counter() - t0)
         path = write_results(result, target, report=report, table_format=table_format)
     return LiveRun(out_dir=path, result=result)
 
 
 def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool,
-               progress: Progress | None) -> tuple[int, dict[int, FlowRun], dict[int, Any], dict[str, int]]:
+               progress: Progress | None
+               ) -> tuple[int, dict[int, FlowRun], dict[int, Any], list[UdpHandle], dict[str, int]]:
     from tcplab.live.linux import start_linux_flow
 
     flows = canonical["flows"]
@@ -144,12 +147,8 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
             handles[i] = start_linux_flow(tb, canonical, i, origin, raw / f"flow{i}")
         else:
             handles[i] = start_flow(tb, canonical, i, origin, raw / f"flow{i}", realtime=realtime)
-    udp = []
-    if canonical.get("udp"):
-        from tcplab.live.udp import start_udp_flow
-
-        udp = [start_udp_flow(tb, canonical, j, origin, raw / f"udp{j}")
-               for j in range(len(canonical["udp"]))]
+    udp = [start_udp_flow(tb, canonical, j, origin, raw / f"udp{j}")
+           for j in range(len(canonical.get("udp") or []))]
     end = canonical["duration"]
     senders = [h.procs["sender"] for h in handles.values() if hasattr(h, "procs")]
     while (now := time.monotonic_ns() - origin) < end:
@@ -171,7 +170,7 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
             runs[i] = h.finish(timeout)
     for h in udp:
         h.finish(max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S)
-    return origin, runs, linux, udp_rcvbuf_errors(tb)
+    return origin, runs, linux, udp, udp_rcvbuf_errors(tb)
 
 
 def frame_of(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
@@ -231,7 +230,7 @@ def _drops_table(tb: Testbed, origin: int) -> list[dict[str, Any]]:
     rows = []
     for d in tb.drops:
         p = d.get("packet") or {}
-        if "flow" in p:
+        if "flow" in p:  # tcplab transport (data, ack) or a UDP CBR datagram (udp)
             flow, kind, seq = p["flow"], p["packet"], p["seq"]
         elif p.get("proto") == 6 and (p.get("dport", 0) - PORT) in linux:
             flow, kind, seq = p["dport"] - PORT, "data" if p.get("tcp_payload") else "ack", p.get("tcp_seq", 0)
@@ -240,7 +239,8 @@ def _drops_table(tb: Testbed, origin: int) -> list[dict[str, Any]]:
         else:
             continue
         rows.append({"time_ns": max(0, d["t_ns"] + tb.emu_origin_ns - origin),
-                     "link": dirs[(d["link"], d["direction"])], "flow_kind": "tcp", "flow": flow,
+                     "link": dirs[(d["link"], d["direction"])],
+                     "flow_kind": "udp" if kind == "udp" else "tcp", "flow": flow,
                      "packet": kind, "seq": seq, "size": p.get("len", 0), "cause": d["cause"]})
     return sorted(rows, key=lambda r: r["time_ns"])
 
@@ -263,7 +263,8 @@ def _links_table(tb: Testbed, canonical: dict[str, Any]) -> list[dict[str, Any]]
 
 
 def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
-            runs: dict[int, FlowRun], linux: dict[int, Any], rcvbuf: dict[str, int],
+            runs: dict[int, FlowRun], linux: dict[int, Any], udp: list[UdpHandle],
+            rcvbuf: dict[str, int],
             realtime: bool, raw: Path, started_at: datetime, wall: float) -> LiveRunResult:
     flows = canonical["flows"]
     drops = drop_facts(tb, origin)
@@ -272,12 +273,20 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
         streams += live_facts.flow_streams(i, run.out_dir, run.sender, run.receiver)
         ack_drops = sum(d["flow"] == i and d["packet"] == "ack" for d in drops)
         closing += live_facts.closing_facts(i, run.sender, run.receiver, ack_drops)
-    for j in range(len(canonical.get("udp") or [])):  # UDP CBR flows: their ends' facts
-        streams += [live_facts.read_jsonl(f) for f in sorted((raw / f"udp{j}").rglob("facts.jsonl"))]
+    for h in udp:  # UDP CBR flows: their ends' facts
+        streams += [live_facts.read_jsonl(f) for f in h.facts_paths]
     path = raw / "facts.jsonl"
     live_facts.write_facts(path, live_facts.merge(drops, streams, closing))
-    m = replay(path, tcp_flows=len(flows), udp_flows=len(canonical.get("udp") or []))
+    m = replay(path, tcp_flows=len(flows), udp_flows=len(udp))
     tables = dict(m.tables)
+    udp_specs = canonical.get("udp") or []
+    udp_rows = _rows(tables["udp"])
+    for j, h in enumerate(udp):  # what the instruments leave out: names, ends, the sink's rate
+        udp_rows[j].update(name=udp_specs[j]["name"], src=udp_specs[j]["src"], dst=udp_specs[j]["dst"],
+                           throughput_bps=h.receiver["throughput_bps"])
+    names = {("tcp", i): f["name"] for i, f in enumerate(flows)}
+    names.update({("udp", j): u["name"] for j, u in enumerate(udp_specs)})
+    delay_rows = [{**r, "name": names[(r["flow_kind"], r["flow"])]} for r in _rows(tables["delay"])]
     series = tables["series"]
     rows = _rows(tables["flows"])
     linux_results = {i: h.result(tb) for i, h in linux.items()}
@@ -295,8 +304,10 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
     section = live_section(
         stats,
         {"tcplab": [flows[i]["name"] for i in sorted(runs)],
-         "linux": [flows[i]["name"] for i in sorted(linux)]},
-        {flows[i]["name"]: {"sender": r.sender, "receiver": r.receiver} for i, r in runs.items()},
+         "linux": [flows[i]["name"] for i in sorted(linux)],
+         "udp": [u["name"] for u in udp_specs]},
+        {**{flows[i]["name"]: {"sender": r.sender, "receiver": r.receiver} for i, r in runs.items()},
+         **{udp_specs[j]["name"]: {"sender": h.sender, "receiver": h.receiver} for j, h in enumerate(udp)}},
         rcvbuf, realtime)
     section["flows"] = {
         **{flows[i]["name"]: {"stack": "tcplab", "framing": r.sender["framing"],
@@ -310,10 +321,13 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
         **{flows[i]["name"]: {"stack": "linux", "intact": res.linux.get("intact"), "linux": res.linux,
                               "final_tcp_info": res.final}
            for i, res in linux_results.items()},
+        **{udp_specs[j]["name"]: {"stack": "udp", **h.summary} for j, h in enumerate(udp)},
     }
     tables["flows"] = frame_of("flows", rows).with_columns(pl.lit(section["verdict"]).alias(LIVE_COLUMN))
     tables["series"] = frame_of("series", sorted(series_rows, key=lambda r: (r["time_ns"], r["flow"])))
     tables["drops"] = frame_of("drops", _drops_table(tb, origin))
+    tables["udp"] = frame_of("udp", udp_rows)
+    tables["delay"] = frame_of("delay", delay_rows)
     tables["links"] = frame_of("links", _links_table(tb, canonical))
     for t in TABLES:
         tables.setdefault(t, frame_of(t, []))

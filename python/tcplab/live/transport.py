@@ -28,6 +28,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from tcplab.live.netns import LiveError, Testbed, emulator_binary
@@ -118,7 +119,7 @@ def drop_facts(tb: Testbed, run: FlowRun | int) -> list[dict[str, Any]]:
     return out
 
 
-def wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> None:
+def _wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> None:
     assert p.stdout is not None
     ready, _, _ = select.select([p.stdout], [], [], timeout)
     line = p.stdout.readline() if ready else ""
@@ -154,6 +155,66 @@ def _last_line(err: str | None, what: str) -> str:
     return lines[-1] if lines else what
 
 
+def start_ends(tb: Testbed, out_dir: Path, src: str, dst: str, modes: tuple[str, str],
+               config: Callable[[str, str], dict[str, Any]],
+               procs: dict[str, subprocess.Popen[str]]) -> None:
+    """Starts a flow's two ends with `tcplab-flow`: the receiver in `dst`'s namespace, then
+    the sender in `src`'s (`modes`: the sender's and the receiver's, e.g. ``("send",
+    "recv")``), each with ``config(me, peer)`` written to `out_dir`/ROLE/config.json and its
+    output in that directory, each waited for until its socket is bound. `procs` (by role)
+    gets each process as it starts; when one fails, every one started is killed and the
+    error (one line) raised."""
+    binary = flow_binary()
+    if not binary.exists():
+        raise LiveError(f"tcplab-flow = {str(binary)!r}: not found "
+                        "(cargo build --release -p tcplab-live, or set TCPLAB_FLOW)")
+    try:
+        for role, mode, me, peer in (("receiver", modes[1], dst, src), ("sender", modes[0], src, dst)):
+            d = out_dir / role
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "config.json").write_text(json.dumps(config(me, peer)))
+            argv = [str(binary), mode, "--config", str(d / "config.json"), "--out", str(d)]
+            procs[role] = tb.popen(me, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+            _wait_ready(procs[role], f"tcplab-flow {mode}")
+    except BaseException:
+        kill_ends(procs)
+        raise
+
+
+def finish_ends(procs: dict[str, subprocess.Popen[str]], timeout_s: float, settle: float,
+                what: str, program: str) -> None:
+    """Waits at most `timeout_s` for the sender of `procs` to end, lets the receiver run
+    `settle` seconds longer (what is in flight arrives), then stops it (SIGTERM: it writes
+    its summary). Raises LiveError (one line, naming `what`) when an end failed or did not
+    end; both are killed in any case."""
+    try:
+        try:
+            _, err = procs["sender"].communicate(timeout=max(0.0, timeout_s))
+        except subprocess.TimeoutExpired:
+            raise LiveError(f"{program} sender of {what} still running "
+                            f"{timeout_s:.1f} s after it was waited for") from None
+        if procs["sender"].returncode != 0:
+            raise LiveError(_last_line(err, f"{program} sender: exit status "
+                                            f"{procs['sender'].returncode}"))
+        time.sleep(settle)
+        procs["receiver"].send_signal(signal.SIGTERM)
+        _, err = procs["receiver"].communicate(timeout=10)
+        if procs["receiver"].returncode != 0:
+            raise LiveError(_last_line(err, f"{program} receiver: exit status "
+                                            f"{procs['receiver'].returncode}"))
+    finally:
+        kill_ends(procs)
+
+
+def kill_ends(procs: dict[str, subprocess.Popen[str]]) -> None:
+    """Kills every process of `procs` still running and reaps them all."""
+    for p in procs.values():
+        if p.poll() is None:
+            p.kill()
+        p.communicate()
+
+
 class FlowHandle:
     """A started tcplab-transport flow: its receiver and sender run (both started by
     `start_flow`); `finish` waits for them and returns their summaries as a `FlowRun`."""
@@ -166,68 +227,34 @@ class FlowHandle:
         for end in ("src", "dst"):
             if host[spec[end]] not in tb.addr:
                 raise LiveError(f"flows[{index}].{end} = {spec[end]!r}: not a host of the testbed")
-        binary = flow_binary()
-        if not binary.exists():
-            raise LiveError(f"tcplab-flow = {str(binary)!r}: not found "
-                            "(cargo build --release -p tcplab-live, or set TCPLAB_FLOW)")
         self.canonical, self.index, self.origin_ns = canonical, index, origin_ns
         self.out_dir = Path(out_dir)
         self.settle_s = settle_s(canonical)
         self.procs: dict[str, subprocess.Popen[str]] = {}
         port = PORT + index
         framing = framing or spec.get("framing", "tcplab")
-        try:
-            for role, me, peer in (("receiver", host[spec["dst"]], host[spec["src"]]),
-                                   ("sender", host[spec["src"]], host[spec["dst"]])):
-                d = self.out_dir / role
-                d.mkdir(parents=True, exist_ok=True)
-                cfg = {"scenario": canonical, "flow": index, "framing": framing,
-                       "local": f"{tb.addr[me]}:{port}", "peer": f"{tb.addr[peer]}:{port}",
-                       "clock_origin_ns": origin_ns, "realtime": realtime}
-                if sample_ns is not None:
-                    cfg["sample_ns"] = sample_ns
-                (d / "config.json").write_text(json.dumps(cfg))
-                argv = [str(binary), "send" if role == "sender" else "recv",
-                        "--config", str(d / "config.json"), "--out", str(d)]
-                self.procs[role] = tb.popen(me, argv, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, text=True)
-                wait_ready(self.procs[role], f"tcplab-flow {role}")
-        except BaseException:
-            self._stop()
-            raise
+
+        def config(me: str, peer: str) -> dict[str, Any]:
+            cfg = {"scenario": canonical, "flow": index, "framing": framing,
+                   "local": f"{tb.addr[me]}:{port}", "peer": f"{tb.addr[peer]}:{port}",
+                   "clock_origin_ns": origin_ns, "realtime": realtime}
+            if sample_ns is not None:
+                cfg["sample_ns"] = sample_ns
+            return cfg
+
+        start_ends(tb, self.out_dir, host[spec["src"]], host[spec["dst"]], ("send", "recv"),
+                   config, self.procs)
 
     def finish(self, timeout_s: float) -> FlowRun:
         """Waits at most `timeout_s` for the sender to end (its transfer acknowledged or the
         scenario's duration passed), lets the receiver run `settle_s` longer, stops it
         (SIGTERM: it writes its summary) and returns both summaries. Raises LiveError (one
         line) when an end failed or did not end; both are killed in any case."""
-        procs = self.procs
-        try:
-            try:
-                _, err = procs["sender"].communicate(timeout=max(0.0, timeout_s))
-            except subprocess.TimeoutExpired:
-                raise LiveError(f"tcplab-flow sender of flows[{self.index}] still running "
-                                f"{timeout_s:.1f} s after it was waited for") from None
-            if procs["sender"].returncode != 0:
-                raise LiveError(_last_line(err, "tcplab-flow sender: exit status "
-                                                f"{procs['sender'].returncode}"))
-            time.sleep(self.settle_s)
-            procs["receiver"].send_signal(signal.SIGTERM)
-            _, err = procs["receiver"].communicate(timeout=10)
-            if procs["receiver"].returncode != 0:
-                raise LiveError(_last_line(err, "tcplab-flow receiver: exit status "
-                                                f"{procs['receiver'].returncode}"))
-        finally:
-            self._stop()
-        summaries = {r: json.loads((self.out_dir / r / "summary.json").read_text()) for r in procs}
+        finish_ends(self.procs, timeout_s, self.settle_s, f"flows[{self.index}]", "tcplab-flow")
+        summaries = {r: json.loads((self.out_dir / r / "summary.json").read_text())
+                     for r in self.procs}
         return FlowRun(sender=summaries["sender"], receiver=summaries["receiver"],
                        out_dir=self.out_dir, clock_origin_ns=self.origin_ns)
-
-    def _stop(self) -> None:
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.kill()
-            p.communicate()
 
 
 def start_flow(tb: Testbed, canonical: dict[str, Any], index: int, origin_ns: int,

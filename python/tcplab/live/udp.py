@@ -9,25 +9,28 @@ IP packet, start, stop: the same send times) on the shared clock, whose model ti
 ``origin_ns`` (CLOCK_MONOTONIC, a moment ahead so both ends are up). `UdpHandle.finish`
 waits for the source to end, lets what is in flight arrive, stops the sink (SIGTERM: it
 writes its summary) and reads both summaries. Whatever happens, both processes are killed
-before `finish` returns (and with the testbed, which owns them). Flow `index` uses port
-5400 + index at both ends.
+before `finish` returns (and with the testbed, which owns them). UDP flow `index` uses port
+5400 + len(flows) + index at both ends (`udp_port`): in the live numbering of a scenario's
+flows, TCP flows first and UDP flows after them, flow i on port 5400 + i, so a TCP flow and
+a UDP flow between the same hosts never share a socket (and the emulator's pinned routes
+tell them apart by port).
 """
 
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 from tcplab.live.netns import LiveError, Testbed
-from tcplab.live.transport import PORT, flow_binary, wait_ready
+from tcplab.live.transport import PORT, finish_ends, settle_s, start_ends
 
-#: Time allowed after the source ends for what is in flight to arrive, on top of twice
-#: the propagation delay of the testbed's links.
-SETTLE_S = 0.05
+
+def udp_port(canonical: dict[str, Any], index: int) -> int:
+    """The port of UDP flow `index` at both ends: 5400 + the number of TCP flows + index
+    (the emulator's plan gives the same, ``tcplab-emu --plan``'s ``flows``)."""
+    return PORT + len(canonical.get("flows") or []) + index
 
 
 def _host(tb: Testbed, canonical: dict[str, Any], name: str, what: str) -> str:
@@ -42,24 +45,6 @@ def _host(tb: Testbed, canonical: dict[str, Any], name: str, what: str) -> str:
             return side[name]
     raise LiveError(f"{what}: host {name!r} is not on the testbed")
 
-
-def _propagation_s(canonical: dict[str, Any]) -> float:
-    """The sum of every link direction's delay (a bound on a packet's propagation)."""
-    links = (canonical.get("topology") or {}).get("links") or []
-    return sum(d.get("delay", 0) for link in links for d in (link.get("forward") or {},
-                                                                link.get("reverse") or {})) / 1e9
-
-
-def _last_line(p: subprocess.Popen[str], err: str | None, what: str) -> str:
-    err = (err or "").strip()
-    return err.splitlines()[-1] if err else f"{what}: exit status {p.returncode}"
-
-
-
-def udp_port(canonical: dict[str, Any], index: int) -> int:
-    """The port of UDP flow `index` at both ends: after the TCP flows' (5400 + i for flow i),
-    so a host with a TCP flow and a UDP flow binds two ports."""
-    return PORT + len(canonical.get("flows") or []) + index
 
 class UdpHandle:
     """A UDP CBR flow started on a testbed. After `finish`: ``sender`` and ``receiver``
@@ -76,32 +61,18 @@ class UdpHandle:
         self.receiver: dict[str, Any] = {}
         self.summary: dict[str, Any] = {}
         self.procs: dict[str, subprocess.Popen[str]] = {}
-        self._end_ns = origin_ns + canonical["duration"]
-        self._settle_s = 2 * _propagation_s(canonical) + SETTLE_S
+        self._settle_s = settle_s(canonical)
         what = f"udp[{index}]"
         src = _host(tb, canonical, self.spec["src"], what)
         dst = _host(tb, canonical, self.spec["dst"], what)
-        binary = flow_binary()
-        if not binary.exists():
-            raise LiveError(f"tcplab-flow = {str(binary)!r}: not found "
-                            "(cargo build --release -p tcplab-live, or set TCPLAB_FLOW)")
         port = udp_port(canonical, index)
-        try:
-            for role, me, peer in (("receiver", dst, src), ("sender", src, dst)):
-                d = self.out_dir / role
-                d.mkdir(parents=True, exist_ok=True)
-                cfg = {"scenario": canonical, "flow": index, "local": f"{tb.addr[me]}:{port}",
-                       "peer": f"{tb.addr[peer]}:{port}", "clock_origin_ns": origin_ns,
-                       "realtime": tb.realtime}
-                (d / "config.json").write_text(json.dumps(cfg))
-                argv = [str(binary), "udp-send" if role == "sender" else "udp-recv",
-                        "--config", str(d / "config.json"), "--out", str(d)]
-                self.procs[role] = tb.popen(me, argv, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, text=True)
-                wait_ready(self.procs[role], f"tcplab-flow udp-{role}")
-        except BaseException:
-            self._kill()
-            raise
+
+        def config(me: str, peer: str) -> dict[str, Any]:
+            return {"scenario": canonical, "flow": index, "local": f"{tb.addr[me]}:{port}",
+                    "peer": f"{tb.addr[peer]}:{port}", "clock_origin_ns": origin_ns,
+                    "realtime": tb.realtime}
+
+        start_ends(tb, self.out_dir, src, dst, ("udp-send", "udp-recv"), config, self.procs)
 
     @property
     def facts_paths(self) -> list[Path]:
@@ -112,32 +83,12 @@ class UdpHandle:
         text = (self.out_dir / side / "facts.jsonl").read_text()
         return [json.loads(line) for line in text.splitlines() if line]
 
-    def _kill(self) -> None:
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
-
     def finish(self, timeout_s: float) -> UdpHandle:
         """Waits up to `timeout_s` for the source to end, then, after what is in flight
         could arrive, stops the sink and reads both summaries; LiveError (one line) when an
         end fails or the source is still running."""
-        try:
-            snd, rcv = self.procs["sender"], self.procs["receiver"]
-            try:
-                _, err = snd.communicate(timeout=max(0.0, timeout_s))
-            except subprocess.TimeoutExpired:
-                raise LiveError(f"udp[{self.index}]: tcplab-flow udp-send still running after "
-                                f"{timeout_s:.1f} s") from None
-            if snd.returncode != 0:
-                raise LiveError(_last_line(snd, err, "tcplab-flow udp-send"))
-            time.sleep(self._settle_s)
-            rcv.send_signal(signal.SIGTERM)
-            _, err = rcv.communicate(timeout=10)
-            if rcv.returncode != 0:
-                raise LiveError(_last_line(rcv, err, "tcplab-flow udp-recv"))
-        finally:
-            self._kill()
+        finish_ends(self.procs, timeout_s, self._settle_s, f"udp[{self.index}]",
+                    "tcplab-flow udp")
         self.sender = json.loads((self.out_dir / "sender" / "summary.json").read_text())
         self.receiver = json.loads((self.out_dir / "receiver" / "summary.json").read_text())
         self.summary = udp_summary(self.sender, self.receiver)
@@ -163,9 +114,9 @@ def udp_summary(sender: dict[str, Any], receiver: dict[str, Any]) -> dict[str, A
 def start_udp_flow(tb: Testbed, canonical: dict[str, Any], index: int, origin_ns: int,
                    out_dir: Path) -> UdpHandle:
     """Starts UDP flow `index` of the canonical scenario on `tb` (entered): the sink in its
-    ``dst`` host's namespace, the source in ``src``'s, port 5400 + index; model time 0 is
-    `origin_ns` (CLOCK_MONOTONIC ns; each end needs about 0.1 s to come up, so it should lie
-    that far ahead). Returns at once; LiveError (one line) when an end cannot start."""
+    ``dst`` host's namespace, the source in ``src``'s, port `udp_port` (5400 + TCP flows +
+    index); model time 0 is `origin_ns` (CLOCK_MONOTONIC ns; each end needs about 0.1 s to
+    come up, so it should lie that far ahead). Returns at once; LiveError (one line) when an end cannot start."""
     udp = canonical.get("udp") or []
     if not 0 <= index < len(udp):
         raise LiveError(f"udp flow = {index}: the scenario has {len(udp)} UDP flows")

@@ -149,7 +149,9 @@ impl FlowDelay {
             .map(|v| v.clamp(self.min_ns, self.max_ns))
     }
 
-    fn summary(&self, kind: &'static str, flow: usize, dropped: u64) -> DelaySummary {
+    /// The `delay` table's row of this flow (`kind` "tcp" or "udp", index `flow`), which
+    /// lost `dropped` packets; the name is left empty.
+    pub fn summary(&self, kind: &'static str, flow: usize, dropped: u64) -> DelaySummary {
         let n = self.delay.total();
         let some = |v| (n > 0).then_some(v);
         DelaySummary {
