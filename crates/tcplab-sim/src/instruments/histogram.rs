@@ -10,7 +10,7 @@
 //! distribution. 3,776 buckets cover every u64. They are stored in blocks of [`BLOCK`] = 16
 //! consecutive buckets, a block only once one of its buckets is used (128 bytes each, at most
 //! 30 KB; a few to a few dozen per histogram, as the values spread), found through a table of
-//! 236 bytes: counting a value is a few instructions, with no search.
+//! 256 bytes: counting a value is a few instructions, with no search.
 
 /// Buckets per power of two above [`EXACT_BELOW`].
 pub const SUB_BUCKETS: u64 = 64;
@@ -42,13 +42,16 @@ pub const BLOCK: usize = 16;
 /// Blocks covering every bucket.
 const BLOCKS: usize = bucket(u64::MAX) / BLOCK + 1;
 const _: () = assert!(BLOCKS < 256, "a block's slot is a u8");
+/// Entries of the slot table: 256 (not [`BLOCKS`]) so that indexing it with a block
+/// number narrowed to a u8 needs no bounds check; the entries past `BLOCKS` stay 0.
+const SLOTS: usize = 256;
 
 /// Counts of the buckets, in blocks of [`BLOCK`] consecutive buckets stored once used.
 #[derive(Clone, Debug)]
 pub struct LogHistogram {
     /// Per block (bucket / BLOCK): 1 + its position in `blocks`; 0 while none of its buckets
     /// has been counted.
-    slot: [u8; BLOCKS],
+    slot: [u8; SLOTS],
     blocks: Vec<[u64; BLOCK]>,
     total: u64,
 }
@@ -56,7 +59,7 @@ pub struct LogHistogram {
 impl Default for LogHistogram {
     fn default() -> Self {
         LogHistogram {
-            slot: [0; BLOCKS],
+            slot: [0; SLOTS],
             blocks: Vec::new(),
             total: 0,
         }
@@ -85,7 +88,8 @@ impl LogHistogram {
     pub fn add(&mut self, v: u64) {
         let i = bucket(v);
         self.total += 1;
-        let b = i / BLOCK;
+        // i / BLOCK < BLOCKS < 256: narrowing keeps it.
+        let b = (i / BLOCK) as u8 as usize;
         let mut s = self.slot[b] as usize;
         if s == 0 {
             s = self.new_block(b);
