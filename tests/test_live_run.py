@@ -165,7 +165,10 @@ def test_live_throughput_is_within_15_percent_of_simulated_over_three_seeds(live
 
 
 def test_a_linux_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Path) -> None:
-    sc = Scenario.from_toml(DUMBBELL.format(pairs=3) + LINUX_FLOW)
+    # Three 1 MB transfers share the 10 Mb/s bottleneck: at a third each, 2.4 s without
+    # losses, more with the 5e-3 loss and slow start; the run lasts 6 s so that each can
+    # finish (with 3 s, flow0 had delivered 722,552 bytes at the end on a loaded machine).
+    sc = Scenario.from_toml(DUMBBELL.format(pairs=3).replace('"3s"', '"6s"') + LINUX_FLOW)
     r = run_live(sc, tmp_path / "out", realtime=True, report=False)
     flows = r.result.flows
     assert flows["recovery"].to_list() == ["newreno", "sack", "linux"]
