@@ -100,6 +100,13 @@ def test_max_rows_per_flow_is_reported(tmp_path):
     line = recording_line(r.recording)
     assert "series decimated to one row per flow per" in line and "segments cut at" in line
     assert tcplab.run(path).tables["series"].equals(r.series)
+    # delay_series is counted too: its intervals widen to duration / 100 (0.2 s), so each
+    # flow has at most about 100 rows, and the recording names it.
+    delay = next(t for t in r.recording["tables"] if t["table"] == "delay_series")
+    height = r.tables["delay_series"].height
+    assert 0 < delay["rows"] <= height <= 101 * r.flows.height
+    assert delay["bucket_ns"] == 200_000_000
+    assert "delay_series intervals widened to 200 ms" in line
 
 
 @pytest.mark.parametrize("source", ["dev_zero", "sparse", "binary"])

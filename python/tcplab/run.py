@@ -371,8 +371,10 @@ def recording_line(recording: dict[str, Any]) -> str:
     for t in recording["tables"]:
         if t["rows"]:
             parts.append(f"{t['table']} {t['rows']:,}")
-        if t["bucket_ns"]:
-            notes.append(f"{t['table']} decimated to one row per {'flow' if t['table'] == 'series' else 'link'} per {t['bucket_ns'] / 1e6:g} ms")
+        if t["bucket_ns"] and t["table"] == "delay_series":
+            notes.append(f"delay_series intervals widened to {t['bucket_ns'] / 1e6:g} ms")
+        elif t["bucket_ns"]:
+            notes.append(f"{t['table']} decimated to one row per {'link' if t['table'] == 'queues' else 'flow'} per {t['bucket_ns'] / 1e6:g} ms")
         if t["truncated_at_ns"] is not None:
             notes.append(f"{t['table']} cut at {t['truncated_at_ns'] / 1e9:g} s")
     mb = sum(t["bytes"] for t in recording["tables"]) / 2**20

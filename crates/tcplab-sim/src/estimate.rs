@@ -14,10 +14,13 @@
 //! flow's sample); series `interval` = one row per flow and tick; queues `change` = two rows
 //! per packet and wired hop (arrival and departure); queues `interval` = one row per link
 //! direction and tick; segments = data segments; events = one per ACK (a window update);
-//! drops = UDP packets beyond capacity. TCP's own drops (its answer to congestion) cannot
+//! drops = UDP packets beyond capacity; delay_series (on with any series) = per flow, one
+//! row per interval of `trace.interval` (widened by `max_rows_per_flow`) from its start,
+//! and no more rows than packets it delivers. TCP's own drops (its answer to congestion) cannot
 //! be foreseen: the run-time limit ([`crate::trace::Recorder::set_limit`]) counts them.
 //! `trace.max_rows_per_flow` caps every table at that many rows per flow (link direction).
 
+use crate::instruments::delay_series::DelaySeries;
 use crate::network::Network;
 use crate::packet::{PacketKind, IP_TCP_HEADER};
 use crate::scenario::{Scenario, SeriesMode};
@@ -73,7 +76,7 @@ impl Estimate {
             .tables
             .iter()
             .max_by_key(|t| t.bytes)
-            .expect("five tables");
+            .expect("six tables");
         let (cause, fix) = match (big.table, s.trace.series) {
             ("series" | "queues", SeriesMode::Interval) => (
                 format!("trace.interval = {}", duration(s.trace.interval)),
@@ -82,6 +85,13 @@ impl Estimate {
             ("series" | "queues", _) => (
                 "trace.series = \"change\", a row per packet".to_string(),
                 "trace.series = \"interval\" or \"off\"".to_string(),
+            ),
+            ("delay_series", _) => (
+                format!(
+                    "trace.interval = {}, a row per flow and interval",
+                    duration(s.trace.interval)
+                ),
+                "a longer trace.interval or trace.series = \"off\"".to_string(),
             ),
             (t, _) => (format!("trace.{t} = true"), format!("trace.{t} = false")),
         };
@@ -236,12 +246,14 @@ pub fn of(s: &Scenario, net: &Network, tcp: &[FlowEnds], udp: &[FlowEnds]) -> Es
     // UDP: what it sends, and what passes its slowest link's capacity.
     let mut udp_sent = 0.0;
     let mut udp_dropped = 0.0;
+    let mut udp_each = vec![0.0f64; udp.len()];
     for (j, u) in udp.iter().enumerate() {
         let p = path(net, PacketKind::Udp, j as u32, u.src, u.dst);
         let sent = packets(u.rate.unwrap_or(0), u.active_ns, u.packet_bytes);
         let (_, rate) = slowest(net, &p).unwrap_or((0, WLAN_MAX_RATE));
         let cap = packets(rate, u.active_ns, u.packet_bytes);
         udp_sent += sent;
+        udp_each[j] = sent;
         udp_dropped += (sent - cap).max(0.0);
         queue_change += 2.0 * sent * p.iter().filter(|&&l| (l as usize) < wired).count() as f64;
     }
@@ -263,6 +275,28 @@ pub fn of(s: &Scenario, net: &Network, tcp: &[FlowEnds], udp: &[FlowEnds]) -> Es
             wired as f64 * ticks(0),
         ),
     };
+    // One-way delay over time: per flow, an interval with arrivals is a row.
+    let width = DelaySeries::width(t.interval.as_nanos(), run_ns, t.max_rows_per_flow);
+    let intervals = |from: u64| -> f64 {
+        if from > run_ns {
+            0.0
+        } else {
+            (run_ns / width + 1).saturating_sub(from / width) as f64
+        }
+    };
+    let delay_series: f64 = if t.series == SeriesMode::Off || width == 0 {
+        0.0
+    } else {
+        let tcp_rows = data
+            .iter()
+            .zip(&s.flows)
+            .map(|(n, f)| intervals(f.start.as_nanos()).min(n.ceil()));
+        let udp_rows = udp_each
+            .iter()
+            .zip(&s.udp)
+            .map(|(n, u)| intervals(u.start.as_nanos()).min(n.ceil()));
+        tcp_rows.chain(udp_rows).sum()
+    };
     let on = |b: bool, x: f64| if b { x } else { 0.0 };
     let per_flow = |keys: usize| {
         t.max_rows_per_flow
@@ -275,6 +309,7 @@ pub fn of(s: &Scenario, net: &Network, tcp: &[FlowEnds], udp: &[FlowEnds]) -> Es
         on(t.drops, udp_dropped).min(per_flow(flows)),
         on(t.events, tcp_data).min(per_flow(flows)),
         on(t.segments, tcp_data).min(per_flow(flows)),
+        delay_series,
     ];
     let sat = |x: f64| {
         if x >= u64::MAX as f64 {
@@ -284,7 +319,7 @@ pub fn of(s: &Scenario, net: &Network, tcp: &[FlowEnds], udp: &[FlowEnds]) -> Es
         }
     };
     Estimate {
-        tables: (0..5)
+        tables: (0..RECORDED.len())
             .map(|k| {
                 let n = sat(rows[k]);
                 TableEstimate {

@@ -296,7 +296,7 @@ impl Simulation {
 
     /// What the run has recorded so far, table by table.
     pub fn recording(&self) -> Recording {
-        self.rec.recording(self.instruments.series().sizes())
+        self.rec.recording(self.instruments.series_sizes())
     }
 
     /// Some(one line) when recording passed its limit: the run stopped there and its
@@ -311,7 +311,11 @@ impl Simulation {
             estimate::limit_mb(r.limit_bytes),
             estimate::megabytes(r.bytes()),
             estimate::megabytes(self.estimate.bytes()),
-            if table == "queues" { "series" } else { table },
+            match table {
+                "queues" => "series",
+                "delay_series" => "interval",
+                t => t,
+            },
         ))
     }
 
@@ -394,7 +398,8 @@ impl Simulation {
                 {
                     Some(Arrival::InPool { id, .. }) => self.deliver(id),
                     Some(Arrival::Removed(d)) => {
-                        self.instruments.on_fact(delivered(now, &d.packet));
+                        self.instruments
+                            .on_fact_within(delivered(now, &d.packet), &mut self.rec.budget);
                         let to = receive(&mut self.tcp, &mut self.udp, now, &d.packet);
                         self.after_delivery(to);
                     }
@@ -449,7 +454,8 @@ impl Simulation {
     /// then its slot is freed (before the endpoint sends anything).
     fn deliver(&mut self, id: PacketId) {
         let p = self.net.pool.get(id);
-        self.instruments.on_fact(delivered(self.now, p));
+        self.instruments
+            .on_fact_within(delivered(self.now, p), &mut self.rec.budget);
         let to = receive(&mut self.tcp, &mut self.udp, self.now, p);
         self.net.pool.release(id);
         self.after_delivery(to);

@@ -1,6 +1,7 @@
 //! Recording of what a run's [`TraceSpec`] asks for: drops, the senders' event logs and
-//! every data segment sent (the flow and queue series are an instrument,
-//! [`crate::instruments::series`], which shares the recorder's byte [`Budget`]). With
+//! every data segment sent (the flow and queue series and the delay over time are
+//! instruments, [`crate::instruments::series`] and [`crate::instruments::delay_series`],
+//! which share the recorder's byte [`Budget`]). With
 //! everything off a recorder costs a few branches per event and no memory.
 //!
 //! Two bounds apply (docs/scenario.md, "Bounded recording"):
@@ -32,20 +33,30 @@ pub mod row_bytes {
             as u64;
     pub const SEGMENTS: u64 =
         (size_of::<[u64; 2]>() + size_of::<[u32; 2]>() + size_of::<u8>()) as u64;
+    pub const DELAY_SERIES: u64 =
+        (size_of::<Label>() + size_of::<u32>() + size_of::<[u64; 6]>() + size_of::<f64>()) as u64;
 }
 
 /// The recorded tables, in [`Recording::tables`] order.
-pub const RECORDED: [&str; 5] = ["series", "queues", "drops", "events", "segments"];
+pub const RECORDED: [&str; 6] = [
+    "series",
+    "queues",
+    "drops",
+    "events",
+    "segments",
+    "delay_series",
+];
 const DROPS: usize = 2;
 const EVENTS: usize = 3;
 const SEGMENTS: usize = 4;
 /// Bytes per row of each table, in [`RECORDED`] order.
-pub const ROW_BYTES: [u64; 5] = [
+pub const ROW_BYTES: [u64; 6] = [
     row_bytes::SERIES,
     row_bytes::QUEUES,
     row_bytes::DROPS,
     row_bytes::EVENTS,
     row_bytes::SEGMENTS,
+    row_bytes::DELAY_SERIES,
 ];
 
 /// What one table holds at the end of a run.
@@ -56,7 +67,8 @@ pub struct TableRecord {
     /// rows × the row's bytes (Vec capacity aside).
     pub bytes: u64,
     /// Series and queues decimated by `max_rows_per_flow`: one row per flow (link
-    /// direction) per bucket of this many ns; 0 = every row kept.
+    /// direction) per bucket of this many ns; delay_series: its intervals widened to this
+    /// many ns; 0 = every row kept.
     pub bucket_ns: u64,
     /// Logs cut by `max_rows_per_flow`: simulated time of the first row not kept.
     pub truncated_at_ns: Option<u64>,
@@ -118,6 +130,21 @@ impl Budget {
         true
     }
 
+    /// Bytes may not pass `limit` from now on.
+    pub fn set_limit(&mut self, limit: u64) {
+        self.limit = limit;
+    }
+
+    /// Bytes of rows recorded.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// The table whose row passed the limit, and when.
+    pub fn over(&self) -> Option<(&'static str, Time)> {
+        self.over
+    }
+
     /// Gives back `bytes` of rows removed (decimation).
     pub fn refund(&mut self, bytes: u64) {
         self.used -= bytes;
@@ -137,7 +164,7 @@ pub struct Recorder {
     /// Rows each log (drops, events, segments) may hold (usize::MAX: no cap), and when a
     /// log was cut.
     log_cap: usize,
-    truncated: [Option<Time>; 5],
+    truncated: [Option<Time>; 6],
 }
 
 impl Recorder {
@@ -161,19 +188,19 @@ impl Recorder {
             log_cap: m.map_or(usize::MAX, |m| {
                 (m.max(2) as usize).saturating_mul((flows + udp).max(1))
             }),
-            truncated: [None; 5],
+            truncated: [None; 6],
         }
     }
 
     /// Recording may hold at most `bytes` (rows × row bytes); the row that would pass it
     /// stops recording (see [`over`](Self::over)).
     pub fn set_limit(&mut self, bytes: u64) {
-        self.budget.limit = bytes;
+        self.budget.set_limit(bytes);
     }
 
     /// The table whose row passed the limit, and when; recording has stopped.
     pub fn over(&self) -> Option<(&'static str, Time)> {
-        self.budget.over
+        self.budget.over()
     }
 
     /// Counts a row of table `t` against the limit; false (and recording stops) when it
@@ -193,19 +220,20 @@ impl Recorder {
         self.charge(t, now)
     }
 
-    /// What the tables hold now; `series`: rows and bucket width of the series and queues
-    /// tables ([`crate::instruments::series::Series::sizes`]).
-    pub fn recording(&self, series: [(usize, u64); 2]) -> Recording {
+    /// What the tables hold now; `series`: rows and bucket width of the series, queues
+    /// and delay_series tables ([`crate::instruments::Instruments::series_sizes`]).
+    pub fn recording(&self, series: [(usize, u64); 3]) -> Recording {
         let rows = [
             series[0].0,
             series[1].0,
             self.drops.time_ns.len(),
             self.events.time_ns.len(),
             self.segments.time_ns.len(),
+            series[2].0,
         ];
-        let bucket = [series[0].1, series[1].1, 0, 0, 0];
+        let bucket = [series[0].1, series[1].1, 0, 0, 0, series[2].1];
         Recording {
-            tables: (0..5)
+            tables: (0..6)
                 .map(|t| TableRecord {
                     table: RECORDED[t],
                     rows: rows[t] as u64,

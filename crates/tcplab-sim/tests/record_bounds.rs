@@ -9,6 +9,7 @@ use tcplab_core::registry::Registries;
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
 use tcplab_sim::scenario::{Duplex, Scenario, SeriesMode, TcpFlowSpec, TraceSpec, UdpFlowSpec};
+use tcplab_sim::trace::row_bytes;
 use tcplab_sim::Simulation;
 
 const MB: u64 = 1 << 20;
@@ -57,10 +58,16 @@ fn a_long_traced_run_is_refused_naming_the_series_setting() {
 
 #[test]
 fn the_limit_can_be_raised() {
-    // 100 µs at 1 ns: 100,001 ticks × (2 flows × 68 B + 10 link directions × 24 B) ≈ 36 MB.
+    // 100 µs at 1 ns: 100,001 ticks × (2 flows × 68 B + 10 link directions × 24 B) ≈ 36 MB,
+    // plus the delay_series rows (at most one per packet the flows can send in 100 µs).
     let s = scenario(Dur::from_micros(100), interval(1));
-    let est = build(&s, 64).expect("fits 64 MB").estimate().bytes();
-    assert_eq!(est, 100_001 * (2 * 68 + 10 * 24));
+    let est = build(&s, 64).expect("fits 64 MB").estimate().clone();
+    let delay_rows = est.tables[5].rows;
+    assert!(delay_rows <= est.data_packets + 2, "{est:?}");
+    assert_eq!(
+        est.bytes(),
+        100_001 * (2 * 68 + 10 * 24) + delay_rows * row_bytes::DELAY_SERIES
+    );
     let err = build(&s, 16).err().expect("refused at 16 MB");
     assert!(err.contains("max_record_mb = 16"), "{err}");
 }
@@ -147,4 +154,67 @@ fn max_rows_per_flow_bounds_every_table_deterministically() {
     // A cap that is never reached changes nothing.
     let roomy = Simulation::run(&capped(Some(1 << 40))).unwrap();
     assert_eq!(roomy, full);
+}
+
+/// A UDP flow of `rate` bit/s in 1000-byte datagrams for `secs` s over 10 Mb/s, series every
+/// `interval_ns`, rows capped at `max_rows`.
+fn udp_series(rate: u64, secs: u64, interval_ns: u64, max_rows: Option<u64>) -> Scenario {
+    let bottleneck = Duplex::symmetric(common::dir(10_000_000, 10, 50));
+    let access = Duplex::symmetric(common::dir(100_000_000, 1, 1000));
+    ScenarioBuilder::new("udp-delay", dumbbell(1, bottleneck, access))
+        .duration(Dur::from_secs(secs))
+        .udp(UdpFlowSpec::cbr("s0", "r0", rate, 1000))
+        .trace(TraceSpec {
+            max_rows_per_flow: max_rows,
+            ..interval(interval_ns)
+        })
+        .build()
+}
+
+#[test]
+fn the_delay_series_table_is_estimated_and_counted() {
+    // 1 Mb/s of 1000-byte datagrams for 2 s: about 250 datagrams and 2001 intervals of
+    // 1 ms: at most one row per datagram.
+    let s = udp_series(1_000_000, 2, 1_000_000, None);
+    let mut sim = build(&s, 64).unwrap();
+    let est = sim.estimate().tables[5].clone();
+    assert_eq!(est.table, "delay_series");
+    assert_eq!(est.rows, sim.estimate().udp_packets);
+    assert!((250..=251).contains(&est.rows), "{est:?}");
+    assert_eq!(est.bytes, est.rows * row_bytes::DELAY_SERIES);
+    sim.run_until(sim.end_time());
+    let rec = sim.recording().tables[5].clone();
+    let r = sim.finish();
+    let rows = r.delay_series.time_ns.len() as u64;
+    assert!(
+        rows > 200 && rows <= est.rows,
+        "{rows} rows, estimate {}",
+        est.rows
+    );
+    // The recording counts every closed interval (the last, open at the end, is not charged).
+    assert_eq!(rec.rows + 1, rows);
+    assert_eq!(rec.bytes, rec.rows * row_bytes::DELAY_SERIES);
+    assert_eq!(rec.bucket_ns, 0);
+    // Capped: the intervals widen and the estimate follows.
+    let capped = build(&udp_series(1_000_000, 2, 1_000_000, Some(10)), 64).unwrap();
+    assert_eq!(capped.estimate().tables[5].rows, 11);
+}
+
+#[test]
+fn a_udp_flood_with_a_tiny_interval_is_refused_for_its_delay_rows() {
+    // 8 Mb/s for 10 s at 10 µs intervals: about 10,000 datagrams, one delay_series row
+    // each (~0.7 MB), beside the queue rows (~140 MB). A limit that holds the queue rows
+    // but not the delay rows refuses it, naming the interval.
+    let s = udp_series(8_000_000, 10, 10_000, None);
+    let est = build(&s, 4096).unwrap().estimate().clone();
+    assert_eq!(est.tables[5].rows, est.udp_packets);
+    assert!(est.udp_packets >= 10_000, "{est:?}");
+    let without_delay = est.bytes() - est.tables[5].bytes;
+    let limit = without_delay + est.tables[5].bytes / 2;
+    let err = Simulation::with_limit(&s, &Registries::default(), limit)
+        .err()
+        .expect("refused")
+        .0;
+    assert!(!err.contains('\n'), "{err}");
+    assert!(err.contains("trace.interval = 10us"), "{err}");
 }

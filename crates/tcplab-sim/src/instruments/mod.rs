@@ -128,6 +128,13 @@ impl Instruments {
         &self.series
     }
 
+    /// Rows and bucket width of the series, queues and delay_series tables so far (for
+    /// [`crate::trace::Recorder::recording`]).
+    pub fn series_sizes(&self) -> [(usize, u64); 3] {
+        let [series, queues] = self.series.sizes();
+        [series, queues, self.delay_series.size()]
+    }
+
     /// Keeps every fact from now on ([`Measurements::facts`]).
     pub fn record(&mut self) {
         self.recorded.get_or_insert_with(Vec::new);
@@ -141,15 +148,15 @@ impl Instruments {
     /// Takes one fact. Transmissions, acknowledgments and deliveries (one per packet or
     /// ACK) take the inlined path; the rare facts (drops, marks, loss responses, reports,
     /// the census) the other. Only the delay and conservation instruments read deliveries
-    /// and datagrams sent, only conservation ACKs sent and delivered. The series rows a
-    /// flow or queue state adds are not charged against any budget.
+    /// and datagrams sent, only conservation ACKs sent and delivered. The series and
+    /// delay_series rows a fact adds are not charged against any budget.
     #[inline(always)]
     pub fn on_fact(&mut self, fact: Fact) {
         self.take(fact, None)
     }
 
-    /// [`on_fact`](Self::on_fact), the series rows charged against `budget` (the run's
-    /// recording limit).
+    /// [`on_fact`](Self::on_fact), the series and delay_series rows charged against
+    /// `budget` (the run's recording limit).
     #[inline(always)]
     pub fn on_fact_within(&mut self, fact: Fact, budget: &mut Budget) {
         self.take(fact, Some(budget))
@@ -164,7 +171,7 @@ impl Instruments {
             Fact::Transmit { .. } | Fact::Acked { .. } => self.dispatch(&fact),
             Fact::Delivered(d) => {
                 self.delay.on_delivered(&d);
-                self.delay_series.on_delivered(&d);
+                self.delay_series.on_delivered(&d, budget);
                 self.conservation.on_delivered(d.flow, d.kind);
             }
             Fact::AckSent { .. } | Fact::AckDelivered { .. } => self.conservation.on_fact(&fact),
