@@ -17,7 +17,6 @@ the sum of the hops' propagation and transmission times of the flow's route, med
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
