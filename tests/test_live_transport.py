@@ -96,7 +96,7 @@ def test_live_throughput_matches_the_simulator(binaries, tmp_path):
 def test_bad_flow_config_is_one_line_and_nothing_outlives_the_run(binaries, tmp_path):
     can = Scenario.from_dict(scenario(1, 0.0, duration="1s")).canonical()
     with Testbed(link_config(can), tmp_path) as tb:
-        with pytest.raises(LiveError, match=r"^tcplab-flow: config: tcp\.mss = 1448: eth framing sends 1024-byte packets$"):
+        with pytest.raises(LiveError, match=r'^tcplab-flow: config: tcp\.mss = 1448: framing = "eth" sends 1024-byte packets$'):
             run_flow(tb, can, framing="eth")
         mtu = re.escape("tcp.mss = 1460: a 1512-byte IP packet does not fit the path's MTU")
         with pytest.raises(LiveError, match=rf"^tcplab-flow send: {mtu}"):

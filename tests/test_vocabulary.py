@@ -125,13 +125,43 @@ def test_the_simulator_refuses_an_eth_framing_on_a_linux_flow():
     assert 'flows[1].framing = "eth": a framing is for stack = "tcplab" flows' in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "flow, expected",
+    [
+        ('framing = "eth"', 'flows[0].tcp.mss = 1460: framing = "eth" sends 1024-byte packets'),
+        ('framing = "eth"\ntcp = { mss = 1024 }\nbytes = "1000B"',
+         'flows[0].bytes = 1000: framing = "eth" needs whole 1024-byte packets'),
+    ],
+)
+def test_validate_refuses_what_the_eth_framing_cannot_carry(tmp_path, flow, expected):
+    # The rule lives in tcplab_sim::framing_rules; `tcplab validate` reports it before any
+    # live run starts, one line naming the field and the value.
+    from typer.testing import CliRunner
+
+    from tcplab.cli import app
+
+    text = SMALL_TOML.replace('tcp = { sack_blocks = 0 }\n', "").replace(
+        'name = "newreno"', f'name = "newreno"\n{flow}')
+    path = tmp_path / "eth.toml"
+    path.write_text(text)
+    r = CliRunner().invoke(app, ["validate", str(path)])
+    assert r.exit_code == 2, r.output
+    lines = [line for line in r.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and expected in lines[0], r.output
+    ok = text.replace(flow, 'framing = "eth"\ntcp = { mss = 1024 }\nbytes = "2048B"')
+    path.write_text(ok)
+    assert CliRunner().invoke(app, ["validate", str(path)]).exit_code == 0
+
+
 def test_a_simulated_run_ignores_the_live_stack_and_framing():
     # docs/live.md: a simulated run simulates tcplab's sender for every flow, whatever `stack`.
     from tcplab.run import run
 
-    plain = run(Scenario.from_toml(SMALL_TOML))
+    # The ETH framing sends 1024-byte packets: both runs use that mss.
+    small = SMALL_TOML.replace('rto_min = "200ms"', 'rto_min = "200ms"\nmss = 1024')
+    plain = run(Scenario.from_toml(small))
     sack = 'name = "sack"\ncontroller = "reno"'
-    marked = run(Scenario.from_toml(SMALL_TOML.replace(sack, sack + '\nstack = "linux"').replace(
+    marked = run(Scenario.from_toml(small.replace(sack, sack + '\nstack = "linux"').replace(
         'name = "newreno"', 'name = "newreno"\nstack = "tcplab"\nframing = "eth"')))
     for t in ("flows", "series", "drops", "links"):
         assert plain.tables[t].equals(marked.tables[t]), t

@@ -16,11 +16,12 @@
 //! from the built-in registries, and the controller's seed from the stream
 //! `controller/{i}` of the scenario's seed.
 
-use crate::wire::{Framing, ETH_PACKET};
+use crate::wire::Framing;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use tcplab_core::registry::Registries;
 use tcplab_core::{Dur, Sender, TcpConfig, Time};
+use tcplab_sim::framing_rules::eth_framing;
 use tcplab_sim::rng::Rng;
 use tcplab_sim::scenario::{Scenario, TcpFlowSpec};
 
@@ -66,23 +67,10 @@ impl FlowConfig {
             ));
         }
         if c.framing == Framing::Eth {
-            let mss = c.tcp().mss;
-            if mss != ETH_PACKET {
-                return Err(format!(
-                    "config: tcp.mss = {mss}: eth framing sends {ETH_PACKET}-byte packets"
-                ));
-            }
-            if let Some(b) = c.spec().bytes.filter(|b| b % ETH_PACKET as u64 != 0) {
-                return Err(format!(
-                    "config: flows[{}].bytes = {b}: eth framing needs whole {ETH_PACKET}-byte packets",
-                    c.flow
-                ));
-            }
-            if c.flow > 255 {
-                return Err(format!(
-                    "config: flow = {}: eth framing has 255 flows",
-                    c.flow
-                ));
+            let p = format!("flows[{}]", c.flow);
+            let problems = eth_framing(&p, c.flow, "tcp.mss", c.tcp().mss, c.spec().bytes);
+            if let Some(first) = problems.first() {
+                return Err(format!("config: {}", first.message));
             }
         }
         if c.flow > u16::MAX as usize {
@@ -183,7 +171,7 @@ mod tests {
         let e = FlowConfig::parse(&config(&scenario(1448, ""), r#", "framing": "eth""#));
         assert_eq!(
             e.unwrap_err(),
-            "config: tcp.mss = 1448: eth framing sends 1024-byte packets"
+            "config: tcp.mss = 1448: framing = \"eth\" sends 1024-byte packets"
         );
         let e = FlowConfig::parse(&config(
             &scenario(1024, r#", "bytes": 1000"#),

@@ -41,9 +41,9 @@ pub const TCPLAB_DATA_HEADER: usize = 24;
 pub const TCPLAB_ACK_HEADER: usize = 32;
 pub const ETH_DATA: u8 = 0xE1;
 pub const ETH_ACK: u8 = 0xE2;
-/// The ETH framework's header and packet payload sizes.
-pub const ETH_HEADER: usize = 17;
-pub const ETH_PACKET: u32 = 1024;
+/// The ETH framework's header and packet payload sizes (declared with the scenario's
+/// `framing`).
+pub use tcplab_sim::scenario::{ETH_HEADER, ETH_PACKET};
 /// IPv4 + UDP headers in front of every datagram.
 pub const IP_UDP: usize = tcplab_sim::pcap::IPV4_HEADER + tcplab_sim::pcap::UDP_HEADER;
 

@@ -124,6 +124,10 @@ impl Problem {
     /// A station placed by preset (`value`) on a channel without shadowing (`limit`: shadowing_db).
     pub const PRESET_NEEDS_SHADOWING: &'static str = "preset_needs_shadowing";
 
+    /// A flow in the ETH framing whose mss, byte count or index the framing cannot carry
+    /// (`limit`: the packet size, or the number of flows).
+    pub const ETH_FRAMING: &'static str = "eth_framing";
+
     /// `path = value: expected`, under `rule`, held to `limit`.
     pub fn new(
         path: String,

@@ -24,6 +24,7 @@ pub mod error;
 pub mod estimate;
 pub mod flow;
 pub mod flow_route;
+pub mod framing_rules;
 pub mod instruments;
 pub mod link;
 pub mod link_direction;

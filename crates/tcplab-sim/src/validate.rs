@@ -6,6 +6,7 @@
 
 use crate::error::{Problem, SimError};
 use crate::flow_route;
+use crate::framing_rules;
 use crate::node::Routes;
 use crate::scenario::{
     Buffer, Framing, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode, Stack,
@@ -125,6 +126,15 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
                 )
                 .into(),
             );
+        }
+        if f.framing == Framing::Eth && f.stack == Stack::Tcplab {
+            let (cfg, mss_path) = match &f.tcp {
+                Some(t) => (t, format!("{p}.tcp.mss")),
+                None => (&s.tcp, "tcp.mss".to_string()),
+            };
+            errs.extend(framing_rules::eth_framing(
+                &p, i, &mss_path, cfg.mss, f.bytes,
+            ));
         }
         if f.tcp.is_some() || default_tcp_ok {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);

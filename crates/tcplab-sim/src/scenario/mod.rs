@@ -439,6 +439,14 @@ pub enum Framing {
     Eth,
 }
 
+/// The ETH framework's packet payload (bytes): a flow in its framing sends only such
+/// packets (its `mss`) and a whole number of them.
+pub const ETH_PACKET: u32 = 1024;
+/// The ETH framework's header (bytes).
+pub const ETH_HEADER: usize = 17;
+/// Flows the ETH header can tell apart (a one-byte flow number).
+pub const ETH_FLOWS: usize = 256;
+
 /// A constant-bit-rate UDP source.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
