@@ -126,6 +126,32 @@ def test_the_results_directory_has_the_simulated_runs_tables_and_columns(live: L
     assert int(bottleneck.select(drop_cols).sum_horizontal()[0]) == drops.filter(pl.col("link") == 4).height
 
 
+def test_the_queues_table_is_the_emulators_queue_and_agrees_with_its_drops(live: LiveRun) -> None:
+    # docs/live.md, "What is recorded": the emulator states what each link direction holds
+    # (here trace.series = "change": after every packet a direction takes, refuses or
+    # delivers), and the series instrument makes the queues table of it.
+    queues = pl.read_parquet(live.out_dir / "queues.parquet")
+    assert queues.height > 0
+    duration = 3_000_000_000
+    assert queues["time_ns"].min() >= 0 and queues["time_ns"].max() <= duration
+    bottleneck = queues.filter(pl.col("link") == 4)  # left-right forward
+    assert bottleneck.height > 0
+    # 50 packets of buffer besides the one in service; every packet is a full segment or
+    # an ACK, never more bytes than 51 packets of the path's MTU.
+    assert bottleneck["packets"].max() <= 51
+    assert bottleneck["bytes"].max() <= 51 * 1500
+    # A buffer overflow happens only when the queue stated at that moment is full.
+    drops = pl.read_parquet(live.out_dir / "drops.parquet").filter(
+        (pl.col("link") == 4) & (pl.col("cause") == "buffer_overflow"))
+    times, held = bottleneck["time_ns"].to_list(), bottleneck["packets"].to_list()
+    full = max(held)
+    for t in drops["time_ns"].to_list():
+        k = max(i for i, u in enumerate(times) if u <= t)
+        assert held[k] == full, (t, held[k], full)
+    # The one-way delay over time is measured on the live deliveries too.
+    assert pl.read_parquet(live.out_dir / "delay_series.parquet").height > 0
+
+
 def test_no_byte_is_lost_or_duplicated_and_conservation_holds(live: LiveRun) -> None:
     c = live.result.conservation
     assert c["ok"], c["violations"]

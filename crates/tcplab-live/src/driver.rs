@@ -18,12 +18,18 @@
 //! time order across all directions means a direction never receives a packet at a time
 //! before one it has already processed, so the model sees only its own event times: a late
 //! loop delays packets but never changes what the model decides.
+//!
+//! With the scenario's series on, the emulator also states what each link direction holds
+//! ([`QueueRow`], the `queues` table): every `trace.interval` of model time (interval mode,
+//! the ticks counted from the emulator's start), or after every packet a direction takes,
+//! drops or delivers (change mode). At most [`MAX_QUEUE_ROWS`] rows are kept; the rest are
+//! counted.
 
 use crate::clock::Clock;
 use crate::ecn;
 use crate::histogram::Histogram;
 use crate::ident::{self, Ident};
-use crate::plan::Plan;
+use crate::plan::{Plan, QueueSeries};
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -36,6 +42,20 @@ use tcplab_sim::packet::{DropCause, PacketKind};
 
 /// Largest packet read from a TUN device (its MTU is far smaller).
 const MAX_PACKET: usize = 65_536;
+
+/// Queue rows kept at most (24 bytes each in the results); further rows are counted in
+/// [`Emulator::queue_rows_cut`].
+pub const MAX_QUEUE_ROWS: usize = 4_000_000;
+
+/// Link direction `dir` held `packets` packets of `bytes` bytes (waiting or in service) at
+/// model time `at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueRow {
+    pub at: Time,
+    pub dir: u32,
+    pub packets: u32,
+    pub bytes: u64,
+}
 
 /// A drop the model made.
 #[derive(Clone, Debug)]
@@ -118,12 +138,19 @@ pub struct Emulator {
     host_of_addr: HashMap<Ipv4Addr, usize>,
     /// Packets read this turn: (time read, host, packet), in time order.
     arrivals: VecDeque<(Time, usize, Packet)>,
+    /// What the directions held, when the plan records queues.
+    pub queue_rows: Vec<QueueRow>,
+    /// Rows not kept past [`MAX_QUEUE_ROWS`].
+    pub queue_rows_cut: u64,
+    /// Interval mode: the next tick (model time).
+    next_tick: Option<Time>,
 }
 
 impl Emulator {
     /// `tuns[k]` is host `k`'s device. Errors name the link direction whose delivery trace
     /// is bad.
     pub fn new(plan: Plan, tuns: Vec<File>, clock: Clock) -> Result<Self, String> {
+        let plan_queues = plan.queues;
         let dirs = plan
             .dirs
             .iter()
@@ -156,7 +183,38 @@ impl Emulator {
             host_of_node,
             host_of_addr,
             arrivals: VecDeque::new(),
+            queue_rows: Vec::new(),
+            queue_rows_cut: 0,
+            next_tick: match plan_queues {
+                QueueSeries::Interval(_) => Some(Time::ZERO),
+                _ => None,
+            },
         })
+    }
+
+    /// States what direction `dir` holds at `at` (when the plan records queues).
+    fn queue_row(&mut self, at: Time, dir: usize) {
+        if self.queue_rows.len() >= MAX_QUEUE_ROWS {
+            self.queue_rows_cut += 1;
+            return;
+        }
+        let held = self.dirs[dir].link.held_at(at);
+        self.queue_rows.push(QueueRow {
+            at,
+            dir: dir as u32,
+            packets: held.packets,
+            bytes: held.bytes,
+        });
+    }
+
+    /// Interval mode: every direction's row at tick `t`, and the next tick.
+    fn tick(&mut self, t: Time) {
+        for i in 0..self.dirs.len() {
+            self.queue_row(t, i);
+        }
+        if let QueueSeries::Interval(w) = self.plan.queues {
+            self.next_tick = Some(t + tcplab_core::Dur::from_nanos(w));
+        }
     }
 
     /// Runs until `stop` is set (a signal handler sets it; waits are interrupted by signals
@@ -229,13 +287,17 @@ impl Emulator {
                 .min()
                 .filter(|&(t, _)| t <= horizon);
             let read = self.arrivals.front().map(|a| a.0);
-            match (link, read) {
-                (Some((t, i)), r) if r.is_none_or(|r| t <= r) => self.poll(i, t),
-                (_, Some(_)) => {
+            let tick = self.next_tick.filter(|&t| t <= horizon);
+            match (link, read, tick) {
+                (Some((t, i)), r, k) if r.is_none_or(|r| t <= r) && k.is_none_or(|k| t <= k) => {
+                    self.poll(i, t)
+                }
+                (_, Some(r), k) if k.is_none_or(|k| r <= k) => {
                     let (t, k, p) = self.arrivals.pop_front().expect("a packet read");
                     let node = self.plan.hosts[k].node;
                     self.offer(t, node, p);
                 }
+                (_, _, Some(k)) => self.tick(k),
                 _ => break,
             }
         }
@@ -257,6 +319,9 @@ impl Emulator {
         if let Err((cause, p)) = d.link.enqueue(t, size, ect, p) {
             self.drop_record(t, l, cause, &p);
         }
+        if self.plan.queues == QueueSeries::Change {
+            self.queue_row(t, l as usize);
+        }
     }
 
     fn drop_record(&mut self, at: Time, dir: u32, cause: DropCause, p: &Packet) {
@@ -272,6 +337,9 @@ impl Emulator {
     fn poll(&mut self, i: usize, t: Time) {
         let to = self.plan.dirs[i].to;
         while let Some(ev) = self.dirs[i].link.poll(t) {
+            let at = match &ev {
+                Event::Deliver { at, .. } | Event::Lost { at, .. } => *at,
+            };
             match ev {
                 Event::Deliver { at, mut pkt, ce } => {
                     self.dirs[i].delivered += 1;
@@ -286,6 +354,9 @@ impl Emulator {
                     }
                 }
                 Event::Lost { at, cause, pkt } => self.drop_record(at, i as u32, cause, &pkt),
+            }
+            if self.plan.queues == QueueSeries::Change {
+                self.queue_row(at, i);
             }
         }
     }
@@ -393,9 +464,9 @@ mod tests {
         assert_eq!(&buf[..n], &p[..]);
     }
 
-    #[test]
-    fn a_burst_of_both_pairs_overflows_the_bottleneck_only() {
-        let (mut emu, _hosts) = emulator(dumbbell(2));
+    /// Five 1000-byte packets from each of s0 and s1 at once (to r0 and r1), processed for
+    /// 100 ms.
+    fn burst(emu: &mut Emulator) {
         for (k, (src, dst)) in [(0usize, 2usize), (1, 3)].into_iter().enumerate() {
             let (a, b) = (emu.plan.hosts[src].addr, emu.plan.hosts[dst].addr);
             for i in 0..5u16 {
@@ -416,6 +487,15 @@ mod tests {
         }
         emu.arrivals.make_contiguous().sort_by_key(|a| a.0);
         emu.process(Time::from_nanos(100_000_000));
+    }
+
+    #[test]
+    fn a_burst_of_both_pairs_overflows_the_bottleneck_only() {
+        let mut plan = dumbbell(2);
+        plan.queues = QueueSeries::Off;
+        let (mut emu, _hosts) = emulator(plan);
+        burst(&mut emu);
+        assert!(emu.queue_rows.is_empty(), "series off: no queue rows");
         // 10 packets reach `left` 80 µs apart per access link; the bottleneck serves one
         // every 800 µs and holds 2: the first is in service, two wait, the rest overflow.
         let bottleneck = 4; // left-right forward
@@ -427,6 +507,73 @@ mod tests {
         assert_eq!(delivered as usize + emu.drops.len(), 10);
         assert_eq!(emu.dirs[bottleneck as usize].offered, 10);
         assert!(emu.drops.len() >= 5, "{} drops", emu.drops.len());
+    }
+
+    #[test]
+    fn queue_rows_on_change_show_a_full_buffer_at_every_overflow() {
+        let mut plan = dumbbell(2);
+        plan.queues = QueueSeries::Change;
+        let (mut emu, _hosts) = emulator(plan);
+        burst(&mut emu);
+        let bottleneck = 4u32;
+        let rows: Vec<&QueueRow> = emu
+            .queue_rows
+            .iter()
+            .filter(|q| q.dir == bottleneck)
+            .collect();
+        // A row per packet offered (taken or refused) and per packet delivered at the far end.
+        let d = &emu.dirs[bottleneck as usize];
+        assert_eq!(rows.len() as u64, d.offered + d.delivered);
+        assert!(
+            rows.windows(2).all(|w| w[0].at <= w[1].at),
+            "in model time order"
+        );
+        let full = rows.iter().map(|q| q.packets).max().unwrap();
+        // Never more than the buffer's 2 packets and the one in service.
+        assert!(full <= 3, "{full}");
+        assert!(rows.iter().all(|q| q.bytes == q.packets as u64 * 1000));
+        for d in &emu.drops {
+            // The row stated for the dropped packet's offer is the buffer as it refused it.
+            let at_drop = rows.iter().rev().find(|q| q.at <= d.at).unwrap();
+            assert_eq!(
+                at_drop.packets, full,
+                "a drop at {:?} with the buffer not full",
+                d.at
+            );
+        }
+        // Every hop of the packets' paths states rows; the reverse directions none.
+        for (i, dir) in emu.dirs.iter().enumerate() {
+            let n = emu.queue_rows.iter().filter(|q| q.dir == i as u32).count() as u64;
+            assert!(
+                n >= dir.offered,
+                "direction {i}: {n} rows, {} offered",
+                dir.offered
+            );
+        }
+        assert_eq!(emu.queue_rows_cut, 0);
+    }
+
+    #[test]
+    fn queue_rows_on_interval_come_every_tick_for_every_direction() {
+        let mut plan = dumbbell(2);
+        plan.queues = QueueSeries::Interval(1_000_000);
+        let (mut emu, _hosts) = emulator(plan);
+        burst(&mut emu);
+        // Ticks 0, 1, ..., 100 ms (the horizon), 10 directions each.
+        assert_eq!(emu.queue_rows.len(), 101 * 10);
+        assert!(
+            emu.queue_rows
+                .iter()
+                .enumerate()
+                .all(|(k, q)| q.at.as_nanos() == (k as u64 / 10) * 1_000_000
+                    && q.dir == k as u32 % 10)
+        );
+        // The bottleneck holds the burst for a while (never more than its 2 packets besides
+        // the one in service), and nothing at the start or once it has drained.
+        let at = |ms: u64| emu.queue_rows[(ms * 10 + 4) as usize];
+        let most = (0..=100).map(|ms| at(ms).packets).max().unwrap();
+        assert!((1..=3).contains(&most), "{most}");
+        assert_eq!((at(0).packets, at(100).packets), (0, 0));
     }
 
     #[test]

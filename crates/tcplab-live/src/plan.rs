@@ -28,7 +28,7 @@ use std::net::Ipv4Addr;
 use tcplab_sim::flow_route::PinnedRoutes;
 use tcplab_sim::node::{Node, Routes};
 use tcplab_sim::packet::PacketKind;
-use tcplab_sim::scenario::{LinkDir, NodeKind, Scenario};
+use tcplab_sim::scenario::{LinkDir, NodeKind, Scenario, SeriesMode};
 use tcplab_sim::topology;
 
 /// The addresses of a scenario's hosts: 10.214.0.0/16.
@@ -108,6 +108,19 @@ pub struct Plan {
     /// The one-link config: every packet read from one host goes to the other, whatever its
     /// destination address (as a point-to-point cable).
     pub point_to_point: bool,
+    /// What the link directions' queues record (the scenario's `trace.series`).
+    pub queues: QueueSeries,
+}
+
+/// When the emulator states what each link direction holds (the `queues` table), as the
+/// simulator does for the scenario's `trace.series`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueSeries {
+    Off,
+    /// Every link direction every `trace.interval` (ns) of model time.
+    Interval(u64),
+    /// A direction after every packet it takes, drops or delivers.
+    Change,
 }
 
 impl Plan {
@@ -179,6 +192,11 @@ impl Plan {
             flows,
             by_key,
             point_to_point: false,
+            queues: match s.trace.series {
+                SeriesMode::Off => QueueSeries::Off,
+                SeriesMode::Interval => QueueSeries::Interval(s.trace.interval.as_nanos().max(1)),
+                SeriesMode::Change => QueueSeries::Change,
+            },
         })
     }
 
@@ -226,6 +244,7 @@ impl Plan {
             pinned: PinnedRoutes::default(),
             by_key: HashMap::new(),
             point_to_point: true,
+            queues: QueueSeries::Off,
         }
     }
 

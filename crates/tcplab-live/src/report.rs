@@ -1,7 +1,8 @@
 //! What the emulator writes when it stops: `stats.json` (per link direction: packets
 //! offered and delivered, the model's counts and drops by cause; per host: packets sent and
 //! delivered, drops outside the model, lateness percentiles of its deliveries) and
-//! `drops.jsonl` (every drop: model time, link direction, cause, packet identity). The
+//! `drops.jsonl` (every drop: model time, link direction, cause, packet identity) and
+//! `queues.jsonl` (what each link direction held, when the scenario records series). The
 //! one-link plan also keeps the first step's `forward` / `reverse` sections.
 
 use crate::driver::{Direction, Emulator, Host};
@@ -77,7 +78,9 @@ fn one_link_direction(emu: &Emulator, i: usize, now: Time) -> Value {
     Value::Object(m)
 }
 
-/// Writes `stats.json` and `drops.jsonl` into `dir` (each written whole to a temporary
+/// Writes `stats.json`, `drops.jsonl` and `queues.jsonl` (the queue rows: model time,
+/// link direction as the simulator numbers it, packets, bytes) into `dir` (each written
+/// whole to a temporary
 /// name, then renamed); `realtime` is the scheduling the emulator ran with.
 pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> {
     let now = emu.clock.now();
@@ -98,6 +101,8 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
         "realtime": realtime,
         "links": links,
         "hosts": hosts,
+        "queue_rows": emu.queue_rows.len(),
+        "queue_rows_cut": emu.queue_rows_cut,
     });
     if emu.plan.point_to_point {
         stats["forward"] = one_link_direction(emu, 0, now);
@@ -124,5 +129,20 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
     }
     f.flush()?;
     drop(f);
-    fs::rename(&tmp, dir.join("drops.jsonl"))
+    fs::rename(&tmp, dir.join("drops.jsonl"))?;
+    let tmp = dir.join(".queues.jsonl.tmp");
+    let mut f = std::io::BufWriter::new(fs::File::create(&tmp)?);
+    for q in &emu.queue_rows {
+        writeln!(
+            f,
+            r#"{{"t_ns":{},"dir":{},"packets":{},"bytes":{}}}"#,
+            q.at.as_nanos(),
+            q.dir,
+            q.packets,
+            q.bytes
+        )?;
+    }
+    f.flush()?;
+    drop(f);
+    fs::rename(&tmp, dir.join("queues.jsonl"))
 }

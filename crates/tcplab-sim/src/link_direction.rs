@@ -194,6 +194,12 @@ impl<T> LinkDirection<T> {
         self.link.stats_at(now)
     }
 
+    /// What the buffer holds at `now`: waiting + the packet being serialized (what the
+    /// simulator's `queues` table records, [`crate::instruments::Fact::QueueState`]).
+    pub fn held_at(&self, now: Time) -> crate::queue::Occupancy {
+        self.link.held_at(now)
+    }
+
     /// Packets held (queued, in service or propagating).
     pub fn held_packets(&self) -> usize {
         self.held.pool.live()

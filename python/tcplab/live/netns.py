@@ -167,6 +167,9 @@ class Testbed:
         self.procs: list[subprocess.Popen[Any]] = []
         self.stats: dict[str, Any] | None = None
         self.drops: list[dict[str, Any]] = []
+        #: what each link direction held (``queues.jsonl``: t_ns, dir, packets, bytes), when
+        #: the scenario records series
+        self.queues: list[dict[str, Any]] = []
         #: What a stack keeps for the testbed's life, by stack (``linux``: the namespaces'
         #: sysctls and routes, `tcplab.live.linux_settings.HostSettings`).
         self.stack_state: dict[str, Any] = {}
@@ -307,6 +310,9 @@ class Testbed:
                 self.stats = json.loads(stats.read_text())
                 drops = (self.out_dir / "drops.jsonl").read_text().splitlines()
                 self.drops = [json.loads(line) for line in drops]
+                queues = self.out_dir / "queues.jsonl"
+                if queues.exists():
+                    self.queues = [json.loads(line) for line in queues.read_text().splitlines()]
         for ns in self._made:
             _remove_namespace(ns)
         self._made = []

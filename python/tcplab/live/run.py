@@ -33,7 +33,7 @@ from tcplab.instruments import replay
 from tcplab.live import facts as live_facts
 from tcplab.live.fidelity import live_section, udp_rcvbuf_errors
 from tcplab.live.netns import LiveError, Testbed, live_support, scenario_plan
-from tcplab.live.transport import GRACE_S, PORT, FlowRun, drop_facts, link_directions, start_flow
+from tcplab.live.transport import GRACE_S, PORT, FlowRun, drop_facts, link_directions, queue_facts, start_flow
 from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.run import Progress, RunResult, table_frame
 from tcplab.schema import SCHEMA, TABLES
@@ -275,9 +275,13 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
         closing += live_facts.closing_facts(i, run.sender, run.receiver, ack_drops)
     for h in udp:  # UDP CBR flows: their ends' facts
         streams += [live_facts.read_jsonl(f) for f in h.facts_paths]
+    streams.append(queue_facts(tb, origin, canonical["duration"]))  # the emulator's queues
     path = raw / "facts.jsonl"
     live_facts.write_facts(path, live_facts.merge(drops, streams, closing))
-    m = replay(path, tcp_flows=len(flows), udp_flows=len(udp))
+    trace = canonical.get("trace") or {}
+    series_on = trace.get("series", "off") != "off"
+    m = replay(path, tcp_flows=len(flows), udp_flows=len(udp),
+               delay_interval=f"{trace['interval']}ns" if series_on and trace.get("interval") else None)
     tables = dict(m.tables)
     udp_specs = canonical.get("udp") or []
     udp_rows = _rows(tables["udp"])

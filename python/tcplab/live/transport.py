@@ -119,6 +119,22 @@ def drop_facts(tb: Testbed, run: FlowRun | int) -> list[dict[str, Any]]:
     return out
 
 
+def queue_facts(tb: Testbed, origin: int, duration_ns: int) -> list[dict[str, Any]]:
+    """What the emulator's link directions held (``queues.jsonl``) as ``queue_state`` facts
+    (record.rs's format) on the endpoints' time axis (model time 0 at CLOCK_MONOTONIC
+    ``origin``), those within the run ``[0, duration_ns]``, in time order. The emulator
+    numbers directions as the simulator does. Call after the testbed stopped."""
+    assert tb.emu_origin_ns is not None
+    shift = tb.emu_origin_ns - origin
+    out = []
+    for q in tb.queues:
+        t = q["t_ns"] + shift
+        if 0 <= t <= duration_ns:
+            out.append({"fact": "queue_state", "time_ns": t, "link": q["dir"],
+                        "packets": q["packets"], "bytes": q["bytes"]})
+    return out
+
+
 def _wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> None:
     assert p.stdout is not None
     ready, _, _ = select.select([p.stdout], [], [], timeout)
