@@ -184,7 +184,7 @@ def pcap_summary(result: RunLike) -> dict[str, Any]:
             ],
             "snaplen": result.canonical["trace"].get("pcap_snaplen"),
             "addresses": dict(result.pcap_addresses),
-            "ports": {
+            "ports": getattr(result, "pcap_ports", None) or {
                 "tcp_sender": "10000 + flow index % 50000",
                 "tcp_receiver": 5001,
                 "udp_source": "10000 + udp index % 50000",

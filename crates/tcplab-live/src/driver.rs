@@ -24,6 +24,11 @@
 //! the ticks counted from the emulator's start), or after every packet a direction takes,
 //! drops or delivers (change mode). At most [`MAX_QUEUE_ROWS`] rows are kept; the rest are
 //! counted.
+//!
+//! With the scenario's `trace.pcap`, the packets a captured direction delivers to its far
+//! end are recorded as they are (their real bytes, CE set when marked; the first
+//! `pcap_snaplen` of each) with their modelled arrival time ([`Capture`]): tcpdump on the
+//! receiving interface, where the simulator captures at the start of serialization.
 
 use crate::clock::Clock;
 use crate::ecn;
@@ -46,6 +51,18 @@ const MAX_PACKET: usize = 65_536;
 /// Queue rows kept at most (24 bytes each in the results); further rows are counted in
 /// [`Emulator::queue_rows_cut`].
 pub const MAX_QUEUE_ROWS: usize = 4_000_000;
+
+/// Bytes of capture records kept at most over all files; further packets are counted in
+/// [`Capture::cut`].
+pub const MAX_CAPTURE_BYTES: usize = 256 << 20;
+
+/// One capture file being written: pcap global header and records, model time stamps.
+pub struct Capture {
+    pub bytes: Vec<u8>,
+    pub packets: u64,
+    /// Packets not recorded past [`MAX_CAPTURE_BYTES`].
+    pub cut: u64,
+}
 
 /// Link direction `dir` held `packets` packets of `bytes` bytes (waiting or in service) at
 /// model time `at`.
@@ -144,6 +161,11 @@ pub struct Emulator {
     pub queue_rows_cut: u64,
     /// Interval mode: the next tick (model time).
     next_tick: Option<Time>,
+    /// `captures[k]` is `plan.pcap[k]`.
+    pub captures: Vec<Capture>,
+    /// Per direction: the capture file it is recorded to.
+    capture_of_dir: Vec<Option<usize>>,
+    capture_bytes: usize,
 }
 
 impl Emulator {
@@ -151,6 +173,21 @@ impl Emulator {
     /// is bad.
     pub fn new(plan: Plan, tuns: Vec<File>, clock: Clock) -> Result<Self, String> {
         let plan_queues = plan.queues;
+        let mut capture_of_dir = vec![None; plan.dirs.len()];
+        for (k, f) in plan.pcap.iter().enumerate() {
+            for &d in &f.dirs {
+                capture_of_dir[d as usize] = Some(k);
+            }
+        }
+        let captures = plan
+            .pcap
+            .iter()
+            .map(|_| Capture {
+                bytes: tcplab_sim::pcap::global_header(plan.pcap_snaplen).to_vec(),
+                packets: 0,
+                cut: 0,
+            })
+            .collect();
         let dirs = plan
             .dirs
             .iter()
@@ -185,6 +222,9 @@ impl Emulator {
             arrivals: VecDeque::new(),
             queue_rows: Vec::new(),
             queue_rows_cut: 0,
+            captures,
+            capture_of_dir,
+            capture_bytes: 0,
             next_tick: match plan_queues {
                 QueueSeries::Interval(_) => Some(Time::ZERO),
                 _ => None,
@@ -205,6 +245,23 @@ impl Emulator {
             packets: held.packets,
             bytes: held.bytes,
         });
+    }
+
+    /// Records `bytes`, delivered by direction `dir` at `at`, when that direction is captured.
+    fn capture(&mut self, dir: usize, at: Time, bytes: &[u8]) {
+        let Some(k) = self.capture_of_dir[dir] else {
+            return;
+        };
+        let c = &mut self.captures[k];
+        let snaplen = self.plan.pcap_snaplen;
+        let record = 16 + bytes.len().min(snaplen as usize);
+        if self.capture_bytes + record > MAX_CAPTURE_BYTES {
+            c.cut += 1;
+            return;
+        }
+        self.capture_bytes += record;
+        tcplab_sim::pcap::write_packet_record(&mut c.bytes, at, bytes, snaplen);
+        c.packets += 1;
     }
 
     /// Interval mode: every direction's row at tick `t`, and the next tick.
@@ -346,6 +403,7 @@ impl Emulator {
                     if ce {
                         ecn::set_ce(&mut pkt.bytes);
                     }
+                    self.capture(i, at, &pkt.bytes);
                     if pkt.dst == to {
                         let k = self.host_of_node[to as usize].expect("a destination is a host");
                         self.write(k, at, &pkt.bytes);
@@ -551,6 +609,37 @@ mod tests {
             );
         }
         assert_eq!(emu.queue_rows_cut, 0);
+    }
+
+    #[test]
+    fn a_captured_direction_records_every_packet_it_delivers_as_it_is() {
+        let mut plan = dumbbell(2);
+        plan.pcap = vec![crate::plan::PcapFilePlan {
+            name: "left-right.forward".into(),
+            link: "left-right".into(),
+            dirs: vec![4],
+            directions: vec!["forward"],
+        }];
+        plan.pcap_snaplen = 100;
+        let (mut emu, _hosts) = emulator(plan);
+        burst(&mut emu);
+        let c = &emu.captures[0];
+        assert_eq!(c.packets, emu.dirs[4].delivered);
+        assert!(c.packets > 0 && c.cut == 0);
+        // Global header, then per packet a 16-byte record header and its first 100 bytes.
+        let b = &c.bytes;
+        assert_eq!(&b[..24], &tcplab_sim::pcap::global_header(100));
+        assert_eq!(b.len() as u64, 24 + c.packets * (16 + 100));
+        let mut last = 0u64;
+        for k in 0..c.packets as usize {
+            let r = &b[24 + k * 116..24 + (k + 1) * 116];
+            let word = |i: usize| u32::from_le_bytes(r[i..i + 4].try_into().unwrap());
+            let t = word(0) as u64 * 1_000_000_000 + word(4) as u64;
+            assert!(t >= last, "records in time order");
+            last = t;
+            assert_eq!((word(8), word(12)), (100, 1000), "kept and original length");
+            assert_eq!(r[16], 0x45, "the packet's own IPv4 header");
+        }
     }
 
     #[test]

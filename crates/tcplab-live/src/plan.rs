@@ -110,6 +110,20 @@ pub struct Plan {
     pub point_to_point: bool,
     /// What the link directions' queues record (the scenario's `trace.series`).
     pub queues: QueueSeries,
+    /// The capture files the scenario's `trace.pcap` asks for (`tcplab_sim::pcap::plan`:
+    /// file name, link, its direction indices and names), and the bytes of a packet kept.
+    pub pcap: Vec<PcapFilePlan>,
+    pub pcap_snaplen: u32,
+}
+
+/// One capture file: its name (`"{link}"` or `"{link}.{direction}"`), link, the
+/// directions (as the simulator numbers them) captured to it and their names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PcapFilePlan {
+    pub name: String,
+    pub link: String,
+    pub dirs: Vec<u32>,
+    pub directions: Vec<&'static str>,
 }
 
 /// When the emulator states what each link direction holds (the `queues` table), as the
@@ -177,6 +191,16 @@ impl Plan {
             ));
         }
         let flows = flow_plans(s, &layout, &hosts)?;
+        let pcap = tcplab_sim::pcap::plan(&s.trace.pcap, &layout)
+            .map_err(|e| format!("scenario: {}", e[0]))?
+            .into_iter()
+            .map(|(name, link, dirs, directions)| PcapFilePlan {
+                name,
+                link,
+                dirs,
+                directions,
+            })
+            .collect();
         let by_key = flows
             .iter()
             .enumerate()
@@ -197,6 +221,8 @@ impl Plan {
                 SeriesMode::Interval => QueueSeries::Interval(s.trace.interval.as_nanos().max(1)),
                 SeriesMode::Change => QueueSeries::Change,
             },
+            pcap,
+            pcap_snaplen: s.trace.pcap_snaplen,
         })
     }
 
@@ -245,6 +271,8 @@ impl Plan {
             by_key: HashMap::new(),
             point_to_point: true,
             queues: QueueSeries::Off,
+            pcap: Vec::new(),
+            pcap_snaplen: 0,
         }
     }
 

@@ -2,7 +2,8 @@
 //! offered and delivered, the model's counts and drops by cause; per host: packets sent and
 //! delivered, drops outside the model, lateness percentiles of its deliveries) and
 //! `drops.jsonl` (every drop: model time, link direction, cause, packet identity) and
-//! `queues.jsonl` (what each link direction held, when the scenario records series). The
+//! `queues.jsonl` (what each link direction held, when the scenario records series) and
+//! `<name>.pcap` per capture file of the scenario's `trace.pcap` (model time stamps). The
 //! one-link plan also keeps the first step's `forward` / `reverse` sections.
 
 use crate::driver::{Direction, Emulator, Host};
@@ -103,6 +104,14 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
         "hosts": hosts,
         "queue_rows": emu.queue_rows.len(),
         "queue_rows_cut": emu.queue_rows_cut,
+        "pcap": emu.plan.pcap.iter().zip(&emu.captures).map(|(p, c)| json!({
+            "name": p.name,
+            "link": p.link,
+            "directions": p.directions,
+            "file": format!("{}.pcap", p.name),
+            "packets": c.packets,
+            "cut": c.cut,
+        })).collect::<Vec<_>>(),
     });
     if emu.plan.point_to_point {
         stats["forward"] = one_link_direction(emu, 0, now);
@@ -144,5 +153,11 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
     }
     f.flush()?;
     drop(f);
-    fs::rename(&tmp, dir.join("queues.jsonl"))
+    fs::rename(&tmp, dir.join("queues.jsonl"))?;
+    for (p, c) in emu.plan.pcap.iter().zip(&emu.captures) {
+        let tmp = dir.join(format!(".{}.pcap.tmp", p.name));
+        fs::write(&tmp, &c.bytes)?;
+        fs::rename(&tmp, dir.join(format!("{}.pcap", p.name)))?;
+    }
+    Ok(())
 }

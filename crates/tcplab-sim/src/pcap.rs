@@ -234,15 +234,29 @@ fn finish_tcp_header(h: &mut [u8], l4: usize) {
 
 /// Appends one record: timestamp `t`, the first `snaplen` bytes of `f` (payload zeros).
 pub fn write_record(out: &mut Vec<u8>, t: Time, f: &Frame, snaplen: u32) {
-    let ns = t.as_nanos();
-    let incl = f.total.min(snaplen);
-    out.extend_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
-    out.extend_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
-    out.extend_from_slice(&incl.to_le_bytes());
-    out.extend_from_slice(&f.total.to_le_bytes());
+    let incl = record_header(out, t, f.total, snaplen);
     let from_head = (incl as usize).min(f.head.len());
     out.extend_from_slice(&f.head[..from_head]);
     out.resize(out.len() + (incl as usize - from_head), 0);
+}
+
+/// A record of a real IP packet (`packet`: its whole bytes; the live emulator's captures),
+/// its first `snaplen` bytes kept.
+pub fn write_packet_record(out: &mut Vec<u8>, t: Time, packet: &[u8], snaplen: u32) {
+    let incl = record_header(out, t, packet.len() as u32, snaplen);
+    out.extend_from_slice(&packet[..incl as usize]);
+}
+
+/// A record's 16-byte header (time in ns, bytes kept, original length); the bytes kept.
+#[inline]
+fn record_header(out: &mut Vec<u8>, t: Time, total: u32, snaplen: u32) -> u32 {
+    let ns = t.as_nanos();
+    let incl = total.min(snaplen);
+    out.extend_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
+    out.extend_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
+    out.extend_from_slice(&incl.to_le_bytes());
+    out.extend_from_slice(&total.to_le_bytes());
+    incl
 }
 
 /// Counts of what one capture holds, from the simulator's own packets (not from the bytes),

@@ -33,6 +33,8 @@ from tcplab.instruments import replay
 from tcplab.live import facts as live_facts
 from tcplab.live.fidelity import live_section, udp_rcvbuf_errors
 from tcplab.live.netns import LiveError, Testbed, live_support, scenario_plan
+from tcplab.live.pcap import PORTS as LIVE_PCAP_PORTS
+from tcplab.live.pcap import live_captures
 from tcplab.live.transport import GRACE_S, PORT, FlowRun, drop_facts, link_directions, queue_facts, start_flow
 from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.run import Progress, RunResult, table_frame
@@ -58,6 +60,8 @@ class LiveRunResult(RunResult):
     ``live``, the summary's ``live`` section."""
 
     live: dict[str, Any] = field(default_factory=dict)
+    #: summary.json's ``pcap.ports`` of a live capture: the real ports
+    pcap_ports: dict[str, Any] = field(default_factory=lambda: dict(LIVE_PCAP_PORTS))
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -337,7 +341,8 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
         tables.setdefault(t, frame_of(t, []))
     run_stats = {"sim_time_ns": canonical["duration"], "live": True,
                  "emulator_origin_ns": tb.emu_origin_ns, "clock_origin_ns": origin}
+    pcap, addresses = live_captures(tb, origin)
     return LiveRunResult(scenario=sc, canonical=canonical, tables=tables,
                          conservation=dict(m.conservation), stats=run_stats,
                          started_at=started_at, finished_at=datetime.now(UTC), wall_time_s=wall,
-                         live=section)
+                         pcap=pcap, pcap_addresses=addresses, live=section)
