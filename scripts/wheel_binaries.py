@@ -41,7 +41,7 @@ def add_scripts(wheel: Path, binaries: list[Path]) -> list[str]:
         dist = record_name.split("/")[0][: -len(".dist-info")]
         scripts = f"{dist}.data/scripts/"
         added = {scripts + b.name: b for b in binaries}
-        for name, b in added.items():
+        for b in added.values():
             if not b.is_file():
                 raise ValueError(f"{b}: no such binary (build it: cargo build --release -p tcplab-live)")
         rows = []
