@@ -16,7 +16,7 @@ use crate::config::{check_dir, Config};
 use serde_json::{json, Value};
 use std::net::Ipv4Addr;
 use tcplab_sim::node::{Node, Routes};
-use tcplab_sim::scenario::{LinkDir, NodeKind, Scenario};
+use tcplab_sim::scenario::{LinkDir, NodeKind, Scenario, WlanSpec};
 use tcplab_sim::topology;
 
 /// The addresses of a scenario's hosts: 10.214.0.0/16.
@@ -50,6 +50,21 @@ impl DirPlan {
     }
 }
 
+/// One hop of an 802.11b segment: numbered after the wired directions, segment by segment,
+/// as the simulator numbers it (`Plan::dirs.len() + i` for `Plan::wlan_hops[i]`).
+#[derive(Clone, Debug)]
+pub struct WlanHopPlan {
+    /// Its name and direction as in the simulator's `links` (`wlan0:ap-sta0`, `forward` for
+    /// AP -> station).
+    pub link: String,
+    pub direction: &'static str,
+    pub from: u32,
+    pub to: u32,
+    /// Its segment (index into `Plan::wlans`) and local hop.
+    pub segment: u32,
+    pub hop: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub seed: u64,
@@ -58,6 +73,9 @@ pub struct Plan {
     /// Link direction `i` as the simulator numbers it (duplex link `i / 2`, forward first).
     pub dirs: Vec<DirPlan>,
     pub routes: Routes,
+    /// 802.11b segments, driven by tcplab-sim's `WlanSegment`.
+    pub wlans: Vec<WlanSpec>,
+    pub wlan_hops: Vec<WlanHopPlan>,
     /// The one-link config: every packet read from one host goes to the other, whatever its
     /// destination address (as a point-to-point cable).
     pub point_to_point: bool,
@@ -65,8 +83,8 @@ pub struct Plan {
 
 impl Plan {
     /// The plan of a canonical scenario (what `tcplab validate --json` prints), validated
-    /// first with the simulator's checks. Refused, with one line: 802.11b segments and
-    /// cross-layer loss reports (not emulated).
+    /// first with the simulator's checks. Refused, with one line: cross-layer loss reports
+    /// (not emulated).
     pub fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         s.validate().map_err(|e| format!("scenario: {}", e.0))?;
         let mut errs = Vec::new();
@@ -74,9 +92,9 @@ impl Plan {
         if let Some(e) = errs.first() {
             return Err(format!("scenario: {e}"));
         }
-        if let Some(w) = layout.wlans.first() {
+        if let Some(w) = layout.wlans.iter().find(|w| w.spec.report_losses) {
             return Err(format!(
-                "scenario: {}: 802.11b segments are not emulated",
+                "scenario: {}.report_losses = true: cross-layer reports are not emulated",
                 w.spec_path
             ));
         }
@@ -97,6 +115,27 @@ impl Plan {
                 });
             }
         }
+        let mut wlan_hops = Vec::new();
+        for (i, w) in layout.wlans.iter().enumerate() {
+            let name = |n: u32| layout.nodes[n as usize].name.as_str();
+            for (j, &sta) in w.stations.iter().enumerate() {
+                let link = format!("{}:{}-{}", w.spec.name, name(w.ap), name(sta));
+                for (hop, direction, from, to) in [
+                    (2 * j, "forward", w.ap, sta),
+                    (2 * j + 1, "reverse", sta, w.ap),
+                ] {
+                    wlan_hops.push(WlanHopPlan {
+                        link: link.clone(),
+                        direction,
+                        from,
+                        to,
+                        segment: i as u32,
+                        hop: hop as u32,
+                    });
+                }
+            }
+        }
+        let wlans = layout.wlans.iter().map(|w| w.spec.clone()).collect();
         let base = u32::from(PREFIX.0);
         let hosts: Vec<HostPlan> = layout
             .nodes
@@ -122,6 +161,8 @@ impl Plan {
             nodes: layout.nodes,
             hosts,
             dirs,
+            wlans,
+            wlan_hops,
             point_to_point: false,
         })
     }
@@ -166,6 +207,8 @@ impl Plan {
             nodes,
             hosts,
             dirs,
+            wlans: Vec::new(),
+            wlan_hops: Vec::new(),
             point_to_point: true,
         }
     }
@@ -177,8 +220,29 @@ impl Plan {
 
     /// The link directions from host node `src` to host node `dst`.
     pub fn path(&self, src: u32, dst: u32) -> Option<Vec<u32>> {
-        let ends: Vec<(u32, u32)> = self.dirs.iter().map(|d| (d.from, d.to)).collect();
+        let ends: Vec<(u32, u32)> = (0..self.dir_count())
+            .map(|i| {
+                let (_, _, from, to) = self.dir_name(i);
+                (from, to)
+            })
+            .collect();
         self.routes.path(src, dst, &ends)
+    }
+
+    /// Wired directions and WLAN hops.
+    pub fn dir_count(&self) -> u32 {
+        (self.dirs.len() + self.wlan_hops.len()) as u32
+    }
+
+    /// (link, direction, from, to) of direction `i`: a wired one or a WLAN hop.
+    pub fn dir_name(&self, i: u32) -> (&str, &'static str, u32, u32) {
+        match self.dirs.get(i as usize) {
+            Some(d) => (&d.link, d.direction, d.from, d.to),
+            None => {
+                let h = &self.wlan_hops[i as usize - self.dirs.len()];
+                (&h.link, h.direction, h.from, h.to)
+            }
+        }
     }
 
     /// What Python needs to build the namespaces (`tcplab-emu --plan`): the address prefix,
@@ -257,6 +321,41 @@ mod tests {
         let ours: Vec<String> = p.dirs.iter().map(DirPlan::label).collect();
         assert_eq!(ours, sim);
         assert_eq!(p.seed, s.seed);
+    }
+
+    #[test]
+    fn wlan_hops_are_numbered_and_named_as_in_the_simulator() {
+        let topo = tcplab_sim::builder::wlan_access(
+            tcplab_sim::scenario::PipePreset::Thin,
+            &[
+                tcplab_sim::scenario::ChannelPreset::LL,
+                tcplab_sim::scenario::ChannelPreset::HL,
+            ],
+        );
+        let s = tcplab_sim::builder::ScenarioBuilder::new("w", topo).build();
+        let p = Plan::from_scenario(&s).unwrap();
+        let layout = topology::expand(&s.topology, &mut Vec::new());
+        let net = tcplab_sim::network::Network::new(&layout, s.seed);
+        let sim: Vec<(String, &str, u32)> = net
+            .info
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), n.direction, net.hop_to(i as u32)))
+            .collect();
+        let ours: Vec<(String, &str, u32)> = (0..p.dir_count())
+            .map(|i| {
+                let (l, d, _, to) = p.dir_name(i);
+                (l.to_string(), d, to)
+            })
+            .collect();
+        assert_eq!(ours, sim);
+        assert_eq!(p.wlan_hops.len(), 4);
+        // A station reaches the server through its uplink hop and the wired links.
+        let sta1 = p.hosts.iter().find(|h| h.name == "sta1").unwrap().node;
+        let server = p.hosts.iter().find(|h| h.name == "server").unwrap().node;
+        let path = p.path(sta1, server).unwrap();
+        assert_eq!(p.dir_name(path[0]).0, "wlan0:ap-sta1");
+        assert_eq!(p.dir_name(path[0]).1, "reverse");
     }
 
     #[test]
