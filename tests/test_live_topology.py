@@ -268,7 +268,10 @@ def test_nothing_of_a_killed_scenario_run_outlives_the_next(emu: Path, tmp_path:
 
 
 def test_what_is_not_emulated_is_refused_in_one_line(emu: Path, tmp_path: Path) -> None:
-    wlan = Scenario.from_toml((ROOT / "scenarios" / "wlan-exp2-case1.toml").read_text())
+    # 802.11b segments are emulated; their cross-layer loss reports are not.
+    text = (ROOT / "scenarios" / "wlan-exp2-case1.toml").read_text()
+    wlan = Scenario.from_toml(text.replace('pipe = "fat"', 'pipe = "fat"\nreport_losses = true'))
     with pytest.raises(LiveError) as e:
         Testbed.for_scenario(wlan, tmp_path, emu)
-    assert str(e.value).endswith(": 802.11b segments are not emulated") and "\n" not in str(e.value)
+    assert str(e.value).endswith("report_losses = true: cross-layer reports are not emulated")
+    assert "\n" not in str(e.value)

@@ -44,6 +44,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tcplab_core::Time;
 use tcplab_sim::link_direction::{Event, LinkDirection};
 use tcplab_sim::packet::{DropCause, PacketKind};
+use tcplab_sim::wlan_segment::{self, WlanSegment};
 
 /// Largest packet read from a TUN device (its MTU is far smaller).
 const MAX_PACKET: usize = 65_536;
@@ -105,6 +106,15 @@ pub struct Direction {
     pub delivered: u64,
 }
 
+/// One 802.11b segment's model (tcplab-sim's own MAC) and counts per local hop.
+pub struct Segment {
+    pub wlan: WlanSegment<Packet>,
+    /// Its hop 0 in the plan's numbering of directions.
+    pub first: u32,
+    pub offered: Vec<u64>,
+    pub delivered: Vec<u64>,
+}
+
 /// One host: its device and what crossed it.
 pub struct Host {
     pub tun: File,
@@ -150,6 +160,8 @@ pub struct Emulator {
     pub hosts: Vec<Host>,
     /// `dirs[i]` is `plan.dirs[i]`.
     pub dirs: Vec<Direction>,
+    /// `segments[i]` is `plan.wlans[i]`; their hops follow `dirs` in the numbering.
+    pub segments: Vec<Segment>,
     pub drops: Vec<DropRecord>,
     host_of_node: Vec<Option<usize>>,
     host_of_addr: HashMap<Ipv4Addr, usize>,
@@ -201,6 +213,22 @@ impl Emulator {
                     .map_err(|e| format!("{}.trace: {}", d.label(), e.0))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut first = plan.dirs.len() as u32;
+        let segments = plan
+            .wlans
+            .iter()
+            .map(|w| {
+                let wlan = WlanSegment::new(w, plan.seed);
+                let n = wlan.hop_count();
+                first += n as u32;
+                Segment {
+                    wlan,
+                    first: first - n as u32,
+                    offered: vec![0; n],
+                    delivered: vec![0; n],
+                }
+            })
+            .collect();
         let mut host_of_node = vec![None; plan.nodes.len()];
         for (k, h) in plan.hosts.iter().enumerate() {
             host_of_node[h.node as usize] = Some(k);
@@ -216,6 +244,7 @@ impl Emulator {
             plan,
             hosts: tuns.into_iter().map(Host::new).collect(),
             dirs,
+            segments,
             drops: Vec::new(),
             host_of_node,
             host_of_addr,
@@ -234,6 +263,9 @@ impl Emulator {
 
     /// States what direction `dir` holds at `at` (when the plan records queues).
     fn queue_row(&mut self, at: Time, dir: usize) {
+        if dir >= self.dirs.len() {
+            return; // an 802.11b hop: its MAC queue is not stated
+        }
         if self.queue_rows.len() >= MAX_QUEUE_ROWS {
             self.queue_rows_cut += 1;
             return;
@@ -285,7 +317,7 @@ impl Emulator {
             }
             let horizon = self.clock.now();
             self.process(horizon);
-            let next = self.dirs.iter().filter_map(|d| d.link.next_event()).min();
+            let next = self.next_model_event().map(|e| e.0);
             self.clock.wait(next, &fds);
         }
         Ok(())
@@ -332,22 +364,31 @@ impl Emulator {
         }
     }
 
+    /// The earliest next event of any model: (time, model), a model being link direction
+    /// `i` (`i < dirs.len()`) or segment `i - dirs.len()`.
+    fn next_model_event(&self) -> Option<(Time, usize)> {
+        let wired = self.dirs.iter().map(|d| d.link.next_event());
+        let wlan = self.segments.iter().map(|s| s.wlan.next_event());
+        wired
+            .chain(wlan)
+            .enumerate()
+            .filter_map(|(i, t)| t.map(|t| (t, i)))
+            .min()
+    }
+
     /// Processes every link event due by `horizon` and every packet read this turn, in
     /// model time order (at equal times, link events first).
     fn process(&mut self, horizon: Time) {
         loop {
-            let link = self
-                .dirs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, d)| d.link.next_event().map(|t| (t, i)))
-                .min()
-                .filter(|&(t, _)| t <= horizon);
+            let link = self.next_model_event().filter(|&(t, _)| t <= horizon);
             let read = self.arrivals.front().map(|a| a.0);
             let tick = self.next_tick.filter(|&t| t <= horizon);
             match (link, read, tick) {
                 (Some((t, i)), r, k) if r.is_none_or(|r| t <= r) && k.is_none_or(|k| t <= k) => {
-                    self.poll(i, t)
+                    match i.checked_sub(self.dirs.len()) {
+                        None => self.poll(i, t),
+                        Some(w) => self.poll_segment(w, t),
+                    }
                 }
                 (_, Some(r), k) if k.is_none_or(|k| r <= k) => {
                     let (t, k, p) = self.arrivals.pop_front().expect("a packet read");
@@ -370,14 +411,59 @@ impl Emulator {
             }
             return;
         };
-        let d = &mut self.dirs[l as usize];
-        d.offered += 1;
         let (size, ect) = (p.bytes.len() as u32, p.ect);
-        if let Err((cause, p)) = d.link.enqueue(t, size, ect, p) {
+        let offered = match self.dirs.get_mut(l as usize) {
+            Some(d) => {
+                d.offered += 1;
+                d.link.enqueue(t, size, ect, p)
+            }
+            None => {
+                let h = &self.plan.wlan_hops[l as usize - self.dirs.len()];
+                let s = &mut self.segments[h.segment as usize];
+                s.offered[h.hop as usize] += 1;
+                s.wlan.offer(t, h.hop, size, p)
+            }
+        };
+        if let Err((cause, p)) = offered {
             self.drop_record(t, l, cause, &p);
         }
         if self.plan.queues == QueueSeries::Change {
             self.queue_row(t, l as usize);
+        }
+    }
+
+    /// `pkt` reached node `to` at model time `at`: written to its host there, else
+    /// offered to its next direction.
+    fn arrive(&mut self, at: Time, to: u32, pkt: Packet) {
+        if pkt.dst == to {
+            let k = self.host_of_node[to as usize].expect("a destination is a host");
+            self.write(k, at, &pkt.bytes);
+        } else {
+            self.offer(at, to, pkt);
+        }
+    }
+
+    /// Takes every event of segment `w` due by `t` (the earliest event of all models).
+    fn poll_segment(&mut self, w: usize, t: Time) {
+        while let Some(ev) = self.segments[w].wlan.poll(t) {
+            match ev {
+                wlan_segment::Event::Deliver { at, hop, pkt } => {
+                    let s = &mut self.segments[w];
+                    s.delivered[hop as usize] += 1;
+                    let to = self.plan.dir_name(s.first + hop).3;
+                    self.arrive(at, to, pkt);
+                }
+                wlan_segment::Event::Dropped {
+                    at,
+                    hop,
+                    cause,
+                    pkt,
+                    ..
+                } => {
+                    let l = self.segments[w].first + hop;
+                    self.drop_record(at, l, cause, &pkt);
+                }
+            }
         }
     }
 
@@ -390,7 +476,7 @@ impl Emulator {
         });
     }
 
-    /// Takes every event of direction `i` due by `t` (the earliest event of all directions).
+    /// Takes every event of direction `i` due by `t` (the earliest event of all models).
     fn poll(&mut self, i: usize, t: Time) {
         let to = self.plan.dirs[i].to;
         while let Some(ev) = self.dirs[i].link.poll(t) {
@@ -404,12 +490,7 @@ impl Emulator {
                         ecn::set_ce(&mut pkt.bytes);
                     }
                     self.capture(i, at, &pkt.bytes);
-                    if pkt.dst == to {
-                        let k = self.host_of_node[to as usize].expect("a destination is a host");
-                        self.write(k, at, &pkt.bytes);
-                    } else {
-                        self.offer(at, to, pkt);
-                    }
+                    self.arrive(at, to, pkt);
                 }
                 Event::Lost { at, cause, pkt } => self.drop_record(at, i as u32, cause, &pkt),
             }
@@ -712,5 +793,63 @@ mod tests {
         assert_eq!(offered("r1-r3/reverse"), 1);
         assert_eq!(offered("r1-r2/reverse"), 0);
         assert_eq!((emu.hosts[1].delivered, emu.hosts[0].delivered), (3, 1));
+    }
+
+    #[test]
+    fn a_wlan_hop_delivers_through_the_simulators_mac_and_logs_its_drops() {
+        use tcplab_sim::scenario::{ChannelPreset, PipePreset};
+        let topo = tcplab_sim::builder::wlan_access(PipePreset::Fat, &[ChannelPreset::HL]);
+        let s = tcplab_sim::builder::ScenarioBuilder::new("w", topo).build();
+        let (mut emu, _hosts) = emulator(Plan::from_scenario(&s).unwrap());
+        let host = |n: &str| emu.plan.hosts.iter().position(|h| h.name == n).unwrap();
+        let (sv, sta) = (host("server"), host("sta0"));
+        let (a, b) = (emu.plan.hosts[sv].addr, emu.plan.hosts[sta].addr);
+        let dst = emu.plan.hosts[sta].node;
+        // 400 packets of 1500 bytes at 10 Mb/s into a ~5 Mb/s medium: the AP's MAC queue
+        // overflows; frames to the HL station exhaust their retries now and then.
+        for i in 0..400u16 {
+            let p = ipv4(a, b, 1500, i);
+            let t = Time::from_nanos(i as u64 * 1_200_000);
+            let pkt = Packet {
+                dst,
+                flow: None,
+                ect: false,
+                bytes: p,
+            };
+            emu.arrivals.push_back((t, sv, pkt));
+        }
+        emu.process(Time::from_nanos(10_000_000_000));
+        let down = emu.plan.dirs.len() as u32; // wlan0:ap-sta0 forward
+        let seg = &emu.segments[0];
+        assert_eq!(seg.first, down);
+        let mac = |c| {
+            emu.drops
+                .iter()
+                .filter(|d| d.cause == c && d.dir == down)
+                .count()
+        };
+        let overflow = mac(DropCause::BufferOverflow);
+        assert!(overflow > 0, "no overflow at the AP");
+        assert!(
+            emu.drops.iter().all(|d| d.dir == down),
+            "drops off the WLAN hop"
+        );
+        // Nobody reads the far socket: writes beyond its buffer fail (outside the model).
+        let written = emu.hosts[sta].delivered + emu.hosts[sta].write_errors;
+        assert_eq!(
+            written as usize + emu.drops.len(),
+            400,
+            "every packet delivered or logged"
+        );
+        assert_eq!(seg.delivered[0], written);
+        let st = seg.wlan.hop_stats(0);
+        assert_eq!(
+            st.drops[DropCause::Mac as usize] as usize,
+            mac(DropCause::Mac)
+        );
+        assert_eq!(
+            st.drops[DropCause::BufferOverflow as usize] as usize,
+            overflow
+        );
     }
 }

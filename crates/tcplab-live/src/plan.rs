@@ -28,7 +28,7 @@ use std::net::Ipv4Addr;
 use tcplab_sim::flow_route::PinnedRoutes;
 use tcplab_sim::node::{Node, Routes};
 use tcplab_sim::packet::PacketKind;
-use tcplab_sim::scenario::{LinkDir, NodeKind, Scenario, SeriesMode};
+use tcplab_sim::scenario::{LinkDir, NodeKind, Scenario, SeriesMode, WlanSpec};
 use tcplab_sim::topology;
 
 /// The addresses of a scenario's hosts: 10.214.0.0/16.
@@ -91,6 +91,21 @@ impl FlowPlan {
     }
 }
 
+/// One hop of an 802.11b segment: numbered after the wired directions, segment by segment,
+/// as the simulator numbers it (`Plan::dirs.len() + i` for `Plan::wlan_hops[i]`).
+#[derive(Clone, Debug)]
+pub struct WlanHopPlan {
+    /// Its name and direction as in the simulator's `links` (`wlan0:ap-sta0`, `forward` for
+    /// AP -> station).
+    pub link: String,
+    pub direction: &'static str,
+    pub from: u32,
+    pub to: u32,
+    /// Its segment (index into `Plan::wlans`) and local hop.
+    pub segment: u32,
+    pub hop: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub seed: u64,
@@ -105,6 +120,9 @@ pub struct Plan {
     pub pinned: PinnedRoutes,
     /// Flow keys (from address, to address, port) -> `flows` index.
     by_key: HashMap<(Ipv4Addr, Ipv4Addr, u16), usize>,
+    /// 802.11b segments, driven by tcplab-sim's `WlanSegment`.
+    pub wlans: Vec<WlanSpec>,
+    pub wlan_hops: Vec<WlanHopPlan>,
     /// The one-link config: every packet read from one host goes to the other, whatever its
     /// destination address (as a point-to-point cable).
     pub point_to_point: bool,
@@ -139,8 +157,8 @@ pub enum QueueSeries {
 
 impl Plan {
     /// The plan of a canonical scenario (what `tcplab validate --json` prints), validated
-    /// first with the simulator's checks. Refused, with one line: 802.11b segments and
-    /// cross-layer loss reports (not emulated).
+    /// first with the simulator's checks. Refused, with one line: cross-layer loss reports
+    /// (not emulated).
     pub fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         s.validate().map_err(|e| format!("scenario: {}", e.0))?;
         let mut errs = Vec::new();
@@ -148,9 +166,9 @@ impl Plan {
         if let Some(e) = errs.first() {
             return Err(format!("scenario: {e}"));
         }
-        if let Some(w) = layout.wlans.first() {
+        if let Some(w) = layout.wlans.iter().find(|w| w.spec.report_losses) {
             return Err(format!(
-                "scenario: {}: 802.11b segments are not emulated",
+                "scenario: {}.report_losses = true: cross-layer reports are not emulated",
                 w.spec_path
             ));
         }
@@ -171,6 +189,27 @@ impl Plan {
                 });
             }
         }
+        let mut wlan_hops = Vec::new();
+        for (i, w) in layout.wlans.iter().enumerate() {
+            let name = |n: u32| layout.nodes[n as usize].name.as_str();
+            for (j, &sta) in w.stations.iter().enumerate() {
+                let link = format!("{}:{}-{}", w.spec.name, name(w.ap), name(sta));
+                for (hop, direction, from, to) in [
+                    (2 * j, "forward", w.ap, sta),
+                    (2 * j + 1, "reverse", sta, w.ap),
+                ] {
+                    wlan_hops.push(WlanHopPlan {
+                        link: link.clone(),
+                        direction,
+                        from,
+                        to,
+                        segment: i as u32,
+                        hop: hop as u32,
+                    });
+                }
+            }
+        }
+        let wlans = layout.wlans.iter().map(|w| w.spec.clone()).collect();
         let base = u32::from(PREFIX.0);
         let hosts: Vec<HostPlan> = layout
             .nodes
@@ -215,6 +254,8 @@ impl Plan {
             dirs,
             flows,
             by_key,
+            wlans,
+            wlan_hops,
             point_to_point: false,
             queues: match s.trace.series {
                 SeriesMode::Off => QueueSeries::Off,
@@ -269,6 +310,8 @@ impl Plan {
             flows: Vec::new(),
             pinned: PinnedRoutes::default(),
             by_key: HashMap::new(),
+            wlans: Vec::new(),
+            wlan_hops: Vec::new(),
             point_to_point: true,
             queues: QueueSeries::Off,
             pcap: Vec::new(),
@@ -309,12 +352,34 @@ impl Plan {
 
     /// The link directions from host node `src` to host node `dst`.
     pub fn path(&self, src: u32, dst: u32) -> Option<Vec<u32>> {
-        let ends: Vec<(u32, u32)> = self.dirs.iter().map(|d| (d.from, d.to)).collect();
+        let ends: Vec<(u32, u32)> = (0..self.dir_count())
+            .map(|i| {
+                let (_, _, from, to) = self.dir_name(i);
+                (from, to)
+            })
+            .collect();
         self.routes.path(src, dst, &ends)
     }
 
+    /// Wired directions and WLAN hops.
+    pub fn dir_count(&self) -> u32 {
+        (self.dirs.len() + self.wlan_hops.len()) as u32
+    }
+
+    /// (link, direction, from, to) of direction `i`: a wired one or a WLAN hop.
+    pub fn dir_name(&self, i: u32) -> (&str, &'static str, u32, u32) {
+        match self.dirs.get(i as usize) {
+            Some(d) => (&d.link, d.direction, d.from, d.to),
+            None => {
+                let h = &self.wlan_hops[i as usize - self.dirs.len()];
+                (&h.link, h.direction, h.from, h.to)
+            }
+        }
+    }
+
     /// What Python needs to build the namespaces (`tcplab-emu --plan`): the address prefix,
-    /// each host's name and address, the routers, the links, and the flows (kind `tcp` or
+    /// each host's name and address, the routers, the links, the 802.11b hops (`wlan_hops`:
+    /// name, direction, index in the simulator's link numbering, ends), and the flows (kind `tcp` or
     /// `udp`, index, name, ends, port, and a pinned route's link directions as
     /// `{link}/{direction}`: `route`, and for TCP `ack_route`; null when not pinned).
     pub fn to_json(&self) -> Value {
@@ -347,6 +412,7 @@ impl Plan {
             "hosts": self.hosts.iter().map(|h| json!({"name": h.name, "addr": h.addr.to_string()})).collect::<Vec<_>>(),
             "routers": self.nodes.iter().filter(|n| n.kind == NodeKind::Router).map(|n| n.name.as_str()).collect::<Vec<_>>(),
             "links": self.dirs.iter().step_by(2).map(|d| json!({"name": d.link, "from": name(d.from), "to": name(d.to)})).collect::<Vec<_>>(),
+            "wlan_hops": self.wlan_hops.iter().enumerate().map(|(i, h)| json!({"name": h.link, "direction": h.direction, "index": self.dirs.len() + i, "from": name(h.from), "to": name(h.to)})).collect::<Vec<_>>(),
         })
     }
 }
@@ -458,6 +524,41 @@ pub(crate) mod tests {
         let ours: Vec<String> = p.dirs.iter().map(DirPlan::label).collect();
         assert_eq!(ours, sim);
         assert_eq!(p.seed, s.seed);
+    }
+
+    #[test]
+    fn wlan_hops_are_numbered_and_named_as_in_the_simulator() {
+        let topo = tcplab_sim::builder::wlan_access(
+            tcplab_sim::scenario::PipePreset::Thin,
+            &[
+                tcplab_sim::scenario::ChannelPreset::LL,
+                tcplab_sim::scenario::ChannelPreset::HL,
+            ],
+        );
+        let s = tcplab_sim::builder::ScenarioBuilder::new("w", topo).build();
+        let p = Plan::from_scenario(&s).unwrap();
+        let layout = topology::expand(&s.topology, &mut Vec::new());
+        let net = tcplab_sim::network::Network::new(&layout, s.seed);
+        let sim: Vec<(String, &str, u32)> = net
+            .info
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), n.direction, net.hop_to(i as u32)))
+            .collect();
+        let ours: Vec<(String, &str, u32)> = (0..p.dir_count())
+            .map(|i| {
+                let (l, d, _, to) = p.dir_name(i);
+                (l.to_string(), d, to)
+            })
+            .collect();
+        assert_eq!(ours, sim);
+        assert_eq!(p.wlan_hops.len(), 4);
+        // A station reaches the server through its uplink hop and the wired links.
+        let sta1 = p.hosts.iter().find(|h| h.name == "sta1").unwrap().node;
+        let server = p.hosts.iter().find(|h| h.name == "server").unwrap().node;
+        let path = p.path(sta1, server).unwrap();
+        assert_eq!(p.dir_name(path[0]).0, "wlan0:ap-sta1");
+        assert_eq!(p.dir_name(path[0]).1, "reverse");
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! What the emulator writes when it stops: `stats.json` (per link direction: packets
 //! offered and delivered, the model's counts and drops by cause; per host: packets sent and
-//! delivered, drops outside the model, lateness percentiles of its deliveries) and
-//! `drops.jsonl` (every drop: model time, link direction, cause, packet identity) and
-//! `queues.jsonl` (what each link direction held, when the scenario records series) and
-//! `<name>.pcap` per capture file of the scenario's `trace.pcap` (model time stamps). The
+//! delivered, drops outside the model, lateness percentiles of its deliveries; an 802.11b
+//! hop: offered, delivered, frames acknowledged and drops by cause),
+//! `drops.jsonl` (every drop: model time, link direction, cause, packet identity),
+//! `queues.jsonl` (what each wired link direction held, when the scenario records series)
+//! and `<name>.pcap` per capture file of the scenario's `trace.pcap` (model time stamps). The
 //! one-link plan also keeps the first step's `forward` / `reverse` sections.
 
 use crate::driver::{Direction, Emulator, Host};
@@ -90,6 +91,24 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
         let entry = links.entry(p.link.clone()).or_insert_with(|| json!({}));
         entry[p.direction] = Value::Object(direction(d, now));
     }
+    for s in &emu.segments {
+        for hop in 0..s.wlan.hop_count() as u32 {
+            let (link, direction, _, _) = emu.plan.dir_name(s.first + hop);
+            let st = s.wlan.hop_stats(hop);
+            let drops: Map<String, Value> = DropCause::ALL
+                .iter()
+                .map(|c| (c.as_str().to_string(), json!(st.drops[*c as usize])))
+                .collect();
+            let entry = links.entry(link.to_string()).or_insert_with(|| json!({}));
+            entry[direction] = json!({
+                "offered": s.offered[hop as usize],
+                "delivered": s.delivered[hop as usize],
+                "serialized": st.packets_sent,
+                "serialized_bytes": st.bytes_sent,
+                "drops": drops,
+            });
+        }
+    }
     let hosts: Map<String, Value> = emu
         .hosts
         .iter()
@@ -124,13 +143,13 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
     let mut f = std::io::BufWriter::new(fs::File::create(&tmp)?);
     let node = |n: u32| emu.plan.nodes[n as usize].name.as_str();
     for d in &emu.drops {
-        let p = &emu.plan.dirs[d.dir as usize];
+        let (link, direction, from, to) = emu.plan.dir_name(d.dir);
         let line = json!({
             "t_ns": d.at.as_nanos(),
-            "link": p.link,
-            "direction": p.direction,
-            "from": node(p.from),
-            "to": node(p.to),
+            "link": link,
+            "direction": direction,
+            "from": node(from),
+            "to": node(to),
             "cause": d.cause.as_str(),
             "packet": d.ident,
         });

@@ -82,7 +82,7 @@ class LiveRun:
 
 def refusal(canonical: dict[str, Any]) -> str | None:
     """Why this scenario cannot run live here (one line), before anything starts: no root or
-    TUN (`live_support`), what the emulator refuses (802.11b hops, ``report_losses``: its
+    TUN (`live_support`), what the emulator refuses (``report_losses``: its
     plan), a Linux flow whose congestion control the kernel lacks; None when it can."""
     if reason := live_support():
         return reason

@@ -88,12 +88,14 @@ class FlowRun:
 def link_directions(tb: Testbed) -> dict[tuple[str, str], int]:
     """The simulator's index of each link direction of `tb` (the `links` table's row):
     link k of the topology's expansion (the emulator plan's order) has forward 2k and
-    reverse 2k + 1; a one-link testbed's link is 0."""
+    reverse 2k + 1, then the 802.11b hops as the simulator numbers them (the plan's
+    ``wlan_hops``); a one-link testbed's link is 0."""
     if tb.plan is None:
         name = tb.config.get("link", "l0")
         return {(name, "forward"): 0, (name, "reverse"): 1}
-    return {(link["name"], d): 2 * k + j for k, link in enumerate(tb.plan["links"])
-            for j, d in enumerate(("forward", "reverse"))}
+    wired = {(link["name"], d): 2 * k + j for k, link in enumerate(tb.plan["links"])
+             for j, d in enumerate(("forward", "reverse"))}
+    return {**wired, **{(h["name"], h["direction"]): h["index"] for h in tb.plan.get("wlan_hops", [])}}
 
 
 def drop_facts(tb: Testbed, run: FlowRun | int) -> list[dict[str, Any]]:
