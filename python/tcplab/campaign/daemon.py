@@ -1,0 +1,190 @@
+"""The live campaign's probe daemon (issue 15 §1, docs/campaign.md "Live mode: the
+daemon"): one per host, serving signed jobs from the controller over TCP (TLS between
+machines).
+
+The protocol is one JSON line each way per connection: the controller sends an envelope
+(:mod:`tcplab.campaign.auth`), the daemon answers ``{"ok": true, "result": {...}}`` or
+``{"ok": false, "error": "one line"}``. A request is refused, with a log line, when it is
+longer than :data:`MAX_REQUEST` bytes or not one line, when its envelope fails the checks
+(wrong key, altered, replayed, expired, malformed), when the job names a peer outside the
+configured ``peers``, or when its kind is unknown; the daemon keeps serving. A job that
+runs longer than ``probe_timeout_s`` is answered ``timed out`` (the runner is asked to stop
+and the daemon does not wait for it).
+
+The jobs: ``{"kind": "ping"}`` (answers the host's name), and ``{"kind": "probe", "peer":
+HOST, ...}``, handed to the daemon's probe runner (a callable taking the job and a stop
+event, returning the result; the live transfer runner is the next step of issue 15).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import socket
+import socketserver
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tcplab.campaign.auth import AuthError, Verifier, load_key, sign
+
+__all__ = ["MAX_REQUEST", "Daemon", "DaemonConfig", "ProbeRunner", "request"]
+
+#: Longest request line accepted (bytes).
+MAX_REQUEST = 1 << 20
+
+log = logging.getLogger("tcplab.daemon")
+
+#: A probe runner: (job, stop event) -> result (a JSON object).
+ProbeRunner = Callable[[dict[str, Any], threading.Event], dict[str, Any]]
+
+
+class DaemonConfig(BaseModel):
+    """``tcplab daemon --config DAEMON.toml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: this host's name in the campaign
+    name: str
+    listen: str = "127.0.0.1"
+    port: int = Field(ge=1, le=65535)
+    key_file: Path
+    #: hosts (names) this daemon may run probes with
+    peers: list[str]
+    #: TLS: the daemon's certificate chain and key (PEM); required unless `plaintext`
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    #: no TLS: only on a loopback address (a local testbed), never between machines
+    plaintext: bool = False
+    probe_timeout_s: float = Field(default=600.0, gt=0)
+
+    @model_validator(mode="after")
+    def _transport(self) -> DaemonConfig:
+        if self.plaintext:
+            if not ipaddress.ip_address(self.listen).is_loopback:
+                raise ValueError(f"plaintext = true: only on a loopback address, not listen = {self.listen!r}")
+        elif self.tls_cert is None or self.tls_key is None:
+            raise ValueError("tls_cert and tls_key: required unless plaintext = true (loopback only)")
+        return self
+
+
+class Daemon:
+    """A daemon serving ``config`` with ``runner``; :meth:`start` serves in a thread,
+    :meth:`stop` ends it. ``now``: the clock for the envelopes' expiry (UNIX seconds)."""
+
+    def __init__(self, config: DaemonConfig, runner: ProbeRunner | None = None,
+                 now: Callable[[], float] = time.time):
+        self.config = config
+        self.verifier = Verifier(load_key(config.key_file))
+        self.runner = runner
+        self.now = now
+        self.lock = threading.Lock()
+        self.tls: ssl.SSLContext | None = None
+        if not config.plaintext:
+            self.tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            self.tls.load_cert_chain(str(config.tls_cert), str(config.tls_key))
+        daemon = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            timeout = 30.0  # a client that sends nothing is dropped
+
+            def handle(self) -> None:
+                try:
+                    if isinstance(self.connection, ssl.SSLSocket):
+                        self.connection.do_handshake()
+                    daemon._serve(self.rfile, self.wfile, self.client_address)
+                except (OSError, ssl.SSLError) as e:
+                    log.warning("connection from %s dropped: %s", self.client_address[0], e)
+
+        class Server(socketserver.ThreadingTCPServer):
+            allow_reuse_address = True
+            daemon_threads = True
+
+            def get_request(self) -> tuple[socket.socket, Any]:
+                conn, addr = super().get_request()
+                if daemon.tls is not None:
+                    conn = daemon.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+                return conn, addr
+
+        self.server = Server((config.listen, config.port), Handler)
+        self.thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self.server.server_address[:2]
+        return str(host), int(port)
+
+    def start(self) -> Daemon:
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _serve(self, rfile: Any, wfile: Any, client: Any) -> None:
+        line = rfile.readline(MAX_REQUEST + 1)
+        try:
+            if len(line) > MAX_REQUEST or not line.endswith(b"\n"):
+                raise AuthError(f"malformed request: longer than {MAX_REQUEST} bytes or not one line")
+            with self.lock:
+                job = self.verifier.verify(line, self.now())
+            reply = {"ok": True, "result": self._run(job)}
+        except (AuthError, _Refused) as e:
+            log.warning("refused %s: %s", client[0], e)
+            reply = {"ok": False, "error": str(e)}
+        wfile.write(json.dumps(reply).encode() + b"\n")
+
+    def _run(self, job: dict[str, Any]) -> dict[str, Any]:
+        kind = job.get("kind")
+        if kind == "ping":
+            return {"name": self.config.name}
+        if kind != "probe":
+            raise _Refused(f"unknown job kind {kind!r}: expected ping or probe")
+        peer = job.get("peer")
+        if peer not in self.config.peers:
+            raise _Refused(f"peer {peer!r} is not one of this daemon's peers ({', '.join(self.config.peers)})")
+        if self.runner is None:
+            raise _Refused("this daemon runs no probes")
+        stop = threading.Event()
+        out: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                out["result"] = self.runner(job, stop)  # type: ignore[misc]
+            except Exception as e:  # the runner's failure is the probe's, one line
+                out["error"] = f"probe failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+
+        t = threading.Thread(target=work, daemon=True)
+        t.start()
+        t.join(self.config.probe_timeout_s)
+        if t.is_alive():
+            stop.set()
+            raise _Refused(f"probe timed out after {self.config.probe_timeout_s:g} s")
+        if "error" in out:
+            raise _Refused(out["error"])
+        return out["result"]
+
+
+class _Refused(Exception):
+    """A job the daemon does not run (one line)."""
+
+
+def request(address: tuple[str, int], key: bytes, job: dict[str, Any], *, now: float | None = None,
+            ttl_s: float = 60.0, timeout: float = 700.0, tls: ssl.SSLContext | None = None,
+            server_name: str | None = None, raw: bytes | None = None) -> dict[str, Any]:
+    """Sends ``job`` signed with ``key`` (or the bytes ``raw`` as they are) to the daemon
+    at ``address`` and returns its reply."""
+    data = raw if raw is not None else sign(key, job, time.time() if now is None else now, ttl_s).model_dump_json().encode() + b"\n"
+    with socket.create_connection(address, timeout=timeout) as s:
+        conn: socket.socket = tls.wrap_socket(s, server_hostname=server_name or address[0]) if tls else s
+        conn.sendall(data)
+        reply = conn.makefile("rb").readline()
+    return dict(json.loads(reply))

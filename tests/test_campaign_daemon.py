@@ -1,0 +1,114 @@
+"""tcplab.campaign.daemon (issue 15 §1 and §3): a daemon serves signed jobs; a wrong key, a
+replayed job, an expired job, a malformed request, a peer outside its list and a probe that
+hangs are each refused with one line (and logged), and the daemon keeps serving; plaintext
+only on loopback; TLS between machines (a self-signed certificate here)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import ssl
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from tcplab.campaign.auth import sign
+from tcplab.campaign.daemon import MAX_REQUEST, Daemon, DaemonConfig, request
+
+KEY = b"0123456789abcdef" * 4
+
+
+def _key(tmp: Path) -> Path:
+    p = tmp / "key"
+    p.write_bytes(KEY)
+    p.chmod(0o600)
+    return p
+
+
+def _runner(job: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
+    if job.get("hang"):
+        stop.wait(30)
+        return {"stopped": stop.is_set()}
+    if job.get("fail"):
+        raise RuntimeError("sink h1 refused the connection\nsecond line")
+    return {"bytes": job["bytes"], "peer": job["peer"]}
+
+
+@pytest.fixture
+def daemon(tmp_path: Path):
+    cfg = DaemonConfig(name="h0", listen="127.0.0.1", port=1, key_file=_key(tmp_path),
+                       peers=["h1", "h2"], plaintext=True, probe_timeout_s=0.5)
+    cfg.port = 0  # any free port (the model requires >= 1 in files)
+    d = Daemon(cfg, _runner).start()
+    yield d
+    d.stop()
+
+
+def test_jobs_run_and_every_refusal_is_one_line_while_the_daemon_keeps_serving(daemon: Daemon, caplog) -> None:
+    addr = daemon.address
+    caplog.set_level(logging.WARNING, logger="tcplab.daemon")
+    assert request(addr, KEY, {"kind": "ping"}) == {"ok": True, "result": {"name": "h0"}}
+    probe = {"kind": "probe", "peer": "h1", "bytes": 1000}
+    assert request(addr, KEY, probe)["result"] == {"bytes": 1000, "peer": "h1"}
+    env = sign(KEY, probe, time.time()).model_dump_json().encode() + b"\n"
+    refusals = {
+        "wrong key": request(addr, b"x" * 64, probe),
+        "replay": (request(addr, KEY, {}, raw=env), request(addr, KEY, {}, raw=env))[1],
+        "expired": request(addr, KEY, probe, now=time.time() - 120, ttl_s=60),
+        "malformed": request(addr, KEY, {}, raw=b"{not json\n"),
+        "too long": request(addr, KEY, {}, raw=b"x" * (MAX_REQUEST + 10) + b"\n"),
+        "peer": request(addr, KEY, {**probe, "peer": "elsewhere"}),
+        "kind": request(addr, KEY, {"kind": "shell", "cmd": "rm -rf /"}),
+        "hang": request(addr, KEY, {**probe, "hang": True}),
+        "fail": request(addr, KEY, {**probe, "fail": True}),
+    }
+    want = {
+        "wrong key": "bad signature", "replay": "replayed request", "expired": "expired",
+        "malformed": "malformed request", "too long": "malformed request", "peer": "not one of this daemon's peers",
+        "kind": "unknown job kind", "hang": "probe timed out after 0.5 s",
+        "fail": "probe failed: sink h1 refused the connection",
+    }
+    for case, reply in refusals.items():
+        assert reply["ok"] is False, (case, reply)
+        assert want[case] in reply["error"] and "\n" not in reply["error"], (case, reply)
+    # Each refusal was logged, and the daemon still serves.
+    assert len([r for r in caplog.records if "refused" in r.getMessage()]) == len(refusals)
+    assert request(addr, KEY, {"kind": "ping"})["ok"] is True
+
+
+def test_plaintext_only_on_loopback_and_tls_otherwise(tmp_path: Path) -> None:
+    base = {"name": "h0", "port": 7000, "key_file": _key(tmp_path), "peers": ["h1"]}
+    with pytest.raises(ValidationError, match="only on a loopback address"):
+        DaemonConfig(**base, listen="10.0.0.1", plaintext=True)
+    with pytest.raises(ValidationError, match="tls_cert and tls_key: required"):
+        DaemonConfig(**base, listen="10.0.0.1")
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is needed to make a test certificate")
+def test_a_daemon_serves_over_tls(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=h0",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    os.chmod(key, 0o600)
+    cfg = DaemonConfig(name="h0", port=1, key_file=_key(tmp_path), peers=["h1"], tls_cert=cert, tls_key=key)
+    cfg.port = 0
+    d = Daemon(cfg, _runner).start()
+    try:
+        ctx = ssl.create_default_context(cafile=str(cert))
+        assert request(d.address, KEY, {"kind": "ping"}, tls=ctx) == {"ok": True, "result": {"name": "h0"}}
+        # A client that does not trust the certificate does not get through.
+        with pytest.raises(ssl.SSLError):
+            request(d.address, KEY, {"kind": "ping"}, tls=ssl.create_default_context())
+        # Nor does a plaintext client; the daemon keeps serving.
+        with pytest.raises((ConnectionError, ValueError, OSError)):
+            request(d.address, KEY, {"kind": "ping"}, timeout=5)
+        assert request(d.address, KEY, {"kind": "ping"}, tls=ctx)["ok"] is True
+    finally:
+        d.stop()
