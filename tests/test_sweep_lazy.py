@@ -115,6 +115,25 @@ def test_the_index_is_what_the_whole_index_was(tmp_path):
     assert (tmp_path / INDEX_FILE).read_text() == json.dumps({"points": []}, indent=1) + "\n"
 
 
+def test_what_killed_workers_leave_in_the_store_is_cleaned_and_builds_probe_nothing(tmp_path, monkeypatch):
+    # a killed worker may leave a point's build (".<key>.tmp-<pid>") and, before this was
+    # fixed, a writability probe (".tcplab-probe-<pid>-<hex>"): both go at the next start
+    from tcplab import out_dir
+
+    pts = sweep_points(BASE, {"seeds": 2})
+    (tmp_path / "points").mkdir()
+    for name in (f".{pts[0].key}.tmp-99999", ".tcplab-probe-99999-0badf00d"):
+        (tmp_path / "points" / name).mkdir()
+    probes = []
+    real = out_dir._probe
+    monkeypatch.setattr(out_dir, "_probe", lambda anchor, p: probes.append(anchor) or real(anchor, p))
+    run_sweep(pts, tmp_path, jobs=1, progress=False)
+    assert sorted(d.name for d in (tmp_path / "points").iterdir()) == sorted(p.key for p in pts)
+    # a point is built in a hidden sibling whose mkdir is the only test: nothing a kill between
+    # a probe's mkdir and rmdir could leave behind
+    assert (tmp_path / "points") not in probes
+
+
 # ---- streaming: bounded in flight, bounded memory -------------------------------------------------
 
 

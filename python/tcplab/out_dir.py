@@ -46,7 +46,7 @@ def _name_max(directory: Path) -> int:
         return 255
 
 
-def _check_creatable(p: Path) -> None:
+def _check_creatable(p: Path, probe: bool = True) -> None:
     """Fails unless the missing part of ``p`` can be created (when ``p`` exists: unless a
     sibling can be created beside it and renamed onto it)."""
     if p.is_symlink():
@@ -66,7 +66,8 @@ def _check_creatable(p: Path) -> None:
     for name in missing:
         if len(os.fsencode(name)) > limit:
             raise OutDirError(f"{p}: the name {name[:40]}... is longer than {limit} bytes")
-    _probe(anchor, p)
+    if probe:
+        _probe(anchor, p)
 
 
 def _probe(anchor: Path, p: Path) -> None:
@@ -84,9 +85,10 @@ def _probe(anchor: Path, p: Path) -> None:
         pass
 
 
-def check_out_dir(out: str | Path) -> Path:
+def check_out_dir(out: str | Path, probe: bool = True) -> Path:
     """Fails (:class:`OutDirError`) unless ``out`` is absent or an empty directory, and can
-    be created where it is."""
+    be created where it is (with ``probe=False`` the caller's own ``mkdir`` is the test of
+    the last point: no probe directory is made, so none can be left by a killed process)."""
     p = Path(out)
     with _as_out_dir_error(p):
         if p.exists():
@@ -94,7 +96,7 @@ def check_out_dir(out: str | Path) -> Path:
                 raise OutDirError(f"{p}: exists and is not a directory")
             if any(p.iterdir()):
                 raise OutDirError(f"{p}: exists and is not empty (choose another --out)")
-        _check_creatable(p)
+        _check_creatable(p, probe)
     return p
 
 
@@ -175,13 +177,18 @@ def remove_tree(path: Path) -> None:
 def building(out: Path) -> Iterator[Path]:
     """Yields a fresh hidden sibling of ``out`` to fill; renames it to ``out`` when the block
     ends normally (``out`` must still be absent or empty), removes it on any exception."""
-    check_out_dir(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out, probe=False)
     tmp = temporary_name(out)
+    with _as_out_dir_error(out):
+        out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        tmp.mkdir()
+        tmp.mkdir()  # the probe: a killed process leaves a ".tmp-" name, which sweeps clean
+    except OSError as e:
+        reason = e.strerror or errno.errorcode.get(e.errno or 0, str(e))
+        raise OutDirError(f"{out}: cannot create a directory in {out.parent} ({reason})") from None
+    try:
         yield tmp
-        check_out_dir(out)
+        check_out_dir(out, probe=False)
         if out.exists():
             out.rmdir()  # empty (checked): rename needs the name free
         os.rename(tmp, out)

@@ -303,11 +303,11 @@ def adopt_runs(source: str | Path, points: Iterable[Point], out: str | Path) -> 
 
 def clean_temporaries(out: Path) -> None:
     """Removes what killed points and indexes left: hidden temporary directories in
-    ``points/`` and the index's temporary file."""
+    ``points/`` (a point's build, or a writability probe) and the index's temporary file."""
     d = out / "points"
     if d.is_dir():
         for p in d.iterdir():
-            if p.name.startswith(".") and ".tmp-" in p.name:
+            if p.name.startswith(".") and (".tmp-" in p.name or p.name.startswith(".tcplab-probe-")):
                 shutil.rmtree(p, ignore_errors=True)
     for p in out.glob(f".{INDEX_FILE}.tmp-*"):
         p.unlink(missing_ok=True)
