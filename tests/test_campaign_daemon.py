@@ -112,3 +112,41 @@ def test_a_daemon_serves_over_tls(tmp_path: Path) -> None:
         assert request(d.address, KEY, {"kind": "ping"}, tls=ctx)["ok"] is True
     finally:
         d.stop()
+
+
+def test_a_job_asked_again_is_answered_from_its_first_run(tmp_path: Path) -> None:
+    # a controller that resumes asks again for the probes it had not recorded: the daemon
+    # answers from the run it already made (running or ended), never runs it twice
+    calls: list[str] = []
+    release = threading.Event()
+
+    def runner(job: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
+        calls.append(job["job_id"])
+        release.wait(10)
+        return {"n": len(calls)}
+
+    cfg = DaemonConfig(name="h0", listen="127.0.0.1", port=1, key_file=_key(tmp_path), peers=["h1"],
+                       plaintext=True, probe_timeout_s=20)
+    cfg.port = 0
+    d = Daemon(cfg, runner).start()
+    try:
+        job = {"kind": "probe", "peer": "h1", "job_id": "c/7/1", "role": "source"}
+        answers: list[dict[str, Any]] = []
+        first = threading.Thread(target=lambda: answers.append(request(d.address, KEY, job)))
+        first.start()
+        while not calls:
+            time.sleep(0.01)
+        second = threading.Thread(target=lambda: answers.append(request(d.address, KEY, job)))  # while it runs
+        second.start()
+        time.sleep(0.2)
+        release.set()
+        first.join(10)
+        second.join(10)
+        answers.append(request(d.address, KEY, job))  # after it ended
+        assert calls == ["c/7/1"]
+        assert answers == [{"ok": True, "result": {"n": 1}}] * 3
+        # another role or attempt is another job
+        assert request(d.address, KEY, {**job, "role": "sink"})["result"] == {"n": 2}
+        assert request(d.address, KEY, {**job, "job_id": "c/7/2"})["result"] == {"n": 3}
+    finally:
+        d.stop()

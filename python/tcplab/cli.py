@@ -652,9 +652,17 @@ def campaign(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar; print only the output path.")
     ] = False,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live",
+            help="Run the campaign on real hosts through their daemons (the file's [live] table); "
+            "--out is then the campaign's store: run the same command again to resume.",
+        ),
+    ] = False,
 ) -> None:
     """Run a virtual measurement campaign (the ETH report's methodology) and write its
-    probes table, campaign.json and report."""
+    probes table, campaign.json and report; with --live, run it on real hosts."""
     from tcplab.campaign.config import CampaignError, load_campaign
     from tcplab.campaign.run import run_campaign, write_campaign
 
@@ -662,6 +670,9 @@ def campaign(
         cfg = load_campaign(config).with_overrides(seed=seed, max_probes=max_probes)
     except CampaignError as e:
         _fail(str(e), EXIT_INVALID)
+    if live:
+        _campaign_live(config, cfg, out, no_report=no_report, quiet=quiet)
+        return
     target = _out_dir(out, cfg.name)
     if store is not None:
         _store_dir(store, "--store")
@@ -683,6 +694,50 @@ def campaign(
         f"{result.cpu_time_s:.1f} s CPU ({result.jobs} jobs)"
     )
     console.print(f"results: {path}")
+
+
+def _campaign_live(config: Path, cfg: Any, out: Path | None, *, no_report: bool, quiet: bool) -> None:
+    """``tcplab campaign --live``: SIGINT stops starting probes; those running are recorded."""
+    import signal
+    import threading
+
+    from tcplab.campaign.auth import AuthError
+    from tcplab.campaign.live_campaign import LIVE_REPORT_DIR, default_executor, run_live_campaign
+
+    if cfg.live is None:
+        _fail(f"{config}: live: the campaign file has no [live] table (hosts, key_file; docs/campaign.md)", EXIT_INVALID)
+    from tcplab.results import default_out_dir
+
+    target = _store_dir(out if out is not None else default_out_dir(f"{cfg.name}-live"), "--out")
+    try:
+        executor = default_executor(cfg)
+    except (AuthError, OSError) as e:  # ssl.SSLError is an OSError
+        _fail(f"{config}: live: {e}", EXIT_INVALID)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    err = Console(stderr=True)
+    counts = {"ok": 0, "failed": 0}
+
+    def progress(rec: Any) -> None:
+        counts[rec.status] += 1
+        if not quiet:
+            what = "ok" if rec.status == "ok" else f"failed: {rec.reason}"
+            err.print(f"probe {rec.id} (path {rec.path}, {rec.protocol}): {what}")
+
+    try:
+        result, run = run_live_campaign(cfg, target, executor=executor, stop=stop, progress=progress,
+                                        report=not no_report)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if quiet:
+        typer.echo(str(target))
+    else:
+        Console().print(
+            f"{run.ok} probes ok, {run.failed} failed this run ({run.skipped} recorded earlier); "
+            f"{result.probes.height} of {len(run.probes)} in the table: {target / LIVE_REPORT_DIR}"
+        )
+    if run.stopped:
+        _fail(f"interrupted: rerun the same command to resume ({target})", 130)
 
 
 def _campaign_table(result: Any) -> Table:

@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 # The scenario module's one-line error rendering (not changed, only reused).
+from tcplab.campaign.errors import CampaignError, FieldValueError
+from tcplab.campaign.live_config import LiveSettings
 from tcplab.scenario.errors import describe_error, field_path, show_value
 from tcplab.scenario.vocabulary import name_field
 from tcplab.toml_file import TomlError, parse_toml, read_toml
@@ -31,24 +33,7 @@ __all__ = [
 ]
 
 
-class CampaignError(ValueError):
-    """An invalid campaign configuration. ``str(e)`` is one line: ``path: value what-is-wrong``."""
-
-    def __init__(self, message: str, path: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.path = path
-
-
 _STRICT = ConfigDict(extra="forbid", frozen=True)
-
-
-class _FieldValueError(ValueError):
-    def __init__(self, field: str, value: Any, detail: str):
-        super().__init__(detail)
-        self.field = field
-        self.value = value
-        self.detail = detail
 
 
 # --------------------------------------------------------------------------------------------
@@ -144,11 +129,11 @@ def _dist_input(field: str, v: Any) -> Any:
     """A bare number is a constant; anything but a number or a table with `dist` is an
     error naming the field."""
     if isinstance(v, bool) or isinstance(v, str) or isinstance(v, list):
-        raise _FieldValueError(field, v, f"is not a distribution {_NO_DIST}; units are in the field's name")
+        raise FieldValueError(field, v, f"is not a distribution {_NO_DIST}; units are in the field's name")
     if isinstance(v, (int, float)):
         return {"dist": "constant", "value": v}
     if isinstance(v, dict) and "dist" not in v:
-        raise _FieldValueError(f"{field}.dist", None, f"is required but missing {_NO_DIST}")
+        raise FieldValueError(f"{field}.dist", None, f"is required but missing {_NO_DIST}")
     return v
 
 
@@ -236,13 +221,13 @@ class Transfer(BaseModel):
     @model_validator(mode="after")
     def _sizes(self) -> Transfer:
         if self.initial_ssthresh_bytes < 2 * self.packet_bytes:
-            raise _FieldValueError(
+            raise FieldValueError(
                 "initial_ssthresh_bytes",
                 self.initial_ssthresh_bytes,
                 f"must be >= 2 packets ({2 * self.packet_bytes} bytes)",
             )
         if self.rcv_buf_bytes < self.packet_bytes:
-            raise _FieldValueError(
+            raise FieldValueError(
                 "rcv_buf_bytes", self.rcv_buf_bytes, f"must be >= packet_bytes ({self.packet_bytes})"
             )
         return self
@@ -281,7 +266,7 @@ class Paths(BaseModel):
             if name in ("rtt_ms", "rate_mbps", "buffer_bdp"):
                 ok = ok and span[0] > 0 and d.p_zero == 0
             if not ok:
-                raise _FieldValueError(
+                raise FieldValueError(
                     name,
                     None,
                     f"must only give values {words} (this {d.dist} distribution spans {span[0]:g} … {span[1]:g}"
@@ -331,6 +316,8 @@ class CampaignConfig(BaseModel):
     paths: Paths = Paths()
     cross: Cross = Cross()
     protocols: dict[str, Protocol] = {}
+    #: the hosts and daemons of a live campaign (``tcplab campaign --live``)
+    live: LiveSettings | None = None
     #: where the file came from (not part of the format)
     _source_path: str | None = PrivateAttr(default=None)
 
@@ -339,11 +326,11 @@ class CampaignConfig(BaseModel):
         known = self.protocol_table()
         for i, p in enumerate(self.schedule.protocols):
             if p not in known:
-                raise _FieldValueError(
+                raise FieldValueError(
                     f"schedule.protocols[{i}]", p, f"is not a known protocol (known: {', '.join(known)})"
                 )
         if len(set(self.schedule.protocols)) != len(self.schedule.protocols):
-            raise _FieldValueError("schedule.protocols", self.schedule.protocols, "lists a protocol twice")
+            raise FieldValueError("schedule.protocols", self.schedule.protocols, "lists a protocol twice")
         return self
 
     def protocol_table(self) -> dict[str, Protocol]:
@@ -390,7 +377,7 @@ def _one_error(e: ValidationError) -> CampaignError:
     ctx = err.get("ctx") or {}
     inner = ctx.get("error")
     loc = tuple(x for x in err["loc"] if not _is_union_tag(x))
-    if isinstance(inner, _FieldValueError):
+    if isinstance(inner, FieldValueError):
         prefix = field_path(loc)
         path = f"{prefix}.{inner.field}" if prefix else inner.field
         if inner.value is None:

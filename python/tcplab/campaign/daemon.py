@@ -13,7 +13,10 @@ and the daemon does not wait for it).
 
 The jobs: ``{"kind": "ping"}`` (answers the host's name), and ``{"kind": "probe", "peer":
 HOST, ...}``, handed to the daemon's probe runner (a callable taking the job and a stop
-event, returning the result; the live transfer runner is the next step of issue 15).
+event, returning the result). A probe job with a ``job_id`` (and a ``role``) is run once:
+the same id asked again, while it runs or after it ended, gets the first run's answer
+(the last :data:`KEPT_JOBS` are kept), so a controller killed and restarted does not run a
+probe twice (docs/campaign.md "Live mode: faults").
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import socketserver
 import ssl
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,8 @@ __all__ = ["MAX_REQUEST", "Daemon", "DaemonConfig", "ProbeRunner", "request"]
 
 #: Longest request line accepted (bytes).
 MAX_REQUEST = 1 << 20
+#: Probe jobs whose answers a daemon keeps for a controller that asks again.
+KEPT_JOBS = 4096
 
 log = logging.getLogger("tcplab.daemon")
 
@@ -85,6 +91,9 @@ class Daemon:
         self.runner = runner
         self.now = now
         self.lock = threading.Lock()
+        #: probe jobs by ``job_id`` and role, oldest first: a job asked again (a controller
+        #: that resumes) is answered from its first run, never run twice
+        self.jobs: OrderedDict[str, _Run] = OrderedDict()
         self.tls: ssl.SSLContext | None = None
         if not config.plaintext:
             self.tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -153,24 +162,59 @@ class Daemon:
             raise _Refused(f"peer {peer!r} is not one of this daemon's peers ({', '.join(self.config.peers)})")
         if self.runner is None:
             raise _Refused("this daemon runs no probes")
-        stop = threading.Event()
-        out: dict[str, Any] = {}
+        key = job.get("job_id")
+        if key is not None and not isinstance(key, str):
+            raise _Refused(f"job_id {key!r}: expected a string")
+        key = None if key is None else f"{key}/{job.get('role', '')}"
+        with self.lock:
+            run = self.jobs.get(key) if key is not None else None
+            fresh = run is None
+            if run is None:
+                run = _Run(time.monotonic())
+                if key is not None:
+                    self.jobs[key] = run
+                    self._forget_old_jobs()
+        if fresh:
+            runner = self.runner
 
-        def work() -> None:
-            try:
-                out["result"] = self.runner(job, stop)  # type: ignore[misc]
-            except Exception as e:  # the runner's failure is the probe's, one line
-                out["error"] = f"probe failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            def work() -> None:
+                try:
+                    run.out["result"] = runner(job, run.stop)
+                except BaseException as e:  # the runner's failure is the probe's, one line
+                    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                    run.out["error"] = f"probe failed: {first}"
+                finally:
+                    run.done.set()
 
-        t = threading.Thread(target=work, daemon=True)
-        t.start()
-        t.join(self.config.probe_timeout_s)
-        if t.is_alive():
-            stop.set()
-            raise _Refused(f"probe timed out after {self.config.probe_timeout_s:g} s")
-        if "error" in out:
-            raise _Refused(out["error"])
-        return out["result"]
+            threading.Thread(target=work, daemon=True).start()
+        else:
+            log.info("job %s asked again: answered from its first run", key)
+        left = self.config.probe_timeout_s - (time.monotonic() - run.started)
+        if not run.done.wait(max(0.0, left)):
+            run.stop.set()
+            run.out.setdefault("error", f"probe timed out after {self.config.probe_timeout_s:g} s")
+            run.done.set()
+        if "error" in run.out:
+            raise _Refused(run.out["error"])
+        return run.out["result"]
+
+    def _forget_old_jobs(self) -> None:
+        """Keeps the answers of the last :data:`KEPT_JOBS` jobs (finished ones go first)."""
+        while len(self.jobs) > KEPT_JOBS:
+            old = next((k for k, r in self.jobs.items() if r.done.is_set()), None)
+            if old is None:
+                break
+            del self.jobs[old]
+
+
+class _Run:
+    """One probe job's run: its stop request, its end and its answer."""
+
+    def __init__(self, started: float):
+        self.started = started
+        self.stop = threading.Event()
+        self.done = threading.Event()
+        self.out: dict[str, Any] = {}
 
 
 class _Refused(Exception):

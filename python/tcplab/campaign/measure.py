@@ -15,7 +15,7 @@ from typing import Any
 from tcplab.campaign.population import PROBE_FLOW, Path
 from tcplab.campaign.probes import Probe
 
-__all__ = ["probe_row", "TIMEOUT_CLASSES", "PROBE_COLUMNS"]
+__all__ = ["probe_row", "probe_fields", "TIMEOUT_CLASSES", "PROBE_COLUMNS"]
 
 #: the flows table's timeout classes (docs/timeouts.md), in the report's Fig. 8 order
 TIMEOUT_CLASSES = (
@@ -81,9 +81,10 @@ PROBE_COLUMNS = (
 )
 
 
-def probe_row(result: Any, probe: Probe, path: Path, cfg: Any, wall_s: float, cpu_s: float) -> dict[str, Any]:
-    """The row of probes.parquet for ``result`` (a tcplab RunResult of the probe's scenario)."""
-    f = result.flows.row(PROBE_FLOW, named=True)
+def probe_fields(probe: Probe, path: Path, cfg: Any) -> dict[str, Any]:
+    """The columns of a probe's row that the schedule and the path give (the probe, its
+    protocol's controller and recovery, the path's figures): a simulated probe's and a live
+    one's alike."""
     proto = cfg.protocol_table()[probe.protocol]
     row: dict[str, Any] = probe.row()
     row.update(
@@ -95,6 +96,13 @@ def probe_row(result: Any, probe: Probe, path: Path, cfg: Any, wall_s: float, cp
         path_loss=path.loss,
         path_ack_loss=path.ack_loss,
     )
+    return row
+
+
+def probe_row(result: Any, probe: Probe, path: Path, cfg: Any, wall_s: float, cpu_s: float) -> dict[str, Any]:
+    """The row of probes.parquet for ``result`` (a tcplab RunResult of the probe's scenario)."""
+    f = result.flows.row(PROBE_FLOW, named=True)
+    row = probe_fields(probe, path, cfg)
     for c in _FLOW_COLUMNS:
         row[c] = f[c]
     row["duration_s"] = (f["end_ns"] - f["start_ns"]) / 1e9

@@ -27,7 +27,7 @@ from tcplab.campaign.population import Path, draw_paths
 from tcplab.campaign.probes import schedule
 from tcplab.campaign.runner import ProbeTask, default_jobs, preflight, run_probes
 
-__all__ = ["CampaignResult", "run_campaign", "write_campaign", "campaign_summary", "CAMPAIGN_SCHEMA"]
+__all__ = ["CampaignResult", "run_campaign", "write_campaign", "campaign_summary", "probe_schema", "CAMPAIGN_SCHEMA"]
 
 CAMPAIGN_SCHEMA = 1
 
@@ -84,7 +84,7 @@ def run_campaign(
     rows = run_probes(tasks, jobs=jobs, store=store, scheduler=scheduler, progress=progress, label=cfg.name)
     wall_s = time.perf_counter() - wall
     cpu_s = _cpu_seconds() - cpu
-    df = pl.DataFrame(rows, schema=_schema(), orient="row") if rows else pl.DataFrame(schema=_schema())
+    df = pl.DataFrame(rows, schema=probe_schema(), orient="row") if rows else pl.DataFrame(schema=probe_schema())
     return CampaignResult(
         cfg=cfg,
         paths=paths,
@@ -97,7 +97,8 @@ def run_campaign(
     )
 
 
-def _schema() -> dict[str, Any]:
+def probe_schema() -> dict[str, Any]:
+    """The dtypes of the columns of probes.parquet (:data:`PROBE_COLUMNS`)."""
     ints = {
         "probe",
         "path",

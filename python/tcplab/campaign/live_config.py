@@ -1,0 +1,94 @@
+"""The ``[live]`` table of a campaign file (issue 15, docs/campaign.md "Live mode: the
+controller"): where the daemons are and how the controller drives them.
+
+.. code-block:: toml
+
+    [live]
+    key_file = "campaign.key"       # the secret shared with every daemon (owner-only file)
+    time_compression = 3600         # campaign hours per wall-clock hour (3600: 1 h -> 1 s)
+    per_host_limit = 1              # probes a host takes part in at once
+    retries = 1                     # further attempts of a probe that failed
+    request_timeout_s = 900         # the controller's wait for one daemon's answer
+    tls_ca = "ca.pem"               # verify the daemons' certificates (absent: plaintext,
+                                    # loopback addresses only)
+
+    [[live.hosts]]
+    name = "zurich"
+    address = "192.0.2.10"
+    port = 7711
+
+Paths are laid on the hosts by :func:`path_hosts`: path ``i`` runs from the ``i``-th
+ordered pair of distinct hosts (hosts in file order; ``(h0, h1), (h0, h2), ..., (h1, h0),
+...``), round robin when there are more paths than pairs. The local testbed builds its
+emulated paths with the same function, so path ``i`` of the population is the path
+between the same two hosts in both.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tcplab.campaign.errors import FieldValueError
+
+__all__ = ["LiveHost", "LiveSettings", "path_hosts"]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class LiveHost(BaseModel):
+    """One host of a live campaign and its daemon's address."""
+
+    model_config = _STRICT
+    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+    address: Annotated[str, Field(min_length=1)]
+    port: Annotated[int, Field(ge=1, le=65535)]
+
+    def is_loopback(self) -> bool:
+        try:
+            return ipaddress.ip_address(self.address).is_loopback
+        except ValueError:
+            return self.address == "localhost"
+
+
+class LiveSettings(BaseModel):
+    """The ``[live]`` table."""
+
+    model_config = _STRICT
+    hosts: Annotated[list[LiveHost], Field(min_length=2)]
+    key_file: Path
+    time_compression: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
+    per_host_limit: Annotated[int, Field(ge=1, le=64)] = 1
+    retries: Annotated[int, Field(ge=0, le=10)] = 1
+    request_timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 900.0
+    tls_ca: Path | None = None
+
+    @model_validator(mode="after")
+    def _hosts(self) -> LiveSettings:
+        names = [h.name for h in self.hosts]
+        for i, n in enumerate(names):
+            if names.index(n) != i:
+                raise FieldValueError(f"hosts[{i}].name", n, "names a second host")
+        if self.tls_ca is None:
+            for i, h in enumerate(self.hosts):
+                if not h.is_loopback():
+                    raise FieldValueError(
+                        f"hosts[{i}].address", h.address,
+                        "is not a loopback address: give tls_ca (the daemons talk TLS between machines)",
+                    )
+        return self
+
+    def host(self, name: str) -> LiveHost:
+        return next(h for h in self.hosts if h.name == name)
+
+
+def path_hosts(hosts: list[str], n_paths: int) -> list[tuple[str, str]]:
+    """The (source, sink) hosts of paths ``0 .. n_paths-1``: the ordered pairs of distinct
+    hosts, in host order, round robin."""
+    pairs = [(a, b) for a in hosts for b in hosts if a != b]
+    if not pairs:
+        raise ValueError("a live campaign needs at least two hosts")
+    return [pairs[i % len(pairs)] for i in range(n_paths)]
