@@ -153,6 +153,15 @@ impl Host {
     }
 }
 
+/// What reading a host's device ended with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Drain {
+    /// Nothing more to read now.
+    Drained,
+    /// The device ended (a user-space endpoint closed its socket).
+    Gone,
+}
+
 pub struct Emulator {
     pub clock: Clock,
     pub plan: Plan,
@@ -309,11 +318,13 @@ impl Emulator {
     /// Runs until `stop` is set (a signal handler sets it; waits are interrupted by signals
     /// and never longer than 100 ms).
     pub fn run(&mut self, stop: &AtomicBool) -> io::Result<()> {
-        let fds: Vec<RawFd> = self.hosts.iter().map(|h| h.tun.as_raw_fd()).collect();
+        let mut fds: Vec<RawFd> = self.hosts.iter().map(|h| h.tun.as_raw_fd()).collect();
         let mut buf = vec![0u8; MAX_PACKET];
         while !stop.load(Ordering::Relaxed) {
-            for k in 0..self.hosts.len() {
-                self.read_all(k, &mut buf)?;
+            for (k, fd) in fds.iter_mut().enumerate() {
+                if *fd >= 0 && self.read_all(k, &mut buf)? == Drain::Gone {
+                    *fd = -1; // poll ignores it: the endpoint closed its socket
+                }
             }
             let horizon = self.clock.now();
             self.process(horizon);
@@ -323,11 +334,14 @@ impl Emulator {
         Ok(())
     }
 
-    fn read_all(&mut self, k: usize, buf: &mut [u8]) -> io::Result<()> {
+    /// Reads every packet host `k` has sent; [`Drain::Gone`] when its device ended (a
+    /// user-space endpoint closed its socket: a TUN never ends).
+    fn read_all(&mut self, k: usize, buf: &mut [u8]) -> io::Result<Drain> {
         loop {
             let n = match self.hosts[k].tun.read(buf) {
+                Ok(0) => return Ok(Drain::Gone),
                 Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Drain::Drained),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             };

@@ -9,7 +9,8 @@
 //! packet's identity from its headers, for the drop log), [`ecn`] (ECT and CE marking in
 //! the IPv4 header), [`config`] (the one-link JSON config), [`plan`] (hosts, addresses,
 //! link directions and routes: of a scenario's topology, from tcplab-sim's expansion, or of
-//! the one-link config), [`tun`] (TUN devices opened inside network namespaces), [`driver`]
+//! the one-link config), [`tun`] (TUN devices opened inside network namespaces), [`device`]
+//! (a host's device: a TUN in its namespace, or a socket a user-space endpoint holds), [`driver`]
 //! (the event loop), [`report`] (stats and drop log written at the end).
 //!
 //! tcplab's transport (binary `tcplab-flow`): [`wire`] (core segments as UDP payloads, the
@@ -27,6 +28,7 @@ pub mod cbr_sender;
 pub mod cbr_wire;
 pub mod clock;
 pub mod config;
+pub mod device;
 pub mod driver;
 pub mod ecn;
 pub mod endpoint;

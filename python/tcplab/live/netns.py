@@ -28,6 +28,7 @@ import secrets
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sysconfig
 import tempfile
@@ -175,13 +176,22 @@ class Testbed:
         self.stack_state: dict[str, Any] = {}
         self._made: list[str] = []
         self._old_sigterm: Any = None
+        #: hosts that are user-space endpoints rather than namespaces: the emulator reads and
+        #: writes their packets on a SOCK_SEQPACKET socket pair, whose other end is here
+        #: (`attachment[host]`, to hand to the endpoint's process with `pass_fds`)
+        self.attached: tuple[str, ...] = ()
+        self.attachment: dict[str, socket.socket] = {}
+        self._emu_ends: list[socket.socket] = []
 
     @classmethod
     def for_scenario(cls, scenario: Any, out_dir: Path, emulator: Path | None = None,
-                     realtime: bool = False, userns: bool | None = None) -> Testbed:
+                     realtime: bool = False, userns: bool | None = None,
+                     attached: tuple[str, ...] = ()) -> Testbed:
         """One namespace per host of `scenario` (a `Scenario`, a TOML file or a TOML-shaped
         dict), named ``tcplab-<pid>-<hex>-<host>``; every link of its topology is
-        emulated. `ns` and `addr` are keyed by host name (`popen(host, argv)`)."""
+        emulated. `ns` and `addr` are keyed by host name (`popen(host, argv)`). The hosts in
+        `attached` get no namespace: each is a user-space endpoint whose IP packets travel on
+        `attachment[host]` (issue 14: tcplab's own TCP, unseen by any kernel)."""
         from tcplab.scenario import as_scenario
 
         canonical = as_scenario(scenario).canonical()
@@ -191,7 +201,12 @@ class Testbed:
         bad = [h["name"] for h in tb.plan["hosts"] if not _HOST.match(h["name"])]
         if bad:
             raise LiveError(f"host {bad[0]!r}: a live host name is 1-64 of A-Z a-z 0-9 _ . -")
-        tb.ns = {h["name"]: f"{tb.tag}-{h['name']}" for h in tb.plan["hosts"]}
+        names = [h["name"] for h in tb.plan["hosts"]]
+        unknown = [h for h in attached if h not in names]
+        if unknown:
+            raise LiveError(f"attached host {unknown[0]!r}: no host of the scenario (hosts: {', '.join(names)})")
+        tb.attached = tuple(attached)
+        tb.ns = {n: f"{tb.tag}-{n}" for n in names if n not in tb.attached}
         tb.addr = {h["name"]: h["addr"] for h in tb.plan["hosts"]}
         return tb
 
@@ -236,14 +251,24 @@ class Testbed:
         else:
             scen, hosts = self.out_dir / "scenario.json", self.out_dir / "hosts.json"
             scen.write_text(json.dumps(self.scenario))
-            hosts.write_text(json.dumps(self.ns))
+            devices: dict[str, str] = dict(self.ns)
+            for host in self.attached:
+                ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                self.attachment[host] = ours
+                self._emu_ends.append(theirs)
+                devices[host] = f"fd:{theirs.fileno()}"
+            hosts.write_text(json.dumps(devices))
             argv = [str(self.emulator), "--scenario", str(scen), "--hosts", str(hosts)]
         argv += ["--out", str(self.out_dir), "--tun", TUN]
         if self._user is not None:
             argv = self._user.prefix() + argv
         if self.realtime:
             argv.append("--realtime")
-        self.emu = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.emu = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    pass_fds=[e.fileno() for e in self._emu_ends])
+        for end in self._emu_ends:  # the emulator holds them now
+            end.close()
+        self._emu_ends = []
         assert self.emu.stdout is not None
         ready, _, _ = select.select([self.emu.stdout], [], [], 10.0)
         line = self.emu.stdout.readline() if ready else ""
@@ -264,7 +289,10 @@ class Testbed:
 
     def command(self, side: str, argv: list[str]) -> list[str]:
         """The argv that runs `argv` in namespace `side` (``ip netns exec``, or ``nsenter``
-        into the user namespace and the host's network namespace)."""
+        into the user namespace and the host's network namespace); an attached host's
+        endpoint runs where the caller does (it uses no network but its socket)."""
+        if side in self.attached:
+            return list(argv)
         if self._user is not None:
             return self._user.prefix(self._holder[side]) + argv
         return ["ip", "netns", "exec", self.ns[side], *argv]
@@ -313,6 +341,9 @@ class Testbed:
                 queues = self.out_dir / "queues.jsonl"
                 if queues.exists():
                     self.queues = [json.loads(line) for line in queues.read_text().splitlines()]
+        for sock in [*self.attachment.values(), *self._emu_ends]:
+            sock.close()
+        self.attachment, self._emu_ends = {}, []
         for ns in self._made:
             _remove_namespace(ns)
         self._made = []

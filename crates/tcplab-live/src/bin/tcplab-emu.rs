@@ -5,7 +5,9 @@
 //!   config; forward: A -> B);
 //! - a scenario: `--scenario FILE --hosts FILE` (the canonical scenario JSON, and a JSON
 //!   object naming each host's namespace: `{"s0": "tcplab-1-ab12cd-s0", ...}`); every link
-//!   of its topology is emulated and packets are routed by destination address.
+//!   of its topology is emulated and packets are routed by destination address. A host
+//!   given as `fd:N` instead of a namespace is a user-space endpoint on the inherited
+//!   `SOCK_SEQPACKET` socket `N` (see `tcplab_live::device`).
 //!
 //! A namespace is a name under `/run/netns` (`ip netns`) or the path of a namespace file
 //! (`/proc/PID/ns/net`, as an unprivileged run in a user namespace gives it).
@@ -27,7 +29,7 @@ use tcplab_live::clock::Clock;
 use tcplab_live::config::Config;
 use tcplab_live::driver::Emulator;
 use tcplab_live::plan::Plan;
-use tcplab_live::{process, report, tun};
+use tcplab_live::{device, process, report};
 use tcplab_sim::Scenario;
 
 enum Source {
@@ -150,7 +152,7 @@ fn setup(a: &Args, plan: Plan, ns: &[String]) -> Result<Emulator, String> {
     }
     let tuns = ns
         .iter()
-        .map(|n| tun::open_in_netns(n, &a.tun))
+        .map(|n| device::open(n, &a.tun))
         .collect::<Result<Vec<_>, _>>()?;
     Emulator::new(plan, tuns, Clock::start()).map_err(|e| format!("config: {e}"))
 }
