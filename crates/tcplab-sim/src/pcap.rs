@@ -750,3 +750,196 @@ mod tests {
         assert_eq!(files[0].counts.tcp_retransmissions, 3);
     }
 }
+
+/// Today's encoder output, recorded before the encoder moved to `tcplab_core::wire`: the
+/// refactored `encode` must reproduce every byte.
+#[cfg(test)]
+mod golden {
+    use super::*;
+    use tcplab_core::{AckSegment, DataSegment, SackBlock, SackList, Seq};
+
+    fn data(seq: u64, len: u32, ts: Option<u64>, ect: bool, ce: bool, cwr: bool) -> Packet {
+        let d = DataSegment {
+            seq: Seq(seq),
+            len,
+            ts_val: ts.map(Time::from_nanos),
+            retransmission: 0,
+            ect,
+            ce,
+            cwr,
+        };
+        Packet {
+            flow: 7,
+            dst: 2,
+            size: crate::packet::data_wire_size(&d),
+            sent_at: Time::from_nanos(ts.unwrap_or(5_000_000)),
+            payload: Payload::Data(d),
+        }
+    }
+
+    fn ack(ack: u64, blocks: &[(u64, u64)], ecr: Option<u64>, window: u64, ece: bool) -> Packet {
+        let sack: SackList = blocks
+            .iter()
+            .map(|&(s, e)| SackBlock {
+                start: Seq(s),
+                end: Seq(e),
+            })
+            .collect();
+        let a = AckSegment {
+            ack: Seq(ack),
+            sack,
+            ts_ecr: ecr.map(Time::from_nanos),
+            window,
+            ece,
+        };
+        Packet {
+            flow: 7,
+            dst: 0,
+            size: crate::packet::ack_wire_size(&a),
+            sent_at: Time::from_nanos(123_456_789_012),
+            payload: Payload::Ack(a),
+        }
+    }
+
+    fn udp(size: u32) -> Packet {
+        Packet {
+            flow: 2,
+            dst: 3,
+            size,
+            sent_at: Time::ZERO,
+            payload: Payload::Udp(1),
+        }
+    }
+
+    const DATA: Addressing = Addressing {
+        src: 0,
+        dst: 4,
+        src_port: 10007,
+        dst_port: TCP_RECEIVER_PORT,
+        ip_id: 0xbeef,
+    };
+    const ACK: Addressing = Addressing {
+        src: 4,
+        dst: 0,
+        src_port: TCP_RECEIVER_PORT,
+        dst_port: 10007,
+        ip_id: 7,
+    };
+    const UDP: Addressing = Addressing {
+        src: 1,
+        dst: 3,
+        src_port: 10002,
+        dst_port: UDP_PORT,
+        ip_id: 0xffff,
+    };
+
+    fn cases() -> Vec<(&'static str, Packet, Addressing)> {
+        let b4 = [(1000, 2000), (3000, 4000), (5000, 6000), (7000, 8000)];
+        let b6 = [
+            (10, 20),
+            (30, 40),
+            (50, 60),
+            (70, 80),
+            (90, 100),
+            (110, 120),
+        ];
+        let far = (1u64 << 32) * 3 + 0xffff_f000;
+        vec![
+            (
+                "data ts ect cwr",
+                data(1, 1448, Some(2_500_000), true, false, true),
+                DATA,
+            ),
+            (
+                "data no ts ect ce",
+                data(1449, 536, None, true, true, false),
+                DATA,
+            ),
+            (
+                "data no ecn ts wraps",
+                data(far, 1448, Some(u64::MAX / 3), false, false, false),
+                DATA,
+            ),
+            (
+                "data ce without ect",
+                data(0, 1, Some(0), false, true, false),
+                DATA,
+            ),
+            ("data empty", data(99, 0, None, false, false, false), DATA),
+            (
+                "ack ts 0 blocks",
+                ack(14480, &[], Some(2_500_000), 1 << 20, false),
+                ACK,
+            ),
+            (
+                "ack ts 1 block",
+                ack(14480, &b4[..1], Some(2_500_000), 30000, true),
+                ACK,
+            ),
+            (
+                "ack ts 2 blocks",
+                ack(
+                    far,
+                    &[(far + 10, far + 20), (far + 30, far + 4_000_000_000)],
+                    Some(9),
+                    65535,
+                    false,
+                ),
+                ACK,
+            ),
+            ("ack ts 3 blocks", ack(500, &b4[..3], Some(1), 0, true), ACK),
+            (
+                "ack ts 4 blocks cut",
+                ack(500, &b4, Some(77_777_777_777), 65536, false),
+                ACK,
+            ),
+            ("ack no ts 4 blocks", ack(500, &b4, None, 1000, true), ACK),
+            ("ack no ts 6 blocks cut", ack(5, &b6, None, 1, false), ACK),
+            ("ack no ts 0 blocks", ack(0, &[], None, 65535, false), ACK),
+            ("udp 1001", udp(1001), UDP),
+            ("udp short", udp(10), UDP),
+            ("udp 1500", udp(1500), UDP),
+            ("udp checksum 0 sent as ffff", udp(57978), UDP),
+            ("udp oversize", udp(70000), UDP),
+        ]
+    }
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    /// (name, total, sack_blocks_cut, head in hex) as today's encoder wrote them.
+    const GOLDEN: &[(&str, u32, u32, &str)] = &[
+        ("data ts ect cwr", 1500, 0, "450205dcbeef4000400662250a0000010a0000052717138900000001000000008090ffff182b00000101080a000009c400000000"),
+        ("data no ts ect ce", 576, 0, "45030240beef4000400665c00a0000010a00000527171389000005a9000000005010ffff596e0000"),
+        ("data no ecn ts wraps", 1500, 0, "450005dcbeef4000400662270a0000010a00000527171389fffff000000000008010ffff8bdc00000101080ac3ece2a500000000"),
+        ("data ce without ect", 53, 0, "45030035beef4000400667cb0a0000010a0000052717138900000000000000008010ffff281700000101080a0000000000000000"),
+        ("data empty", 40, 0, "45000028beef4000400667db0a0000010a0000052717138900000063000000005010ffff60cc0000"),
+        ("ack ts 0 blocks", 52, 0, "4500003400074000400626b80a0000050a0000011389271700000000000038908010ffff115300000101080a075bcd15000009c4"),
+        ("ack ts 1 block", 64, 0, "4500004000074000400626ac0a0000050a000001138927170000000000003890b05075305a1300000101080a075bcd15000009c40101050a000003e8000007d0"),
+        ("ack ts 2 blocks", 72, 0, "4500004800074000400626a40a0000050a0000011389271700000000fffff000d010ffff36d400000101080a075bcd150000000001010512fffff00afffff014fffff01eee6b1800"),
+        ("ack ts 3 blocks", 80, 0, "45000050000740004006269c0a0000050a0000011389271700000000000001f4f0500000893300000101080a075bcd15000000000101051a000003e8000007d000000bb800000fa00000138800001770"),
+        ("ack ts 4 blocks cut", 80, 1, "45000050000740004006269c0a0000050a0000011389271700000000000001f4f010ffffb95f00000101080a075bcd1504a2cb710101051a000003e8000007d000000bb800000fa00000138800001770"),
+        ("ack no ts 4 blocks", 76, 0, "4500004c00074000400626a00a0000050a0000011389271700000000000001f4e05003e8382b000001010522000003e8000007d000000bb800000fa0000013880000177000001b5800001f40"),
+        ("ack no ts 6 blocks cut", 76, 2, "4500004c00074000400626a00a0000050a000001138927170000000000000005e0100001c9790000010105220000000a000000140000001e00000028000000320000003c0000004600000050"),
+        ("ack no ts 0 blocks", 40, 0, "4500002800074000400626c40a0000050a0000011389271700000000000000005010ffff612f0000"),
+        ("udp 1001", 1001, 0, "450003e9ffff4000401122ff0a0000020a0000042712000903d5bd23"),
+        ("udp short", 28, 0, "4500001cffff4000401126cc0a0000020a000004271200090008c4bd"),
+        ("udp 1500", 1500, 0, "450005dcffff40004011210c0a0000020a0000042712000905c8b93d"),
+        ("udp checksum 0 sent as ffff", 57978, 0, "4500e27affff40004011446d0a0000020a00000427120009e266ffff"),
+        ("udp oversize", 70000, 0, "45001170ffff4000401115780a0000020a00000427120009115ca214"),
+    ];
+
+    #[test]
+    fn encode_is_bit_identical_to_the_recorded_encoder() {
+        let mut f = Frame::default();
+        let cases = cases();
+        assert_eq!(cases.len(), GOLDEN.len());
+        for ((name, p, a), &(gname, total, cut, head)) in cases.iter().zip(GOLDEN) {
+            assert_eq!(*name, gname);
+            encode(p, *a, &mut f);
+            assert_eq!((f.total, f.sack_blocks_cut), (total, cut), "{name}");
+            assert_eq!(hex(&f.head), head, "{name}");
+        }
+    }
+}
