@@ -24,6 +24,7 @@ pub mod sender;
 pub mod seq;
 pub mod spurious;
 pub mod time;
+pub mod wire;
 
 pub use cc::{CongestionControl, ControllerSpec};
 pub use config::{RepeatedRto, TcpConfig};
