@@ -57,16 +57,19 @@ pub fn emit_tcp_headers(
     payload_len: u32,
     payload_sum: u64,
 ) -> u32 {
-    let l4_len = tcp.header_len() as u32 + payload_len;
-    let total = IPV4_HEADER_LEN as u32 + l4_len;
+    let start = out.len();
+    out.extend_from_slice(&[0; IPV4_HEADER_LEN]);
+    let l4 = out.len();
+    tcp.emit(out);
+    let total = (out.len() - start) as u32 + payload_len;
     let ip = Ipv4Header {
         protocol: PROTO_TCP,
         total_len: total as u16,
         ..*ip
     };
-    ip.emit(out);
-    let l4 = out.len();
-    tcp.emit(out);
+    if let Some(head) = out[start..].first_chunk_mut::<IPV4_HEADER_LEN>() {
+        ip.write(head);
+    }
     tcp::finish_checksum(&mut out[l4..], ip.src, ip.dst, payload_len, payload_sum);
     total
 }
