@@ -8,6 +8,7 @@
 pub mod ack;
 pub mod cc;
 pub mod config;
+pub mod conn;
 pub mod error;
 pub mod factory;
 pub mod log;
