@@ -8,6 +8,7 @@
 pub mod ack;
 pub mod cc;
 pub mod config;
+pub mod conn;
 pub mod error;
 pub mod factory;
 pub mod log;
@@ -24,6 +25,7 @@ pub mod sender;
 pub mod seq;
 pub mod spurious;
 pub mod time;
+pub mod wire;
 
 pub use cc::{CongestionControl, ControllerSpec};
 pub use config::{RepeatedRto, TcpConfig};
