@@ -107,11 +107,12 @@ def test_wlan_access_default_access_link_is_the_simulators():
 
 def test_a_flows_live_stack_and_framing_are_the_simulators_names():
     # Declared once, in tcplab_sim::scenario (Stack, Framing); the schema parses what it lists.
-    assert names("stack") == ("tcplab", "linux")
+    assert names("stack") == ("tcplab", "linux", "tcplab-tcp")
     assert names("framing") == ("tcplab", "eth")
+    assert names("receiver") == ("stack", "tcplab")
     sack = 'name = "sack"\ncontroller = "reno"'
     msg = _error(SMALL_TOML.replace(sack, sack + '\nstack = "bsd"'))
-    assert msg == "flows[1].stack: 'bsd' is not a known stack (known: tcplab, linux)", msg
+    assert msg == "flows[1].stack: 'bsd' is not a known stack (known: tcplab, linux, tcplab-tcp)", msg
     msg = _error(SMALL_TOML.replace(sack, sack + '\nframing = "quic"'))
     assert msg == "flows[1].framing: 'quic' is not a known framing (known: tcplab, eth)", msg
     can = canonical_of(SMALL_TOML.replace(sack, sack + '\nstack = "linux"'))
@@ -122,6 +123,23 @@ def test_the_simulator_refuses_an_eth_framing_on_a_linux_flow():
     sack = 'name = "sack"\ncontroller = "reno"'
     with pytest.raises(ValueError) as info:
         _native.Simulation(json.dumps(canonical_of(SMALL_TOML.replace(sack, sack + '\nstack = "linux"\nframing = "eth"'))))
+    assert 'flows[1].framing = "eth": a framing is for stack = "tcplab" flows' in str(info.value)
+
+
+def test_real_tcp_stacks_are_named_once_and_a_tcplab_receiver_needs_a_linux_sender():
+    # issue 14: stack = "tcplab-tcp" (tcplab's sender speaking TCP to a kernel), receiver =
+    # "tcplab" (a Linux sender to tcplab's receiver); a simulated run simulates tcplab's
+    # sender whatever the stack
+    sack = 'name = "sack"\ncontroller = "reno"'
+    for extra, field in (('stack = "tcplab-tcp"', "stack"), ('stack = "linux"\nreceiver = "tcplab"', "receiver")):
+        can = canonical_of(SMALL_TOML.replace(sack, sack + "\n" + extra))
+        assert field in can["flows"][1] and field not in can["flows"][0]
+        _native.Simulation(json.dumps(can))
+    with pytest.raises(ValueError) as info:
+        _native.Simulation(json.dumps(canonical_of(SMALL_TOML.replace(sack, sack + '\nreceiver = "tcplab"'))))
+    assert 'flows[1].receiver = "tcplab": for stack = "linux" flows' in str(info.value)
+    with pytest.raises(ValueError) as info:
+        _native.Simulation(json.dumps(canonical_of(SMALL_TOML.replace(sack, sack + '\nstack = "tcplab-tcp"\nframing = "eth"'))))
     assert 'flows[1].framing = "eth": a framing is for stack = "tcplab" flows' in str(info.value)
 
 

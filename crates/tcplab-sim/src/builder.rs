@@ -143,6 +143,7 @@ impl TcpFlowSpec {
             route: None,
             stack: Default::default(),
             framing: Default::default(),
+            receiver: Default::default(),
         }
     }
     pub fn named(mut self, name: &str) -> Self {

@@ -9,7 +9,8 @@ use crate::flow_route;
 use crate::framing_rules;
 use crate::node::Routes;
 use crate::scenario::{
-    Buffer, Framing, LinkDir, LossSpec, NodeKind, QueueSpec, RedSpec, Scenario, SeriesMode, Stack,
+    Buffer, Framing, LinkDir, LossSpec, NodeKind, QueueSpec, ReceiverStack, RedSpec, Scenario,
+    SeriesMode, Stack,
 };
 use crate::topology::{self, Layout};
 use tcplab_core::registry::Registries;
@@ -119,10 +120,18 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
                 "expected at least 1 byte, or none for an unlimited transfer",
             ));
         }
-        if f.stack == Stack::Linux && f.framing != Framing::Tcplab {
+        if f.stack != Stack::Tcplab && f.framing != Framing::Tcplab {
             errs.push(
                 format!(
-                    "{p}.framing = \"eth\": a framing is for stack = \"tcplab\" flows (the kernel's TCP has its own)"
+                    "{p}.framing = \"eth\": a framing is for stack = \"tcplab\" flows (TCP has its own)"
+                )
+                .into(),
+            );
+        }
+        if f.receiver == ReceiverStack::Tcplab && f.stack != Stack::Linux {
+            errs.push(
+                format!(
+                    "{p}.receiver = \"tcplab\": for stack = \"linux\" flows (a Linux sender to tcplab's receiver); a tcplab stack's receiver is tcplab's already"
                 )
                 .into(),
             );

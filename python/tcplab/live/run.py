@@ -86,6 +86,11 @@ def refusal(canonical: dict[str, Any]) -> str | None:
     plan), a Linux flow whose congestion control the kernel lacks; None when it can."""
     if reason := live_support():
         return reason
+    for i, f in enumerate(canonical["flows"]):
+        if f.get("stack") == "tcplab-tcp" or f.get("receiver") == "tcplab":
+            what = 'stack = "tcplab-tcp"' if f.get("stack") == "tcplab-tcp" else 'receiver = "tcplab"'
+            return (f"flows[{i}].{what.split(' ')[0]}: {what} does not run live yet (tcplab's real TCP "
+                    "crosses the emulator only in tests so far: docs/real-tcp.md)")
     try:
         scenario_plan(canonical)
     except LiveError as e:

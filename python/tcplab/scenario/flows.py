@@ -190,9 +190,10 @@ class Flow(StrictModel):
     stop: Duration | None = None
     tcp: TcpOverrides | None = None
     route: list[str] | None = None
-    # How the flow runs live (`tcplab run --live`); a simulated run ignores both.
+    # How the flow runs live (`tcplab run --live`); a simulated run ignores these.
     stack: Annotated[str, name_field("stack", "stack")] | None = None
     framing: Annotated[str, name_field("framing", "framing")] | None = None
+    receiver: Annotated[str, name_field("receiver", "receiver")] | None = None
 
 
 class Udp(StrictModel):

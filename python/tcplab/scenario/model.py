@@ -258,7 +258,7 @@ class Scenario(ScenarioChecks, StrictModel):
                     "stop": f.stop,
                     "tcp": self._flow_tcp(i),
                     **_route_of(f),
-                    **{k: v for k in ("stack", "framing") if (v := getattr(f, k)) is not None},
+                    **{k: v for k in ("stack", "framing", "receiver") if (v := getattr(f, k)) is not None},
                 }
             )
         udp = []

@@ -36,7 +36,7 @@ def default_access(rate: int) -> dict[str, Any]:
 
 def names(field: str) -> tuple[str, ...]:
     """The names the simulator accepts for ``field`` ("queue", "loss_model", "topology",
-    "red_mode", "routing", "series", "rto_mode", "repeated_rto", "sack_style", "growth", "stack", "framing")."""
+    "red_mode", "routing", "series", "rto_mode", "repeated_rto", "sack_style", "growth", "stack", "framing", "receiver")."""
     return tuple(_VOCABULARY[field])
 
 

@@ -413,20 +413,38 @@ pub struct TcpFlowSpec {
     /// ignores it.
     #[serde(default, skip_serializing_if = "is_default")]
     pub framing: Framing,
+    /// Who receives a `stack = "linux"` flow on a live testbed: the destination's kernel
+    /// (default) or tcplab's receiver speaking TCP (`"tcplab"`); a simulated run ignores it.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub receiver: ReceiverStack,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
 
-/// Which stack runs a TCP flow live: tcplab-core's sender and receiver over UDP, or the
-/// host kernel's TCP with the flow's controller as its congestion control.
+/// Which stack runs a TCP flow live: tcplab-core's sender and receiver over UDP, the host
+/// kernel's TCP with the flow's controller as its congestion control, or tcplab-core's
+/// sender speaking real TCP to the destination's kernel (docs/real-tcp.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stack {
     #[default]
     Tcplab,
     Linux,
+    #[serde(rename = "tcplab-tcp")]
+    TcplabTcp,
+}
+
+/// Who receives a live TCP flow: the stack's own receiver, or tcplab-core's receiver
+/// speaking real TCP (to a Linux sender: `stack = "linux"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReceiverStack {
+    #[default]
+    #[serde(rename = "stack")]
+    Stack,
+    Tcplab,
 }
 
 /// The live wire format of a tcplab-stack flow: tcplab's own header carrying every field of

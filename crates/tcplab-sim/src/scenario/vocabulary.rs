@@ -6,8 +6,8 @@
 //! "unknown variant `x`, expected one of `a`, `b`, ..." and that list is the one source.
 
 use super::{
-    Dumbbell, Framing, LossSpec, QueueSpec, RedMode, Routing, SeriesMode, Stack, Topology,
-    TraceSpec,
+    Dumbbell, Framing, LossSpec, QueueSpec, ReceiverStack, RedMode, Routing, SeriesMode, Stack,
+    Topology, TraceSpec,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -71,6 +71,7 @@ pub fn vocabulary() -> Value {
         "growth": variant_names::<Growth>(Some("mode")),
         "stack": variant_names::<Stack>(None),
         "framing": variant_names::<Framing>(None),
+        "receiver": variant_names::<ReceiverStack>(None),
         "defaults": {
             "queue": QueueSpec::default(),
             "loss": LossSpec::default(),
@@ -126,7 +127,14 @@ mod tests {
         names_are_variants::<RepeatedRto>(None);
         names_are_variants::<SackStyle>(None);
         names_are_variants::<Growth>(Some("mode"));
-        assert_eq!(names_are_variants::<Stack>(None), ["tcplab", "linux"]);
+        assert_eq!(
+            names_are_variants::<Stack>(None),
+            ["tcplab", "linux", "tcplab-tcp"]
+        );
+        assert_eq!(
+            names_are_variants::<ReceiverStack>(None),
+            ["stack", "tcplab"]
+        );
         assert_eq!(names_are_variants::<Framing>(None), ["tcplab", "eth"]);
         let v = vocabulary();
         assert_eq!(
