@@ -130,6 +130,7 @@ impl Connection {
             peer_mss: o.mss.unwrap_or(DEFAULT_MSS).max(MIN_MSS),
             sack: ours.sack_blocks > 0 && o.sack_permitted,
             timestamps: ours.timestamps && o.timestamps.is_some(),
+            window_scaling: ws.is_some(),
             snd_wscale: ws.map_or(0, |w| w.1.min(MAX_WSCALE)),
             rcv_wscale: ws.map_or(0, |w| w.0.min(MAX_WSCALE)),
             ecn,

@@ -161,6 +161,9 @@ pub struct Negotiated {
     pub sack: bool,
     /// Both sides sent timestamps.
     pub timestamps: bool,
+    /// Both sides sent the window scale option (RFC 7323: windows in segments after the
+    /// SYNs are scaled).
+    pub window_scaling: bool,
     /// Shift of the windows the peer advertises (0 without window scaling).
     pub snd_wscale: u8,
     /// Shift of the windows we advertise.

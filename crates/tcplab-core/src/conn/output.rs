@@ -161,19 +161,13 @@ impl Connection {
             (true, Some(n)) => (
                 n.sack,
                 n.timestamps,
-                self.cfg
-                    .window_scale
-                    .filter(|_| n.rcv_wscale > 0 || n.snd_wscale > 0),
+                n.window_scaling.then_some(n.rcv_wscale),
             ),
             _ => (
                 tcp_cfg.sack_blocks > 0,
                 tcp_cfg.timestamps,
                 self.cfg.window_scale,
             ),
-        };
-        let ws = match (passive, n) {
-            (true, Some(n)) => ws.map(|_| n.rcv_wscale),
-            _ => ws,
         };
         let options = TcpOptions {
             mss: Some(self.cfg.mss),

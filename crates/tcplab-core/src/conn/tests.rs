@@ -195,6 +195,7 @@ fn syn_ack_negotiates_and_configures_the_core() {
             peer_mss: 1400,
             sack: true,
             timestamps: true,
+            window_scaling: true,
             snd_wscale: 9,
             rcv_wscale: 7,
             ecn: false,
@@ -246,7 +247,10 @@ fn syn_ack_without_options_turns_them_off() {
     );
     let n = c.negotiated().expect("negotiated");
     assert_eq!((n.peer_mss, n.sack, n.timestamps), (536, false, false));
-    assert_eq!((n.snd_wscale, n.rcv_wscale), (0, 0));
+    assert_eq!(
+        (n.window_scaling, n.snd_wscale, n.rcv_wscale),
+        (false, 0, 0)
+    );
     let core = c.core_config().expect("core");
     assert_eq!(
         (core.mss, core.timestamps, core.sack_blocks),
@@ -346,6 +350,21 @@ fn passive_open_answers_what_the_syn_offered() {
             ..TcpOptions::default()
         }
     );
+    // A window scale of 0 offered is still answered (scaling on, shift 0 from the peer).
+    let mut ws0 = listening_receiver();
+    send(
+        &mut ws0,
+        t(0),
+        syn_from_peer(TcpOptions {
+            window_scale: Some(0),
+            ..TcpOptions::default()
+        }),
+    );
+    let sa = recv(&mut ws0, t(0)).expect("SYN-ACK");
+    assert_eq!(sa.tcp.options.window_scale, Some(7));
+    assert!(ws0
+        .negotiated()
+        .is_some_and(|n| n.window_scaling && n.snd_wscale == 0));
     // SACK without timestamps: NOP NOP SACK-perm.
     let mut sack_only = listening_receiver();
     send(
@@ -761,4 +780,80 @@ fn sender_and_receiver_connections_transfer_and_close() {
     assert_eq!(a.outcome(), Some(Outcome::Orderly));
     assert_eq!(b.outcome(), Some(Outcome::Orderly));
     assert!(a.sender().is_some_and(|s| s.counters().retransmits > 0));
+}
+
+#[test]
+fn sender_closes_after_its_last_byte_is_acknowledged() {
+    let mut c = established_sender(2 * 1388);
+    let out = recv_all(&mut c, t(10));
+    assert_eq!(out.iter().filter(|o| !o.payload.is_empty()).count(), 2);
+    assert!(
+        out.iter().all(|o| !o.tcp.flags.contains(TcpFlags::FIN)),
+        "FIN waits"
+    );
+    let end = ISS.wrapping_add(1 + 2 * 1388);
+    // The peer (a receiver closing first) sends its FIN before acknowledging everything.
+    send(
+        &mut c,
+        t(20),
+        seg(TcpFlags::ACK | TcpFlags::FIN, IRS + 1, ISS.wrapping_add(1)).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.state(), State::CloseWait);
+    let a = recv(&mut c, t(20)).expect("ACK of the FIN");
+    assert_eq!((a.tcp.flags, a.tcp.ack), (TcpFlags::ACK, IRS + 2));
+    // Everything acknowledged: our FIN right after the data.
+    send(
+        &mut c,
+        t(30),
+        seg(TcpFlags::ACK, IRS + 2, end).ts(PEER_TS, 0),
+    );
+    let f = recv(&mut c, t(30)).expect("FIN");
+    assert_eq!(f.tcp.flags, TcpFlags::ACK | TcpFlags::FIN);
+    assert_eq!((f.tcp.seq, f.tcp.ack), (end, IRS + 2));
+    assert_eq!(c.state(), State::LastAck);
+    send(
+        &mut c,
+        t(40),
+        seg(TcpFlags::ACK, IRS + 2, end.wrapping_add(1)).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.outcome(), Some(Outcome::Orderly));
+}
+
+#[test]
+fn an_unbounded_sender_sends_until_closed() {
+    let role = Role::Sender {
+        controller: ControllerSpec::named("reno"),
+        recovery: RecoverySpec::named("sack"),
+        app_bytes: None,
+    };
+    let mut c = Connection::connect(t(0), cfg(), role).expect("config");
+    let _ = recv(&mut c, t(0));
+    let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
+    sa.options = full_syn_ack_options();
+    send(&mut c, t(10), sa);
+    let _ = recv_all(&mut c, t(10));
+    let acked = ISS.wrapping_add(1 + 2 * 1388);
+    send(
+        &mut c,
+        t(20),
+        seg(TcpFlags::ACK, IRS + 1, acked).ts(PEER_TS, 0),
+    );
+    let more = recv_all(&mut c, t(20));
+    assert!(
+        more.iter().all(|o| o.payload.len() == 1388),
+        "more data, no FIN"
+    );
+    c.close();
+    let end = ISS.wrapping_add(1 + (2 + more.len() as u32) * 1388);
+    send(
+        &mut c,
+        t(30),
+        seg(TcpFlags::ACK, IRS + 1, end).ts(PEER_TS, 0),
+    );
+    let f = recv(&mut c, t(30)).expect("FIN");
+    assert_eq!(
+        (f.tcp.flags, f.tcp.seq),
+        (TcpFlags::ACK | TcpFlags::FIN, end)
+    );
+    assert_eq!(c.state(), State::FinWait1);
 }
