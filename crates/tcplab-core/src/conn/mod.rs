@@ -25,6 +25,8 @@
 //! - No urgent data, no simultaneous open beyond answering a SYN in `SynSent` with a
 //!   SYN-ACK, no SYN cookies, no keepalive, no zero-window probes, no PAWS check.
 
+#![warn(missing_docs)]
+
 mod input;
 mod output;
 #[cfg(test)]
