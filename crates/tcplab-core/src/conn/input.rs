@@ -268,6 +268,7 @@ impl Connection {
             };
             s.on_segment(now, &a);
         }
+        self.arm_fin_timer(now);
     }
 
     fn on_data(&mut self, now: Time, p: &TcpPacket<'_>) {

@@ -18,8 +18,8 @@
 //!
 //! # Simplifications (see docs/real-tcp.md)
 //!
-//! - A sending connection sends its FIN once every data byte is acknowledged (the core's
-//!   `is_finished`), not right behind the last byte: the close costs one more round trip.
+//! - A sending connection's FIN follows its last data byte; the FIN's own retransmission
+//!   timer starts once every data byte is acknowledged (the core repairs the data).
 //! - Data a sending connection receives is ignored (not acknowledged); payload bytes it
 //!   sends are [`payload_byte`] of their sequence number.
 //! - No urgent data, no simultaneous open beyond answering a SYN in `SynSent` with a

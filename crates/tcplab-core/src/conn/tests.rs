@@ -205,7 +205,7 @@ fn syn_ack_negotiates_and_configures_the_core() {
     assert_eq!(core.mss, 1388, "peer MSS less the timestamp option");
     assert!(core.timestamps);
     assert_eq!(core.sack_blocks, 3);
-    // The handshake ACK, then the initial window of data.
+    // The initial window of data; the first segment carries the handshake's ACK.
     let out = recv_all(&mut c, t(10));
     assert_eq!(out[0].tcp.flags, TcpFlags::ACK);
     assert_eq!(out[0].tcp.seq, ISS.wrapping_add(1));
@@ -782,17 +782,93 @@ fn sender_and_receiver_connections_transfer_and_close() {
     assert!(a.sender().is_some_and(|s| s.counters().retransmits > 0));
 }
 
+/// Acknowledges everything `c` sent in `out` (and the FIN if `fin_too`); returns the ack.
+fn ack_all(out: &[Out]) -> Option<u32> {
+    out.iter()
+        .filter(|o| !o.payload.is_empty())
+        .map(|o| o.tcp.seq.wrapping_add(o.payload.len() as u32))
+        .max_by_key(|&e| e.wrapping_sub(ISS))
+}
+
 #[test]
-fn sender_closes_after_its_last_byte_is_acknowledged() {
+fn sender_fin_follows_the_last_byte_and_the_core_repairs_data_before_it() {
     let mut c = established_sender(2 * 1388);
     let out = recv_all(&mut c, t(10));
-    assert_eq!(out.iter().filter(|o| !o.payload.is_empty()).count(), 2);
-    assert!(
-        out.iter().all(|o| !o.tcp.flags.contains(TcpFlags::FIN)),
-        "FIN waits"
-    );
     let end = ISS.wrapping_add(1 + 2 * 1388);
-    // The peer (a receiver closing first) sends its FIN before acknowledging everything.
+    let kinds: Vec<(TcpFlags, usize)> =
+        out.iter().map(|o| (o.tcp.flags, o.payload.len())).collect();
+    assert_eq!(
+        kinds,
+        [
+            (TcpFlags::ACK, 1388),
+            (TcpFlags::ACK, 1388),
+            (TcpFlags::ACK | TcpFlags::FIN, 0)
+        ],
+        "the data (the first segment is the handshake's ACK), the FIN right behind it"
+    );
+    assert_eq!(out[2].tcp.seq, end);
+    assert_eq!(c.state(), State::FinWait1);
+    assert!(c.rtx.is_none(), "no FIN timer while data is unacknowledged");
+    // The second segment is lost: the peer acknowledges the first only.
+    let tsv = out[0].tcp.options.timestamps.map_or(0, |x| x.0);
+    send(
+        &mut c,
+        t(30),
+        seg(TcpFlags::ACK, IRS + 1, ISS.wrapping_add(1389)).ts(PEER_TS, tsv),
+    );
+    assert!(c.rtx.is_none());
+    let rto = c.poll_timeout().expect("the core's RTO");
+    c.on_timeout(rto);
+    let again = recv(&mut c, rto).expect("retransmission");
+    assert_eq!(
+        (again.tcp.seq, again.payload.len()),
+        (ISS.wrapping_add(1389), 1388)
+    );
+    assert_eq!(again.tcp.flags, TcpFlags::ACK, "data, no FIN");
+    assert_eq!(again.tcp.ack, IRS + 1);
+    // The repair and the FIN are acknowledged together.
+    send(
+        &mut c,
+        rto + Dur::from_millis(20),
+        seg(TcpFlags::ACK, IRS + 1, end.wrapping_add(1)).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.state(), State::FinWait2);
+    assert!(c.sender().is_some_and(|s| s.is_finished()));
+}
+
+#[test]
+fn sender_fin_is_retransmitted_once_the_data_is_acknowledged() {
+    let mut c = established_sender(2 * 1388);
+    let _ = recv_all(&mut c, t(10));
+    let end = ISS.wrapping_add(1 + 2 * 1388);
+    // All data acknowledged, the FIN not (lost): its timer starts.
+    send(
+        &mut c,
+        t(30),
+        seg(TcpFlags::ACK, IRS + 1, end).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.state(), State::FinWait1);
+    let at = c.poll_timeout().expect("FIN timer");
+    assert!(c.rtx.is_some_and(|b| b.deadline == at));
+    c.on_timeout(at);
+    let f = recv(&mut c, at).expect("FIN again");
+    assert_eq!(
+        (f.tcp.flags, f.tcp.seq),
+        (TcpFlags::ACK | TcpFlags::FIN, end)
+    );
+    send(
+        &mut c,
+        at + Dur::from_millis(20),
+        seg(TcpFlags::ACK, IRS + 1, end.wrapping_add(1)).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.state(), State::FinWait2);
+}
+
+#[test]
+fn peer_closes_before_the_sender_is_done() {
+    let mut c = established_sender(10 * 1388);
+    let mut out = recv_all(&mut c, t(10));
+    // The peer (a receiver closing first) sends its FIN before acknowledging anything.
     send(
         &mut c,
         t(20),
@@ -801,19 +877,31 @@ fn sender_closes_after_its_last_byte_is_acknowledged() {
     assert_eq!(c.state(), State::CloseWait);
     let a = recv(&mut c, t(20)).expect("ACK of the FIN");
     assert_eq!((a.tcp.flags, a.tcp.ack), (TcpFlags::ACK, IRS + 2));
-    // Everything acknowledged: our FIN right after the data.
-    send(
-        &mut c,
-        t(30),
-        seg(TcpFlags::ACK, IRS + 2, end).ts(PEER_TS, 0),
-    );
-    let f = recv(&mut c, t(30)).expect("FIN");
-    assert_eq!(f.tcp.flags, TcpFlags::ACK | TcpFlags::FIN);
-    assert_eq!((f.tcp.seq, f.tcp.ack), (end, IRS + 2));
+    // We keep sending; acknowledge everything until our FIN comes.
+    let end = ISS.wrapping_add(1 + 10 * 1388);
+    let mut now = t(30);
+    let fin = loop {
+        if let Some(f) = out.iter().find(|o| o.tcp.flags.contains(TcpFlags::FIN)) {
+            break f.tcp.seq;
+        }
+        let acked = ack_all(&out).expect("data was sent");
+        send(
+            &mut c,
+            now,
+            seg(TcpFlags::ACK, IRS + 2, acked).ts(PEER_TS, 0),
+        );
+        out = recv_all(&mut c, now);
+        assert!(
+            out.iter().all(|o| o.tcp.ack == IRS + 2),
+            "the peer's FIN stays acknowledged"
+        );
+        now += Dur::from_millis(10);
+    };
+    assert_eq!(fin, end);
     assert_eq!(c.state(), State::LastAck);
     send(
         &mut c,
-        t(40),
+        now,
         seg(TcpFlags::ACK, IRS + 2, end.wrapping_add(1)).ts(PEER_TS, 0),
     );
     assert_eq!(c.outcome(), Some(Outcome::Orderly));
