@@ -94,7 +94,19 @@ impl Connection {
         let t = &p.tcp;
         if t.flags.contains(TcpFlags::RST) {
             if t.seq == self.rcv_nxt_wire() {
-                self.finish(Outcome::Reset);
+                match self.listen_port {
+                    // A passive open goes back to listening.
+                    Some(port) => {
+                        self.state = State::Listen;
+                        self.cfg.remote.1 = port;
+                        self.negotiated = None;
+                        self.ts_recent = None;
+                        self.rtx = None;
+                        self.send_syn = false;
+                        self.send_ack = false;
+                    }
+                    None => self.finish(Outcome::Reset),
+                }
             }
             return;
         }

@@ -245,6 +245,9 @@ pub struct Connection {
     /// SYN / SYN-ACK / FIN retransmission timer.
     rtx: Option<Backoff>,
     time_wait_until: Option<Time>,
+    /// Opened by `listen`, with this remote port (0: any): a RST in `SynReceived` returns
+    /// to `Listen` (RFC 9293 section 3.10.7.4).
+    listen_port: Option<u16>,
     /// Headers are built here before the payload is known (no allocation per packet).
     scratch: Vec<u8>,
 }
@@ -289,6 +292,7 @@ impl Connection {
             send_rst: None,
             rtx: None,
             time_wait_until: None,
+            listen_port: None,
             scratch: Vec::with_capacity(128),
         })
     }
@@ -306,7 +310,10 @@ impl Connection {
 
     /// Passive open: waits for a SYN from `cfg.remote` (any port if its port is 0).
     pub fn listen(cfg: ConnConfig, role: Role) -> Result<Connection, ConfigError> {
-        Connection::new(cfg, role, State::Listen)
+        let port = cfg.remote.1;
+        let mut c = Connection::new(cfg, role, State::Listen)?;
+        c.listen_port = Some(port);
+        Ok(c)
     }
 
     /// The current state.

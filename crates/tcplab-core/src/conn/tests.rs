@@ -658,6 +658,20 @@ fn resets() {
     assert_eq!(r.tcp.flags, TcpFlags::RST | TcpFlags::ACK);
     assert_eq!((r.tcp.seq, r.tcp.ack), (ISS.wrapping_add(1), IRS + 1));
     assert_eq!(c.outcome(), Some(Outcome::Aborted));
+    // A RST answering our SYN-ACK returns a passive open to Listen; a new SYN is taken.
+    let mut l = listening_receiver();
+    send(&mut l, t(0), syn_from_peer(full_syn_ack_options()));
+    let _ = recv(&mut l, t(0));
+    send(&mut l, t(1), seg(TcpFlags::RST, IRS + 1, 0));
+    assert_eq!(
+        (l.state(), l.negotiated(), l.poll_timeout()),
+        (State::Listen, None, None)
+    );
+    let mut again = syn_from_peer(TcpOptions::default());
+    again.seq = IRS + 7;
+    send(&mut l, t(2), again);
+    let sa = recv(&mut l, t(2)).expect("SYN-ACK");
+    assert_eq!(sa.tcp.ack, IRS + 8);
     // An ACK to a listener: RST with its ack number as sequence number.
     let mut l = listening_receiver();
     send(&mut l, t(0), seg(TcpFlags::ACK, 5, 99));
