@@ -132,6 +132,7 @@ impl Connection {
     fn take_syn(&mut self, t: &TcpHeader, passive: bool) {
         self.irs = t.seq;
         self.theirs = SeqMap::after_syn(t.seq);
+        self.peer_syn_window = t.window;
         let o = &t.options;
         let ours = &self.cfg.tcp;
         let ws = self.cfg.window_scale.zip(o.window_scale);
@@ -167,6 +168,10 @@ impl Connection {
         let room = if n.timestamps { 3 } else { 4 };
         cfg.sack_blocks = if n.sack { cfg.sack_blocks.min(room) } else { 0 };
         cfg.ecn = n.ecn;
+        if let Role::Sender { .. } = self.role {
+            // A sender core's rcv_buf is only its window before the first ACK: the peer's.
+            cfg.rcv_buf = (self.peer_syn_window as u64).max(cfg.mss as u64);
+        }
         let core = match &self.role {
             Role::Sender {
                 controller,

@@ -245,6 +245,8 @@ pub struct Connection {
     /// SYN / SYN-ACK / FIN retransmission timer.
     rtx: Option<Backoff>,
     time_wait_until: Option<Time>,
+    /// The window field of the peer's SYN (never scaled): a sender core's initial window.
+    peer_syn_window: u16,
     /// Opened by `listen`, with this remote port (0: any): a RST in `SynReceived` returns
     /// to `Listen` (RFC 9293 section 3.10.7.4).
     listen_port: Option<u16>,
@@ -292,6 +294,7 @@ impl Connection {
             send_rst: None,
             rtx: None,
             time_wait_until: None,
+            peer_syn_window: 0,
             listen_port: None,
             scratch: Vec::with_capacity(128),
         })

@@ -141,6 +141,7 @@ fn established_sender(bytes: u64) -> Connection {
     let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
     sa.options = full_syn_ack_options();
     sa.options.timestamps = Some((PEER_TS, ts));
+    sa.window = 65160; // Linux's
     send(&mut c, t(10), sa);
     c
 }
@@ -203,6 +204,10 @@ fn syn_ack_negotiates_and_configures_the_core() {
     );
     let core = c.core_config().expect("core");
     assert_eq!(core.mss, 1388, "peer MSS less the timestamp option");
+    assert_eq!(
+        core.rcv_buf, 65160,
+        "the SYN-ACK's window: the sender's until the first ACK"
+    );
     assert!(core.timestamps);
     assert_eq!(core.sack_blocks, 3);
     // The initial window of data; the first segment carries the handshake's ACK.
@@ -229,6 +234,26 @@ fn syn_ack_negotiates_and_configures_the_core() {
     }
     // The first data byte sits past the wrap of the 32-bit space.
     assert!(data[1].tcp.seq < ISS);
+}
+
+#[test]
+fn the_syn_ack_window_limits_the_first_flight() {
+    let mut c = Connection::connect(t(0), cfg(), sender_role(100_000)).expect("config");
+    let _ = recv(&mut c, t(0));
+    let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
+    sa.options = full_syn_ack_options();
+    sa.window = 2000; // one segment of 1388 fits, not the initial window's two
+    send(&mut c, t(10), sa);
+    let data = recv_all(&mut c, t(10));
+    assert_eq!(data.len(), 1);
+    // A scaled window in the first ACK (1000 << 9) opens it.
+    let acked = ISS.wrapping_add(1 + 1388);
+    send(
+        &mut c,
+        t(20),
+        seg(TcpFlags::ACK, IRS + 1, acked).ts(PEER_TS, 0),
+    );
+    assert!(recv_all(&mut c, t(20)).len() >= 2);
 }
 
 #[test]
@@ -932,6 +957,7 @@ fn an_unbounded_sender_sends_until_closed() {
     let _ = recv(&mut c, t(0));
     let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
     sa.options = full_syn_ack_options();
+    sa.window = 65160;
     send(&mut c, t(10), sa);
     let _ = recv_all(&mut c, t(10));
     let acked = ISS.wrapping_add(1 + 2 * 1388);
