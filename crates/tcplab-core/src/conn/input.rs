@@ -94,7 +94,19 @@ impl Connection {
         let t = &p.tcp;
         if t.flags.contains(TcpFlags::RST) {
             if t.seq == self.rcv_nxt_wire() {
-                self.finish(Outcome::Reset);
+                match self.listen_port {
+                    // A passive open goes back to listening.
+                    Some(port) => {
+                        self.state = State::Listen;
+                        self.cfg.remote.1 = port;
+                        self.negotiated = None;
+                        self.ts_recent = None;
+                        self.rtx = None;
+                        self.send_syn = false;
+                        self.send_ack = false;
+                    }
+                    None => self.finish(Outcome::Reset),
+                }
             }
             return;
         }
@@ -120,6 +132,7 @@ impl Connection {
     fn take_syn(&mut self, t: &TcpHeader, passive: bool) {
         self.irs = t.seq;
         self.theirs = SeqMap::after_syn(t.seq);
+        self.peer_syn_window = t.window;
         let o = &t.options;
         let ours = &self.cfg.tcp;
         let ws = self.cfg.window_scale.zip(o.window_scale);
@@ -130,6 +143,7 @@ impl Connection {
             peer_mss: o.mss.unwrap_or(DEFAULT_MSS).max(MIN_MSS),
             sack: ours.sack_blocks > 0 && o.sack_permitted,
             timestamps: ours.timestamps && o.timestamps.is_some(),
+            window_scaling: ws.is_some(),
             snd_wscale: ws.map_or(0, |w| w.1.min(MAX_WSCALE)),
             rcv_wscale: ws.map_or(0, |w| w.0.min(MAX_WSCALE)),
             ecn,
@@ -154,6 +168,10 @@ impl Connection {
         let room = if n.timestamps { 3 } else { 4 };
         cfg.sack_blocks = if n.sack { cfg.sack_blocks.min(room) } else { 0 };
         cfg.ecn = n.ecn;
+        if let Role::Sender { .. } = self.role {
+            // A sender core's rcv_buf is only its window before the first ACK: the peer's.
+            cfg.rcv_buf = (self.peer_syn_window as u64).max(cfg.mss as u64);
+        }
         let core = match &self.role {
             Role::Sender {
                 controller,
@@ -267,6 +285,7 @@ impl Connection {
             };
             s.on_segment(now, &a);
         }
+        self.arm_fin_timer(now);
     }
 
     fn on_data(&mut self, now: Time, p: &TcpPacket<'_>) {

@@ -18,12 +18,14 @@
 //!
 //! # Simplifications (see docs/real-tcp.md)
 //!
-//! - A sending connection sends its FIN once every data byte is acknowledged (the core's
-//!   `is_finished`), not right behind the last byte: the close costs one more round trip.
+//! - A sending connection's FIN follows its last data byte; the FIN's own retransmission
+//!   timer starts once every data byte is acknowledged (the core repairs the data).
 //! - Data a sending connection receives is ignored (not acknowledged); payload bytes it
 //!   sends are [`payload_byte`] of their sequence number.
 //! - No urgent data, no simultaneous open beyond answering a SYN in `SynSent` with a
 //!   SYN-ACK, no SYN cookies, no keepalive, no zero-window probes, no PAWS check.
+
+#![warn(missing_docs)]
 
 mod input;
 mod output;
@@ -161,6 +163,9 @@ pub struct Negotiated {
     pub sack: bool,
     /// Both sides sent timestamps.
     pub timestamps: bool,
+    /// Both sides sent the window scale option (RFC 7323: windows in segments after the
+    /// SYNs are scaled).
+    pub window_scaling: bool,
     /// Shift of the windows the peer advertises (0 without window scaling).
     pub snd_wscale: u8,
     /// Shift of the windows we advertise.
@@ -240,6 +245,11 @@ pub struct Connection {
     /// SYN / SYN-ACK / FIN retransmission timer.
     rtx: Option<Backoff>,
     time_wait_until: Option<Time>,
+    /// The window field of the peer's SYN (never scaled): a sender core's initial window.
+    peer_syn_window: u16,
+    /// Opened by `listen`, with this remote port (0: any): a RST in `SynReceived` returns
+    /// to `Listen` (RFC 9293 section 3.10.7.4).
+    listen_port: Option<u16>,
     /// Headers are built here before the payload is known (no allocation per packet).
     scratch: Vec<u8>,
 }
@@ -284,6 +294,8 @@ impl Connection {
             send_rst: None,
             rtx: None,
             time_wait_until: None,
+            peer_syn_window: 0,
+            listen_port: None,
             scratch: Vec::with_capacity(128),
         })
     }
@@ -301,7 +313,10 @@ impl Connection {
 
     /// Passive open: waits for a SYN from `cfg.remote` (any port if its port is 0).
     pub fn listen(cfg: ConnConfig, role: Role) -> Result<Connection, ConfigError> {
-        Connection::new(cfg, role, State::Listen)
+        let port = cfg.remote.1;
+        let mut c = Connection::new(cfg, role, State::Listen)?;
+        c.listen_port = Some(port);
+        Ok(c)
     }
 
     /// The current state.

@@ -1,6 +1,6 @@
 //! Packets to the peer.
 
-use super::{payload_byte, Connection, Core, State};
+use super::{payload_byte, Connection, Core, Role, State};
 use crate::wire::{
     self, checksum::sum16, Ecn, Ipv4Header, TcpFlags, TcpHeader, TcpOptions, WireSackBlock,
 };
@@ -41,17 +41,40 @@ impl Connection {
     }
 
     /// Our FIN is due: a receiver's application closed; a sender's wrote its last byte (or
-    /// closed) and every byte is acknowledged.
+    /// closed) and that byte has been sent: the FIN follows right behind it, as Linux's does.
     fn fin_due(&self) -> bool {
         if self.fin_sent.is_some() || !matches!(self.state, State::Established | State::CloseWait) {
             return false;
         }
         match &self.core {
-            // Finished: every byte written (app_bytes, or closed) and acknowledged.
-            Core::Sender(s) => s.is_finished(),
+            Core::Sender(s) => {
+                let app_bytes = match &self.role {
+                    Role::Sender { app_bytes, .. } => *app_bytes,
+                    Role::Receiver => None,
+                };
+                // Once closed the core writes nothing more: snd_nxt is the end.
+                s.is_finished() || self.fin_wanted || app_bytes.is_some_and(|n| s.snd_nxt().0 >= n)
+            }
             Core::Receiver(_) => self.fin_wanted,
             Core::None => false,
         }
+    }
+
+    /// The FIN's retransmission timer runs once the FIN is all that is unacknowledged (the
+    /// core retransmits data before it).
+    pub(super) fn arm_fin_timer(&mut self, now: Time) {
+        if self.fin_acked || self.rtx.is_some() || self.fin_sent.is_none() {
+            return;
+        }
+        let rto = match &self.core {
+            Core::Sender(s) if !s.is_finished() => return,
+            Core::Sender(s) => s.rtt().rto(),
+            _ => self.cfg.tcp.rto_initial,
+        };
+        self.rtx = Some(super::Backoff {
+            deadline: now + rto,
+            tries: 0,
+        });
     }
 
     fn emit_fin(&mut self, now: Time, out: &mut Vec<u8>) -> usize {
@@ -64,14 +87,7 @@ impl Connection {
                     State::CloseWait => State::LastAck,
                     _ => State::FinWait1,
                 };
-                let rto = match &self.core {
-                    Core::Sender(s) => s.rtt().rto(),
-                    _ => self.cfg.tcp.rto_initial,
-                };
-                self.rtx = Some(super::Backoff {
-                    deadline: now + rto,
-                    tries: 0,
-                });
+                self.arm_fin_timer(now);
                 fin
             }
         };
@@ -88,9 +104,7 @@ impl Connection {
         let ts_recent = self.ts_recent.unwrap_or(0);
         match &mut self.core {
             Core::Sender(s) => {
-                if self.fin_sent.is_some() {
-                    return None;
-                }
+                // After the FIN only retransmissions remain: the core has nothing new.
                 let d = s.poll_transmit(now)?;
                 let options = TcpOptions {
                     timestamps: d.ts_val.map(|t| (self.clock.to_wire(t), ts_recent)),
@@ -161,19 +175,13 @@ impl Connection {
             (true, Some(n)) => (
                 n.sack,
                 n.timestamps,
-                self.cfg
-                    .window_scale
-                    .filter(|_| n.rcv_wscale > 0 || n.snd_wscale > 0),
+                n.window_scaling.then_some(n.rcv_wscale),
             ),
             _ => (
                 tcp_cfg.sack_blocks > 0,
                 tcp_cfg.timestamps,
                 self.cfg.window_scale,
             ),
-        };
-        let ws = match (passive, n) {
-            (true, Some(n)) => ws.map(|_| n.rcv_wscale),
-            _ => ws,
         };
         let options = TcpOptions {
             mss: Some(self.cfg.mss),

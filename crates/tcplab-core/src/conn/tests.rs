@@ -141,6 +141,7 @@ fn established_sender(bytes: u64) -> Connection {
     let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
     sa.options = full_syn_ack_options();
     sa.options.timestamps = Some((PEER_TS, ts));
+    sa.window = 65160; // Linux's
     send(&mut c, t(10), sa);
     c
 }
@@ -195,6 +196,7 @@ fn syn_ack_negotiates_and_configures_the_core() {
             peer_mss: 1400,
             sack: true,
             timestamps: true,
+            window_scaling: true,
             snd_wscale: 9,
             rcv_wscale: 7,
             ecn: false,
@@ -202,9 +204,13 @@ fn syn_ack_negotiates_and_configures_the_core() {
     );
     let core = c.core_config().expect("core");
     assert_eq!(core.mss, 1388, "peer MSS less the timestamp option");
+    assert_eq!(
+        core.rcv_buf, 65160,
+        "the SYN-ACK's window: the sender's until the first ACK"
+    );
     assert!(core.timestamps);
     assert_eq!(core.sack_blocks, 3);
-    // The handshake ACK, then the initial window of data.
+    // The initial window of data; the first segment carries the handshake's ACK.
     let out = recv_all(&mut c, t(10));
     assert_eq!(out[0].tcp.flags, TcpFlags::ACK);
     assert_eq!(out[0].tcp.seq, ISS.wrapping_add(1));
@@ -231,6 +237,26 @@ fn syn_ack_negotiates_and_configures_the_core() {
 }
 
 #[test]
+fn the_syn_ack_window_limits_the_first_flight() {
+    let mut c = Connection::connect(t(0), cfg(), sender_role(100_000)).expect("config");
+    let _ = recv(&mut c, t(0));
+    let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
+    sa.options = full_syn_ack_options();
+    sa.window = 2000; // one segment of 1388 fits, not the initial window's two
+    send(&mut c, t(10), sa);
+    let data = recv_all(&mut c, t(10));
+    assert_eq!(data.len(), 1);
+    // A scaled window in the first ACK (1000 << 9) opens it.
+    let acked = ISS.wrapping_add(1 + 1388);
+    send(
+        &mut c,
+        t(20),
+        seg(TcpFlags::ACK, IRS + 1, acked).ts(PEER_TS, 0),
+    );
+    assert!(recv_all(&mut c, t(20)).len() >= 2);
+}
+
+#[test]
 fn syn_ack_without_options_turns_them_off() {
     let newreno = Role::Sender {
         controller: ControllerSpec::named("reno"),
@@ -246,7 +272,10 @@ fn syn_ack_without_options_turns_them_off() {
     );
     let n = c.negotiated().expect("negotiated");
     assert_eq!((n.peer_mss, n.sack, n.timestamps), (536, false, false));
-    assert_eq!((n.snd_wscale, n.rcv_wscale), (0, 0));
+    assert_eq!(
+        (n.window_scaling, n.snd_wscale, n.rcv_wscale),
+        (false, 0, 0)
+    );
     let core = c.core_config().expect("core");
     assert_eq!(
         (core.mss, core.timestamps, core.sack_blocks),
@@ -346,6 +375,21 @@ fn passive_open_answers_what_the_syn_offered() {
             ..TcpOptions::default()
         }
     );
+    // A window scale of 0 offered is still answered (scaling on, shift 0 from the peer).
+    let mut ws0 = listening_receiver();
+    send(
+        &mut ws0,
+        t(0),
+        syn_from_peer(TcpOptions {
+            window_scale: Some(0),
+            ..TcpOptions::default()
+        }),
+    );
+    let sa = recv(&mut ws0, t(0)).expect("SYN-ACK");
+    assert_eq!(sa.tcp.options.window_scale, Some(7));
+    assert!(ws0
+        .negotiated()
+        .is_some_and(|n| n.window_scaling && n.snd_wscale == 0));
     // SACK without timestamps: NOP NOP SACK-perm.
     let mut sack_only = listening_receiver();
     send(
@@ -639,6 +683,20 @@ fn resets() {
     assert_eq!(r.tcp.flags, TcpFlags::RST | TcpFlags::ACK);
     assert_eq!((r.tcp.seq, r.tcp.ack), (ISS.wrapping_add(1), IRS + 1));
     assert_eq!(c.outcome(), Some(Outcome::Aborted));
+    // A RST answering our SYN-ACK returns a passive open to Listen; a new SYN is taken.
+    let mut l = listening_receiver();
+    send(&mut l, t(0), syn_from_peer(full_syn_ack_options()));
+    let _ = recv(&mut l, t(0));
+    send(&mut l, t(1), seg(TcpFlags::RST, IRS + 1, 0));
+    assert_eq!(
+        (l.state(), l.negotiated(), l.poll_timeout()),
+        (State::Listen, None, None)
+    );
+    let mut again = syn_from_peer(TcpOptions::default());
+    again.seq = IRS + 7;
+    send(&mut l, t(2), again);
+    let sa = recv(&mut l, t(2)).expect("SYN-ACK");
+    assert_eq!(sa.tcp.ack, IRS + 8);
     // An ACK to a listener: RST with its ack number as sequence number.
     let mut l = listening_receiver();
     send(&mut l, t(0), seg(TcpFlags::ACK, 5, 99));
@@ -761,4 +819,169 @@ fn sender_and_receiver_connections_transfer_and_close() {
     assert_eq!(a.outcome(), Some(Outcome::Orderly));
     assert_eq!(b.outcome(), Some(Outcome::Orderly));
     assert!(a.sender().is_some_and(|s| s.counters().retransmits > 0));
+}
+
+/// Acknowledges everything `c` sent in `out` (and the FIN if `fin_too`); returns the ack.
+fn ack_all(out: &[Out]) -> Option<u32> {
+    out.iter()
+        .filter(|o| !o.payload.is_empty())
+        .map(|o| o.tcp.seq.wrapping_add(o.payload.len() as u32))
+        .max_by_key(|&e| e.wrapping_sub(ISS))
+}
+
+#[test]
+fn sender_fin_follows_the_last_byte_and_the_core_repairs_data_before_it() {
+    let mut c = established_sender(2 * 1388);
+    let out = recv_all(&mut c, t(10));
+    let end = ISS.wrapping_add(1 + 2 * 1388);
+    let kinds: Vec<(TcpFlags, usize)> =
+        out.iter().map(|o| (o.tcp.flags, o.payload.len())).collect();
+    assert_eq!(
+        kinds,
+        [
+            (TcpFlags::ACK, 1388),
+            (TcpFlags::ACK, 1388),
+            (TcpFlags::ACK | TcpFlags::FIN, 0)
+        ],
+        "the data (the first segment is the handshake's ACK), the FIN right behind it"
+    );
+    assert_eq!(out[2].tcp.seq, end);
+    assert_eq!(c.state(), State::FinWait1);
+    assert!(c.rtx.is_none(), "no FIN timer while data is unacknowledged");
+    // The second segment is lost: the peer acknowledges the first only.
+    let tsv = out[0].tcp.options.timestamps.map_or(0, |x| x.0);
+    send(
+        &mut c,
+        t(30),
+        seg(TcpFlags::ACK, IRS + 1, ISS.wrapping_add(1389)).ts(PEER_TS, tsv),
+    );
+    assert!(c.rtx.is_none());
+    let rto = c.poll_timeout().expect("the core's RTO");
+    c.on_timeout(rto);
+    let again = recv(&mut c, rto).expect("retransmission");
+    assert_eq!(
+        (again.tcp.seq, again.payload.len()),
+        (ISS.wrapping_add(1389), 1388)
+    );
+    assert_eq!(again.tcp.flags, TcpFlags::ACK, "data, no FIN");
+    assert_eq!(again.tcp.ack, IRS + 1);
+    // The repair and the FIN are acknowledged together.
+    send(
+        &mut c,
+        rto + Dur::from_millis(20),
+        seg(TcpFlags::ACK, IRS + 1, end.wrapping_add(1)).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.state(), State::FinWait2);
+    assert!(c.sender().is_some_and(|s| s.is_finished()));
+}
+
+#[test]
+fn sender_fin_is_retransmitted_once_the_data_is_acknowledged() {
+    let mut c = established_sender(2 * 1388);
+    let _ = recv_all(&mut c, t(10));
+    let end = ISS.wrapping_add(1 + 2 * 1388);
+    // All data acknowledged, the FIN not (lost): its timer starts.
+    send(
+        &mut c,
+        t(30),
+        seg(TcpFlags::ACK, IRS + 1, end).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.state(), State::FinWait1);
+    let at = c.poll_timeout().expect("FIN timer");
+    assert!(c.rtx.is_some_and(|b| b.deadline == at));
+    c.on_timeout(at);
+    let f = recv(&mut c, at).expect("FIN again");
+    assert_eq!(
+        (f.tcp.flags, f.tcp.seq),
+        (TcpFlags::ACK | TcpFlags::FIN, end)
+    );
+    send(
+        &mut c,
+        at + Dur::from_millis(20),
+        seg(TcpFlags::ACK, IRS + 1, end.wrapping_add(1)).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.state(), State::FinWait2);
+}
+
+#[test]
+fn peer_closes_before_the_sender_is_done() {
+    let mut c = established_sender(10 * 1388);
+    let mut out = recv_all(&mut c, t(10));
+    // The peer (a receiver closing first) sends its FIN before acknowledging anything.
+    send(
+        &mut c,
+        t(20),
+        seg(TcpFlags::ACK | TcpFlags::FIN, IRS + 1, ISS.wrapping_add(1)).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.state(), State::CloseWait);
+    let a = recv(&mut c, t(20)).expect("ACK of the FIN");
+    assert_eq!((a.tcp.flags, a.tcp.ack), (TcpFlags::ACK, IRS + 2));
+    // We keep sending; acknowledge everything until our FIN comes.
+    let end = ISS.wrapping_add(1 + 10 * 1388);
+    let mut now = t(30);
+    let fin = loop {
+        if let Some(f) = out.iter().find(|o| o.tcp.flags.contains(TcpFlags::FIN)) {
+            break f.tcp.seq;
+        }
+        let acked = ack_all(&out).expect("data was sent");
+        send(
+            &mut c,
+            now,
+            seg(TcpFlags::ACK, IRS + 2, acked).ts(PEER_TS, 0),
+        );
+        out = recv_all(&mut c, now);
+        assert!(
+            out.iter().all(|o| o.tcp.ack == IRS + 2),
+            "the peer's FIN stays acknowledged"
+        );
+        now += Dur::from_millis(10);
+    };
+    assert_eq!(fin, end);
+    assert_eq!(c.state(), State::LastAck);
+    send(
+        &mut c,
+        now,
+        seg(TcpFlags::ACK, IRS + 2, end.wrapping_add(1)).ts(PEER_TS, 0),
+    );
+    assert_eq!(c.outcome(), Some(Outcome::Orderly));
+}
+
+#[test]
+fn an_unbounded_sender_sends_until_closed() {
+    let role = Role::Sender {
+        controller: ControllerSpec::named("reno"),
+        recovery: RecoverySpec::named("sack"),
+        app_bytes: None,
+    };
+    let mut c = Connection::connect(t(0), cfg(), role).expect("config");
+    let _ = recv(&mut c, t(0));
+    let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
+    sa.options = full_syn_ack_options();
+    sa.window = 65160;
+    send(&mut c, t(10), sa);
+    let _ = recv_all(&mut c, t(10));
+    let acked = ISS.wrapping_add(1 + 2 * 1388);
+    send(
+        &mut c,
+        t(20),
+        seg(TcpFlags::ACK, IRS + 1, acked).ts(PEER_TS, 0),
+    );
+    let more = recv_all(&mut c, t(20));
+    assert!(
+        more.iter().all(|o| o.payload.len() == 1388),
+        "more data, no FIN"
+    );
+    c.close();
+    let end = ISS.wrapping_add(1 + (2 + more.len() as u32) * 1388);
+    send(
+        &mut c,
+        t(30),
+        seg(TcpFlags::ACK, IRS + 1, end).ts(PEER_TS, 0),
+    );
+    let f = recv(&mut c, t(30)).expect("FIN");
+    assert_eq!(
+        (f.tcp.flags, f.tcp.seq),
+        (TcpFlags::ACK | TcpFlags::FIN, end)
+    );
+    assert_eq!(c.state(), State::FinWait1);
 }

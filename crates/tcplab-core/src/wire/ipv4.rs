@@ -65,7 +65,8 @@ impl Ecn {
 /// An IPv4 header. Emitted without options (IHL 5); decoding skips options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ipv4Header {
-    /// Differentiated Services code point (six bits, the high bits of the former TOS byte).
+    /// Differentiated Services code point (six bits, the high bits of the former TOS byte;
+    /// higher bits are not written).
     pub dscp: u8,
     /// ECN codepoint.
     pub ecn: Ecn,
@@ -106,7 +107,7 @@ impl Ipv4Header {
     /// Writes the 20-byte header, header checksum included, into `out`.
     pub fn write(&self, out: &mut [u8; IPV4_HEADER_LEN]) {
         out[0] = 0x45;
-        out[1] = (self.dscp << 2) | self.ecn.bits();
+        out[1] = ((self.dscp & 0x3f) << 2) | self.ecn.bits();
         out[2..4].copy_from_slice(&self.total_len.to_be_bytes());
         out[4..6].copy_from_slice(&self.ident.to_be_bytes());
         out[6] = if self.dont_fragment { 0x40 } else { 0 };
