@@ -20,7 +20,8 @@
 //! [`flow_receiver`] (the endpoints' event loops). UDP constant-bit-rate flows (also
 //! `tcplab-flow`): [`cbr_wire`] (the datagram's header), [`cbr_config`] (an end's config: a
 //! UDP flow of a canonical scenario), [`cbr_sender`] and [`cbr_receiver`]. [`process`]: the
-//! binaries' signal handling and scheduling.
+//! binaries' signal handling and scheduling. tcplab's sender speaking real TCP on a host
+//! attached by a socket ([`device`]): [`tcp_sender`] (`tcplab-flow tcp-send`, issue 14).
 
 pub mod cbr_config;
 pub mod cbr_receiver;
@@ -41,6 +42,7 @@ pub mod plan;
 pub mod process;
 pub mod report;
 pub mod stream;
+pub mod tcp_sender;
 pub mod tun;
 pub mod udp;
 pub mod wire;

@@ -33,13 +33,18 @@ mod output;
 mod tests;
 
 use crate::wire::{SeqMap, TsClock};
-use crate::{ConfigError, ControllerSpec, Dur, Receiver, RecoverySpec, Sender, TcpConfig, Time};
+use crate::{
+    ConfigError, ControllerSpec, DataSegment, Dur, Receiver, RecoverySpec, Sender, TcpConfig, Time,
+    TxKind,
+};
 
 /// The byte a sending connection puts at core sequence number `seq` of its stream, so that a
-/// receiver can check what arrived.
+/// receiver can check what arrived: the stream of the live testbed's Linux endpoints
+/// (`python/tcplab/live/linux_endpoint.py`), 64-bit big-endian words, word `k` holding `k`,
+/// so a Linux sink checks a tcplab sender's bytes and tcplab's receiver a Linux sender's.
 #[inline]
 pub fn payload_byte(seq: u64) -> u8 {
-    (seq % 251) as u8
+    ((seq / 8) >> (8 * (7 - seq % 8))) as u8
 }
 
 /// What the connection does with the data direction.
@@ -215,6 +220,8 @@ pub struct Connection {
     state: State,
     outcome: Option<Outcome>,
     core: Core,
+    /// The data segment of the last packet polled, and its kind ([`Connection::take_transmitted`]).
+    transmitted: Option<(DataSegment, TxKind)>,
     /// The core configuration after negotiation.
     core_cfg: Option<TcpConfig>,
     negotiated: Option<Negotiated>,
@@ -277,6 +284,7 @@ impl Connection {
             state,
             outcome: None,
             core: Core::None,
+            transmitted: None,
             core_cfg: None,
             negotiated: None,
             irs: 0,
@@ -349,6 +357,19 @@ impl Connection {
             Core::Sender(s) => Some(s),
             _ => None,
         }
+    }
+    /// Mutable access to the core sender (to drain its loss responses and log).
+    pub fn sender_mut(&mut self) -> Option<&mut Sender> {
+        match &mut self.core {
+            Core::Sender(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The data segment the last [`Connection::poll_packet`] carried and what it was (new
+    /// data or which retransmission), once: what a driver records as the transmission's
+    /// fact.
+    pub fn take_transmitted(&mut self) -> Option<(DataSegment, TxKind)> {
+        self.transmitted.take()
     }
     /// The core receiver, once established (Receiver role).
     pub fn receiver(&self) -> Option<&Receiver> {
@@ -470,5 +491,22 @@ impl Connection {
         self.send_syn = false;
         self.send_ack = false;
         self.send_fin = false;
+    }
+}
+
+#[cfg(test)]
+mod payload_tests {
+    use super::payload_byte;
+
+    #[test]
+    fn the_payload_is_the_linux_endpoints_stream_of_big_endian_word_numbers() {
+        // python/tcplab/live/linux_endpoint.py: word k (bytes 8k..8k+8) holds k, big-endian
+        let bytes: Vec<u8> = (0..24).map(payload_byte).collect();
+        assert_eq!(&bytes[..8], &[0; 8]);
+        assert_eq!(&bytes[8..16], &[0, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(&bytes[16..24], &[0, 0, 0, 0, 0, 0, 0, 2]);
+        let k: u64 = 0x0102_0304_0506_0708;
+        let word: Vec<u8> = (8 * k..8 * k + 8).map(payload_byte).collect();
+        assert_eq!(word, k.to_be_bytes());
     }
 }

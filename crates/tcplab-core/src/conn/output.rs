@@ -105,7 +105,8 @@ impl Connection {
         match &mut self.core {
             Core::Sender(s) => {
                 // After the FIN only retransmissions remain: the core has nothing new.
-                let d = s.poll_transmit(now)?;
+                let (d, kind) = s.poll_transmit_with_kind(now)?;
+                self.transmitted = Some((d, kind));
                 let options = TcpOptions {
                     timestamps: d.ts_val.map(|t| (self.clock.to_wire(t), ts_recent)),
                     ..TcpOptions::default()

@@ -7,48 +7,73 @@
 //! sink of UDP constant-bit-rate flow `flow` (`scenario.udp`; config: [`CbrConfig`]), alike
 //! in how they start, stop and what they write. Bad input: one line on stderr, exit status 2.
 //!
+//! `tcp-send --fd N` is flow `flow`'s sender speaking real TCP (tcplab-core's connection
+//! layer) on the inherited `SOCK_SEQPACKET` socket `N` that attaches its host to the
+//! emulator (docs/real-tcp.md); it writes what `send` writes.
+//!
 //! Usage: tcplab-flow send|recv|udp-send|udp-recv --config FILE --out DIR
+//!        tcplab-flow tcp-send --config FILE --out DIR --fd N
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tcplab_live::cbr_config::CbrConfig;
 use tcplab_live::flow_config::FlowConfig;
-use tcplab_live::{cbr_receiver, cbr_sender, flow_receiver, flow_sender, process};
+use tcplab_live::{
+    cbr_receiver, cbr_sender, device, flow_receiver, flow_sender, process, tcp_sender,
+};
 
-const ROLES: [&str; 4] = ["send", "recv", "udp-send", "udp-recv"];
+const ROLES: [&str; 5] = ["send", "recv", "udp-send", "udp-recv", "tcp-send"];
 
 enum Config {
     Tcplab(FlowConfig),
     Udp(CbrConfig),
 }
 
-fn args() -> Result<(String, PathBuf, PathBuf), String> {
+struct Args {
+    role: String,
+    config: PathBuf,
+    out: PathBuf,
+    fd: Option<String>,
+}
+
+fn args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let role = it
         .next()
-        .ok_or("send, recv, udp-send or udp-recv is required")?;
+        .ok_or(format!("one of {} is required", ROLES.join(", ")))?;
     if !ROLES.contains(&role.as_str()) {
-        return Err(format!("role = {role:?}: send, recv, udp-send or udp-recv"));
+        return Err(format!("role = {role:?}: one of {}", ROLES.join(", ")));
     }
-    let (mut config, mut out) = (None, None);
+    let (mut config, mut out, mut fd) = (None, None, None);
     while let Some(k) = it.next() {
         let v = it.next().ok_or(format!("{k}: a value is missing"))?;
         match k.as_str() {
             "--config" => config = Some(PathBuf::from(v)),
             "--out" => out = Some(PathBuf::from(v)),
+            "--fd" => fd = Some(v),
             _ => return Err(format!("unknown argument {k:?}")),
         }
     }
-    Ok((
+    if (role == "tcp-send") != fd.is_some() {
+        return Err("--fd: given with tcp-send, and only then".into());
+    }
+    Ok(Args {
         role,
-        config.ok_or("--config is required")?,
-        out.ok_or("--out is required")?,
-    ))
+        config: config.ok_or("--config is required")?,
+        out: out.ok_or("--out is required")?,
+        fd,
+    })
 }
 
 fn main() -> ExitCode {
     process::install();
-    let parsed = args().and_then(|(role, config, out)| {
+    let parsed = args().and_then(|a| {
+        let Args {
+            role,
+            config,
+            out,
+            fd,
+        } = a;
         let text =
             std::fs::read_to_string(&config).map_err(|e| format!("config = {config:?}: {e}"))?;
         let cfg = if role.starts_with("udp-") {
@@ -59,9 +84,13 @@ fn main() -> ExitCode {
         if !out.is_dir() {
             return Err(format!("out = {out:?}: not a directory"));
         }
-        Ok((role, cfg, out))
+        let dev = match fd {
+            Some(n) => Some(device::open(&format!("fd:{n}"), "").map_err(|e| format!("--fd {e}"))?),
+            None => None,
+        };
+        Ok((role, cfg, out, dev))
     });
-    let (role, cfg, out) = match parsed {
+    let (role, cfg, out, dev) = match parsed {
         Ok(x) => x,
         Err(e) => {
             eprintln!("tcplab-flow: {e}");
@@ -71,6 +100,9 @@ fn main() -> ExitCode {
     let stop = &process::STOP;
     let run = match (&cfg, role.as_str()) {
         (Config::Tcplab(c), "send") => flow_sender::run(c, &out, stop),
+        (Config::Tcplab(c), "tcp-send") => {
+            tcp_sender::run(c, dev.expect("--fd checked"), &out, stop)
+        }
         (Config::Tcplab(c), _) => flow_receiver::run(c, &out, stop),
         (Config::Udp(c), "udp-send") => cbr_sender::run(c, &out, stop),
         (Config::Udp(c), _) => cbr_receiver::run(c, &out, stop),

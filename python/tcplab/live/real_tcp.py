@@ -1,0 +1,123 @@
+"""tcplab's sender speaking real TCP to an unmodified Linux receiver (issue 14,
+docs/real-tcp.md).
+
+The flow's source host is attached to the emulator as a user-space endpoint
+(``Testbed.for_scenario(..., attached=(src,))``): no namespace, no kernel on its side, so no
+kernel ever answers its connection. ``tcplab-flow tcp-send`` (tcplab-core's connection layer
+around the flow's sender: its controller and recovery strategy) opens a TCP connection to a
+plain Linux socket sink in the destination's namespace (``linux_endpoint.py recv``, the one
+``stack = "linux"`` flows use: it reads until the sender closes and checks every byte
+against the stream's pattern), sends the flow's bytes and closes.
+
+:func:`start_real_tcp_flow` starts both ends; :meth:`RealTcpHandle.finish` waits for them
+and returns the sender's summary (what the connection negotiated, counters, facts in
+``sender/facts.jsonl`` as the UDP transport writes them) and the receiver's (bytes read,
+whether intact, its final ``TCP_INFO``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tcplab.live.errors import LiveError
+from tcplab.live.netns import Testbed
+from tcplab.live.transport import PORT, flow_binary, kill_ends
+
+__all__ = ["RealTcpHandle", "RealTcpRun", "start_real_tcp_flow"]
+
+#: How long the sink waits for its connection past the flow's start.
+ACCEPT_WAIT_S = 15.0
+
+
+@dataclass
+class RealTcpRun:
+    sender: dict[str, Any]  # tcplab-flow tcp-send's summary.json
+    receiver: dict[str, Any]  # linux_endpoint.py recv's JSON
+    out_dir: Path
+
+
+class RealTcpHandle:
+    """A started flow: Linux sink listening, tcplab sender running."""
+
+    def __init__(self, tb: Testbed, canonical: dict[str, Any], index: int, origin_ns: int, out_dir: Path,
+                 realtime: bool = False) -> None:
+        spec = canonical["flows"][index]
+        src, dst = spec["src"], spec["dst"]
+        if src not in tb.attached:
+            raise LiveError(f"flows[{index}].src = {src!r}: a tcplab-tcp sender's host must be attached "
+                            "(Testbed.for_scenario(..., attached=...))")
+        if dst not in tb.ns:
+            raise LiveError(f"flows[{index}].dst = {dst!r}: not a namespace of the testbed")
+        self.index, self.out_dir = index, Path(out_dir)
+        self.procs: dict[str, subprocess.Popen[str]] = {}
+        port = PORT + index
+        (self.out_dir / "sender").mkdir(parents=True, exist_ok=True)
+        self.rfile = self.out_dir / "receiver.json"
+        ready = self.out_dir / "receiver.ready"
+        idle = max(0.0, (origin_ns + int(spec.get("start") or 0) - time.monotonic_ns()) * 1e-9) + ACCEPT_WAIT_S
+        endpoint = [sys.executable, str(Path(__file__).with_name("linux_endpoint.py"))]
+        try:
+            self.procs["receiver"] = tb.popen(
+                dst, [*endpoint, "recv", "--port", str(port), "--out", str(self.rfile), "--ready-file", str(ready),
+                      "--idle", str(idle)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 10
+            while not ready.exists():
+                if self.procs["receiver"].poll() is not None or time.monotonic() > deadline:
+                    raise LiveError(f"flows[{index}]: the Linux sink did not start listening")
+                time.sleep(0.01)
+            cfg = {"scenario": canonical, "flow": index, "local": f"{tb.addr[src]}:{port}",
+                   "peer": f"{tb.addr[dst]}:{port}", "clock_origin_ns": origin_ns, "realtime": realtime}
+            (self.out_dir / "sender" / "config.json").write_text(json.dumps(cfg))
+            sock = tb.attachment[src]
+            argv = [str(flow_binary()), "tcp-send", "--config", str(self.out_dir / "sender" / "config.json"),
+                    "--out", str(self.out_dir / "sender"), "--fd", str(sock.fileno())]
+            self.procs["sender"] = tb.popen(src, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                            pass_fds=[sock.fileno()])
+            p = self.procs["sender"]
+            assert p.stdout is not None
+            if p.stdout.readline().strip() != "ready":
+                err = p.communicate()[1] or ""
+                raise LiveError(err.strip().splitlines()[-1] if err.strip() else "tcplab-flow tcp-send did not start")
+        except BaseException:
+            kill_ends(self.procs)
+            raise
+
+    def finish(self, timeout_s: float) -> RealTcpRun:
+        """Waits at most `timeout_s` for the sender to end, then for the sink to have read
+        the whole stream (it ends when the sender's FIN arrives); raises LiveError (one line)
+        when an end failed or did not end. Both are killed in any case."""
+        try:
+            try:
+                _, err = self.procs["sender"].communicate(timeout=max(0.0, timeout_s))
+            except subprocess.TimeoutExpired:
+                raise LiveError(f"flows[{self.index}]: tcplab-flow tcp-send still running "
+                                f"{timeout_s:.1f} s after it was waited for") from None
+            if self.procs["sender"].returncode != 0:
+                lines = (err or "").strip().splitlines()
+                raise LiveError(lines[-1] if lines else f"tcp-send: exit status {self.procs['sender'].returncode}")
+            try:
+                _, err = self.procs["receiver"].communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise LiveError(f"flows[{self.index}]: the Linux sink did not end after the sender closed") from None
+            if self.procs["receiver"].returncode != 0:
+                lines = (err or "").strip().splitlines()
+                raise LiveError(lines[-1] if lines else "the Linux sink failed")
+        finally:
+            kill_ends(self.procs)
+        sender = json.loads((self.out_dir / "sender" / "summary.json").read_text())
+        receiver = json.loads(self.rfile.read_text())
+        return RealTcpRun(sender=sender, receiver=receiver, out_dir=self.out_dir)
+
+
+def start_real_tcp_flow(tb: Testbed, canonical: dict[str, Any], index: int, origin_ns: int, out_dir: Path,
+                        realtime: bool = False) -> RealTcpHandle:
+    """Starts flow `index` of `canonical` as tcplab's sender over real TCP (its source host
+    attached to `tb`) to a Linux sink in its destination's namespace, port 5400 + index;
+    model time 0 at `origin_ns` (CLOCK_MONOTONIC)."""
+    return RealTcpHandle(tb, canonical, index, origin_ns, out_dir, realtime)
