@@ -8,12 +8,13 @@ The protocol is one JSON line each way per connection: the controller sends an e
 longer than :data:`MAX_REQUEST` bytes or not one line, when its envelope fails the checks
 (wrong key, altered, replayed, expired, malformed), when the job names a peer outside the
 configured ``peers``, or when its kind is unknown; the daemon keeps serving. A job that
-runs longer than ``probe_timeout_s`` is answered ``timed out`` (the runner is asked to stop
-and the daemon does not wait for it).
+runs longer than ``probe_timeout_s`` is answered ``probe timed out after ...`` with
+``"reason": "timeout"``: the runner is asked to stop (its stop event) and given
+:data:`STOP_GRACE_S` to end what it started before the answer goes out.
 
 The jobs: ``{"kind": "ping"}`` (answers the host's name), and ``{"kind": "probe", "peer":
 HOST, ...}``, handed to the daemon's probe runner (a callable taking the job and a stop
-event, returning the result; the live transfer runner is the next step of issue 15).
+event, returning the result; the live transfers: :mod:`tcplab.campaign.probe_runner`).
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tcplab.campaign.auth import AuthError, Verifier, load_key, sign
 
-__all__ = ["MAX_REQUEST", "Daemon", "DaemonConfig", "ProbeRunner", "request"]
+__all__ = ["MAX_REQUEST", "STOP_GRACE_S", "Daemon", "DaemonConfig", "ProbeRunner", "request"]
 
 #: Longest request line accepted (bytes).
 MAX_REQUEST = 1 << 20
+#: How long a runner past ``probe_timeout_s`` may take to end what it started.
+STOP_GRACE_S = 10.0
 
 log = logging.getLogger("tcplab.daemon")
 
@@ -63,6 +66,8 @@ class DaemonConfig(BaseModel):
     #: no TLS: only on a loopback address (a local testbed), never between machines
     plaintext: bool = False
     probe_timeout_s: float = Field(default=600.0, gt=0)
+    #: where probes write their traces (``tcplab daemon``: relative to the config file)
+    results_dir: Path = Path("daemon-results")
 
     @model_validator(mode="after")
     def _transport(self) -> DaemonConfig:
@@ -136,10 +141,12 @@ class Daemon:
                 raise AuthError(f"malformed request: longer than {MAX_REQUEST} bytes or not one line")
             with self.lock:
                 job = self.verifier.verify(line, self.now())
-            reply = {"ok": True, "result": self._run(job)}
+            reply: dict[str, Any] = {"ok": True, "result": self._run(job)}
         except (AuthError, _Refused) as e:
             log.warning("refused %s: %s", client[0], e)
             reply = {"ok": False, "error": str(e)}
+            if isinstance(e, _Refused) and e.reason:
+                reply["reason"] = e.reason
         wfile.write(json.dumps(reply).encode() + b"\n")
 
     def _run(self, job: dict[str, Any]) -> dict[str, Any]:
@@ -167,14 +174,20 @@ class Daemon:
         t.join(self.config.probe_timeout_s)
         if t.is_alive():
             stop.set()
-            raise _Refused(f"probe timed out after {self.config.probe_timeout_s:g} s")
+            t.join(STOP_GRACE_S)
+            raise _Refused(f"probe timed out after {self.config.probe_timeout_s:g} s", reason="timeout")
         if "error" in out:
             raise _Refused(out["error"])
         return out["result"]
 
 
 class _Refused(Exception):
-    """A job the daemon does not run (one line)."""
+    """A job the daemon does not run (one line); `reason`: a word for the controller
+    (``timeout``), or None."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def request(address: tuple[str, int], key: bytes, job: dict[str, Any], *, now: float | None = None,
