@@ -1,9 +1,15 @@
-"""The live campaign's daemon command and probe runner (issue 15, part "daemon"): ``tcplab
-daemon`` refuses bad config files in one line (exit 2) and ends cleanly on SIGTERM; probes
-of tcplab's transport and of Linux TCP run between two ends on loopback."""
+"""The live campaign's daemon command, probe runner and local testbed (issue 15, parts
+"daemon" and "local testbed"): ``tcplab daemon`` refuses bad config files in one line (exit
+2) and ends cleanly on SIGTERM; probes of tcplab's transport and of Linux TCP run between
+two ends on loopback; a 3-host testbed comes up, every daemon answers a ping, one probe of
+each stack runs in each direction of each pair with all its bytes delivered, a daemon
+refuses a peer outside its list, a probe past the daemon's limit ends as ``timeout`` with
+no endpoint left running; leaving the testbed (normally, on an exception, on SIGINT to
+``tcplab testbed``) leaves no namespace and no daemon."""
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import shutil
@@ -11,13 +17,14 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.daemon import request
-from tcplab.campaign.probe_runner import ProbeRunner, ProbeSpec
+from tcplab.campaign.probe_runner import ProbeOutcome, ProbeRunner, ProbeSpec, run_probe
 from tcplab.live.transport import flow_binary
 
 KEY = b"0123456789abcdef" * 4
@@ -171,3 +178,122 @@ def test_bad_probe_jobs_are_one_line(tmp_path: Path) -> None:
         with pytest.raises(RuntimeError) as e:
             r(job, threading.Event())
         assert message in str(e.value) and "\n" not in str(e.value), (case, str(e.value))
+
+
+# -- the testbed ----------------------------------------------------------------------------------
+
+
+def _spec(tb, probe: str, src: str, dst: str, protocol: dict, n: int = N_BYTES, limit: float = 30) -> ProbeSpec:
+    return ProbeSpec(probe=probe, source=src, sink=dst, source_address=tb.hosts[src].address,
+                     sink_address=tb.hosts[dst].address, protocol=protocol, bytes=n, time_limit_s=limit)
+
+
+def _endpoints(tb) -> dict[str, list[str]]:
+    """What runs in each host's namespace besides its daemon and the cross traffic."""
+    out = {}
+    for h in tb.hosts.values():
+        pids = subprocess.run(["ip", "netns", "pids", h.namespace], capture_output=True, text=True).stdout.split()
+        daemon = tb.daemons[h.name].pid
+        cmds = [Path(f"/proc/{p}/cmdline").read_text().replace("\0", " ")
+                for p in pids if int(p) != daemon and Path(f"/proc/{p}").exists()]
+        out[h.name] = [c for c in cmds if str(tb.out_dir / "cross") not in c]
+    return out
+
+
+@needs_testbed
+def test_a_three_host_testbed_runs_probes_of_each_stack_in_every_direction(tmp_path: Path) -> None:
+    from tcplab.campaign.testbed import Testbed
+
+    before = _namespaces()
+    t0 = time.perf_counter()
+    with Testbed(3, POPULATION, seed=5, out_dir=tmp_path / "tb", probe_timeout_s=6) as tb:
+        up_s = time.perf_counter() - t0
+        ours = {h.namespace for h in tb.hosts.values()}
+        assert ours <= _namespaces() and len(ours) == 3
+        daemons = {h.name: h.daemon for h in tb.hosts.values()}
+        pids = [p.pid for p in tb.daemons.values()]
+        for h in tb.hosts.values():
+            assert request(h.daemon, tb.key, {"kind": "ping"}) == {"ok": True, "result": {"name": h.name}}
+        assert (tmp_path / "tb" / "key").stat().st_mode & 0o777 == 0o600
+        # Paths drawn from the population: each pair's own.
+        assert len(tb.paths) == 3 and all(10 <= p.path.rate_mbps <= 20 and 10 <= p.path.rtt_ms <= 30
+                                          for p in tb.paths)
+        assert any(p.udp_bps > 0 for p in tb.paths) and len(tb.cross_flows) == sum(p.udp_bps > 0 for p in tb.paths)
+
+        outcomes: list[ProbeOutcome] = []
+        k = 0
+        for src in tb.hosts:
+            for dst in tb.hosts:
+                if src == dst:
+                    continue
+                for protocol in (TCPLAB[k % 3], LINUX[k % 3]):
+                    name = f"p{len(outcomes)}"
+                    outcomes.append(run_probe(_spec(tb, name, src, dst, protocol), daemons, tb.key))
+                k += 1
+        for o in outcomes:
+            assert o.status == "ok", (o.spec.source, o.spec.sink, o.spec.protocol, o.reason)
+            assert o.sink is not None and o.sink.bytes == N_BYTES and o.sink.intact
+            assert o.source is not None and o.source.bytes == N_BYTES and o.source.completed
+            assert o.source.traces and Path(o.source.traces).exists()
+        # A daemon refuses a peer outside its list, and a job it does not know.
+        bad = _spec(tb, "bad", "h0", "h1", LINUX[0]).model_dump(mode="json")
+        reply = request(daemons["h1"], tb.key, {**bad, "kind": "probe", "phase": "listen", "peer": "h9"})
+        assert reply["ok"] is False and "peer 'h9' is not one of this daemon's peers" in reply["error"]
+        reply = request(daemons["h1"], b"k" * 64, {"kind": "ping"})
+        assert reply["ok"] is False and "bad signature" in reply["error"]
+        # A probe past the daemon's probe_timeout_s (6 s) ends as "timeout", nothing left running.
+        t = time.perf_counter()
+        slow = run_probe(_spec(tb, "slow", "h0", "h2", TCPLAB[0], n=200_000_000, limit=60), daemons, tb.key)
+        assert slow.status == "failed" and slow.reason == "timeout", slow.reason
+        assert time.perf_counter() - t < 6 + 12
+        assert _endpoints(tb) == {h: [] for h in tb.hosts}
+        assert request(daemons["h0"], tb.key, {"kind": "ping"})["ok"] is True
+        probes_s = time.perf_counter() - t0 - up_s
+    assert all(not _alive(p) for p in pids)
+    assert _namespaces() <= before and not ours & _namespaces()
+    tput = sorted(o.source.throughput_bps / 1e6 for o in outcomes if o.source)
+    print(f"\ntestbed up in {up_s:.1f} s; {len(outcomes)} probes + timeout in {probes_s:.1f} s; "
+          f"throughput {tput[0]:.1f}-{tput[-1]:.1f} Mbit/s")
+
+
+@needs_testbed
+def test_an_exception_inside_the_testbed_tears_it_down(tmp_path: Path) -> None:
+    from tcplab.campaign.testbed import Testbed
+
+    with pytest.raises(ZeroDivisionError):
+        with Testbed(2, POPULATION, seed=1, cross=False) as tb:
+            ours = {h.namespace for h in tb.hosts.values()}
+            pids = [p.pid for p in tb.daemons.values()]
+            out = tb.out_dir
+            raise ZeroDivisionError
+    assert not ours & _namespaces()
+    assert all(not _alive(p) for p in pids)
+    assert out is not None and not out.exists()  # its own temporary directory
+
+
+@needs_testbed
+def test_tcplab_testbed_runs_until_sigint_and_leaves_nothing(tmp_path: Path) -> None:
+    before = _namespaces()
+    p = _tcplab("testbed", "campaigns/eth-default.toml", "--hosts", "2", "--out", str(tmp_path / "tb"),
+                cwd=Path(__file__).resolve().parents[1])
+    try:
+        assert p.stdout is not None
+        ready, _, _ = select.select([p.stdout], [], [], 60)  # the first line: the testbed is up
+        assert ready and p.stdout.readline().startswith("h0: address 10.214.0.1, daemon 127.0.0.1:")
+        desc = json.loads((tmp_path / "tb" / "testbed.json").read_text())
+        assert [h["name"] for h in desc["hosts"]] == ["h0", "h1"] and len(desc["paths"]) == 1
+        host, port = desc["hosts"][0]["daemon"].rsplit(":", 1)
+        key = Path(desc["key_file"]).read_bytes().strip()
+        assert request((host, int(port)), key, {"kind": "ping"})["ok"] is True
+        ours = {h["namespace"] for h in desc["hosts"]}
+        assert ours <= _namespaces()
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 0, err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert not ours & _namespaces() and _namespaces() <= before
+    daemons = subprocess.run(["pgrep", "-f", str(tmp_path / "tb")], capture_output=True, text=True).stdout
+    assert daemons.strip() == ""

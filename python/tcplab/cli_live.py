@@ -4,10 +4,13 @@
   (:mod:`tcplab.campaign.daemon` with :class:`tcplab.campaign.probe_runner.ProbeRunner`)
   until SIGTERM or SIGINT; prints ``tcplab daemon NAME: serving on HOST:PORT`` once it
   serves. A bad config file is one line on stderr naming the field and its value, exit 2.
+- ``tcplab testbed CAMPAIGN.toml --hosts N``: a local testbed
+  (:mod:`tcplab.campaign.testbed`) until SIGTERM or SIGINT; writes ``testbed.json``.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
@@ -114,6 +117,50 @@ def daemon(
             signal.signal(s, h)
 
 
+def testbed(
+    campaign: Annotated[Path, typer.Argument(help="Campaign file whose path population the paths are drawn from.",
+                                             metavar="CAMPAIGN.toml", show_default=False)],
+    hosts: Annotated[int, typer.Option("--hosts", "-n", help="Number of hosts (namespaces h0 ... hN-1).")] = 4,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the paths' draw.")] = 1,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for the testbed's files "
+                                             "(default: a temporary one, removed at the end).")] = None,
+    no_cross: Annotated[bool, typer.Option("--no-cross", help="No UDP cross traffic.")] = False,
+    probe_timeout_s: Annotated[float, typer.Option("--probe-timeout", help="The daemons' probe_timeout_s.")] = 300.0,
+) -> None:
+    """Build a local testbed (namespaces, emulated paths, a daemon per host) and keep it up
+    until SIGTERM or SIGINT; its description goes to OUT/testbed.json and stdout."""
+    from tcplab.campaign.config import CampaignError
+    from tcplab.campaign.testbed import Testbed
+    from tcplab.live.errors import LiveError
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    try:
+        tb = Testbed(hosts, campaign, seed, out_dir=out, cross=not no_cross, probe_timeout_s=probe_timeout_s)
+    except (CampaignError, LiveError) as e:
+        _fail(f"{campaign}: {e}" if isinstance(e, CampaignError) else str(e))
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with tb:
+            desc = tb.describe()
+            assert tb.out_dir is not None
+            (tb.out_dir / "testbed.json").write_text(json.dumps(desc, indent=2) + "\n")
+            for h in desc["hosts"]:
+                print(f"{h['name']}: address {h['address']}, daemon {h['daemon']}, namespace {h['namespace']}")
+            print(f"key file: {desc['key_file']}; description: {tb.out_dir / 'testbed.json'}", flush=True)
+            while not stop.wait(0.5):
+                pass
+    except LiveError as e:
+        _fail(str(e), 1)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 def register(app: typer.Typer) -> None:
-    """Adds ``daemon`` to the CLI."""
+    """Adds ``daemon`` and ``testbed`` to the CLI."""
     app.command("daemon")(daemon)
+    app.command("testbed")(testbed)
