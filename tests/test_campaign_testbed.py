@@ -57,7 +57,8 @@ def _why_no_testbed() -> str | None:
     return None
 
 
-needs_testbed = pytest.mark.skipif(bool(_why_no_testbed()), reason=_why_no_testbed() or "")
+_NO_TESTBED = _why_no_testbed()
+needs_testbed = pytest.mark.skipif(_NO_TESTBED is not None, reason=_NO_TESTBED or "")
 
 
 def _namespaces() -> set[str]:

@@ -71,6 +71,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from tcplab.campaign.probe_traces import facts_trace, series_trace, tcpinfo_trace
+
 __all__ = ["LISTEN_GRACE_S", "LinuxProtocol", "ProbeJob", "ProbeOutcome", "ProbeResult", "ProbeRunner",
            "ProbeSpec", "TcplabProtocol", "run_probe"]
 
@@ -389,7 +391,7 @@ class ProbeRunner:
             res = res.model_copy(update={
                 "bytes": s["bytes_delivered"], "intact": s["intact"], "duration_s": dur,
                 "throughput_bps": s["bytes_delivered"] * 8 / dur if dur else None,
-                "traces": _facts_trace(r.out), "summary": s})
+                "traces": facts_trace(r.out), "summary": s})
         else:
             f = r.out / "receiver.json"
             if not f.exists():
@@ -450,10 +452,10 @@ class ProbeRunner:
             res = res.model_copy(update={
                 "bytes": s["bytes_acked"], "completed": s["completed"], "duration_s": dur,
                 "throughput_bps": s["throughput_bps"], "retransmits": s["retransmits"],
-                "timeouts": s["timeouts"], "traces": _series_trace(out), "summary": s})
+                "timeouts": s["timeouts"], "traces": series_trace(out), "summary": s})
         else:
             s = json.loads((out / "sender.json").read_text())
-            trace, final = _tcpinfo_trace(out, s)
+            trace, final = tcpinfo_trace(out, s)
             end = s["t_end_ns"] if s["t_end_ns"] is not None else s["sample_ns"][-1]
             dur = (end - s["t_connect_ns"]) / 1e9
             # every byte written was acknowledged, or what was (bytes_acked counts the SYN)
@@ -478,64 +480,6 @@ def _wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> N
     if line.strip() != "ready":
         _kill(p)
         raise ProbeFailed(_last_line(p.stderr.read() if p.stderr else "", f"{what} did not start"))
-
-
-def _series_trace(out: Path) -> str | None:
-    """The tcplab sender's series (``series.csv``, its ``t_ns`` named ``time_ns`` as in the
-    simulator's series) as ``trace.parquet``."""
-    import polars as pl
-
-    src = out / "series.csv"
-    if not src.exists() or src.stat().st_size == 0:
-        return None
-    dst = out / "trace.parquet"
-    pl.read_csv(src).rename({"t_ns": "time_ns"}, strict=False).write_parquet(dst)
-    return str(dst)
-
-
-def _facts_trace(out: Path) -> str | None:
-    """The tcplab receiver's ``delivered`` facts (one per data segment that arrived) as
-    ``trace.parquet``: time_ns, seq, sent_at_ns."""
-    import polars as pl
-
-    src = out / "facts.jsonl"
-    if not src.exists():
-        return None
-    rows = []
-    for line in src.read_text().splitlines():
-        if line:
-            f = json.loads(line)
-            rows.append({"time_ns": f.get("time_ns"), "seq": f.get("seq"), "sent_at_ns": f.get("sent_at_ns")})
-    dst = out / "trace.parquet"
-    pl.DataFrame(rows, schema={"time_ns": pl.Int64, "seq": pl.Int64, "sent_at_ns": pl.Int64}).write_parquet(dst)
-    return str(dst)
-
-
-def _tcpinfo_trace(out: Path, sender: dict[str, Any]) -> tuple[str, dict[str, int]]:
-    """The Linux sender's TCP_INFO samples as ``trace.parquet`` (time since the connect,
-    the simulator's series names where they mean the same, bytes and ns) and the last one."""
-    import polars as pl
-
-    from tcplab.live import linux_tcpinfo
-
-    t0 = sender["t_connect_ns"]
-    rows = []
-    final: dict[str, int] = {}
-    for t, raw in zip(sender["sample_ns"], sender["tcp_info"], strict=True):
-        i = linux_tcpinfo.parse(bytes.fromhex(raw))
-        final = i
-        mss = i["snd_mss"]
-        rows.append({"time_ns": t - t0, "cwnd": i["snd_cwnd"] * mss,
-                     "ssthresh": None if i["snd_ssthresh"] >= 0x7FFFFFFF else i["snd_ssthresh"] * mss,
-                     "srtt_ns": i["rtt"] * 1000, "rto_ns": i["rto"] * 1000,
-                     "delivered": i.get("bytes_acked"), "bytes_sent": i.get("bytes_sent"),
-                     "total_retrans": i["total_retrans"], "lost": i["lost"],
-                     "ca_state": i["ca_state"]})
-    dst = out / "trace.parquet"
-    pl.DataFrame(rows, schema={"time_ns": pl.Int64, "cwnd": pl.Int64, "ssthresh": pl.Int64, "srtt_ns": pl.Int64,
-                               "rto_ns": pl.Int64, "delivered": pl.Int64, "bytes_sent": pl.Int64,
-                               "total_retrans": pl.Int64, "lost": pl.Int64, "ca_state": pl.Int64}).write_parquet(dst)
-    return str(dst), final
 
 
 # --------------------------------------------------------------------------------------------
