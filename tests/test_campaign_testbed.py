@@ -258,6 +258,29 @@ def test_a_three_host_testbed_runs_probes_of_each_stack_in_every_direction(tmp_p
 
 
 @needs_testbed
+def test_a_daemon_killed_mid_probe_fails_that_probe_and_leaves_no_endpoint(tmp_path: Path) -> None:
+    from tcplab.campaign.testbed import Testbed
+
+    with Testbed(2, POPULATION, seed=2, out_dir=tmp_path / "tb", cross=False) as tb:
+        daemons = {h.name: h.daemon for h in tb.hosts.values()}
+        spec = _spec(tb, "killed", "h0", "h1", TCPLAB[0], n=200_000_000, limit=60)
+        out: list[ProbeOutcome] = []
+        t = threading.Thread(target=lambda: out.append(run_probe(spec, daemons, tb.key)))
+        t.start()
+        deadline = time.monotonic() + 20
+        while not any("tcplab-flow send" in c for c in _endpoints(tb)["h0"]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        tb.daemons["h0"].kill()  # the source's daemon dies mid-send
+        t.join(30)
+        assert out and out[0].status == "failed", out
+        assert out[0].reason is not None and out[0].reason.startswith("daemon of h0: the connection closed")
+        time.sleep(2)  # the sender's parent died: it got SIGTERM (PR_SET_PDEATHSIG)
+        assert [c for c in _endpoints(tb)["h0"] if "tcplab-flow" in c] == []
+        assert _endpoints(tb)["h1"] == []  # the receiver was collected
+        assert request(daemons["h1"], tb.key, {"kind": "ping"})["ok"] is True
+
+
+@needs_testbed
 def test_an_exception_inside_the_testbed_tears_it_down(tmp_path: Path) -> None:
     from tcplab.campaign.testbed import Testbed
 

@@ -504,6 +504,9 @@ def run_probe(spec: ProbeSpec, daemons: dict[str, tuple[str, int]], key: bytes, 
         job = {**base, "kind": "probe", "phase": phase, "peer": peer, "port": port}
         try:
             reply = request(daemons[host], key, job, timeout=limit, tls=tls)
+        except json.JSONDecodeError:
+            raise ProbeFailed(f"daemon of {host}: the connection closed without an answer "
+                              "(the daemon died or was stopped)") from None
         except (OSError, ValueError) as e:
             raise ProbeFailed(f"daemon of {host}: {e}") from None
         if not reply.get("ok"):
