@@ -258,10 +258,30 @@ def test_a_three_host_testbed_runs_probes_of_each_stack_in_every_direction(tmp_p
 
 
 @needs_testbed
+def test_tcp_cross_traffic_runs_beside_the_probes(tmp_path: Path) -> None:
+    from tcplab.campaign.testbed import Testbed
+
+    pop = CampaignConfig.from_dict({**POPULATION.model_dump(), "paths": {
+        **POPULATION.model_dump()["paths"], "tcp_flows": 2, "udp_load": 0}})
+    with Testbed(2, pop, seed=4, out_dir=tmp_path / "tb", cross_tcp=1) as tb:
+        assert tb.paths[0].tcp_cross == 1 and tb.paths[0].udp_bps == 0 and len(tb.cross_flows) == 1
+        sender = tmp_path / "tb" / "cross" / "tcp0" / "sender"
+        assert (sender / "facts.jsonl").resolve() == Path(os.devnull)
+        time.sleep(1.0)
+        daemons = {h.name: h.daemon for h in tb.hosts.values()}
+        o = run_probe(_spec(tb, "beside", "h0", "h1", LINUX[1]), daemons, tb.key)
+        assert o.status == "ok" and o.sink is not None and o.sink.bytes == N_BYTES, o.reason
+        running = subprocess.run(["ip", "netns", "pids", tb.hosts["h0"].namespace], capture_output=True,
+                                 text=True).stdout.split()
+        cmds = [Path(f"/proc/{p}/cmdline").read_text() for p in running if Path(f"/proc/{p}").exists()]
+        assert any("tcplab-flow\0send" in c and str(sender) in c for c in cmds)
+
+
+@needs_testbed
 def test_a_daemon_killed_mid_probe_fails_that_probe_and_leaves_no_endpoint(tmp_path: Path) -> None:
     from tcplab.campaign.testbed import Testbed
 
-    with Testbed(2, POPULATION, seed=2, out_dir=tmp_path / "tb", cross=False) as tb:
+    with Testbed(2, POPULATION, seed=2, out_dir=tmp_path / "tb", cross_udp=False) as tb:
         daemons = {h.name: h.daemon for h in tb.hosts.values()}
         spec = _spec(tb, "killed", "h0", "h1", TCPLAB[0], n=200_000_000, limit=60)
         out: list[ProbeOutcome] = []
@@ -285,7 +305,7 @@ def test_an_exception_inside_the_testbed_tears_it_down(tmp_path: Path) -> None:
     from tcplab.campaign.testbed import Testbed
 
     with pytest.raises(ZeroDivisionError):
-        with Testbed(2, POPULATION, seed=1, cross=False) as tb:
+        with Testbed(2, POPULATION, seed=1, cross_udp=False) as tb:
             ours = {h.namespace for h in tb.hosts.values()}
             pids = [p.pid for p in tb.daemons.values()]
             out = tb.out_dir

@@ -124,7 +124,9 @@ def testbed(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the paths' draw.")] = 1,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for the testbed's files "
                                              "(default: a temporary one, removed at the end).")] = None,
-    no_cross: Annotated[bool, typer.Option("--no-cross", help="No UDP cross traffic.")] = False,
+    no_cross_udp: Annotated[bool, typer.Option("--no-cross-udp", help="No UDP cross traffic.")] = False,
+    cross_tcp: Annotated[int, typer.Option("--cross-tcp", min=0, help="At most this many long-lived TCP "
+                                           "cross flows per path (round(tcp_flows) of its draw); 0: none.")] = 0,
     probe_timeout_s: Annotated[float, typer.Option("--probe-timeout", help="The daemons' probe_timeout_s.")] = 300.0,
 ) -> None:
     """Build a local testbed (namespaces, emulated paths, a daemon per host) and keep it up
@@ -139,7 +141,8 @@ def testbed(
         stop.set()
 
     try:
-        tb = Testbed(hosts, campaign, seed, out_dir=out, cross=not no_cross, probe_timeout_s=probe_timeout_s)
+        tb = Testbed(hosts, campaign, seed, out_dir=out, cross_udp=not no_cross_udp, cross_tcp=cross_tcp,
+                     probe_timeout_s=probe_timeout_s)
     except (CampaignError, LiveError) as e:
         _fail(f"{campaign}: {e}" if isinstance(e, CampaignError) else str(e))
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}

@@ -20,10 +20,16 @@ How it is built:
   pairs): both directions at the path's rate, with half its propagation RTT as one-way
   delay and its drop-tail buffer; random loss ``loss`` on the direction from the lower to
   the higher host (the link's forward) and ``ack_loss`` on the other.
-- **Cross traffic** (``cross=True``): on each path whose ``udp_load`` is above zero, a UDP
-  constant-bit-rate source (tcplab's, ``tcplab-flow udp-send``) sends ``udp_load`` × rate
-  (its mean at load factor 1) forward for the testbed's whole life. The population's
-  competing TCP flows (``tcp_flows``) and the diurnal load factor are not emulated here.
+- **Cross traffic**, forward on each path for the testbed's whole life (the means at load
+  factor 1; the diurnal load factor is not emulated):
+
+  - ``cross_udp=True``: where ``udp_load`` is above zero, a UDP constant-bit-rate source
+    (tcplab's, ``tcplab-flow udp-send``) sending ``udp_load`` × rate;
+  - ``cross_tcp=K`` (default 0): min(K, round(``tcp_flows``)) long-lived TCP flows of
+    tcplab's transport (``tcplab-flow send``, the campaign's ``cross.controller`` and
+    ``cross.recovery``, ``cross.packet_bytes`` up to 1448, ``cross.rcv_buf_bytes``).
+
+  Their endpoints' per-packet facts go to /dev/null (a testbed may run for hours).
 - **Daemons**: ``tcplab daemon --config hK/daemon.toml --netns NS`` per host, started from
   this namespace: each binds its control socket on 127.0.0.1 here (plaintext: loopback
   only), then enters its host's namespace, so the probes it runs are the host's. Peers:
@@ -49,6 +55,7 @@ from typing import Any
 
 from tcplab.campaign.config import CampaignConfig, load_campaign
 from tcplab.campaign.population import Path, draw_paths
+from tcplab.campaign.probe_runner import TCPLAB_MSS
 from tcplab.live.errors import LiveError
 
 __all__ = ["MAX_HOSTS", "Testbed", "TestbedHost", "TestbedPath", "testbed_scenario"]
@@ -79,9 +86,12 @@ class TestbedPath:
     path: Path
     #: UDP cross traffic a -> b (bit/s; 0: none)
     udp_bps: float
+    #: long-lived TCP cross flows a -> b
+    tcp_cross: int = 0
 
     def row(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "udp_bps": self.udp_bps, **self.path.row()}
+        return {"a": self.a, "b": self.b, "udp_bps": self.udp_bps, "tcp_cross": self.tcp_cross,
+                **self.path.row()}
 
 
 def _ns(seconds: float) -> str:
@@ -101,7 +111,8 @@ def _population(population: CampaignConfig | str | FsPath) -> CampaignConfig:
 
 
 def testbed_scenario(n: int, population: CampaignConfig | str | FsPath, seed: int = 1,
-                     cross: bool = True, duration_s: float = 86_400.0) -> tuple[dict[str, Any], list[TestbedPath]]:
+                     cross_udp: bool = True, duration_s: float = 86_400.0,
+                     cross_tcp: int = 0) -> tuple[dict[str, Any], list[TestbedPath]]:
     """The emulator's scenario of an `n`-host testbed (module docstring) and its paths."""
     if not 2 <= n <= MAX_HOSTS:
         raise LiveError(f"hosts = {n}: a testbed has 2 to {MAX_HOSTS} hosts")
@@ -112,24 +123,31 @@ def testbed_scenario(n: int, population: CampaignConfig | str | FsPath, seed: in
     data["seed"] = seed
     data["schedule"]["paths"] = len(pairs)
     drawn = draw_paths(CampaignConfig.from_dict(data))
+    if cross_tcp < 0:
+        raise LiveError(f"cross_tcp = {cross_tcp}: a number of flows per path, >= 0")
     links: list[dict[str, Any]] = []
     udp: list[dict[str, Any]] = []
+    tcp: list[dict[str, Any]] = []
+    tcp_settings = {"mss": min(cfg.cross.packet_bytes, TCPLAB_MSS), "rcv_buf": cfg.cross.rcv_buf_bytes}
     paths = []
     for (a, b), p in zip(pairs, drawn, strict=True):
         rate = max(1, round(p.rate_mbps * 1e6))
         links.append({"from": a, "to": b, "forward": _direction(p, rate, p.loss),
                       "reverse": _direction(p, rate, p.ack_loss)})
-        udp_bps = float(round(p.udp_load * rate)) if cross and p.udp_load > 0 else 0.0
+        udp_bps = float(round(p.udp_load * rate)) if cross_udp and p.udp_load > 0 else 0.0
         if udp_bps:
             udp.append({"name": f"cross-{a}-{b}", "src": a, "dst": b, "rate": int(udp_bps),
                         "packet_size": cfg.cross.udp_packet_bytes, "start": 0})
-        paths.append(TestbedPath(a, b, p, udp_bps))
+        n_tcp = min(cross_tcp, round(p.tcp_flows))
+        tcp += [{"name": f"cross-{a}-{b}-{m}", "src": a, "dst": b, "controller": cfg.cross.controller,
+                 "recovery": cfg.cross.recovery, "tcp": tcp_settings} for m in range(n_tcp)]
+        paths.append(TestbedPath(a, b, p, udp_bps, n_tcp))
     scenario = {
         "name": f"testbed-{cfg.name}", "seed": seed, "duration": _ns(duration_s),
         "nodes": [{"name": h, "kind": "host"} for h in hosts], "links": links, "udp": udp,
-        # A scenario needs a flow; nothing runs this one (the probes are the daemons').
-        "flows": [{"name": "unused", "src": hosts[0], "dst": hosts[1], "controller": "reno",
-                   "recovery": "newreno", "bytes": 1}],
+        # A scenario needs a flow: without cross traffic, one that nothing runs.
+        "flows": tcp or ([] if udp else [{"name": "unused", "src": hosts[0], "dst": hosts[1],
+                                          "controller": "reno", "recovery": "newreno", "bytes": 1}]),
         "trace": {"series": "off", "events": False, "segments": False, "drops": True},
     }
     return scenario, paths
@@ -157,10 +175,10 @@ class Testbed:
     __test__ = False
 
     def __init__(self, n: int, population: CampaignConfig | str | FsPath, seed: int = 1, *,
-                 out_dir: str | FsPath | None = None, cross: bool = True,
-                 probe_timeout_s: float = 300.0, duration_s: float = 86_400.0) -> None:
-        self.scenario, self.paths = testbed_scenario(n, population, seed, cross, duration_s)
-        self.n, self.seed, self.cross = n, seed, cross
+                 out_dir: str | FsPath | None = None, cross_udp: bool = True,
+                 probe_timeout_s: float = 300.0, duration_s: float = 86_400.0, cross_tcp: int = 0) -> None:
+        self.scenario, self.paths = testbed_scenario(n, population, seed, cross_udp, duration_s, cross_tcp)
+        self.n, self.seed = n, seed
         self.probe_timeout_s = probe_timeout_s
         self._own_dir = out_dir is None
         self.out_dir = FsPath(out_dir) if out_dir is not None else None
@@ -204,12 +222,7 @@ class Testbed:
     def _start(self) -> None:
         assert self.out_dir is not None
         net = self.net
-        if self.cross:
-            from tcplab.live.udp import start_udp_flow
-
-            origin = time.monotonic_ns() + 300_000_000
-            for i in range(len(net.scenario.get("udp") or [])):
-                self.cross_flows.append(start_udp_flow(net, net.scenario, i, origin, self.out_dir / "cross" / str(i)))
+        self._start_cross()
         self.key_file = self.out_dir / "key"
         self.key = _write_key(self.key_file)
         names = list(net.ns)
@@ -219,6 +232,28 @@ class Testbed:
         for name, (proc, port, results) in starting.items():
             self._wait_daemon(name, proc)
             self.hosts[name] = TestbedHost(name, net.addr[name], ("127.0.0.1", port), net.ns[name], results)
+
+    def _start_cross(self) -> None:
+        """Starts the scenario's cross traffic (its UDP flows, then its TCP flows but the
+        placeholder), each end's facts going to /dev/null."""
+        from tcplab.live.transport import start_flow
+        from tcplab.live.udp import start_udp_flow
+
+        assert self.out_dir is not None
+        net = self.net
+        origin = time.monotonic_ns() + 300_000_000
+        for kind, flows in (("udp", net.scenario.get("udp") or []), ("tcp", net.scenario["flows"])):
+            for i, f in enumerate(flows):
+                if not str(f.get("name", "")).startswith("cross-"):
+                    continue
+                out = self.out_dir / "cross" / f"{kind}{i}"
+                for role in ("sender", "receiver"):
+                    (out / role).mkdir(parents=True, exist_ok=True)
+                    (out / role / "facts.jsonl").symlink_to(os.devnull)
+                if kind == "udp":
+                    self.cross_flows.append(start_udp_flow(net, net.scenario, i, origin, out))
+                else:
+                    self.cross_flows.append(start_flow(net, net.scenario, i, origin, out, sample_ns=10**10))
 
     def _start_daemon(self, name: str, peers: list[str]) -> tuple[subprocess.Popen[str], int, FsPath]:
         assert self.out_dir is not None and self.key_file is not None
