@@ -292,6 +292,7 @@ class ProbeRunner:
         self.host = host
         self.results_dir = Path(results_dir).resolve()
         self.receivers: dict[str, _Receiver] = {}
+        self.senders: set[subprocess.Popen[str]] = set()
         self.lock = threading.Lock()
         self.closed = False
         # Every endpoint is started by this one long-lived thread: they die with the thread
@@ -306,9 +307,13 @@ class ProbeRunner:
         try:
             job = ProbeJob.model_validate(raw)
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(x) for x in first["loc"]) or "job"
-            raise ProbeFailed(f"{where}: {first['msg']}") from None
+            from tcplab.scenario.errors import describe_error, field_path
+
+            err = e.errors()[0]
+            loc, detail = describe_error(dict(err))
+            if err["type"] == "value_error":
+                detail = str(err["msg"]).removeprefix("Value error, ")
+            raise ProbeFailed(f"{field_path(loc) or 'job'}: {detail}") from None
         mine = job.sink if job.role == "sink" else job.source
         if mine != self.host:
             raise ProbeFailed(f"{job.role} = {mine!r}: this daemon serves {self.host!r}")
@@ -322,12 +327,17 @@ class ProbeRunner:
         return result.model_dump(mode="json")
 
     def close(self) -> None:
-        """Kills every receiver still waiting (the daemon stops)."""
+        """Kills every receiver still waiting and every sender still running (the daemon
+        stops)."""
         with self.lock:
             self.closed = True
             pending, self.receivers = list(self.receivers.values()), {}
+            senders = list(self.senders)
         for r in pending:
             r.kill()
+        for p in senders:
+            if p.poll() is None:
+                p.kill()
         self._spawner.shutdown(wait=False)
 
     # -- sink ----------------------------------------------------------------------------------
@@ -433,6 +443,8 @@ class ProbeRunner:
             if job.mss:
                 argv += ["--mss", str(job.mss)]
         proc = self._spawn(argv)
+        with self.lock:
+            self.senders.add(proc)
         try:
             deadline = time.monotonic() + job.time_limit_s + 15.0
             while proc.poll() is None:
@@ -443,6 +455,8 @@ class ProbeRunner:
             err = proc.communicate()[1]
         finally:
             _kill(proc)
+            with self.lock:
+                self.senders.discard(proc)
         if proc.returncode != 0:
             raise ProbeFailed(_last_line(err, f"sender: exit status {proc.returncode}"))
         res = ProbeResult(probe=job.probe, phase="send", role="source", host=self.host, port=job.port)
