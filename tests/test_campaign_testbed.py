@@ -87,6 +87,14 @@ def _daemon_files(tmp: Path, body: str) -> Path:
     return cfg
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def _tcplab(*args: str, **kw) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "tcplab", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
@@ -110,13 +118,27 @@ def test_a_bad_daemon_config_is_one_line_naming_the_field_exit_2(tmp_path: Path,
     assert str(cfg) in err and out == ""
 
 
+def test_a_daemon_that_cannot_enter_its_namespace_says_so_exit_2(tmp_path: Path) -> None:
+    cfg = _daemon_files(tmp_path, 'name = "h0"\nport = 1\nkey_file = "key"\npeers = ["h1"]\nplaintext = true\n')
+    cfg.write_text(cfg.read_text().replace("port = 1", f"port = {_free_port()}"))
+    p = _tcplab("daemon", "--config", str(cfg), "--netns", "tcplab-no-such-namespace")
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 2 and err == "error: netns = 'tcplab-no-such-namespace': No such file or directory\n"
+
+
+def test_bad_testbed_arguments_are_one_line_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("seed = -1\n")
+    for args, message in ((["campaigns/eth-default.toml", "--hosts", "1"], "hosts = 1: a testbed has 2 to 16 hosts"),
+                          ([str(bad)], "bad.toml: seed: -1 must be >= 0")):
+        p = _tcplab("testbed", *args, cwd=Path(__file__).resolve().parents[1])
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 2 and err.count("\n") == 1 and message in err, err
+
+
 def test_the_daemon_serves_until_sigterm_and_exits_cleanly(tmp_path: Path) -> None:
     cfg = _daemon_files(tmp_path, 'name = "h0"\nport = 1\nkey_file = "key"\npeers = ["h1"]\nplaintext = true\n')
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = _free_port()
     cfg.write_text(cfg.read_text().replace("port = 1", f"port = {port}"))
     p = _tcplab("daemon", "--config", str(cfg))
     try:
