@@ -258,6 +258,17 @@ def test_a_three_host_testbed_runs_probes_of_each_stack_in_every_direction(tmp_p
             assert o.sink is not None and o.sink.bytes == N_BYTES and o.sink.intact
             assert o.source is not None and o.source.bytes == N_BYTES and o.source.completed
             assert o.source.traces and Path(o.source.traces).exists()
+        # Three probes at once, one per pair, each host a source and a sink.
+        ring = [("h0", "h1"), ("h1", "h2"), ("h2", "h0")]
+        together: list[ProbeOutcome] = []
+        threads = [threading.Thread(target=lambda a=a, b=b, i=i: together.append(
+            run_probe(_spec(tb, f"ring{i}", a, b, TCPLAB[i]), daemons, tb.key))) for i, (a, b) in enumerate(ring)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert len(together) == 3 and all(o.status == "ok" and o.sink and o.sink.bytes == N_BYTES
+                                          for o in together), [o.reason for o in together]
         # A daemon refuses a peer outside its list, and a job it does not know.
         bad = _spec(tb, "bad", "h0", "h1", LINUX[0]).model_dump(mode="json")
         reply = request(daemons["h1"], tb.key, {**bad, "kind": "probe", "phase": "listen", "peer": "h9"})

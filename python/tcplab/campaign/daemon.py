@@ -142,6 +142,8 @@ class Daemon:
             with self.lock:
                 job = self.verifier.verify(line, self.now())
             reply: dict[str, Any] = {"ok": True, "result": self._run(job)}
+            log.info("served %s: %s", client[0], " ".join(
+                f"{k}={job[k]}" for k in ("kind", "phase", "probe", "peer") if k in job))
         except (AuthError, _Refused) as e:
             log.warning("refused %s: %s", client[0], e)
             reply = {"ok": False, "error": str(e)}

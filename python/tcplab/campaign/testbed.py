@@ -269,7 +269,7 @@ class Testbed:
         log = open(d / "daemon.log", "w")  # noqa: SIM115 (the daemon writes it)
         try:
             proc = subprocess.Popen([sys.executable, "-m", "tcplab", "daemon", "--config", str(d / "daemon.toml"),
-                                     "--netns", self.net.ns[name]],
+                                     "--netns", self.net.ns[name], "--verbose"],
                                     stdout=subprocess.PIPE, stderr=log, text=True)
         finally:
             log.close()
