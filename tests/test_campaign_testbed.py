@@ -134,6 +134,10 @@ def test_bad_testbed_arguments_are_one_line_exit_2(tmp_path: Path) -> None:
         p = _tcplab("testbed", *args, cwd=Path(__file__).resolve().parents[1])
         out, err = p.communicate(timeout=60)
         assert p.returncode == 2 and err.count("\n") == 1 and message in err, err
+    p = _tcplab("testbed", "campaigns/eth-default.toml", "--out", str(tmp_path),
+                cwd=Path(__file__).resolve().parents[1])
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 2 and err == f"error: --out {tmp_path}: not empty (a testbed writes a new key and results)\n"
 
 
 def test_the_daemon_serves_until_sigterm_and_exits_cleanly(tmp_path: Path) -> None:
@@ -349,7 +353,8 @@ def test_an_exception_inside_the_testbed_tears_it_down(tmp_path: Path) -> None:
 
 
 @needs_testbed
-def test_tcplab_testbed_runs_until_sigint_and_leaves_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_tcplab_testbed_runs_until_a_signal_and_leaves_nothing(tmp_path: Path, signum: int) -> None:
     before = _namespaces()
     p = _tcplab("testbed", "campaigns/eth-default.toml", "--hosts", "2", "--out", str(tmp_path / "tb"),
                 cwd=Path(__file__).resolve().parents[1])
@@ -364,7 +369,7 @@ def test_tcplab_testbed_runs_until_sigint_and_leaves_nothing(tmp_path: Path) -> 
         assert request((host, int(port)), key, {"kind": "ping"})["ok"] is True
         ours = {h["namespace"] for h in desc["hosts"]}
         assert ours <= _namespaces()
-        p.send_signal(signal.SIGINT)
+        p.send_signal(signum)
         _, err = p.communicate(timeout=30)
         assert p.returncode == 0, err
     finally:

@@ -140,6 +140,8 @@ def testbed(
     def on_signal(signum: int, frame: object) -> None:
         stop.set()
 
+    if out is not None and out.is_dir() and any(out.iterdir()):
+        _fail(f"--out {out}: not empty (a testbed writes a new key and results)")
     try:
         tb = Testbed(hosts, campaign, seed, out_dir=out, cross_udp=not no_cross_udp, cross_tcp=cross_tcp,
                      probe_timeout_s=probe_timeout_s)
@@ -148,6 +150,7 @@ def testbed(
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         with tb:
+            signal.signal(signal.SIGTERM, on_signal)  # the testbed's own handler raises instead
             desc = tb.describe()
             assert tb.out_dir is not None
             (tb.out_dir / "testbed.json").write_text(json.dumps(desc, indent=2) + "\n")

@@ -150,6 +150,12 @@ def testbed_scenario(n: int, population: CampaignConfig | str | FsPath, seed: in
                                           "controller": "reno", "recovery": "newreno", "bytes": 1}]),
         "trace": {"series": "off", "events": False, "segments": False, "drops": True},
     }
+    from tcplab.scenario import ScenarioError, as_scenario
+
+    try:
+        as_scenario(scenario)
+    except ScenarioError as e:
+        raise LiveError(f"the testbed's scenario of this population: {e}") from None
     return scenario, paths
 
 
@@ -206,6 +212,8 @@ class Testbed:
             raise LiveError(reason)
         if self.out_dir is None:
             self.out_dir = FsPath(tempfile.mkdtemp(prefix="tcplab-testbed-"))
+        elif self.out_dir.exists() and any(self.out_dir.iterdir()):
+            raise LiveError(f"out_dir = {str(self.out_dir)!r}: not empty (a testbed writes a new key and results)")
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.net = NetTestbed.for_scenario(self.scenario, self.out_dir / "emulator", userns=False)
         self.net.__enter__()
