@@ -771,5 +771,10 @@ def _campaign_table(result: Any) -> Table:
     return t
 
 
+# The live campaign's commands (daemon, testbed) live in their own module.
+from tcplab import cli_live  # noqa: E402
+
+cli_live.register(app)
+
 if __name__ == "__main__":  # pragma: no cover
     app()

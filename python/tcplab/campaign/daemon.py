@@ -8,15 +8,17 @@ The protocol is one JSON line each way per connection: the controller sends an e
 longer than :data:`MAX_REQUEST` bytes or not one line, when its envelope fails the checks
 (wrong key, altered, replayed, expired, malformed), when the job names a peer outside the
 configured ``peers``, or when its kind is unknown; the daemon keeps serving. A job that
-runs longer than ``probe_timeout_s`` is answered ``timed out`` (the runner is asked to stop
-and the daemon does not wait for it).
+runs longer than ``probe_timeout_s`` is answered ``probe timed out after ...`` with
+``"reason": "timeout"``: the runner is asked to stop (its stop event) and given
+:data:`STOP_GRACE_S` to end what it started before the answer goes out.
 
 The jobs: ``{"kind": "ping"}`` (answers the host's name), and ``{"kind": "probe", "peer":
 HOST, ...}``, handed to the daemon's probe runner (a callable taking the job and a stop
-event, returning the result). A probe job with a ``job_id`` (and a ``role``) is run once:
-the same id asked again, while it runs or after it ended, gets the first run's answer
-(the last :data:`KEPT_JOBS` are kept), so a controller killed and restarted does not run a
-probe twice (docs/campaign.md "Live mode: faults").
+event, returning the result; the live transfers: :mod:`tcplab.campaign.probe_runner`). A
+probe job with a ``job_id`` is run once per phase: the same id and ``phase`` (or ``role``)
+asked again, while it runs or after it ended, gets the first run's answer (the last
+:data:`KEPT_JOBS` are kept), so a controller killed and restarted does not run a transfer
+twice (docs/campaign.md "Live mode: the controller").
 """
 
 from __future__ import annotations
@@ -38,12 +40,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tcplab.campaign.auth import AuthError, Verifier, load_key, sign
 
-__all__ = ["MAX_REQUEST", "Daemon", "DaemonConfig", "ProbeRunner", "request"]
+__all__ = ["MAX_REQUEST", "STOP_GRACE_S", "Daemon", "DaemonConfig", "ProbeRunner", "request"]
 
 #: Longest request line accepted (bytes).
 MAX_REQUEST = 1 << 20
 #: Probe jobs whose answers a daemon keeps for a controller that asks again.
 KEPT_JOBS = 4096
+#: How long a runner past ``probe_timeout_s`` may take to end what it started.
+STOP_GRACE_S = 10.0
 
 log = logging.getLogger("tcplab.daemon")
 
@@ -69,6 +73,8 @@ class DaemonConfig(BaseModel):
     #: no TLS: only on a loopback address (a local testbed), never between machines
     plaintext: bool = False
     probe_timeout_s: float = Field(default=600.0, gt=0)
+    #: where probes write their traces (``tcplab daemon``: relative to the config file)
+    results_dir: Path = Path("daemon-results")
 
     @model_validator(mode="after")
     def _transport(self) -> DaemonConfig:
@@ -145,10 +151,14 @@ class Daemon:
                 raise AuthError(f"malformed request: longer than {MAX_REQUEST} bytes or not one line")
             with self.lock:
                 job = self.verifier.verify(line, self.now())
-            reply = {"ok": True, "result": self._run(job)}
+            reply: dict[str, Any] = {"ok": True, "result": self._run(job)}
+            log.info("served %s: %s", client[0], " ".join(
+                f"{k}={job[k]}" for k in ("kind", "phase", "probe", "peer") if k in job))
         except (AuthError, _Refused) as e:
             log.warning("refused %s: %s", client[0], e)
             reply = {"ok": False, "error": str(e)}
+            if isinstance(e, _Refused) and e.reason:
+                reply["reason"] = e.reason
         wfile.write(json.dumps(reply).encode() + b"\n")
 
     def _run(self, job: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +175,7 @@ class Daemon:
         key = job.get("job_id")
         if key is not None and not isinstance(key, str):
             raise _Refused(f"job_id {key!r}: expected a string")
-        key = None if key is None else f"{key}/{job.get('role', '')}"
+        key = None if key is None else f"{key}/{job.get('phase') or job.get('role', '')}"
         with self.lock:
             run = self.jobs.get(key) if key is not None else None
             fresh = run is None
@@ -192,10 +202,13 @@ class Daemon:
         left = self.config.probe_timeout_s - (time.monotonic() - run.started)
         if not run.done.wait(max(0.0, left)):
             run.stop.set()
-            run.out.setdefault("error", f"probe timed out after {self.config.probe_timeout_s:g} s")
+            run.done.wait(STOP_GRACE_S)  # the runner ends what it started
+            with self.lock:
+                run.out.setdefault("error", f"probe timed out after {self.config.probe_timeout_s:g} s")
+                run.out.setdefault("reason", "timeout")
             run.done.set()
         if "error" in run.out:
-            raise _Refused(run.out["error"])
+            raise _Refused(run.out["error"], reason=run.out.get("reason"))
         return run.out["result"]
 
     def _forget_old_jobs(self) -> None:
@@ -218,7 +231,12 @@ class _Run:
 
 
 class _Refused(Exception):
-    """A job the daemon does not run (one line)."""
+    """A job the daemon does not run (one line); `reason`: a word for the controller
+    (``timeout``), or None."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def request(address: tuple[str, int], key: bytes, job: dict[str, Any], *, now: float | None = None,

@@ -1,0 +1,552 @@
+"""The live campaign's probe runner (issue 15 §1, docs/campaign.md "Live mode: probes"): what
+a daemon (:mod:`tcplab.campaign.daemon`) does with a probe job. A probe is a transfer of
+``bytes`` bytes from a source host to a sink host with one protocol:
+
+- ``{"stack": "tcplab", "controller": ..., "recovery": ...}``: tcplab's own transport
+  (tcplab-core's sender and receiver over UDP: ``tcplab-flow send|recv``, as ``tcplab live``
+  runs them), any controller × recovery of the registries, with optional parameters;
+- ``{"stack": "linux", "congestion": "reno" | "cubic" | "bbr" | ...}``: the kernel's TCP
+  with that congestion control (``tcplab/live/linux_endpoint.py``, as ``tcplab live`` runs
+  ``stack = "linux"`` flows).
+
+No second transport and no second TCP: the runner starts those endpoints as child processes
+of the daemon, in the daemon's network namespace (the host it serves: a machine, or a
+namespace of ``tcplab testbed``).
+
+**Three phases**, each one signed job (:class:`ProbeJob`, ``"kind": "probe"``) to one daemon:
+
+1. ``listen`` to the sink's daemon: it starts the receiving end on a free port and answers
+   at once with the port (:class:`ProbeResult` ``port``); the receiver waits for the source.
+2. ``send`` to the source's daemon, with that ``port``: it runs the sending end until the
+   transfer is acknowledged (or ``time_limit_s`` passed) and answers with the sender's
+   figures (bytes acknowledged, duration, throughput, retransmissions, timeouts).
+3. ``collect`` to the sink's daemon: it ends the receiver (after what is in flight arrived)
+   and answers with the receiver's figures (bytes delivered in order, checked against the
+   stream's pattern: ``intact``).
+
+``peer`` of each job is the other end's host name (the sink's for ``send``, the source's
+otherwise): a daemon refuses a peer outside its configured ``peers``. A receiver that is
+never collected is killed ``time_limit_s + LISTEN_GRACE_S`` after ``listen``; a ``send``
+whose daemon's ``probe_timeout_s`` passes is stopped (the daemon sets the runner's stop
+event, the sender is killed before the daemon answers ``probe timed out`` with reason
+``timeout``). :func:`run_probe` does the three phases for a controller and returns a
+:class:`ProbeOutcome` (status ``ok`` or ``failed`` with a one-line reason, ``timeout`` for
+a probe past its daemon's limit).
+
+**Traces**: every phase that ran an endpoint writes under the daemon's results directory,
+``<results_dir>/<probe>/<role>/`` (role ``source`` or ``sink``): the endpoint's own files
+and ``trace.parquet`` (tcplab sender: its series, the simulator's column names; tcplab
+receiver: one row per data segment that arrived; Linux sender: its ``TCP_INFO`` samples).
+``ProbeResult.traces`` is that Parquet file's path on the daemon's host.
+
+Message formats (JSON, pydantic; the controller builds :class:`ProbeJob` and reads
+:class:`ProbeResult` from the daemon's ``result``)::
+
+    ProbeJob    {"kind": "probe", "phase": "listen" | "send" | "collect", "probe": "p17",
+                 "peer": HOST, "source": HOST, "sink": HOST,
+                 "source_address": IPv4, "sink_address": IPv4,   # data-plane addresses
+                 "protocol": {"stack": "tcplab", "controller": "reno", "recovery": "fack"}
+                           | {"stack": "linux", "congestion": "cubic"},
+                 "bytes": N, "time_limit_s": 60, "mss": 1024 | null,
+                 "port": P | null}                               # send, collect: listen's port
+    ProbeResult {"probe", "phase", "role": "source" | "sink", "host", "status": "ok" | "failed",
+                 "reason", "port", "bytes", "intact", "completed", "duration_s",
+                 "throughput_bps", "retransmits", "timeouts", "traces", "summary"}
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tcplab.campaign.probe_traces import facts_trace, series_trace, tcpinfo_trace
+
+__all__ = ["LISTEN_GRACE_S", "LinuxProtocol", "ProbeJob", "ProbeOutcome", "ProbeResult", "ProbeRunner",
+           "ProbeSpec", "TcplabProtocol", "run_probe"]
+
+#: A receiver not collected this long past its probe's time limit is killed.
+LISTEN_GRACE_S = 30.0
+#: How long a receiver keeps running after ``collect`` asked it to end (what is in flight).
+SETTLE_S = 0.3
+#: Ports the sink picks from (the tcplab transport uses the same port at both ends).
+PORTS = (20000, 60000)
+#: Model time 0 of a tcplab sender lies this far after it was started (its socket is bound).
+START_MARGIN_NS = 200_000_000
+
+#: The tcplab transport's largest payload on a 1500-byte MTU (IP, UDP, its 24-byte header).
+TCPLAB_MSS = 1448
+
+_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
+
+
+class TcplabProtocol(BaseModel):
+    """tcplab's transport with a controller × recovery of its registries."""
+
+    model_config = ConfigDict(extra="forbid")
+    stack: Literal["tcplab"] = "tcplab"
+    controller: str
+    recovery: str
+    controller_params: dict[str, float | int | bool | str] = {}
+    recovery_params: dict[str, float | int | bool | str] = {}
+
+
+class LinuxProtocol(BaseModel):
+    """The kernel's TCP with a congestion control by name (reno, cubic, bbr, ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+    stack: Literal["linux"]
+    congestion: str = Field(pattern=r"^[a-z0-9_]{1,15}$")
+
+
+Protocol = Annotated[TcplabProtocol | LinuxProtocol, Field(discriminator="stack")]
+
+
+class ProbeSpec(BaseModel):
+    """One probe as the controller asks for it (:func:`run_probe`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    probe: str = Field(pattern=_NAME)
+    source: str = Field(pattern=_NAME)
+    sink: str = Field(pattern=_NAME)
+    source_address: str
+    sink_address: str
+    protocol: Protocol
+    bytes: int = Field(ge=1)
+    time_limit_s: float = Field(default=60.0, gt=0)
+    #: segment payload size (both stacks); None: the kernel's default (Linux), TCPLAB_MSS
+    mss: int | None = Field(default=None, ge=64, le=TCPLAB_MSS)
+
+
+class ProbeJob(ProbeSpec):
+    """One phase of a probe, sent to one daemon (module docstring)."""
+
+    kind: Literal["probe"] = "probe"
+    phase: Literal["listen", "send", "collect"]
+    peer: str
+    port: int | None = Field(default=None, ge=1, le=65535)
+
+    @model_validator(mode="after")
+    def _ends(self) -> ProbeJob:
+        want = self.sink if self.phase == "send" else self.source
+        if self.peer != want:
+            raise ValueError(f"peer = {self.peer!r}: a {self.phase} job's peer is {want!r}")
+        if self.phase != "listen" and self.port is None:
+            raise ValueError(f"port: required for phase {self.phase!r}")
+        return self
+
+    @property
+    def role(self) -> str:
+        return "source" if self.phase == "send" else "sink"
+
+
+class ProbeResult(BaseModel):
+    """What a daemon answers for one phase (module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+    probe: str
+    phase: Literal["listen", "send", "collect"]
+    role: Literal["source", "sink"]
+    host: str
+    status: Literal["ok", "failed"] = "ok"
+    reason: str | None = None
+    port: int | None = None
+    #: source: bytes acknowledged; sink: bytes delivered in order
+    bytes: int | None = None
+    #: sink: every delivered byte matched the stream's pattern
+    intact: bool | None = None
+    #: source: the whole transfer was acknowledged within the time limit
+    completed: bool | None = None
+    duration_s: float | None = None
+    throughput_bps: float | None = None
+    retransmits: int | None = None
+    timeouts: int | None = None
+    #: the Parquet trace on the daemon's host
+    traces: str | None = None
+    #: the endpoint's own summary
+    summary: dict[str, Any] = {}
+
+
+class ProbeOutcome(BaseModel):
+    """A whole probe (:func:`run_probe`): ``ok`` when the sink received all ``bytes`` intact."""
+
+    model_config = ConfigDict(extra="forbid")
+    spec: ProbeSpec
+    status: Literal["ok", "failed"]
+    reason: str | None = None
+    source: ProbeResult | None = None
+    sink: ProbeResult | None = None
+    wall_s: float
+
+
+class ProbeFailed(RuntimeError):
+    """A phase that could not run (one line)."""
+
+
+# --------------------------------------------------------------------------------------------
+# The daemon's side.
+
+
+def _last_line(text: str | None, default: str) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[-1] if lines else default
+
+
+def _kill(p: subprocess.Popen[Any]) -> None:
+    if p.poll() is None:
+        p.kill()
+    try:
+        p.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        p.wait()
+
+
+def _free_port() -> int:
+    """A port no TCP or UDP socket of this host holds (checked by binding both)."""
+    for _ in range(200):
+        port = random.randint(*PORTS)
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t, \
+                    socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+                t.bind(("0.0.0.0", port))
+                u.bind(("0.0.0.0", port))
+            return port
+        except OSError:
+            continue
+    raise ProbeFailed("no free port")
+
+
+def _flow_binary() -> Path:
+    from tcplab.live.transport import flow_binary
+
+    exe = flow_binary()
+    if not exe.exists():
+        raise ProbeFailed(f"tcplab-flow = {str(exe)!r}: not found (bash scripts/setup.sh, or set TCPLAB_FLOW)")
+    return exe
+
+
+def _linux_endpoint() -> list[str]:
+    import tcplab.live.linux as linux
+
+    return [sys.executable, str(Path(linux.__file__).with_name("linux_endpoint.py"))]
+
+
+def flow_scenario(job: ProbeSpec, duration_s: float) -> dict[str, Any]:
+    """The canonical scenario the tcplab endpoints of `job` are built from: hosts ``source``
+    and ``sink`` (the link is the endpoints' business only in name: the path is real), flow 0
+    sending ``bytes`` with the job's controller and recovery."""
+    from tcplab.scenario import as_scenario
+
+    assert isinstance(job.protocol, TcplabProtocol)
+    p = job.protocol
+    ctl: dict[str, Any] = {"name": p.controller, **p.controller_params}
+    rec: dict[str, Any] = {"name": p.recovery, **p.recovery_params}
+    d = {"rate": "1Gbps", "delay": "1ms", "buffer": 100}
+    scenario: dict[str, Any] = {
+        "name": f"probe-{job.probe}", "seed": 1, "duration": f"{round(duration_s * 1e9)}ns",
+        "nodes": [{"name": "source", "kind": "host"}, {"name": "sink", "kind": "host"}],
+        "links": [{"from": "source", "to": "sink", "forward": d, "reverse": d}],
+        "flows": [{"name": "probe", "src": "source", "dst": "sink", "controller": ctl, "recovery": rec,
+                   "bytes": job.bytes}],
+    }
+    scenario["tcp"] = {"mss": job.mss or TCPLAB_MSS}
+    try:
+        return as_scenario(scenario).canonical()
+    except ValueError as e:
+        raise ProbeFailed(f"protocol: {str(e).splitlines()[0]}") from None
+
+
+class _Receiver:
+    """A receiving end waiting for its source (between ``listen`` and ``collect``)."""
+
+    def __init__(self, proc: subprocess.Popen[str], out: Path, port: int, job: ProbeJob) -> None:
+        self.proc, self.out, self.port, self.job = proc, out, port, job
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(job.time_limit_s + LISTEN_GRACE_S, self.kill)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def kill(self) -> None:
+        self.timer.cancel()
+        with self.lock:
+            _kill(self.proc)
+
+
+class ProbeRunner:
+    """The daemon's probe runner (``Daemon(config, ProbeRunner(name, results_dir))``): a
+    callable (job, stop event) -> :class:`ProbeResult` as a dict. :meth:`close` kills every
+    endpoint still running."""
+
+    def __init__(self, host: str, results_dir: str | Path) -> None:
+        self.host = host
+        self.results_dir = Path(results_dir).resolve()
+        self.receivers: dict[str, _Receiver] = {}
+        self.senders: set[subprocess.Popen[str]] = set()
+        self.lock = threading.Lock()
+        self.closed = False
+        # Every endpoint is started by this one long-lived thread: they die with the thread
+        # that started them (PR_SET_PDEATHSIG), and a connection's thread ends with its job.
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="probe-spawn")
+
+    def _spawn(self, argv: list[str]) -> subprocess.Popen[str]:
+        return self._spawner.submit(subprocess.Popen, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, start_new_session=True).result()
+
+    def __call__(self, raw: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
+        try:
+            job = ProbeJob.model_validate(raw)
+        except ValidationError as e:
+            from tcplab.scenario.errors import describe_error, field_path
+
+            err = e.errors()[0]
+            loc, detail = describe_error(dict(err))
+            if err["type"] == "value_error":
+                detail = str(err["msg"]).removeprefix("Value error, ")
+            raise ProbeFailed(f"{field_path(loc) or 'job'}: {detail}") from None
+        mine = job.sink if job.role == "sink" else job.source
+        if mine != self.host:
+            raise ProbeFailed(f"{job.role} = {mine!r}: this daemon serves {self.host!r}")
+        out = self.results_dir / job.probe / job.role
+        if job.phase == "listen":
+            result = self._listen(job, out)
+        elif job.phase == "send":
+            result = self._send(job, out, stop)
+        else:
+            result = self._collect(job)
+        return result.model_dump(mode="json")
+
+    def close(self) -> None:
+        """Kills every receiver still waiting and every sender still running (the daemon
+        stops)."""
+        with self.lock:
+            self.closed = True
+            pending, self.receivers = list(self.receivers.values()), {}
+            senders = list(self.senders)
+        for r in pending:
+            r.kill()
+        for p in senders:
+            if p.poll() is None:
+                p.kill()
+        self._spawner.shutdown(wait=False)
+
+    # -- sink ----------------------------------------------------------------------------------
+
+    def _listen(self, job: ProbeJob, out: Path) -> ProbeResult:
+        with self.lock:
+            if job.probe in self.receivers:
+                raise ProbeFailed(f"probe {job.probe!r}: already listening")
+        if out.exists() and any(out.iterdir()):
+            raise ProbeFailed(f"probe {job.probe!r}: its results directory {out} is not empty")
+        out.mkdir(parents=True, exist_ok=True)
+        port = _free_port()
+        if isinstance(job.protocol, TcplabProtocol):
+            duration = job.time_limit_s + LISTEN_GRACE_S
+            cfg = {"scenario": flow_scenario(job, duration), "flow": 0,
+                   "local": f"{job.sink_address}:{port}", "peer": f"{job.source_address}:{port}",
+                   "clock_origin_ns": time.monotonic_ns(), "linger_ns": 0}
+            (out / "config.json").write_text(json.dumps(cfg))
+            argv = [str(_flow_binary()), "recv", "--config", str(out / "config.json"), "--out", str(out)]
+        else:
+            argv = [*_linux_endpoint(), "recv", "--port", str(port), "--out", str(out / "receiver.json"),
+                    "--idle", str(job.time_limit_s + LISTEN_GRACE_S)]
+            if job.mss:
+                argv += ["--mss", str(job.mss)]
+        proc = self._spawn(argv)
+        _wait_ready(proc, "receiver")
+        with self.lock:
+            if self.closed:
+                _kill(proc)
+                raise ProbeFailed("the daemon is stopping")
+            self.receivers[job.probe] = _Receiver(proc, out, port, job)
+        return ProbeResult(probe=job.probe, phase="listen", role="sink", host=self.host, port=port)
+
+    def _collect(self, job: ProbeJob) -> ProbeResult:
+        with self.lock:
+            r = self.receivers.pop(job.probe, None)
+        if r is None:
+            raise ProbeFailed(f"probe {job.probe!r}: no receiver is waiting (never listened, or collected)")
+        r.timer.cancel()
+        err = ""
+        with r.lock:
+            p = r.proc
+            if isinstance(job.protocol, TcplabProtocol):
+                time.sleep(SETTLE_S)
+                if p.poll() is None:
+                    p.send_signal(signal.SIGTERM)
+            try:
+                _, err = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            _kill(p)
+        res = ProbeResult(probe=job.probe, phase="collect", role="sink", host=self.host, port=r.port)
+        if isinstance(job.protocol, TcplabProtocol):
+            f = r.out / "summary.json"
+            if not f.exists():
+                return res.model_copy(update={"status": "failed",
+                                              "reason": _last_line(err, f"receiver: exit status {p.returncode}")})
+            s = json.loads(f.read_text())
+            first, last = s.get("first_arrival_ns"), s.get("last_arrival_ns")
+            dur = (last - first) / 1e9 if first is not None and last is not None else None
+            res = res.model_copy(update={
+                "bytes": s["bytes_delivered"], "intact": s["intact"], "duration_s": dur,
+                "throughput_bps": s["bytes_delivered"] * 8 / dur if dur else None,
+                "traces": facts_trace(r.out), "summary": s})
+        else:
+            f = r.out / "receiver.json"
+            if not f.exists():
+                return res.model_copy(update={"status": "failed",
+                                              "reason": _last_line(err, f"receiver: exit status {p.returncode}")})
+            s = json.loads(f.read_text())
+            if "error" in s and s.get("bytes") is None:
+                return res.model_copy(update={"status": "failed", "reason": f"receiver: {s['error']}"})
+            first, last = s.get("t_first_ns"), s.get("t_last_ns")
+            dur = (last - first) / 1e9 if first is not None and last is not None else None
+            s.pop("tcp_info", None)
+            res = res.model_copy(update={
+                "bytes": s["bytes"], "intact": s["first_bad_offset"] is None and s["error"] is None,
+                "duration_s": dur, "throughput_bps": s["bytes"] * 8 / dur if dur else None, "summary": s})
+        if res.bytes != job.bytes or not res.intact:
+            res = res.model_copy(update={"status": "failed",
+                                         "reason": f"the sink received {res.bytes} of {job.bytes} bytes"
+                                                   + ("" if res.intact else ", not intact")})
+        return res
+
+    # -- source --------------------------------------------------------------------------------
+
+    def _send(self, job: ProbeJob, out: Path, stop: threading.Event) -> ProbeResult:
+        assert job.port is not None
+        if out.exists() and any(out.iterdir()):
+            raise ProbeFailed(f"probe {job.probe!r}: its results directory {out} is not empty")
+        out.mkdir(parents=True, exist_ok=True)
+        if isinstance(job.protocol, TcplabProtocol):
+            cfg = {"scenario": flow_scenario(job, job.time_limit_s), "flow": 0,
+                   "local": f"{job.source_address}:{job.port}", "peer": f"{job.sink_address}:{job.port}",
+                   "clock_origin_ns": time.monotonic_ns() + START_MARGIN_NS}
+            (out / "config.json").write_text(json.dumps(cfg))
+            argv = [str(_flow_binary()), "send", "--config", str(out / "config.json"), "--out", str(out)]
+        else:
+            argv = [*_linux_endpoint(), "send", "--dst", job.sink_address, "--port", str(job.port),
+                    "--cc", job.protocol.congestion, "--bytes", str(job.bytes),
+                    "--duration-ns", str(round(job.time_limit_s * 1e9)), "--linger-ns", "5000000000",
+                    "--out", str(out / "sender.json")]
+            if job.mss:
+                argv += ["--mss", str(job.mss)]
+        proc = self._spawn(argv)
+        with self.lock:
+            self.senders.add(proc)
+        try:
+            deadline = time.monotonic() + job.time_limit_s + 15.0
+            while proc.poll() is None:
+                if stop.wait(0.05):
+                    raise ProbeFailed("timeout")
+                if time.monotonic() > deadline:
+                    raise ProbeFailed(f"the sender did not end {job.time_limit_s + 15:g} s after it started")
+            err = proc.communicate()[1]
+        finally:
+            _kill(proc)
+            with self.lock:
+                self.senders.discard(proc)
+        if proc.returncode != 0:
+            raise ProbeFailed(_last_line(err, f"sender: exit status {proc.returncode}"))
+        res = ProbeResult(probe=job.probe, phase="send", role="source", host=self.host, port=job.port)
+        if isinstance(job.protocol, TcplabProtocol):
+            s = json.loads((out / "summary.json").read_text())
+            dur = (s["end_ns"] - s["start_ns"]) / 1e9
+            res = res.model_copy(update={
+                "bytes": s["bytes_acked"], "completed": s["completed"], "duration_s": dur,
+                "throughput_bps": s["throughput_bps"], "retransmits": s["retransmits"],
+                "timeouts": s["timeouts"], "traces": series_trace(out), "summary": s})
+        else:
+            s = json.loads((out / "sender.json").read_text())
+            trace, final = tcpinfo_trace(out, s)
+            end = s["t_end_ns"] if s["t_end_ns"] is not None else s["sample_ns"][-1]
+            dur = (end - s["t_connect_ns"]) / 1e9
+            # every byte written was acknowledged, or what was (bytes_acked counts the SYN)
+            acked = s["bytes_written"] if s["t_end_ns"] is not None else max(0, final.get("bytes_acked", 1) - 1)
+            summary = {k: v for k, v in s.items() if k not in ("tcp_info", "sample_ns")}
+            summary["final_tcp_info"] = final
+            res = res.model_copy(update={
+                "bytes": acked, "completed": s["t_end_ns"] is not None and s["bytes_written"] == job.bytes,
+                "duration_s": dur, "throughput_bps": acked * 8 / dur if dur > 0 else None,
+                "retransmits": final.get("total_retrans"), "timeouts": final.get("total_rto"),
+                "traces": trace, "summary": summary})
+        if not res.completed:
+            res = res.model_copy(update={"status": "failed",
+                                         "reason": f"not acknowledged within time_limit_s = {job.time_limit_s:g}"})
+        return res
+
+
+def _wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> None:
+    assert p.stdout is not None
+    ready, _, _ = select.select([p.stdout], [], [], timeout)
+    line = p.stdout.readline() if ready else ""
+    if line.strip() != "ready":
+        _kill(p)
+        raise ProbeFailed(_last_line(p.stderr.read() if p.stderr else "", f"{what} did not start"))
+
+
+# --------------------------------------------------------------------------------------------
+# The controller's side.
+
+
+def run_probe(spec: ProbeSpec, daemons: dict[str, tuple[str, int]], key: bytes, *,
+              tls: Any = None, timeout_s: float | None = None) -> ProbeOutcome:
+    """Runs probe `spec` through the daemons of its source and sink (`daemons`: host name ->
+    the daemon's control address): listen, send, collect. Never raises for a probe that
+    failed: the outcome says ``failed`` with the first reason (``timeout`` when the source's
+    daemon ended the probe at its ``probe_timeout_s``); the receiver is collected (ended) in
+    any case once it listened. `timeout_s`: the control connection's (default: the time
+    limit plus 60 s)."""
+    from tcplab.campaign.daemon import request
+
+    wall = time.perf_counter()
+    limit = timeout_s or spec.time_limit_s + 60.0
+    base = spec.model_dump(mode="json")
+
+    def ask(host: str, phase: str, peer: str, port: int | None = None) -> ProbeResult:
+        job = {**base, "kind": "probe", "phase": phase, "peer": peer, "port": port}
+        try:
+            reply = request(daemons[host], key, job, timeout=limit, tls=tls)
+        except json.JSONDecodeError:
+            raise ProbeFailed(f"daemon of {host}: the connection closed without an answer "
+                              "(the daemon died or was stopped)") from None
+        except (OSError, ValueError) as e:
+            raise ProbeFailed(f"daemon of {host}: {e}") from None
+        if not reply.get("ok"):
+            if reply.get("reason") == "timeout":
+                raise ProbeFailed("timeout")
+            raise ProbeFailed(f"{host}: {reply.get('error', 'no reply')}")
+        return ProbeResult.model_validate(reply["result"])
+
+    def done(status: str, reason: str | None, src: ProbeResult | None, snk: ProbeResult | None) -> ProbeOutcome:
+        return ProbeOutcome(spec=spec, status=status, reason=reason, source=src, sink=snk,  # type: ignore[arg-type]
+                            wall_s=time.perf_counter() - wall)
+
+    try:
+        listen = ask(spec.sink, "listen", spec.source)
+    except ProbeFailed as e:
+        return done("failed", str(e), None, None)
+    src: ProbeResult | None = None
+    reason: str | None = None
+    try:
+        src = ask(spec.source, "send", spec.sink, listen.port)
+    except ProbeFailed as e:
+        reason = str(e)
+    try:
+        snk = ask(spec.sink, "collect", spec.source, listen.port)
+    except ProbeFailed as e:
+        return done("failed", reason or str(e), src, None)
+    reason = reason or (src.reason if src and src.status == "failed" else None) \
+        or (snk.reason if snk.status == "failed" else None)
+    return done("failed" if reason else "ok", reason, src, snk)

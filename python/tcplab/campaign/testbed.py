@@ -1,0 +1,325 @@
+"""A local testbed for the live campaign (issue 15 §2, docs/campaign.md "Live mode: the
+local testbed"): N hosts as network namespaces, an emulated path between every pair drawn
+from a campaign file's path population, and a probe daemon in each host.
+
+``with Testbed(4, "campaigns/eth-default.toml", seed=1) as tb:`` gives ``tb.hosts`` (by
+name ``h0`` … ``h{N-1}``: data-plane address, the daemon's control address, namespace,
+results directory), ``tb.key`` (the daemons' shared secret) and ``tb.paths`` (the drawn
+path of each pair); leaving the block, normally, on an exception, Ctrl-C or SIGTERM, stops
+the daemons and removes every namespace, device and process it made.
+
+How it is built:
+
+- **Hosts and paths**: one emulator (``tcplab-emu``, crates/tcplab-live) for the whole mesh:
+  the hosts are the nodes of an explicit topology with one link per pair (N·(N−1)/2 links;
+  routing by fewest hops takes the direct link), built by :class:`tcplab.live.Testbed`
+  (``Testbed.for_scenario``: namespaces ``tcplab-<pid>-<hex>-h<k>``, a TUN device each,
+  addresses 10.214.0.k+1). Pair k (in the order (h0, h1), (h0, h2), …, (h1, h2), …) gets
+  path k of the population drawn with the campaign's distributions and this seed
+  (:func:`tcplab.campaign.population.draw_paths` with ``schedule.paths`` = the number of
+  pairs): both directions at the path's rate, with half its propagation RTT as one-way
+  delay and its drop-tail buffer; random loss ``loss`` on the direction from the lower to
+  the higher host (the link's forward) and ``ack_loss`` on the other.
+- **Cross traffic**, forward on each path for the testbed's whole life (the means at load
+  factor 1; the diurnal load factor is not emulated):
+
+  - ``cross_udp=True``: where ``udp_load`` is above zero, a UDP constant-bit-rate source
+    (tcplab's, ``tcplab-flow udp-send``) sending ``udp_load`` × rate;
+  - ``cross_tcp=K`` (default 0): min(K, round(``tcp_flows``)) long-lived TCP flows of
+    tcplab's transport (``tcplab-flow send``, the campaign's ``cross.controller`` and
+    ``cross.recovery``, ``cross.packet_bytes`` up to 1448, ``cross.rcv_buf_bytes``).
+
+  Their endpoints' per-packet facts go to /dev/null (a testbed may run for hours).
+- **Daemons**: ``tcplab daemon --config hK/daemon.toml --netns NS`` per host, started from
+  this namespace: each binds its control socket on 127.0.0.1 here (plaintext: loopback
+  only), then enters its host's namespace, so the probes it runs are the host's. Peers:
+  every other host. The key file (64 hex characters, mode 0600) is generated per testbed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any
+
+from tcplab.campaign.config import CampaignConfig, load_campaign
+from tcplab.campaign.population import Path, draw_paths
+from tcplab.campaign.probe_runner import TCPLAB_MSS
+from tcplab.live.errors import LiveError
+
+__all__ = ["MAX_HOSTS", "Testbed", "TestbedHost", "TestbedPath", "testbed_scenario"]
+
+MAX_HOSTS = 16
+#: How long a daemon may take to say it serves.
+DAEMON_START_S = 30.0
+
+
+@dataclass(frozen=True)
+class TestbedHost:
+    __test__ = False
+    name: str
+    #: its address on the emulated network (10.214.0.k+1)
+    address: str
+    #: its daemon's control address (loopback of the machine's namespace)
+    daemon: tuple[str, int]
+    namespace: str
+    results_dir: FsPath
+
+
+@dataclass(frozen=True)
+class TestbedPath:
+    __test__ = False
+    #: the link's ends: forward (``loss``) carries a -> b, reverse (``ack_loss``) b -> a
+    a: str
+    b: str
+    path: Path
+    #: UDP cross traffic a -> b (bit/s; 0: none)
+    udp_bps: float
+    #: long-lived TCP cross flows a -> b
+    tcp_cross: int = 0
+
+    def row(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "udp_bps": self.udp_bps, "tcp_cross": self.tcp_cross,
+                **self.path.row()}
+
+
+def _ns(seconds: float) -> str:
+    return f"{round(seconds * 1e9)}ns"
+
+
+def _direction(p: Path, rate: int, loss: float) -> dict[str, Any]:
+    """One direction of path `p`'s link: its rate, half its RTT, its buffer, `loss`."""
+    d: dict[str, Any] = {"rate": rate, "delay": _ns(p.rtt_ms / 2e3), "buffer": {"bytes": p.buffer_bytes}}
+    if loss > 0:
+        d["loss"] = loss
+    return d
+
+
+def _population(population: CampaignConfig | str | FsPath) -> CampaignConfig:
+    return population if isinstance(population, CampaignConfig) else load_campaign(population)
+
+
+def testbed_scenario(n: int, population: CampaignConfig | str | FsPath, seed: int = 1,
+                     cross_udp: bool = True, duration_s: float = 86_400.0,
+                     cross_tcp: int = 0) -> tuple[dict[str, Any], list[TestbedPath]]:
+    """The emulator's scenario of an `n`-host testbed (module docstring) and its paths."""
+    if not 2 <= n <= MAX_HOSTS:
+        raise LiveError(f"hosts = {n}: a testbed has 2 to {MAX_HOSTS} hosts")
+    cfg = _population(population)
+    hosts = [f"h{k}" for k in range(n)]
+    pairs = [(hosts[i], hosts[j]) for i in range(n) for j in range(i + 1, n)]
+    data = cfg.model_dump()
+    data["seed"] = seed
+    data["schedule"]["paths"] = len(pairs)
+    drawn = draw_paths(CampaignConfig.from_dict(data))
+    if cross_tcp < 0:
+        raise LiveError(f"cross_tcp = {cross_tcp}: a number of flows per path, >= 0")
+    links: list[dict[str, Any]] = []
+    udp: list[dict[str, Any]] = []
+    tcp: list[dict[str, Any]] = []
+    tcp_settings = {"mss": min(cfg.cross.packet_bytes, TCPLAB_MSS), "rcv_buf": cfg.cross.rcv_buf_bytes}
+    paths = []
+    for (a, b), p in zip(pairs, drawn, strict=True):
+        rate = max(1, round(p.rate_mbps * 1e6))
+        links.append({"from": a, "to": b, "forward": _direction(p, rate, p.loss),
+                      "reverse": _direction(p, rate, p.ack_loss)})
+        udp_bps = float(round(p.udp_load * rate)) if cross_udp and p.udp_load > 0 else 0.0
+        if udp_bps:
+            udp.append({"name": f"cross-{a}-{b}", "src": a, "dst": b, "rate": int(udp_bps),
+                        "packet_size": cfg.cross.udp_packet_bytes, "start": 0})
+        n_tcp = min(cross_tcp, round(p.tcp_flows))
+        tcp += [{"name": f"cross-{a}-{b}-{m}", "src": a, "dst": b, "controller": cfg.cross.controller,
+                 "recovery": cfg.cross.recovery, "tcp": tcp_settings} for m in range(n_tcp)]
+        paths.append(TestbedPath(a, b, p, udp_bps, n_tcp))
+    scenario = {
+        "name": f"testbed-{cfg.name}", "seed": seed, "duration": _ns(duration_s),
+        "nodes": [{"name": h, "kind": "host"} for h in hosts], "links": links, "udp": udp,
+        # A scenario needs a flow: without cross traffic, one that nothing runs.
+        "flows": tcp or ([] if udp else [{"name": "unused", "src": hosts[0], "dst": hosts[1],
+                                          "controller": "reno", "recovery": "newreno", "bytes": 1}]),
+        "trace": {"series": "off", "events": False, "segments": False, "drops": True},
+    }
+    from tcplab.scenario import ScenarioError, as_scenario
+
+    try:
+        as_scenario(scenario)
+    except ScenarioError as e:
+        raise LiveError(f"the testbed's scenario of this population: {e}") from None
+    return scenario, paths
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _write_key(path: FsPath) -> bytes:
+    key = secrets.token_hex(32).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key + b"\n")
+    return key
+
+
+class Testbed:
+    """An `n`-host testbed on `population` (a CampaignConfig or a campaign file) with paths
+    drawn from `seed` (module docstring). Outputs go to `out_dir` (default: a temporary
+    directory, removed afterwards). `probe_timeout_s`: the daemons'."""
+
+    __test__ = False
+
+    def __init__(self, n: int, population: CampaignConfig | str | FsPath, seed: int = 1, *,
+                 out_dir: str | FsPath | None = None, cross_udp: bool = True,
+                 probe_timeout_s: float = 300.0, duration_s: float = 86_400.0, cross_tcp: int = 0) -> None:
+        self.scenario, self.paths = testbed_scenario(n, population, seed, cross_udp, duration_s, cross_tcp)
+        self.n, self.seed = n, seed
+        self.probe_timeout_s = probe_timeout_s
+        self._own_dir = out_dir is None
+        self.out_dir = FsPath(out_dir) if out_dir is not None else None
+        self.hosts: dict[str, TestbedHost] = {}
+        self.key = b""
+        self.key_file: FsPath | None = None
+        self.daemons: dict[str, subprocess.Popen[str]] = {}
+        self.net: Any = None  # the tcplab.live.Testbed
+        self.cross_flows: list[Any] = []
+
+    def path(self, a: str, b: str) -> TestbedPath:
+        """The path between hosts `a` and `b` (either order)."""
+        for p in self.paths:
+            if {p.a, p.b} == {a, b}:
+                return p
+        raise KeyError(f"no path between {a!r} and {b!r}")
+
+    def __enter__(self) -> Testbed:
+        from tcplab.live.netns import Testbed as NetTestbed
+        from tcplab.live.netns import live_support
+
+        if os.geteuid() != 0:
+            raise LiveError("tcplab testbed needs root (ip netns, setns)")
+        if reason := live_support(userns=False):
+            raise LiveError(reason)
+        if self.out_dir is None:
+            self.out_dir = FsPath(tempfile.mkdtemp(prefix="tcplab-testbed-"))
+        elif self.out_dir.exists() and any(self.out_dir.iterdir()):
+            raise LiveError(f"out_dir = {str(self.out_dir)!r}: not empty (a testbed writes a new key and results)")
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.net = NetTestbed.for_scenario(self.scenario, self.out_dir / "emulator", userns=False)
+        self.net.__enter__()
+        try:
+            self._start()
+        except BaseException:
+            self._teardown()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._teardown()
+
+    def _start(self) -> None:
+        assert self.out_dir is not None
+        net = self.net
+        self._start_cross()
+        self.key_file = self.out_dir / "key"
+        self.key = _write_key(self.key_file)
+        names = list(net.ns)
+        starting = {}
+        for name in names:
+            starting[name] = self._start_daemon(name, [h for h in names if h != name])
+        for name, (proc, port, results) in starting.items():
+            self._wait_daemon(name, proc)
+            self.hosts[name] = TestbedHost(name, net.addr[name], ("127.0.0.1", port), net.ns[name], results)
+
+    def _start_cross(self) -> None:
+        """Starts the scenario's cross traffic (its UDP flows, then its TCP flows but the
+        placeholder), each end's facts going to /dev/null."""
+        from tcplab.live.transport import start_flow
+        from tcplab.live.udp import start_udp_flow
+
+        assert self.out_dir is not None
+        net = self.net
+        origin = time.monotonic_ns() + 300_000_000
+        for kind, flows in (("udp", net.scenario.get("udp") or []), ("tcp", net.scenario["flows"])):
+            for i, f in enumerate(flows):
+                if not str(f.get("name", "")).startswith("cross-"):
+                    continue
+                out = self.out_dir / "cross" / f"{kind}{i}"
+                for role in ("sender", "receiver"):
+                    (out / role).mkdir(parents=True, exist_ok=True)
+                    (out / role / "facts.jsonl").symlink_to(os.devnull)
+                if kind == "udp":
+                    self.cross_flows.append(start_udp_flow(net, net.scenario, i, origin, out))
+                else:
+                    self.cross_flows.append(start_flow(net, net.scenario, i, origin, out, sample_ns=10**10))
+
+    def _start_daemon(self, name: str, peers: list[str]) -> tuple[subprocess.Popen[str], int, FsPath]:
+        assert self.out_dir is not None and self.key_file is not None
+        d = self.out_dir / name
+        d.mkdir(exist_ok=True)
+        port = _free_port()
+        results = d / "results"
+        lines = [f"name = {json.dumps(name)}", 'listen = "127.0.0.1"', f"port = {port}",
+                 f"key_file = {json.dumps(str(self.key_file))}", f"peers = {json.dumps(peers)}",
+                 "plaintext = true", f"probe_timeout_s = {self.probe_timeout_s}",
+                 f"results_dir = {json.dumps(str(results))}"]
+        (d / "daemon.toml").write_text("\n".join(lines) + "\n")
+        log = open(d / "daemon.log", "w")  # noqa: SIM115 (the daemon writes it)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "tcplab", "daemon", "--config", str(d / "daemon.toml"),
+                                     "--netns", self.net.ns[name], "--verbose"],
+                                    stdout=subprocess.PIPE, stderr=log, text=True)
+        finally:
+            log.close()
+        self.daemons[name] = proc
+        return proc, port, results
+
+    def _wait_daemon(self, name: str, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None and self.out_dir is not None
+        ready, _, _ = select.select([proc.stdout], [], [], DAEMON_START_S)
+        line = proc.stdout.readline() if ready else ""
+        if "serving on" not in line:
+            proc.kill()
+            proc.wait()
+            err = (self.out_dir / name / "daemon.log").read_text().strip().splitlines()
+            raise LiveError(f"daemon of {name}: " + (err[-1] if err else "did not start"))
+
+    def _teardown(self) -> None:
+        for proc in self.daemons.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.daemons.values():
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        self.daemons = {}
+        if self.net is not None:
+            self.net.__exit__(None, None, None)  # kills the cross traffic, the emulator, the namespaces
+            self.net = None
+        if self._own_dir and self.out_dir is not None:
+            shutil.rmtree(self.out_dir, ignore_errors=True)
+
+    def describe(self) -> dict[str, Any]:
+        """What a controller needs (``testbed.json``): hosts with their data-plane and
+        daemon addresses, the key file, the paths."""
+        return {
+            "hosts": [{"name": h.name, "address": h.address, "daemon": f"{h.daemon[0]}:{h.daemon[1]}",
+                       "namespace": h.namespace, "results_dir": str(h.results_dir)} for h in self.hosts.values()],
+            "key_file": str(self.key_file),
+            "seed": self.seed,
+            "paths": [p.row() for p in self.paths],
+        }

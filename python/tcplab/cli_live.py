@@ -1,0 +1,172 @@
+"""The live campaign's commands of the ``tcplab`` CLI (registered by :func:`register`):
+
+- ``tcplab daemon --config DAEMON.toml [--netns NS]``: a probe daemon in the foreground
+  (:mod:`tcplab.campaign.daemon` with :class:`tcplab.campaign.probe_runner.ProbeRunner`)
+  until SIGTERM or SIGINT; prints ``tcplab daemon NAME: serving on HOST:PORT`` once it
+  serves. A bad config file is one line on stderr naming the field and its value, exit 2.
+- ``tcplab testbed CAMPAIGN.toml --hosts N``: a local testbed
+  (:mod:`tcplab.campaign.testbed`) until SIGTERM or SIGINT; writes ``testbed.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+__all__ = ["register", "load_daemon_config"]
+
+EXIT_INVALID = 2
+
+
+class DaemonConfigError(ValueError):
+    """A daemon config file refused (one line)."""
+
+
+def _fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
+    sys.stderr.write(f"error: {' '.join(message.splitlines())}\n")
+    raise typer.Exit(code)
+
+
+def load_daemon_config(path: Path) -> Any:
+    """The DaemonConfig of TOML file `path`; relative paths in it are relative to the file's
+    directory. DaemonConfigError: one line naming the file, the field and its value."""
+    from pydantic import ValidationError
+
+    from tcplab.campaign.daemon import DaemonConfig
+    from tcplab.scenario.errors import describe_error, field_path
+    from tcplab.toml_file import TomlError, read_toml
+
+    try:
+        data, _ = read_toml(path)
+    except TomlError as e:
+        raise DaemonConfigError(str(e)) from None
+    try:
+        cfg = DaemonConfig.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc, detail = describe_error(dict(err))
+        where = field_path(loc)
+        if err["type"] == "value_error" and not where:
+            detail = str(err["msg"]).removeprefix("Value error, ")
+        raise DaemonConfigError(f"{path}: {where + ': ' if where else ''}{detail}") from None
+    base = path.resolve().parent
+    fixed = {k: base / v for k in ("key_file", "tls_cert", "tls_key", "results_dir")
+             if isinstance(v := getattr(cfg, k), Path) and not v.is_absolute()}
+    return cfg.model_copy(update=fixed)
+
+
+def daemon(
+    config: Annotated[Path, typer.Option("--config", "-c", help="Daemon config (TOML; docs/campaign.md).",
+                                         metavar="DAEMON.toml")],
+    netns: Annotated[str | None, typer.Option(
+        "--netns", help="Bind the control socket here, then enter this network namespace "
+                        "(ip netns name or /proc/PID/ns/net): how tcplab testbed starts its daemons.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every job, not only refusals.")] = False,
+) -> None:
+    """Run a probe daemon of the live campaign until SIGTERM or SIGINT."""
+    from tcplab.campaign.auth import AuthError
+    from tcplab.campaign.daemon import Daemon
+    from tcplab.campaign.probe_runner import ProbeRunner
+    from tcplab.live.errors import LiveError
+    from tcplab.live.netns_enter import enter_netns
+
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        cfg = load_daemon_config(config)
+    except DaemonConfigError as e:
+        _fail(str(e))
+    runner = ProbeRunner(cfg.name, cfg.results_dir)
+    try:
+        d = Daemon(cfg, runner)
+    except AuthError as e:
+        _fail(f"{config}: key_file: {e}")
+    except OSError as e:
+        _fail(f"{config}: listen = {cfg.listen!r}, port = {cfg.port}: {e.strerror or e}")
+    except Exception as e:  # ssl errors loading tls_cert / tls_key
+        _fail(f"{config}: tls_cert = {str(cfg.tls_cert)!r}, tls_key = {str(cfg.tls_key)!r}: {e}")
+    if netns is not None:
+        try:
+            enter_netns(netns)  # before any thread exists: every later one inherits it
+        except LiveError as e:
+            d.server.server_close()
+            _fail(str(e))
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    d.start()
+    host, port = d.address
+    print(f"tcplab daemon {cfg.name}: serving on {host}:{port}", flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        d.stop()
+        runner.close()
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def testbed(
+    campaign: Annotated[Path, typer.Argument(help="Campaign file whose path population the paths are drawn from.",
+                                             metavar="CAMPAIGN.toml", show_default=False)],
+    hosts: Annotated[int, typer.Option("--hosts", "-n", help="Number of hosts (namespaces h0 ... hN-1).")] = 4,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the paths' draw.")] = 1,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for the testbed's files "
+                                             "(default: a temporary one, removed at the end).")] = None,
+    no_cross_udp: Annotated[bool, typer.Option("--no-cross-udp", help="No UDP cross traffic.")] = False,
+    cross_tcp: Annotated[int, typer.Option("--cross-tcp", min=0, help="At most this many long-lived TCP "
+                                           "cross flows per path (round(tcp_flows) of its draw); 0: none.")] = 0,
+    probe_timeout_s: Annotated[float, typer.Option("--probe-timeout", help="The daemons' probe_timeout_s.")] = 300.0,
+) -> None:
+    """Build a local testbed (namespaces, emulated paths, a daemon per host) and keep it up
+    until SIGTERM or SIGINT; its description goes to OUT/testbed.json and stdout."""
+    from tcplab.campaign.config import CampaignError
+    from tcplab.campaign.testbed import Testbed
+    from tcplab.live.errors import LiveError
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    if out is not None and out.is_dir() and any(out.iterdir()):
+        _fail(f"--out {out}: not empty (a testbed writes a new key and results)")
+    try:
+        tb = Testbed(hosts, campaign, seed, out_dir=out, cross_udp=not no_cross_udp, cross_tcp=cross_tcp,
+                     probe_timeout_s=probe_timeout_s)
+    except (CampaignError, LiveError) as e:
+        _fail(f"{campaign}: {e}" if isinstance(e, CampaignError) else str(e))
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with tb:
+            signal.signal(signal.SIGTERM, on_signal)  # the testbed's own handler raises instead
+            desc = tb.describe()
+            assert tb.out_dir is not None
+            (tb.out_dir / "testbed.json").write_text(json.dumps(desc, indent=2) + "\n")
+            for h in desc["hosts"]:
+                print(f"{h['name']}: address {h['address']}, daemon {h['daemon']}, namespace {h['namespace']}")
+            print(f"key file: {desc['key_file']}; description: {tb.out_dir / 'testbed.json'}", flush=True)
+            while not stop.wait(0.5):
+                pass
+    except LiveError as e:
+        _fail(str(e), 1)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds ``daemon`` and ``testbed`` to the CLI."""
+    app.command("daemon")(daemon)
+    app.command("testbed")(testbed)
