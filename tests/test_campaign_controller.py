@@ -31,6 +31,12 @@ KEY = b"0123456789abcdef" * 4
 HOSTS = ["h0", "h1", "h2", "h3"]
 
 
+def _ids(name: str) -> tuple[int, int]:
+    """(probe, attempt) of a probe's name ``<campaign>-<probe>-a<attempt>``."""
+    _, probe, attempt = name.rsplit("-", 2)
+    return int(probe), int(attempt[1:])
+
+
 class FakeHosts:
     """Four daemons whose runner plays a transfer: the sink answers a port, the source
     sleeps ``transfer_s`` and answers the bytes, the sink's collect answers them again."""
@@ -60,27 +66,30 @@ class FakeHosts:
         self.ports[name] = d.address[1]
 
     def runner(self, host: str, job: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
-        p = job["probe"]
+        # the probe runner's three phases (tcplab.campaign.probe_runner), played
+        probe, attempt = _ids(job["probe"])
+        role = "source" if job["phase"] == "send" else "sink"
         with self.lock:
-            self.runs[(p["probe"], p["attempt"], job["role"])] += 1
-        if job["role"] == "sink":
-            return {"port": 5001}
-        if job["role"] == "collect":
-            return {"flow": {"bytes_received": p["bytes"]}}
+            self.runs[(probe, attempt, job["phase"])] += 1
+        base = {"probe": job["probe"], "phase": job["phase"], "role": role, "host": host}
+        if job["phase"] == "listen":
+            return {**base, "port": 5001}
+        if job["phase"] == "collect":
+            return {**base, "bytes": job["bytes"], "intact": True}
         with self.lock:
-            for h in (p["source"], p["sink"]):
+            for h in (job["source"], job["sink"]):
                 self.busy[h] += 1
                 self.most_busy[h] = max(self.most_busy[h], self.busy[h])
         try:
             if self.on_source is not None:
-                self.on_source(host, p)
+                self.on_source(host, job)
             stop.wait(self.transfer_s)
-            return {"flow": {"bytes_delivered": p["bytes"], "throughput_bps": p["bytes"] * 8 / self.transfer_s,
-                             "duration_s": self.transfer_s, "segments_sent": 10, "retransmits": 0,
-                             "timeouts": 0, "completed": True}, "traces": f"{host}/{p['probe']}.parquet"}
+            return {**base, "bytes": job["bytes"], "completed": True, "duration_s": self.transfer_s,
+                    "throughput_bps": job["bytes"] * 8 / self.transfer_s, "retransmits": 0, "timeouts": 0,
+                    "traces": f"{host}/{probe}.parquet"}
         finally:
             with self.lock:
-                for h in (p["source"], p["sink"]):
+                for h in (job["source"], job["sink"]):
                     self.busy[h] -= 1
 
     def stop(self) -> None:
@@ -100,9 +109,9 @@ class FakeHosts:
 name = "livetest"
 seed = 3
 [schedule]
-paths = 12
+paths = 6
 span_h = 200.0
-mean_interval_h = 40.0
+mean_interval_h = 20.0
 max_probes = 40
 [live]
 key_file = "{key_file or self.key_file.name}"
@@ -132,12 +141,11 @@ def _probes(db: Path) -> list[tuple[int, str, int, str | None]]:
             return []
 
 
-def test_paths_lie_on_the_ordered_pairs_of_hosts_round_robin() -> None:
-    ends = path_hosts(["a", "b", "c"], 8)
-    assert ends[:6] == [("a", "b"), ("a", "c"), ("b", "a"), ("b", "c"), ("c", "a"), ("c", "b")]
-    assert ends[6:] == ends[:2]
-    with pytest.raises(ValueError):
-        path_hosts(["a"], 1)
+def test_paths_lie_on_the_pairs_of_hosts_in_order() -> None:
+    assert path_hosts(["a", "b", "c"], 3) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert path_hosts(["a", "b", "c"], 2) == [("a", "b"), ("a", "c")]
+    with pytest.raises(ValueError, match=r"schedule.paths = 4: 3 hosts have 3 pairs, one path each"):
+        path_hosts(["a", "b", "c"], 4)
 
 
 def test_forty_probes_of_every_protocol_are_recorded_once_within_the_host_limit(hosts: FakeHosts, tmp_path: Path) -> None:
@@ -147,7 +155,7 @@ def test_forty_probes_of_every_protocol_are_recorded_once_within_the_host_limit(
     rows = _probes(tmp_path / "out" / DB_FILE)
     assert [r[0] for r in rows] == list(range(40)) and {r[1] for r in rows} == {"ok"}
     assert set(result.probes["protocol"]) == set(cfg.schedule.protocols)  # every protocol of the file
-    assert max(hosts.runs.values()) == 1 and len(hosts.runs) == 40 * 3  # each job ran once
+    assert max(hosts.runs.values()) == 1 and len(hosts.runs) == 40 * 3  # each phase ran once
     assert max(hosts.most_busy.values()) == 1  # per_host_limit = 1
     # the table is the virtual campaign's, with what the endpoints measured
     df = pl.read_parquet(tmp_path / "out" / LIVE_REPORT_DIR / "probes.parquet")
@@ -187,14 +195,16 @@ from tcplab.campaign.daemon import Daemon, DaemonConfig
 name, port, key, peers, marks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4].split(","), Path(sys.argv[5])
 
 def runner(job, stop):
-    p = job["probe"]
-    (marks / f"{p['probe']}-{p['attempt']}-{job['role']}-{time.monotonic_ns()}").touch()
-    if job["role"] == "sink":
-        return {"port": 5001}
-    if job["role"] == "collect":
-        return {"flow": {"bytes_received": p["bytes"]}}
+    _, probe, attempt = job["probe"].rsplit("-", 2)
+    (marks / f"{probe}-{attempt}-{job['phase']}-{time.monotonic_ns()}").touch()
+    base = {"probe": job["probe"], "phase": job["phase"], "host": name,
+            "role": "source" if job["phase"] == "send" else "sink"}
+    if job["phase"] == "listen":
+        return {**base, "port": 5001}
+    if job["phase"] == "collect":
+        return {**base, "bytes": job["bytes"], "intact": True}
     stop.wait(0.3)
-    return {"flow": {"bytes_delivered": p["bytes"], "completed": True}}
+    return {**base, "bytes": job["bytes"], "completed": True}
 
 cfg = DaemonConfig(name=name, listen="127.0.0.1", port=port, key_file=key, peers=peers, plaintext=True)
 Daemon(cfg, runner).start()
@@ -224,12 +234,12 @@ def test_a_daemon_killed_mid_probe_loses_that_attempt_only(hosts: FakeHosts, tmp
     t.start()
     try:
         deadline = time.monotonic() + 60
-        while not [m for m in marks.iterdir() if "-source-" in m.name]:
+        while not [m for m in marks.iterdir() if "-send-" in m.name]:
             assert time.monotonic() < deadline and t.is_alive()
             time.sleep(0.01)
         daemon.send_signal(signal.SIGKILL)
         daemon.wait(10)
-        killed = int(next(m for m in marks.iterdir() if "-source-" in m.name).name.split("-")[0])
+        killed = int(next(m for m in marks.iterdir() if "-send-" in m.name).name.split("-")[0])
         time.sleep(0.5)
         daemon = start()
         t.join(120)
@@ -242,7 +252,7 @@ def test_a_daemon_killed_mid_probe_loses_that_attempt_only(hosts: FakeHosts, tmp
     assert rows[killed][2] >= 2, rows[killed]  # the killed attempt was retried
     with sqlite3.connect(tmp_path / "db.sqlite") as c:
         lost = c.execute("SELECT host, outcome FROM runs WHERE probe = ? AND attempt = 1", (killed,)).fetchall()
-    assert any(h == "h2" and "daemon h2" in o for h, o in lost), lost  # with its reason
+    assert any(h == "h2" and "h2" in o and o != "ok" for h, o in lost), lost  # with its reason
     # only that probe lost an attempt
     assert [r[0] for r in rows.values() if r[2] > 1] == [killed]
 
@@ -251,7 +261,7 @@ def test_a_daemon_that_stays_down_fails_its_probes_with_the_reason(hosts: FakeHo
     cfg = load_campaign(hosts.campaign(tmp_path, retries=1))
     hosts.daemons["h3"].stop()
     run = run_live(cfg, tmp_path / "db.sqlite", DaemonExecutor(cfg.live, KEY))
-    ends = path_hosts(HOSTS, 12)
+    ends = path_hosts(HOSTS, 6)
     rows = _probes(tmp_path / "db.sqlite")
     assert len(rows) == 40 and run.ok + run.failed == 40 and run.failed > 0
     from tcplab.campaign.probes import schedule
@@ -259,7 +269,7 @@ def test_a_daemon_that_stays_down_fails_its_probes_with_the_reason(hosts: FakeHo
 
     for probe, (pid, status, attempts, reason) in zip(schedule(cfg, draw_paths(cfg)), rows):
         if "h3" in ends[probe.path]:
-            assert status == "failed" and attempts == 2 and "daemon h3" in reason, (pid, reason)
+            assert status == "failed" and attempts == 2 and "h3" in reason, (pid, reason)
         else:
             assert status == "ok"
 

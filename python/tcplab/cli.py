@@ -6,6 +6,7 @@ written; 2 invalid scenario or usage (one line on stderr, no traceback).
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -660,6 +661,14 @@ def campaign(
             "--out is then the campaign's store: run the same command again to resume.",
         ),
     ] = False,
+    testbed: Annotated[
+        Path | None,
+        typer.Option(
+            "--testbed",
+            help="With --live: the hosts and key of a local testbed (tcplab testbed's testbed.json, "
+            "or its --out directory) instead of the file's [live] hosts.",
+        ),
+    ] = None,
 ) -> None:
     """Run a virtual measurement campaign (the ETH report's methodology) and write its
     probes table, campaign.json and report; with --live, run it on real hosts."""
@@ -670,8 +679,10 @@ def campaign(
         cfg = load_campaign(config).with_overrides(seed=seed, max_probes=max_probes)
     except CampaignError as e:
         _fail(str(e), EXIT_INVALID)
+    if testbed is not None and not live:
+        _fail("--testbed: only with --live", EXIT_INVALID)
     if live:
-        _campaign_live(config, cfg, out, no_report=no_report, quiet=quiet)
+        _campaign_live(config, cfg, out, testbed, no_report=no_report, quiet=quiet)
         return
     target = _out_dir(out, cfg.name)
     if store is not None:
@@ -696,14 +707,24 @@ def campaign(
     console.print(f"results: {path}")
 
 
-def _campaign_live(config: Path, cfg: Any, out: Path | None, *, no_report: bool, quiet: bool) -> None:
+def _campaign_live(config: Path, cfg: Any, out: Path | None, testbed: Path | None, *, no_report: bool,
+                   quiet: bool) -> None:
     """``tcplab campaign --live``: SIGINT stops starting probes; those running are recorded."""
     import signal
     import threading
 
+    from pydantic import ValidationError
+
     from tcplab.campaign.auth import AuthError
     from tcplab.campaign.live_campaign import LIVE_REPORT_DIR, default_executor, run_live_campaign
+    from tcplab.campaign.live_config import testbed_settings
 
+    if testbed is not None:
+        desc = testbed / "testbed.json" if testbed.is_dir() else testbed
+        try:
+            cfg = cfg.model_copy(update={"live": testbed_settings(json.loads(desc.read_text()), cfg.live)})
+        except (OSError, ValueError, KeyError, ValidationError) as e:
+            _fail(f"--testbed {desc}: {' '.join(str(e).split())[:200]}", EXIT_INVALID)
     if cfg.live is None:
         _fail(f"{config}: live: the campaign file has no [live] table (hosts, key_file; docs/campaign.md)", EXIT_INVALID)
     from tcplab.results import default_out_dir
@@ -727,6 +748,8 @@ def _campaign_live(config: Path, cfg: Any, out: Path | None, *, no_report: bool,
     try:
         result, run = run_live_campaign(cfg, target, executor=executor, stop=stop, progress=progress,
                                         report=not no_report)
+    except ValueError as e:  # more paths than pairs of hosts
+        _fail(f"{config}: {e}", EXIT_INVALID)
     finally:
         signal.signal(signal.SIGINT, previous)
     if quiet:

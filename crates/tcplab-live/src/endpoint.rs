@@ -5,10 +5,11 @@
 use crate::clock::Clock;
 use crate::histogram::Histogram;
 use serde_json::{json, Value};
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use tcplab_core::Time;
+use tcplab_core::{DataSegment, LossResponse, Sender, Time, TxKind};
 use tcplab_sim::instruments::fact::Fact;
 use tcplab_sim::instruments::record::write_jsonl;
 
@@ -107,4 +108,107 @@ pub fn write_whole(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
 pub fn ready() {
     println!("ready");
     let _ = std::io::stdout().flush();
+}
+
+/// The header of a sender's `series.csv`.
+pub const SERIES_HEADER: &str =
+    "t_ns,cwnd,ssthresh,srtt_ns,rto_ns,in_flight,snd_una,snd_nxt,in_recovery,bytes_sent\n";
+
+/// Appends `sender`'s row at `t` to a `series.csv`.
+pub fn series_row(series: &mut String, t: Time, sender: &Sender) {
+    let s = sender.snapshot();
+    let _ = writeln!(
+        series,
+        "{},{},{},{},{},{},{},{},{},{}",
+        t.as_nanos(),
+        s.cwnd,
+        s.ssthresh.min(i64::MAX as u64),
+        s.srtt.map_or(String::new(), |d| d.as_nanos().to_string()),
+        s.rto.as_nanos(),
+        s.in_flight,
+        s.snd_una.0,
+        s.snd_nxt.0,
+        s.in_recovery as u8,
+        sender.counters().bytes_sent
+    );
+}
+
+/// A sender's figures in its `summary.json`: bytes acknowledged, the simulator's
+/// throughput (those bytes over `span_ns`), goodput and the counters.
+pub fn sender_figures(sender: &Sender, span_ns: u64) -> Value {
+    let c = sender.counters();
+    let acked = sender.snd_una().0;
+    json!({
+        "bytes_acked": acked,
+        "throughput_bps": acked as f64 * 8e9 / span_ns.max(1) as f64,
+        "goodput": if c.bytes_sent > 0 { acked as f64 / c.bytes_sent as f64 } else { 0.0 },
+        "segments_sent": c.segments_sent,
+        "bytes_sent": c.bytes_sent,
+        "retransmits": c.retransmits,
+        "retransmits_fast": c.retransmits_fast,
+        "retransmits_recovery": c.retransmits_recovery,
+        "retransmits_timeout": c.retransmits_timeout,
+        "retransmits_probe": c.retransmits_probe,
+        "fast_retransmits": c.recoveries,
+        "timeouts": c.timeouts,
+    })
+}
+
+/// Adds the fields of `from` (an object) to `into` (an object).
+pub fn merge(into: &mut Value, from: Value) {
+    if let (Value::Object(a), Value::Object(b)) = (into, from) {
+        a.extend(b);
+    }
+}
+
+/// The simulator's sender facts of flow `flow`, as an endpoint records them.
+pub struct SenderFacts {
+    pub log: FactLog,
+    flow: u32,
+    una: u64,
+    loss_buf: Vec<LossResponse>,
+}
+
+impl SenderFacts {
+    pub fn new(log: FactLog, flow: u32) -> Self {
+        SenderFacts {
+            log,
+            flow,
+            una: 0,
+            loss_buf: Vec::new(),
+        }
+    }
+
+    /// After an interaction with `sender`: its loss responses, then its cumulative ACK when
+    /// it moved.
+    pub fn after(&mut self, sender: &mut Sender) -> std::io::Result<()> {
+        sender.drain_loss_responses(&mut self.loss_buf);
+        let snd_nxt = sender.snd_nxt().0;
+        for response in self.loss_buf.drain(..) {
+            self.log.push(Fact::LossResponse {
+                flow: self.flow,
+                response,
+                snd_nxt,
+            })?;
+        }
+        let una = sender.snd_una().0;
+        if una != self.una {
+            self.una = una;
+            self.log.push(Fact::Acked {
+                flow: self.flow,
+                una,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A data segment sent, with what it was.
+    pub fn transmit(&mut self, seg: &DataSegment, kind: TxKind) -> std::io::Result<()> {
+        self.log.push(Fact::Transmit {
+            flow: self.flow,
+            seq: seg.seq.0,
+            retransmission: seg.retransmission,
+            kind,
+        })
+    }
 }

@@ -8,28 +8,27 @@
 //! The facts are the simulator's: after each interaction with the sender its loss
 //! responses, its cumulative ACK when it moved, and each transmission with its kind.
 
-use crate::endpoint::{lateness_json, write_whole, EndpointClock, FactLog};
+use crate::endpoint::{
+    lateness_json, merge, sender_figures, series_row, write_whole, EndpointClock, FactLog,
+    SenderFacts, SERIES_HEADER,
+};
 use crate::flow_config::FlowConfig;
 use crate::histogram::Histogram;
 use crate::stream;
 use crate::udp::Udp;
 use crate::wire::Packet;
 use serde_json::{json, Value};
-use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use tcplab_core::{LossResponse, Sender, Time};
-use tcplab_sim::instruments::fact::Fact;
+use tcplab_core::{Sender, Time};
 
 /// Largest datagram read.
 const MAX_DATAGRAM: usize = 65_536;
 
 struct State {
     sender: Sender,
-    facts: FactLog,
+    facts: SenderFacts,
     flow: u32,
-    una: u64,
-    loss_buf: Vec<LossResponse>,
     out: Vec<u8>,
     payload: Vec<u8>,
     send_errors: u64,
@@ -49,10 +48,11 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
     clock.wait_for_origin();
     let mut st = State {
         sender: cfg.sender()?,
-        facts: FactLog::create(&out.join("facts.jsonl")).map_err(|e| e.to_string())?,
+        facts: SenderFacts::new(
+            FactLog::create(&out.join("facts.jsonl")).map_err(|e| e.to_string())?,
+            cfg.flow as u32,
+        ),
         flow: cfg.flow as u32,
-        una: 0,
-        loss_buf: Vec::new(),
         out: Vec::with_capacity(MAX_DATAGRAM),
         payload: Vec::new(),
         send_errors: 0,
@@ -60,9 +60,7 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
     };
     let (start, stop_at, end) = (cfg.start(), cfg.stop(), cfg.end());
     let interval = cfg.sample_interval();
-    let mut series = String::from(
-        "t_ns,cwnd,ssthresh,srtt_ns,rto_ns,in_flight,snd_una,snd_nxt,in_recovery,bytes_sent\n",
-    );
+    let mut series = String::from(SERIES_HEADER);
     let mut next_sample = start;
     let mut timer_lateness = Histogram::default();
     let mut buf = vec![0u8; MAX_DATAGRAM];
@@ -96,21 +94,7 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
             }
             st.interact(&clock, &mut udp, framing, ect)?;
             while next_sample <= now {
-                let s = st.sender.snapshot();
-                let _ = writeln!(
-                    series,
-                    "{},{},{},{},{},{},{},{},{},{}",
-                    next_sample.as_nanos(),
-                    s.cwnd,
-                    s.ssthresh.min(i64::MAX as u64),
-                    s.srtt.map_or(String::new(), |d| d.as_nanos().to_string()),
-                    s.rto.as_nanos(),
-                    s.in_flight,
-                    s.snd_una.0,
-                    s.snd_nxt.0,
-                    s.in_recovery as u8,
-                    st.sender.counters().bytes_sent
-                );
+                series_row(&mut series, next_sample, &st.sender);
                 next_sample += interval;
             }
             if st.sender.is_finished() {
@@ -131,7 +115,10 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
         .min();
         clock.clock.wait(next, &fd);
     }
-    st.facts.flush().map_err(|e| format!("facts.jsonl: {e}"))?;
+    st.facts
+        .log
+        .flush()
+        .map_err(|e| format!("facts.jsonl: {e}"))?;
     let now = clock.now();
     let summary = st.summary(
         cfg,
@@ -162,40 +149,15 @@ impl State {
         framing: crate::wire::Framing,
         ect: u8,
     ) -> Result<(), String> {
-        self.sender.drain_loss_responses(&mut self.loss_buf);
-        let snd_nxt = self.sender.snd_nxt().0;
-        for response in self.loss_buf.drain(..) {
-            self.facts
-                .push(Fact::LossResponse {
-                    flow: self.flow,
-                    response,
-                    snd_nxt,
-                })
-                .map_err(|e| e.to_string())?;
-        }
-        let una = self.sender.snd_una().0;
-        if una != self.una {
-            self.una = una;
-            self.facts
-                .push(Fact::Acked {
-                    flow: self.flow,
-                    una,
-                })
-                .map_err(|e| e.to_string())?;
-        }
+        self.facts
+            .after(&mut self.sender)
+            .map_err(|e| e.to_string())?;
         loop {
             let now = clock.now();
             let Some((seg, kind)) = self.sender.poll_transmit_with_kind(now) else {
                 break;
             };
-            self.facts
-                .push(Fact::Transmit {
-                    flow: self.flow,
-                    seq: seg.seq.0,
-                    retransmission: seg.retransmission,
-                    kind,
-                })
-                .map_err(|e| e.to_string())?;
+            self.facts.transmit(&seg, kind).map_err(|e| e.to_string())?;
             self.payload.resize(seg.len as usize, 0);
             stream::fill(seg.seq.0, &mut self.payload);
             self.out.clear();
@@ -232,15 +194,13 @@ impl State {
         timers: &Histogram,
         sched: &str,
     ) -> Value {
-        let c = self.sender.counters();
         let start = cfg.start();
         // The simulator's throughput: bytes over (end - start), end = the last byte
         // acknowledged for a finished transfer, else the run's end.
         let end = finished_at.unwrap_or(cfg.end()).max(start);
         let span = end.saturating_since(start).as_nanos().max(1);
-        let acked = self.sender.snd_una().0;
         let f = cfg.spec();
-        json!({
+        let mut summary = json!({
             "role": "sender",
             "flow": cfg.flow,
             "framing": cfg.framing,
@@ -254,24 +214,14 @@ impl State {
             "end_ns": end.as_nanos(),
             "stopped_ns": now.as_nanos(),
             "completed": finished_at.is_some(),
-            "bytes_acked": acked,
-            "throughput_bps": acked as f64 * 8e9 / span as f64,
-            "goodput": if c.bytes_sent > 0 { acked as f64 / c.bytes_sent as f64 } else { 0.0 },
-            "segments_sent": c.segments_sent,
-            "bytes_sent": c.bytes_sent,
-            "retransmits": c.retransmits,
-            "retransmits_fast": c.retransmits_fast,
-            "retransmits_recovery": c.retransmits_recovery,
-            "retransmits_timeout": c.retransmits_timeout,
-            "retransmits_probe": c.retransmits_probe,
-            "fast_retransmits": c.recoveries,
-            "timeouts": c.timeouts,
             "acks_received": acks,
             "undecodable": bad,
             "send_errors": self.send_errors,
             "first_send_error": self.first_error,
-            "facts": self.facts.count,
+            "facts": self.facts.log.count,
             "timer_lateness_ns": lateness_json(timers),
-        })
+        });
+        merge(&mut summary, sender_figures(&self.sender, span));
+        summary
     }
 }

@@ -14,11 +14,13 @@
 //! each interaction the core's loss responses, its cumulative ACK when it moved, and each
 //! data transmission with its kind.
 
-use crate::endpoint::{lateness_json, write_whole, EndpointClock, FactLog};
+use crate::endpoint::{
+    lateness_json, merge, sender_figures, series_row, write_whole, EndpointClock, FactLog,
+    SenderFacts, SERIES_HEADER,
+};
 use crate::flow_config::FlowConfig;
 use crate::histogram::Histogram;
 use serde_json::{json, Value};
-use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -26,8 +28,7 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tcplab_core::conn::{ConnConfig, Connection, Role, State};
-use tcplab_core::{LossResponse, Time};
-use tcplab_sim::instruments::fact::Fact;
+use tcplab_core::Time;
 use tcplab_sim::rng::Rng;
 
 /// Largest packet read.
@@ -58,10 +59,7 @@ pub fn conn_config(cfg: &FlowConfig) -> Result<ConnConfig, String> {
 struct Run {
     conn: Connection,
     dev: File,
-    facts: FactLog,
-    flow: u32,
-    una: u64,
-    loss_buf: Vec<LossResponse>,
+    facts: SenderFacts,
     out: Vec<u8>,
     packets_out: u64,
     write_errors: u64,
@@ -86,9 +84,7 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
     // Before its start time the connection does not exist: opened at `start`.
     let mut run: Option<Run> = None;
     let mut dev = Some(dev);
-    let mut series = String::from(
-        "t_ns,cwnd,ssthresh,srtt_ns,rto_ns,in_flight,snd_una,snd_nxt,in_recovery,bytes_sent\n",
-    );
+    let mut series = String::from(SERIES_HEADER);
     let interval = cfg.sample_interval();
     let mut next_sample = start;
     let mut timer_lateness = Histogram::default();
@@ -108,10 +104,7 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
             run = Some(Run {
                 conn,
                 dev: dev.take().expect("opened once"),
-                facts: facts_file.take().expect("opened once"),
-                flow: cfg.flow as u32,
-                una: 0,
-                loss_buf: Vec::new(),
+                facts: SenderFacts::new(facts_file.take().expect("opened once"), cfg.flow as u32),
                 out: Vec::with_capacity(MAX_PACKET),
                 packets_out: 0,
                 write_errors: 0,
@@ -153,21 +146,7 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
         }
         if let Some(s) = r.conn.sender() {
             while next_sample <= now {
-                let n = s.snapshot();
-                let _ = writeln!(
-                    series,
-                    "{},{},{},{},{},{},{},{},{},{}",
-                    next_sample.as_nanos(),
-                    n.cwnd,
-                    n.ssthresh.min(i64::MAX as u64),
-                    n.srtt.map_or(String::new(), |d| d.as_nanos().to_string()),
-                    n.rto.as_nanos(),
-                    n.in_flight,
-                    n.snd_una.0,
-                    n.snd_nxt.0,
-                    n.in_recovery as u8,
-                    s.counters().bytes_sent
-                );
+                series_row(&mut series, next_sample, s);
                 next_sample += interval;
             }
             if finished_at.is_none() && s.is_finished() {
@@ -204,7 +183,10 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
                 r.conn.abort(); // the run ended first: a RST tells the peer
                 r.interact(&clock)?;
             }
-            r.facts.flush().map_err(|e| format!("facts.jsonl: {e}"))?;
+            r.facts
+                .log
+                .flush()
+                .map_err(|e| format!("facts.jsonl: {e}"))?;
             r.summary(cfg, finished_at, established_at, &mut summary);
         }
         None => {
@@ -227,27 +209,7 @@ impl Run {
     /// packet the connection owes (clock read before each), each data segment's fact.
     fn interact(&mut self, clock: &EndpointClock) -> Result<(), String> {
         if let Some(s) = self.conn.sender_mut() {
-            s.drain_loss_responses(&mut self.loss_buf);
-            let snd_nxt = s.snd_nxt().0;
-            let una = s.snd_una().0;
-            for response in self.loss_buf.drain(..) {
-                self.facts
-                    .push(Fact::LossResponse {
-                        flow: self.flow,
-                        response,
-                        snd_nxt,
-                    })
-                    .map_err(|e| e.to_string())?;
-            }
-            if una != self.una {
-                self.una = una;
-                self.facts
-                    .push(Fact::Acked {
-                        flow: self.flow,
-                        una,
-                    })
-                    .map_err(|e| e.to_string())?;
-            }
+            self.facts.after(s).map_err(|e| e.to_string())?;
         }
         loop {
             self.out.clear();
@@ -255,14 +217,7 @@ impl Run {
                 break;
             }
             if let Some((seg, kind)) = self.conn.take_transmitted() {
-                self.facts
-                    .push(Fact::Transmit {
-                        flow: self.flow,
-                        seq: seg.seq.0,
-                        retransmission: seg.retransmission,
-                        kind,
-                    })
-                    .map_err(|e| e.to_string())?;
+                self.facts.transmit(&seg, kind).map_err(|e| e.to_string())?;
             }
             match self.dev.write(&self.out) {
                 Ok(n) if n == self.out.len() => self.packets_out += 1,
@@ -299,35 +254,16 @@ impl Run {
             })),
             "packets_out": self.packets_out,
             "write_errors": self.write_errors,
-            "facts": self.facts.count,
+            "facts": self.facts.log.count,
         });
         if let Some(s) = self.conn.sender() {
-            let c = s.counters();
-            let acked = s.snd_una().0;
             let more = json!({
-                "bytes_acked": acked,
-                "throughput_bps": acked as f64 * 8e9 / span as f64,
-                "goodput": if c.bytes_sent > 0 { acked as f64 / c.bytes_sent as f64 } else { 0.0 },
-                "segments_sent": c.segments_sent,
-                "bytes_sent": c.bytes_sent,
-                "retransmits": c.retransmits,
-                "retransmits_fast": c.retransmits_fast,
-                "retransmits_recovery": c.retransmits_recovery,
-                "retransmits_timeout": c.retransmits_timeout,
-                "retransmits_probe": c.retransmits_probe,
-                "fast_retransmits": c.recoveries,
-                "timeouts": c.timeouts,
-                "acks_received": c.acks_received,
+                "acks_received": s.counters().acks_received,
                 "mss": self.conn.core_config().map(|t| t.mss),
             });
             merge(&mut fields, more);
+            merge(&mut fields, sender_figures(s, span));
         }
         merge(out, fields);
-    }
-}
-
-fn merge(into: &mut Value, from: Value) {
-    if let (Value::Object(a), Value::Object(b)) = (into, from) {
-        a.extend(b);
     }
 }

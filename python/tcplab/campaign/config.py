@@ -159,6 +159,10 @@ class Protocol(BaseModel):
     recovery: str
     controller_params: dict[str, float | int | bool | str] = {}
     recovery_params: dict[str, float | int | bool | str] = {}
+    #: who runs it live (``tcplab campaign --live``): tcplab's transport, or the kernel's TCP
+    #: with ``controller`` as its congestion control (reno, cubic, bbr); a virtual campaign
+    #: simulates tcplab's controller of that name either way (as a scenario's ``stack``)
+    stack: Literal["tcplab", "linux"] = "tcplab"
 
     def scenario_fields(self) -> dict[str, Any]:
         c: Any = (

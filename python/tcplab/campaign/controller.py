@@ -5,18 +5,14 @@ It runs the ETH method on real hosts: the same population of paths and the same 
 as the virtual campaign (:func:`tcplab.campaign.probes.schedule`: Poisson probe times per
 path, the protocol drawn uniformly), with the paths laid on the ``[live]`` hosts
 (:func:`tcplab.campaign.live_config.path_hosts`). Each probe, at its time divided by
-``time_compression``, asks its path's two daemons to carry out one transfer:
-
-1. the sink: ``{"kind": "probe", "role": "sink", ...}``: start receiving; answers the
-   ``port`` to send to;
-2. the source: ``{"role": "source", "sink_port": PORT, ...}``: send ``transfer.bytes``
-   bytes with the probe's protocol; answers the flow's figures (``flow``) and its traces;
-3. the sink: ``{"role": "collect"}``: what it received (``flow``) and its traces.
-
-Every job carries the probe (:class:`ProbeJob`) and a ``job_id`` (campaign, probe,
-attempt); a daemon answers a job it has seen from its first run, so a controller that was
-killed and restarted (it skips the probes already in the database and asks again for the
-others) never runs a transfer twice. A host takes part in at most ``per_host_limit``
+``time_compression``, asks its path's two daemons to carry out one transfer
+(:func:`tcplab.campaign.probe_runner.run_probe`: the sink's daemon listens, the source's
+sends, the sink's is collected), described by a :class:`~tcplab.campaign.probe_runner.ProbeSpec`
+(the probe's protocol, bytes, hosts and their transfer addresses) whose name and
+``job_id`` are the campaign's, the probe's and the attempt's. A daemon answers a job id
+it has seen from its first run, so a controller that was killed and restarted (it skips
+the probes already in the database and asks again for the others) never runs a transfer
+twice. A host takes part in at most ``per_host_limit``
 probes at once. A failed attempt (a daemon that refuses, times out, dies or cannot be
 reached) is retried ``retries`` times; then the probe is recorded ``failed`` with the
 last reason. Each probe is written once, with its attempts (``runs``) and its flow, in one
@@ -25,6 +21,7 @@ transaction of the results database (:mod:`tcplab.campaign.results_db`).
 
 from __future__ import annotations
 
+import re
 import ssl
 import threading
 import time
@@ -34,13 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from tcplab.campaign.config import CampaignConfig
-from tcplab.campaign.daemon import request
-from tcplab.campaign.live_config import LiveSettings, path_hosts
+from tcplab.campaign.live_config import LiveHost, LiveSettings, path_hosts
 from tcplab.campaign.population import Path as NetPath
 from tcplab.campaign.population import draw_paths
+from tcplab.campaign.probe_runner import TCPLAB_MSS, LinuxProtocol, ProbeSpec, TcplabProtocol, run_probe
 from tcplab.campaign.probes import Probe, schedule
 from tcplab.campaign.results_db import (
     FlowRow,
@@ -52,39 +47,10 @@ from tcplab.campaign.results_db import (
     record_probe,
 )
 
-__all__ = ["Attempt", "DaemonExecutor", "LiveRun", "ProbeJob", "run_live", "DB_FILE"]
+__all__ = ["Attempt", "DaemonExecutor", "Executor", "LiveRun", "probe_spec", "run_live", "DB_FILE"]
 
 #: The results database's file name in the campaign's output directory.
 DB_FILE = "live.sqlite"
-
-
-class ProbeJob(BaseModel):
-    """What the daemons are told of one attempt of one probe."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    campaign: str
-    probe: int
-    attempt: int
-    path: int
-    source: str
-    sink: str
-    protocol: str
-    controller: str
-    recovery: str
-    controller_params: dict[str, float | int | bool | str] = {}
-    recovery_params: dict[str, float | int | bool | str] = {}
-    bytes: int
-    packet_bytes: int
-    time_limit_s: float
-    # the path as drawn (a testbed emulates it; real machines report what they met)
-    rate_bps: float
-    rtt_ms: float
-    buffer_bytes: int
-    loss: float
-
-    @property
-    def job_id(self) -> str:
-        return f"{self.campaign}/{self.probe}/{self.attempt}"
 
 
 @dataclass
@@ -96,59 +62,37 @@ class Attempt:
     flow: dict[str, Any] = field(default_factory=dict)
 
 
-#: One attempt of a probe: (job, stop) -> Attempt.
-Executor = Callable[[ProbeJob, threading.Event], Attempt]
+#: One attempt of a probe: (spec, stop) -> Attempt.
+Executor = Callable[[ProbeSpec, threading.Event], Attempt]
 
 
 class DaemonExecutor:
-    """Carries out an attempt through the daemons of ``settings`` (the three jobs of the
-    module's description), signed with ``key``."""
+    """Carries out an attempt through the daemons of ``settings`` (``run_probe``), signed
+    with ``key``."""
 
     def __init__(self, settings: LiveSettings, key: bytes, tls: ssl.SSLContext | None = None):
         self.settings = settings
         self.key = key
         self.tls = tls
+        self.daemons = {h.name: (h.address, h.port) for h in settings.hosts}
 
-    def _ask(self, host: str, job: dict[str, Any]) -> dict[str, Any]:
-        h = self.settings.host(host)
-        try:
-            reply = request((h.address, h.port), self.key, job, timeout=self.settings.request_timeout_s,
-                            tls=self.tls, server_name=h.address)
-        except (OSError, ValueError) as e:  # unreachable, reset, timed out, not JSON
-            raise _Failed(f"daemon {host}: {e}") from None
-        if not reply.get("ok"):
-            raise _Failed(f"daemon {host}: {reply.get('error', 'refused')}")
-        result = reply.get("result")
-        if not isinstance(result, dict):
-            raise _Failed(f"daemon {host}: answered no result")
-        return result
-
-    def __call__(self, job: ProbeJob, stop: threading.Event) -> Attempt:
-        base = {"kind": "probe", "job_id": job.job_id, "probe": job.model_dump(mode="json")}
-        runs: list[RunRow] = []
-        try:
-            sink = self._ask(job.sink, {**base, "role": "sink", "peer": job.source})
-            port = sink.get("port")
-            if not isinstance(port, int):
-                raise _Failed(f"daemon {job.sink}: answered no port")
-            sent = self._ask(job.source, {**base, "role": "source", "peer": job.sink, "sink_port": port})
-            runs.append(RunRow(job.attempt, job.source, "source", "ok", sent.get("traces")))
-            got = self._ask(job.sink, {**base, "role": "collect", "peer": job.source})
-            runs.append(RunRow(job.attempt, job.sink, "sink", "ok", got.get("traces")))
-        except _Failed as e:
-            roles = {r.role for r in runs}
-            for host, role in ((job.source, "source"), (job.sink, "sink")):
-                if role not in roles:
-                    runs.append(RunRow(job.attempt, host, role, str(e)))
-            return Attempt(runs, str(e))
-        flow = dict(sent.get("flow") or {})
-        for k, v in (got.get("flow") or {}).items():
-            flow.setdefault(f"sink_{k}", v)
+    def __call__(self, spec: ProbeSpec, stop: threading.Event) -> Attempt:
+        attempt = int(spec.probe.rsplit("-a", 1)[1])
+        out = run_probe(spec, self.daemons, self.key, tls=self.tls, timeout_s=self.settings.request_timeout_s)
+        runs = [RunRow(attempt, host, role, r.reason or r.status if r is not None else (out.reason or "not run"),
+                       r.traces if r is not None else None)
+                for host, role, r in ((spec.source, "source", out.source), (spec.sink, "sink", out.sink))]
+        if out.status != "ok":
+            return Attempt(runs, out.reason or "failed")
+        src, snk = out.source, out.sink
+        assert src is not None and snk is not None
+        flow = {
+            "bytes_delivered": snk.bytes, "intact": snk.intact, "bytes_acked": src.bytes,
+            "completed": bool(src.completed and snk.intact), "duration_s": src.duration_s,
+            "throughput_bps": src.throughput_bps, "retransmits": src.retransmits, "timeouts": src.timeouts,
+            "wall_s": out.wall_s,
+        }
         return Attempt(runs, None, flow)
-
-
-class _Failed(Exception):
-    """An attempt that failed (one line)."""
 
 
 @dataclass
@@ -190,27 +134,23 @@ class _Slots:
             self.cond.notify_all()
 
 
-def probe_job(cfg: CampaignConfig, probe: Probe, path: NetPath, hosts: tuple[str, str], attempt: int) -> ProbeJob:
+def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHost], attempt: int) -> ProbeSpec:
+    """What the daemons are asked for attempt ``attempt`` of ``probe`` from ``hosts[0]`` to
+    ``hosts[1]``: named ``<campaign>-<probe>-a<attempt>`` (also its job id)."""
     proto = cfg.protocol_table()[probe.protocol]
-    return ProbeJob(
-        campaign=cfg.name,
-        probe=probe.id,
-        attempt=attempt,
-        path=path.id,
-        source=hosts[0],
-        sink=hosts[1],
-        protocol=probe.protocol,
-        controller=proto.controller,
-        recovery=proto.recovery,
-        controller_params=dict(proto.controller_params),
-        recovery_params=dict(proto.recovery_params),
-        bytes=cfg.transfer.bytes,
-        packet_bytes=cfg.transfer.packet_bytes,
-        time_limit_s=cfg.transfer.time_limit_s,
-        rate_bps=path.rate_mbps * 1e6,
-        rtt_ms=path.rtt_ms,
-        buffer_bytes=path.buffer_bytes,
-        loss=path.loss,
+    protocol: TcplabProtocol | LinuxProtocol
+    if proto.stack == "linux":
+        protocol = LinuxProtocol(stack="linux", congestion=proto.controller)
+    else:
+        protocol = TcplabProtocol(controller=proto.controller, recovery=proto.recovery,
+                                  controller_params=dict(proto.controller_params),
+                                  recovery_params=dict(proto.recovery_params))
+    name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', cfg.name)[:40]}-{probe.id}-a{attempt}"
+    return ProbeSpec(
+        probe=name, job_id=name, source=hosts[0].name, sink=hosts[1].name,
+        source_address=hosts[0].transfer_address, sink_address=hosts[1].transfer_address,
+        protocol=protocol, bytes=cfg.transfer.bytes, time_limit_s=cfg.transfer.time_limit_s,
+        mss=min(cfg.transfer.packet_bytes, TCPLAB_MSS),
     )
 
 
@@ -235,7 +175,7 @@ def run_live(
     paths = draw_paths(cfg)
     probes = schedule(cfg, paths)
     names = [h.name for h in live.hosts]
-    ends = path_hosts(names, len(paths))
+    ends = path_hosts(names, len(paths))  # ValueError (one line) with more paths than pairs
     db = open_db(db_path)
     try:
         add_hosts_and_paths(
@@ -251,7 +191,6 @@ def run_live(
     out = LiveRun(paths, probes, skipped=len(probes) - len(todo))
     if not todo:
         return out
-    by_id = {p.id: p for p in paths}
     slots = _Slots(live.per_host_limit)
     lock = threading.Lock()
     start, first_h = clock(), todo[0].time_h
@@ -266,7 +205,7 @@ def run_live(
                 if n > 1 and stop.wait(min(5.0, 0.5 * 2 ** (n - 2))):
                     return  # interrupted between attempts: left for the next start
                 try:
-                    attempt = executor(probe_job(cfg, probe, by_id[probe.path], hosts, n), stop)
+                    attempt = executor(probe_spec(cfg, probe, (live.host(hosts[0]), live.host(hosts[1])), n), stop)
                 except Exception as e:  # an executor's bug fails the attempt, not the campaign
                     attempt = Attempt([], f"controller: {type(e).__name__}: {e}")
                 tried = n

@@ -17,11 +17,11 @@ controller"): where the daemons are and how the controller drives them.
     address = "192.0.2.10"
     port = 7711
 
-Paths are laid on the hosts by :func:`path_hosts`: path ``i`` runs from the ``i``-th
-ordered pair of distinct hosts (hosts in file order; ``(h0, h1), (h0, h2), ..., (h1, h0),
-...``), round robin when there are more paths than pairs. The local testbed builds its
-emulated paths with the same function, so path ``i`` of the population is the path
-between the same two hosts in both.
+Paths are laid on the hosts by :func:`path_hosts`: path ``i`` is the ``i``-th pair of
+hosts in file order (``(h0, h1), (h0, h2), ..., (h1, h2), ...``), probed from the first to
+the second (data on the path's forward direction, ACKs on its reverse); a campaign has at
+most as many paths as pairs. The local testbed builds its emulated paths with the same
+function, so path ``i`` of the population is the path between the same two hosts in both.
 """
 
 from __future__ import annotations
@@ -34,18 +34,25 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tcplab.campaign.errors import FieldValueError
 
-__all__ = ["LiveHost", "LiveSettings", "path_hosts"]
+__all__ = ["LiveHost", "LiveSettings", "path_hosts", "testbed_settings"]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
 class LiveHost(BaseModel):
-    """One host of a live campaign and its daemon's address."""
+    """One host of a live campaign: its daemon's address and port, and the address its
+    transfers use (``data_address``, default ``address``: a testbed's daemons listen on
+    loopback while its hosts' transfers use their emulated addresses)."""
 
     model_config = _STRICT
-    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
     address: Annotated[str, Field(min_length=1)]
     port: Annotated[int, Field(ge=1, le=65535)]
+    data_address: str | None = None
+
+    @property
+    def transfer_address(self) -> str:
+        return self.data_address or self.address
 
     def is_loopback(self) -> bool:
         try:
@@ -86,9 +93,24 @@ class LiveSettings(BaseModel):
 
 
 def path_hosts(hosts: list[str], n_paths: int) -> list[tuple[str, str]]:
-    """The (source, sink) hosts of paths ``0 .. n_paths-1``: the ordered pairs of distinct
-    hosts, in host order, round robin."""
-    pairs = [(a, b) for a in hosts for b in hosts if a != b]
-    if not pairs:
-        raise ValueError("a live campaign needs at least two hosts")
-    return [pairs[i % len(pairs)] for i in range(n_paths)]
+    """The (source, sink) hosts of paths ``0 .. n_paths-1``: the pairs of distinct hosts in
+    host order, ``(h0, h1), (h0, h2), ..., (h1, h2), ...``; ValueError (one line) when there
+    are more paths than pairs."""
+    pairs = [(a, b) for i, a in enumerate(hosts) for b in hosts[i + 1 :]]
+    if n_paths > len(pairs):
+        raise ValueError(
+            f"schedule.paths = {n_paths}: {len(hosts)} hosts have {len(pairs)} pairs, one path each"
+        )
+    return pairs[:n_paths]
+
+
+def testbed_settings(description: dict, base: LiveSettings | None = None) -> LiveSettings:
+    """The ``[live]`` table of a local testbed (``tcplab testbed``'s ``testbed.json``:
+    hosts with their emulated and daemon addresses, the key file), with ``base``'s time
+    compression, per-host limit, retries and timeout when given."""
+    hosts = []
+    for h in description["hosts"]:
+        host, port = str(h["daemon"]).rsplit(":", 1)
+        hosts.append(LiveHost(name=h["name"], address=host, port=int(port), data_address=h["address"]))
+    keep = base.model_dump(exclude={"hosts", "key_file", "tls_ca"}) if base is not None else {}
+    return LiveSettings(hosts=hosts, key_file=Path(description["key_file"]), **keep)

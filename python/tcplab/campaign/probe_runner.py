@@ -127,6 +127,9 @@ class ProbeSpec(BaseModel):
     time_limit_s: float = Field(default=60.0, gt=0)
     #: segment payload size (both stacks); None: the kernel's default (Linux), TCPLAB_MSS
     mss: int | None = Field(default=None, ge=64, le=TCPLAB_MSS)
+    #: the job's identity for the daemon: a job id asked again (a controller that resumed)
+    #: is answered from its first run (tcplab.campaign.daemon); None: always run
+    job_id: str | None = Field(default=None, pattern=_NAME)
 
 
 class ProbeJob(ProbeSpec):

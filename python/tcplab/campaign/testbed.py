@@ -54,6 +54,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from tcplab.campaign.config import CampaignConfig, load_campaign
+from tcplab.campaign.live_config import path_hosts
 from tcplab.campaign.population import Path, draw_paths
 from tcplab.campaign.probe_runner import TCPLAB_MSS
 from tcplab.live.errors import LiveError
@@ -118,7 +119,7 @@ def testbed_scenario(n: int, population: CampaignConfig | str | FsPath, seed: in
         raise LiveError(f"hosts = {n}: a testbed has 2 to {MAX_HOSTS} hosts")
     cfg = _population(population)
     hosts = [f"h{k}" for k in range(n)]
-    pairs = [(hosts[i], hosts[j]) for i in range(n) for j in range(i + 1, n)]
+    pairs = path_hosts(hosts, n * (n - 1) // 2)  # the controller lays paths on hosts the same way
     data = cfg.model_dump()
     data["seed"] = seed
     data["schedule"]["paths"] = len(pairs)

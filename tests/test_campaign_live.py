@@ -1,0 +1,200 @@
+"""The live campaign end to end on a local testbed (issue 15 §3): ``tcplab testbed`` builds 4
+hosts (namespaces, an emulated path per pair drawn from the campaign's population, a daemon
+each), and ``tcplab campaign --live --testbed`` runs 40 probes of every protocol of the
+campaign file through them (tcplab's transport and Linux TCP). A wrong key and a replayed
+job are refused; the controller is killed with SIGKILL after 15 probes and started again:
+40 probe rows, none twice; one daemon is killed with SIGKILL while it runs a probe and
+started again on its port: that probe is retried (or failed with its reason), and every
+probe ends recorded. Needs root, network namespaces and the live binaries; skips saying
+which is missing."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from test_campaign_testbed import _NO_TESTBED, _namespaces
+
+from tcplab.campaign.auth import load_key, sign
+from tcplab.campaign.controller import DB_FILE
+from tcplab.campaign.daemon import request
+from tcplab.campaign.live_campaign import LIVE_REPORT_DIR
+
+pytestmark = pytest.mark.skipif(_NO_TESTBED is not None, reason=_NO_TESTBED or "")
+
+CAMPAIGN = """
+name = "livetb"
+seed = 5
+[schedule]
+paths = 6            # 4 hosts: 6 pairs, one path each
+span_h = 400.0
+mean_interval_h = 40.0
+max_probes = 40
+protocols = ["reno", "sack", "vegas-ca", "linux-cubic"]
+[transfer]
+bytes = 150000
+time_limit_s = 30.0
+[protocols.linux-cubic]
+controller = "cubic"
+recovery = "sack"
+stack = "linux"
+[paths]
+rtt_ms = { dist = "uniform", low = 10, high = 30 }
+rate_mbps = { dist = "uniform", low = 10, high = 20 }
+loss = { dist = "loguniform", low = 1e-4, high = 1e-3, p_zero = 0.5 }
+ack_loss = 0
+udp_load = 0
+[live]
+key_file = "unused"  # the testbed's (--testbed)
+time_compression = 1e7
+per_host_limit = 1
+retries = 2
+request_timeout_s = 120
+[[live.hosts]]
+name = "h0"
+address = "127.0.0.1"
+port = 1
+[[live.hosts]]
+name = "h1"
+address = "127.0.0.1"
+port = 2
+"""
+
+
+def signal_pid(pid: int, sig: int) -> None:
+    import os
+
+    os.kill(pid, sig)
+
+
+def _probes(db: Path) -> list[tuple]:
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as c:
+        try:
+            return list(c.execute("SELECT id, status, attempts, reason FROM probes ORDER BY id"))
+        except sqlite3.OperationalError:
+            return []
+
+
+def _daemon_pid(tb_dir: Path, host: str) -> int | None:
+    r = subprocess.run(["pgrep", "-f", f"{tb_dir / host / 'daemon.toml'}"], capture_output=True, text=True)
+    pids = r.stdout.split()
+    return int(pids[0]) if pids else None
+
+
+def _sending(pid: int) -> bool:
+    """The daemon `pid` has a sending endpoint running (tcplab-flow send, or the Linux
+    endpoint's send): a transfer of a probe is under way."""
+    children: list[str] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):  # the endpoints' spawner is a thread of its own
+        try:
+            children += (task / "children").read_text().split()
+        except OSError:
+            continue
+    for c in children:
+        try:
+            argv = Path(f"/proc/{c}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"send" in argv:
+            return True
+    return False
+
+
+def _daemon_running_a_probe(tb_dir: Path, hosts: list[str]) -> tuple[str, int] | None:
+    """A host whose daemon is running a transfer now, with the daemon's pid."""
+    for h in hosts:
+        pid = _daemon_pid(tb_dir, h)
+        if pid is not None and _sending(pid):
+            return h, pid
+    return None
+
+
+def test_forty_probes_on_a_four_host_testbed_survive_a_killed_controller_and_daemon(tmp_path: Path) -> None:
+    f = tmp_path / "livetb.toml"
+    f.write_text(CAMPAIGN)
+    tb_dir, out = tmp_path / "testbed", tmp_path / "out"
+    before = _namespaces()
+    testbed = subprocess.Popen([sys.executable, "-m", "tcplab", "testbed", str(f), "--hosts", "4", "--seed", "5",
+                                "--out", str(tb_dir), "--no-cross-udp"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tb_dir / "testbed.json").exists():
+            assert testbed.poll() is None, testbed.stderr.read() if testbed.stderr else ""
+            assert time.monotonic() < deadline, "the testbed did not come up"
+            time.sleep(0.1)
+        desc = json.loads((tb_dir / "testbed.json").read_text())
+        hosts = {h["name"]: h for h in desc["hosts"]}
+        daemon = {n: (h["daemon"].rsplit(":", 1)[0], int(h["daemon"].rsplit(":", 1)[1])) for n, h in hosts.items()}
+        key = load_key(desc["key_file"])
+
+        # a wrong key and a replayed job are refused, and the daemon keeps serving
+        assert "bad signature" in request(daemon["h0"], b"w" * 64, {"kind": "ping"})["error"]
+        env = sign(key, {"kind": "ping"}, time.time()).model_dump_json().encode() + b"\n"
+        assert request(daemon["h0"], key, {}, raw=env)["ok"]
+        assert "replayed" in request(daemon["h0"], key, {}, raw=env)["error"]
+        assert request(daemon["h0"], key, {"kind": "ping"})["result"] == {"name": "h0"}
+
+        cmd = [sys.executable, "-m", "tcplab", "campaign", "--live", str(f), "--testbed", str(tb_dir),
+               "--out", str(out), "-q", "--no-report"]
+        ctl = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 300
+            while len(_probes(out / DB_FILE)) < 15:
+                assert ctl.poll() is None, ctl.stderr.read() if ctl.stderr else ""
+                assert time.monotonic() < deadline, "15 probes did not end in time"
+                time.sleep(0.05)
+        finally:
+            ctl.send_signal(signal.SIGKILL)
+            ctl.wait(30)
+        first = len(_probes(out / DB_FILE))
+        assert 15 <= first < 40
+
+        # started again; a daemon is killed while it runs a probe, and started again
+        ctl = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            caught = None
+            deadline = time.monotonic() + 120
+            while caught is None and ctl.poll() is None and time.monotonic() < deadline:
+                caught = _daemon_running_a_probe(tb_dir, list(hosts))
+                time.sleep(0.005)
+            victim = caught[0] if caught else None
+            if caught is not None:
+                signal_pid(caught[1], signal.SIGKILL)
+                time.sleep(0.3)
+                again = subprocess.Popen([sys.executable, "-m", "tcplab", "daemon", "--config",
+                                          str(tb_dir / victim / "daemon.toml"), "--netns", hosts[victim]["namespace"]],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, err = ctl.communicate(timeout=600)
+        finally:
+            if ctl.poll() is None:
+                ctl.kill()
+                ctl.wait()
+        assert ctl.returncode == 0, err
+        assert victim is not None, "no daemon was caught running a probe"
+        rows = _probes(out / DB_FILE)
+        assert [r[0] for r in rows] == list(range(40))  # every probe once
+        failed = [r for r in rows if r[1] != "ok"]
+        assert all(r[3] for r in failed), failed  # a failure says why
+        assert len(failed) <= 1, failed  # at most the probe that lost its daemon
+        assert any(r[2] > 1 for r in rows) or failed  # that probe was retried, or failed with its reason
+        df = pl.read_parquet(out / LIVE_REPORT_DIR / "probes.parquet")
+        assert df.height == 40 and set(df["protocol"]) == {"reno", "sack", "vegas-ca", "linux-cubic"}
+        ok = df.filter(pl.col("completed"))
+        assert (ok["bytes_delivered"] == 150000).all() and ok.height >= 39
+    finally:
+        testbed.send_signal(signal.SIGTERM)
+        testbed.wait(60)
+        if "again" in locals():
+            again.kill()
+            again.wait()
+    assert not (_namespaces() - before)  # the testbed's namespaces are gone
