@@ -24,7 +24,7 @@ import pytest
 
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.daemon import request
-from tcplab.campaign.probe_runner import ProbeOutcome, ProbeRunner, ProbeSpec, run_probe
+from tcplab.campaign.probe_runner import ProbeOutcome, ProbeRunner, ProbeSpec, run_probe, transfer_tcp
 from tcplab.live.transport import flow_binary
 
 KEY = b"0123456789abcdef" * 4
@@ -176,8 +176,10 @@ def test_the_daemon_serves_until_sigterm_and_exits_cleanly(tmp_path: Path) -> No
 @pytest.mark.parametrize("protocol", [TCPLAB[0], LINUX[1]], ids=["tcplab", "linux"])
 def test_a_probe_runs_in_three_phases_on_loopback(tmp_path: Path, protocol: dict) -> None:
     sink, source = ProbeRunner("b", tmp_path / "b"), ProbeRunner("a", tmp_path / "a")
+    transfer = CampaignConfig().transfer  # the virtual campaign's probe settings
     spec = ProbeSpec(probe="p1", source="a", sink="b", source_address="127.0.0.2", sink_address="127.0.0.1",
-                     protocol=protocol, bytes=N_BYTES, time_limit_s=20)
+                     protocol=protocol, bytes=N_BYTES, time_limit_s=20, mss=transfer.packet_bytes,
+                     tcp=transfer_tcp(transfer))
     job = spec.model_dump(mode="json")
     try:
         listen = sink({**job, "phase": "listen", "peer": "a"}, threading.Event())
@@ -194,6 +196,13 @@ def test_a_probe_runs_in_three_phases_on_loopback(tmp_path: Path, protocol: dict
     trace = pl.read_parquet(sent["traces"])
     assert trace.height > 0 and "time_ns" in trace.columns
     assert Path(sent["traces"]).is_relative_to(tmp_path / "a" / "p1" / "source")
+    if protocol["stack"] == "tcplab":  # the sender was built with the campaign's settings
+        cfg = json.loads((tmp_path / "a" / "p1" / "source" / "config.json").read_text())
+        tcp = cfg["scenario"]["flows"][0].get("tcp") or cfg["scenario"]["tcp"]
+        assert (tcp["mss"], tcp["initial_cwnd"], tcp["sack_style"], tcp["rto_min"]) == (
+            1024, 1, "eth_packets", 1_000_000_000)
+    else:  # TCP_MAXSEG 1024, less the timestamp option's 12 bytes
+        assert 1000 <= sent["summary"]["final_tcp_info"]["snd_mss"] <= 1024
 
 
 def test_bad_probe_jobs_are_one_line(tmp_path: Path) -> None:
@@ -207,6 +216,9 @@ def test_bad_probe_jobs_are_one_line(tmp_path: Path) -> None:
         "bytes": ({**base, "phase": "listen", "peer": "a", "bytes": 0}, "bytes"),
         "host": ({**base, "phase": "send", "peer": "b", "port": 5}, "source = 'a': this daemon serves 'b'"),
         "collect": ({**base, "phase": "collect", "peer": "a", "port": 5}, "no receiver is waiting"),
+        "tcp.mss": ({**base, "phase": "listen", "peer": "a", "tcp": {"mss": 9000}}, "tcp.mss = 9000: give it as mss"),
+        "tcp": ({**base, "phase": "listen", "peer": "a", "protocol": {"stack": "tcplab", "controller": "reno",
+                 "recovery": "sack"}, "tcp": {"initial_cwnd": 0}}, "probe settings: tcp.initial_cwnd: 0"),
     }
     for case, (job, message) in cases.items():
         with pytest.raises(RuntimeError) as e:

@@ -35,7 +35,14 @@ from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.live_config import LiveHost, LiveSettings, path_hosts
 from tcplab.campaign.population import Path as NetPath
 from tcplab.campaign.population import draw_paths
-from tcplab.campaign.probe_runner import TCPLAB_MSS, LinuxProtocol, ProbeSpec, TcplabProtocol, run_probe
+from tcplab.campaign.probe_runner import (
+    TCPLAB_MSS,
+    LinuxProtocol,
+    ProbeSpec,
+    TcplabProtocol,
+    run_probe,
+    transfer_tcp,
+)
 from tcplab.campaign.probes import Probe, schedule
 from tcplab.campaign.results_db import (
     FlowRow,
@@ -150,7 +157,7 @@ def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHos
         probe=name, job_id=name, source=hosts[0].name, sink=hosts[1].name,
         source_address=hosts[0].transfer_address, sink_address=hosts[1].transfer_address,
         protocol=protocol, bytes=cfg.transfer.bytes, time_limit_s=cfg.transfer.time_limit_s,
-        mss=min(cfg.transfer.packet_bytes, TCPLAB_MSS),
+        mss=min(cfg.transfer.packet_bytes, TCPLAB_MSS), tcp=transfer_tcp(cfg.transfer),
     )
 
 

@@ -48,6 +48,7 @@ Message formats (JSON, pydantic; the controller builds :class:`ProbeJob` and rea
                  "protocol": {"stack": "tcplab", "controller": "reno", "recovery": "fack"}
                            | {"stack": "linux", "congestion": "cubic"},
                  "bytes": N, "time_limit_s": 60, "mss": 1024 | null,
+                 "tcp": {"initial_cwnd": 1, "rto_min": "1s", ...},      # tcplab: scenario TCP settings
                  "port": P | null}                               # send, collect: listen's port
     ProbeResult {"probe", "phase", "role": "source" | "sink", "host", "status": "ok" | "failed",
                  "reason", "port", "bytes", "intact", "completed", "duration_s",
@@ -73,8 +74,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from tcplab.campaign.probe_traces import facts_trace, series_trace, tcpinfo_trace
 
-__all__ = ["LISTEN_GRACE_S", "LinuxProtocol", "ProbeJob", "ProbeOutcome", "ProbeResult", "ProbeRunner",
-           "ProbeSpec", "TcplabProtocol", "run_probe"]
+__all__ = ["LISTEN_GRACE_S", "TCPLAB_MSS", "LinuxProtocol", "ProbeJob", "ProbeOutcome", "ProbeResult",
+           "ProbeRunner", "ProbeSpec", "TcplabProtocol", "run_probe", "transfer_tcp"]
 
 #: A receiver not collected this long past its probe's time limit is killed.
 LISTEN_GRACE_S = 30.0
@@ -130,6 +131,16 @@ class ProbeSpec(BaseModel):
     #: the job's identity for the daemon: a job id asked again (a controller that resumed)
     #: is answered from its first run (tcplab.campaign.daemon); None: always run
     job_id: str | None = Field(default=None, pattern=_NAME)
+    #: more of the scenario's TCP settings (docs/tcp.md) for the tcplab stack, e.g.
+    #: ``transfer_tcp(campaign.transfer)``; Linux takes ``rcv_buf`` (the receiver's
+    #: TCP_WINDOW_CLAMP) and keeps the kernel's settings otherwise
+    tcp: dict[str, int | float | str | bool] = {}
+
+    @model_validator(mode="after")
+    def _tcp(self) -> ProbeSpec:
+        if "mss" in self.tcp:
+            raise ValueError(f"tcp.mss = {self.tcp['mss']!r}: give it as mss")
+        return self
 
 
 class ProbeJob(ProbeSpec):
@@ -263,11 +274,20 @@ def flow_scenario(job: ProbeSpec, duration_s: float) -> dict[str, Any]:
         "flows": [{"name": "probe", "src": "source", "dst": "sink", "controller": ctl, "recovery": rec,
                    "bytes": job.bytes}],
     }
-    scenario["tcp"] = {"mss": job.mss or TCPLAB_MSS}
+    scenario["tcp"] = {**job.tcp, "mss": job.mss or TCPLAB_MSS}
     try:
         return as_scenario(scenario).canonical()
     except ValueError as e:
-        raise ProbeFailed(f"protocol: {str(e).splitlines()[0]}") from None
+        raise ProbeFailed(f"probe settings: {str(e).splitlines()[0]}") from None
+
+
+def transfer_tcp(transfer: Any) -> dict[str, int | float | str | bool]:
+    """The TCP settings of a campaign's ``[transfer]`` (a ``config.Transfer``) as
+    :attr:`ProbeSpec.tcp`, the same the virtual campaign's probe flow gets (but ``mss``:
+    give ``transfer.packet_bytes`` as :attr:`ProbeSpec.mss`)."""
+    return {"initial_cwnd": transfer.initial_cwnd, "initial_ssthresh": transfer.initial_ssthresh_bytes,
+            "rcv_buf": transfer.rcv_buf_bytes, "sack_blocks": transfer.sack_blocks,
+            "sack_style": transfer.sack_style, "rto_min": f"{round(transfer.rto_min_ms * 1e6)}ns"}
 
 
 class _Receiver:
@@ -365,6 +385,8 @@ class ProbeRunner:
                     "--idle", str(job.time_limit_s + LISTEN_GRACE_S)]
             if job.mss:
                 argv += ["--mss", str(job.mss)]
+            if "rcv_buf" in job.tcp:
+                argv += ["--window-clamp", str(int(job.tcp["rcv_buf"]))]
         proc = self._spawn(argv)
         _wait_ready(proc, "receiver")
         with self.lock:
