@@ -7,6 +7,7 @@ failed with its reason when the daemon stays down."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -163,9 +164,17 @@ def test_forty_probes_of_every_protocol_are_recorded_once_within_the_host_limit(
     assert (df["bytes_delivered"] == cfg.transfer.bytes).all()
     assert df["loss_events_any"].is_null().all()  # the ground truth only the simulator has
     assert (tmp_path / "out" / LIVE_REPORT_DIR / "report.html").is_file()
-    # a second start runs nothing and writes the same table
-    _, again = run_live_campaign(cfg, tmp_path / "out", report=False)
+    # a second start runs nothing and writes the same table; with --compare, the same
+    # probes simulated beside it
+    _, again = run_live_campaign(cfg, tmp_path / "out", report=False, compare=True, jobs=1)
     assert (again.ok, again.skipped) == (0, 40)
+    cmp = json.loads((tmp_path / "out" / "comparison.json").read_text())["protocols"]
+    assert {r["protocol"] for r in cmp} == set(cfg.schedule.protocols)
+    virtual = pl.read_parquet(tmp_path / "out" / "virtual" / "probes.parquet")
+    assert virtual["probe"].to_list() == df["probe"].to_list()  # the same probes
+    for r in cmp:  # the fake transfers' rate against the simulated paths'
+        assert r["live_probes"] == r["sim_probes"] > 0 and r["median_ratio"] == pytest.approx(
+            r["live_median_mbps"] / r["sim_median_mbps"])
 
 
 def test_two_probes_at_once_per_host_when_the_limit_is_two(tmp_path: Path) -> None:

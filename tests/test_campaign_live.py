@@ -51,6 +51,7 @@ rate_mbps = { dist = "uniform", low = 10, high = 20 }
 loss = { dist = "loguniform", low = 1e-4, high = 1e-3, p_zero = 0.5 }
 ack_loss = 0
 udp_load = 0
+tcp_flows = 0       # no cross traffic: the testbed runs none (--no-cross-udp), so live and simulated probes meet the same paths
 [live]
 key_file = "unused"  # the testbed's (--testbed)
 time_compression = 1e7
@@ -159,8 +160,10 @@ def test_forty_probes_on_a_four_host_testbed_survive_a_killed_controller_and_dae
         first = len(_probes(out / DB_FILE))
         assert 15 <= first < 40
 
-        # started again; a daemon is killed while it runs a probe, and started again
-        ctl = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # started again (and the same probes simulated beside it at the end); a daemon is
+        # killed while it runs a probe, and started again
+        ctl = subprocess.Popen([*cmd, "--compare", "--jobs", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
         try:
             caught = None
             deadline = time.monotonic() + 120
@@ -191,6 +194,19 @@ def test_forty_probes_on_a_four_host_testbed_survive_a_killed_controller_and_dae
         assert df.height == 40 and set(df["protocol"]) == {"reno", "sack", "vegas-ca", "linux-cubic"}
         ok = df.filter(pl.col("completed"))
         assert (ok["bytes_delivered"] == 150000).all() and ok.height >= 39
+        cmp = json.loads((out / "comparison.json").read_text())["protocols"]
+        assert {r["protocol"] for r in cmp} == {"reno", "sack", "vegas-ca", "linux-cubic"}
+        assert all(r["live_median_mbps"] > 0 and r["sim_median_mbps"] > 0 for r in cmp)
+        # tcplab's transport live against its simulation on the same paths without cross
+        # traffic: within issue 13's tolerance for live runs (+-15 %); Linux TCP is not
+        # tcplab's simulation of its controller (its initial window of 10 against the
+        # campaign's 1 on 150 kB transfers, docs/campaign.md), so it is only reported
+        for r in cmp:
+            if r["protocol"] != "linux-cubic":
+                assert abs(r["median_ratio"] - 1) <= 0.15, r
+        print("live / simulated median throughput:",
+              {r["protocol"]: round(r["median_ratio"], 2) for r in cmp},
+              "per-probe:", {r["protocol"]: round(r["median_probe_ratio"] or 0, 2) for r in cmp})
     finally:
         testbed.send_signal(signal.SIGTERM)
         testbed.wait(60)

@@ -661,6 +661,14 @@ def campaign(
             "--out is then the campaign's store: run the same command again to resume.",
         ),
     ] = False,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="With --live: also simulate the same probes on the same paths (OUT/virtual) and write "
+            "OUT/comparison.json, live against simulated per protocol.",
+        ),
+    ] = False,
     testbed: Annotated[
         Path | None,
         typer.Option(
@@ -679,10 +687,10 @@ def campaign(
         cfg = load_campaign(config).with_overrides(seed=seed, max_probes=max_probes)
     except CampaignError as e:
         _fail(str(e), EXIT_INVALID)
-    if testbed is not None and not live:
-        _fail("--testbed: only with --live", EXIT_INVALID)
+    if (testbed is not None or compare) and not live:
+        _fail(f"{'--testbed' if testbed is not None else '--compare'}: only with --live", EXIT_INVALID)
     if live:
-        _campaign_live(config, cfg, out, testbed, no_report=no_report, quiet=quiet)
+        _campaign_live(config, cfg, out, testbed, no_report=no_report, quiet=quiet, compare=compare, jobs=jobs)
         return
     target = _out_dir(out, cfg.name)
     if store is not None:
@@ -708,7 +716,7 @@ def campaign(
 
 
 def _campaign_live(config: Path, cfg: Any, out: Path | None, testbed: Path | None, *, no_report: bool,
-                   quiet: bool) -> None:
+                   quiet: bool, compare: bool = False, jobs: int | None = None) -> None:
     """``tcplab campaign --live``: SIGINT stops starting probes; those running are recorded."""
     import signal
     import threading
@@ -747,7 +755,7 @@ def _campaign_live(config: Path, cfg: Any, out: Path | None, testbed: Path | Non
 
     try:
         result, run = run_live_campaign(cfg, target, executor=executor, stop=stop, progress=progress,
-                                        report=not no_report)
+                                        report=not no_report, compare=compare, jobs=jobs)
     except ValueError as e:  # more paths than pairs of hosts
         _fail(f"{config}: {e}", EXIT_INVALID)
     finally:

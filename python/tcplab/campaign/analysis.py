@@ -333,3 +333,27 @@ def directions(df: pl.DataFrame, seed: int = 1) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def live_vs_virtual(live: pl.DataFrame, virtual: pl.DataFrame, order: list[str] | None = None) -> pl.DataFrame:
+    """Per protocol, the same scheduled probes run live and simulated (issue 15 §2): probes
+    and completed share of each, median throughput of each (Mb/s, completed probes) and
+    their ratio live / simulated, and the median of the per-probe ratios (probes that
+    completed in both)."""
+
+    def side(df: pl.DataFrame, tag: str) -> pl.DataFrame:
+        return df.group_by("protocol").agg(
+            pl.len().alias(f"{tag}_probes"),
+            pl.col("completed").mean().alias(f"{tag}_completed_share"),
+            (pl.col("throughput_bps").filter(pl.col("completed")).median() / 1e6).alias(f"{tag}_median_mbps"),
+        )
+
+    pairs = live.select("probe", "protocol", pl.col("throughput_bps").alias("live"), pl.col("completed").alias("ok")) \
+        .join(virtual.select("probe", pl.col("throughput_bps").alias("sim"), pl.col("completed").alias("sim_ok")),
+              on="probe") \
+        .filter(pl.col("ok") & pl.col("sim_ok") & (pl.col("sim") > 0))
+    per_probe = pairs.group_by("protocol").agg((pl.col("live") / pl.col("sim")).median().alias("median_probe_ratio"))
+    out = side(live, "live").join(side(virtual, "sim"), on="protocol", how="full", coalesce=True) \
+        .join(per_probe, on="protocol", how="left")
+    out = out.with_columns((pl.col("live_median_mbps") / pl.col("sim_median_mbps")).alias("median_ratio"))
+    return _in_order(out, protocols_of(live, order))

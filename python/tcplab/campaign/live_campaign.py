@@ -9,6 +9,7 @@ written as the virtual campaign's table and report under ``campaign/`` in it
 
 from __future__ import annotations
 
+import json
 import ssl
 import threading
 import time
@@ -20,13 +21,16 @@ from tcplab.campaign.auth import load_key
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.controller import DB_FILE, DaemonExecutor, Executor, LiveRun, run_live
 from tcplab.campaign.live_results import live_probes
-from tcplab.campaign.run import CampaignResult, write_campaign
+from tcplab.campaign.run import CampaignResult, run_campaign, write_campaign
 from tcplab.out_dir import remove_tree
 
-__all__ = ["LIVE_REPORT_DIR", "run_live_campaign", "resolve"]
+__all__ = ["COMPARISON_FILE", "LIVE_REPORT_DIR", "VIRTUAL_DIR", "compare_live", "run_live_campaign", "resolve"]
 
 #: Where the table and report of a live campaign are written in its output directory.
 LIVE_REPORT_DIR = "campaign"
+#: Where ``--compare`` writes the virtual campaign of the same probes, and the comparison.
+VIRTUAL_DIR = "virtual"
+COMPARISON_FILE = "comparison.json"
 
 
 def resolve(cfg: CampaignConfig, p: Path) -> Path:
@@ -55,10 +59,14 @@ def run_live_campaign(
     stop: threading.Event | None = None,
     progress: Any = None,
     report: bool = True,
+    compare: bool = False,
+    jobs: int | None = None,
 ) -> tuple[CampaignResult, LiveRun]:
     """Runs (or resumes) the live campaign ``cfg`` into ``out``; returns the campaign's
     table (every probe recorded, this run's and earlier ones) and what this run did.
-    ``progress``: a callable given each probe recorded."""
+    ``progress``: a callable given each probe recorded. ``compare``: also simulate the
+    same probes on the same paths (the virtual campaign, ``jobs`` processes) into
+    ``virtual/`` and write ``comparison.json`` (:func:`compare_live`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     executor = executor or default_executor(cfg)
@@ -80,4 +88,29 @@ def run_live_campaign(
     target = out / LIVE_REPORT_DIR
     remove_tree(target)
     write_campaign(result, target, report=report)
+    if compare:
+        compare_live(result, out, jobs=jobs, report=report)
     return result, run
+
+
+def compare_live(live: CampaignResult, out: Path, *, jobs: int | None = None, report: bool = True) -> Path:
+    """Simulates the probes of ``live``'s campaign (same seed: the same paths, schedule and
+    protocols) into ``out/virtual`` and writes ``out/comparison.json``: per protocol, live
+    against simulated (:func:`tcplab.campaign.analysis.live_vs_virtual`)."""
+    from tcplab.campaign import analysis
+
+    cfg = live.cfg.model_copy(update={"live": None})
+    virtual = run_campaign(cfg, jobs=jobs)
+    remove_tree(out / VIRTUAL_DIR)
+    write_campaign(virtual, out / VIRTUAL_DIR, report=report)
+    table = analysis.live_vs_virtual(live.probes, virtual.probes, list(cfg.schedule.protocols))
+    path = out / COMPARISON_FILE
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps({
+        "note": "the same scheduled probes on the same drawn paths, live and simulated; the live testbed "
+                "emulates each path's mean cross traffic for its whole life, not each probe's draw "
+                "(docs/campaign.md)",
+        "protocols": table.to_dicts(),
+    }, indent=2, default=str) + "\n")
+    tmp.replace(path)
+    return path
