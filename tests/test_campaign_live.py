@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import time
@@ -58,6 +59,7 @@ time_compression = 1e7
 per_host_limit = 1
 retries = 2
 request_timeout_s = 120
+pcap = true          # each probe's packets captured by its sink's daemon
 [[live.hosts]]
 name = "h0"
 address = "127.0.0.1"
@@ -194,6 +196,21 @@ def test_forty_probes_on_a_four_host_testbed_survive_a_killed_controller_and_dae
         assert df.height == 40 and set(df["protocol"]) == {"reno", "sack", "vegas-ca", "linux-cubic"}
         ok = df.filter(pl.col("completed"))
         assert (ok["bytes_delivered"] == 150000).all() and ok.height >= 39
+        # the sinks' captures: each completed probe's packets, headers only, in pcap files the
+        # database names
+        with sqlite3.connect(out / DB_FILE) as c:
+            caps = c.execute("SELECT r.pcap FROM runs r JOIN probes p ON p.id = r.probe AND p.attempts = r.attempt "
+                             "WHERE p.status = 'ok' AND r.role = 'sink'").fetchall()
+        assert len(caps) >= 39 and all(cap for (cap,) in caps)
+        for (cap,) in caps[:5]:
+            data = Path(cap).read_bytes()
+            assert struct.unpack_from("<I", data)[0] == 0xA1B23C4D  # pcap, nanosecond timestamps
+            n, off = 0, 24
+            while off < len(data):
+                incl = struct.unpack_from("<IIII", data, off)[2]
+                off += 16 + incl
+                n += 1
+            assert off == len(data) and n >= 150000 // 1460  # at least the data segments
         cmp = json.loads((out / "comparison.json").read_text())["protocols"]
         assert {r["protocol"] for r in cmp} == {"reno", "sack", "vegas-ca", "linux-cubic"}
         assert all(r["live_median_mbps"] > 0 and r["sim_median_mbps"] > 0 for r in cmp)

@@ -87,7 +87,7 @@ class DaemonExecutor:
         attempt = int(spec.probe.rsplit("-a", 1)[1])
         out = run_probe(spec, self.daemons, self.key, tls=self.tls, timeout_s=self.settings.request_timeout_s)
         runs = [RunRow(attempt, host, role, r.reason or r.status if r is not None else (out.reason or "not run"),
-                       r.traces if r is not None else None)
+                       r.traces if r is not None else None, r.pcap if r is not None else None)
                 for host, role, r in ((spec.source, "source", out.source), (spec.sink, "sink", out.sink))]
         if out.status != "ok":
             return Attempt(runs, out.reason or "failed")
@@ -158,6 +158,7 @@ def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHos
         source_address=hosts[0].transfer_address, sink_address=hosts[1].transfer_address,
         protocol=protocol, bytes=cfg.transfer.bytes, time_limit_s=cfg.transfer.time_limit_s,
         mss=min(cfg.transfer.packet_bytes, TCPLAB_MSS), tcp=transfer_tcp(cfg.transfer),
+        pcap=cfg.live.pcap if cfg.live is not None else False,
     )
 
 

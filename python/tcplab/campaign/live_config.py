@@ -11,6 +11,7 @@ controller"): where the daemons are and how the controller drives them.
     request_timeout_s = 900         # the controller's wait for one daemon's answer
     tls_ca = "ca.pem"               # verify the daemons' certificates (absent: plaintext,
                                     # loopback addresses only)
+    pcap = false                    # each probe's packets captured by its sink's daemon
 
     [[live.hosts]]
     name = "zurich"
@@ -72,6 +73,8 @@ class LiveSettings(BaseModel):
     retries: Annotated[int, Field(ge=0, le=10)] = 1
     request_timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 900.0
     tls_ca: Path | None = None
+    #: the sink's daemon captures each probe's packets (headers) into a pcap file
+    pcap: bool = False
 
     @model_validator(mode="after")
     def _hosts(self) -> LiveSettings:

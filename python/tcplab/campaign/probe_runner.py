@@ -72,6 +72,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from tcplab.campaign.probe_pcap import ProbeCapture
 from tcplab.campaign.probe_traces import facts_trace, series_trace, tcpinfo_trace
 
 __all__ = ["LISTEN_GRACE_S", "TCPLAB_MSS", "LinuxProtocol", "ProbeJob", "ProbeOutcome", "ProbeResult",
@@ -131,6 +132,9 @@ class ProbeSpec(BaseModel):
     #: the job's identity for the daemon: a job id asked again (a controller that resumed)
     #: is answered from its first run (tcplab.campaign.daemon); None: always run
     job_id: str | None = Field(default=None, pattern=_NAME)
+    #: the sink's daemon captures the probe's packets (headers) into ``probe.pcap``
+    #: (:mod:`tcplab.campaign.probe_pcap`)
+    pcap: bool = False
     #: more of the scenario's TCP settings (docs/tcp.md) for the tcplab stack, e.g.
     #: ``transfer_tcp(campaign.transfer)``; Linux takes ``rcv_buf`` (the receiver's
     #: TCP_WINDOW_CLAMP) and keeps the kernel's settings otherwise
@@ -188,6 +192,8 @@ class ProbeResult(BaseModel):
     timeouts: int | None = None
     #: the Parquet trace on the daemon's host
     traces: str | None = None
+    #: the sink's capture of the probe's packets on the daemon's host (``ProbeSpec.pcap``)
+    pcap: str | None = None
     #: the endpoint's own summary
     summary: dict[str, Any] = {}
 
@@ -293,8 +299,10 @@ def transfer_tcp(transfer: Any) -> dict[str, int | float | str | bool]:
 class _Receiver:
     """A receiving end waiting for its source (between ``listen`` and ``collect``)."""
 
-    def __init__(self, proc: subprocess.Popen[str], out: Path, port: int, job: ProbeJob) -> None:
+    def __init__(self, proc: subprocess.Popen[str], out: Path, port: int, job: ProbeJob,
+                 capture: ProbeCapture | None = None) -> None:
         self.proc, self.out, self.port, self.job = proc, out, port, job
+        self.capture = capture
         self.lock = threading.Lock()
         self.timer = threading.Timer(job.time_limit_s + LISTEN_GRACE_S, self.kill)
         self.timer.daemon = True
@@ -304,6 +312,15 @@ class _Receiver:
         self.timer.cancel()
         with self.lock:
             _kill(self.proc)
+            self.stop_capture()
+
+    def stop_capture(self) -> str | None:
+        """Ends the capture (if any, once); its file."""
+        c, self.capture = self.capture, None
+        if c is None:
+            return None
+        c.stop()
+        return str(c.path)
 
 
 class ProbeRunner:
@@ -387,13 +404,21 @@ class ProbeRunner:
                 argv += ["--mss", str(job.mss)]
             if "rcv_buf" in job.tcp:
                 argv += ["--window-clamp", str(int(job.tcp["rcv_buf"]))]
-        proc = self._spawn(argv)
-        _wait_ready(proc, "receiver")
+        capture = ProbeCapture(out / "probe.pcap", job.source_address, job.sink_address, port) if job.pcap else None
+        try:
+            proc = self._spawn(argv)
+            _wait_ready(proc, "receiver")
+        except BaseException:
+            if capture is not None:
+                capture.stop()
+            raise
         with self.lock:
             if self.closed:
                 _kill(proc)
+                if capture is not None:
+                    capture.stop()
                 raise ProbeFailed("the daemon is stopping")
-            self.receivers[job.probe] = _Receiver(proc, out, port, job)
+            self.receivers[job.probe] = _Receiver(proc, out, port, job, capture)
         return ProbeResult(probe=job.probe, phase="listen", role="sink", host=self.host, port=port)
 
     def _collect(self, job: ProbeJob) -> ProbeResult:
@@ -414,7 +439,8 @@ class ProbeRunner:
             except subprocess.TimeoutExpired:
                 pass
             _kill(p)
-        res = ProbeResult(probe=job.probe, phase="collect", role="sink", host=self.host, port=r.port)
+            pcap = r.stop_capture()
+        res = ProbeResult(probe=job.probe, phase="collect", role="sink", host=self.host, port=r.port, pcap=pcap)
         if isinstance(job.protocol, TcplabProtocol):
             f = r.out / "summary.json"
             if not f.exists():

@@ -11,7 +11,8 @@ Tables (the schema is :data:`SCHEMA`, created on open):
   path, protocol, scheduled time, when it started and ended, ``ok`` or ``failed`` with the
   reason, and how many attempts it took.
 - ``runs``: per probe and attempt, what each daemon ran (host, role ``source`` or ``sink``,
-  its outcome, the Parquet file of its traces relative to the database's directory).
+  its outcome, the Parquet file of its traces and, when asked, the sink's pcap of the
+  probe's packets: paths on the daemon's host).
 - ``flows``: per probe, the measured flow rows (the probe's flow and any cross traffic):
   name, bytes delivered, throughput, retransmissions, timeouts, and every other figure as
   JSON.
@@ -66,6 +67,7 @@ CREATE TABLE IF NOT EXISTS runs (
     role TEXT NOT NULL CHECK (role IN ('source', 'sink')),
     outcome TEXT NOT NULL,
     traces TEXT,
+    pcap TEXT,
     PRIMARY KEY (probe, attempt, role)
 );
 CREATE TABLE IF NOT EXISTS flows (
@@ -89,6 +91,7 @@ class RunRow:
     role: str
     outcome: str
     traces: str | None = None
+    pcap: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,8 +150,8 @@ def record_probe(db: sqlite3.Connection, p: ProbeRecord) -> bool:
              p.reason, p.attempts))
         if cur.rowcount == 0:
             return False
-        db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)",
-                       [(p.id, r.attempt, r.host, r.role, r.outcome, r.traces) for r in p.runs])
+        db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       [(p.id, r.attempt, r.host, r.role, r.outcome, r.traces, r.pcap) for r in p.runs])
         db.executemany("INSERT INTO flows VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                        [(p.id, f.flow, f.name, f.bytes_delivered, f.throughput_bps, f.retransmits,
                          f.timeouts, json.dumps(f.metrics, sort_keys=True)) for f in p.flows])
