@@ -29,10 +29,10 @@ from pathlib import Path
 import pytest
 import test_live
 
-from tcplab.live import Testbed
+from tcplab.live import LiveError, Testbed
 from tcplab.live.linux import start_linux_flow
 from tcplab.live.linux_tcpinfo import parse
-from tcplab.live.netns import TUN
+from tcplab.live.netns import TUN, emulator_binary
 from tcplab.live.real_tcp import RealTcpReceiverRun, start_real_tcp_receiver_flow
 from tcplab.live.transport import START_MARGIN_NS
 from tcplab.scenario import Scenario
@@ -135,3 +135,15 @@ def test_linux_sender_into_tcplab_receiver_matches_linux_to_linux_throughput(
     ours = r.throughput_bps
     assert abs(ours - linux) <= TOLERANCE * linux, (
         f"{cc}, loss {loss}: Linux -> tcplab {ours / 1e6:.2f} Mb/s, Linux -> Linux {linux / 1e6:.2f} Mb/s")
+
+
+def test_a_receiver_host_not_attached_or_a_sender_host_attached_is_refused_in_one_line(tmp_path: Path) -> None:
+    if not emulator_binary().exists():
+        pytest.skip("tcplab-emu is not built (it plans the testbed)")
+    sc = scenario("reno", "tcplab")
+    for attached, msg in ((("s0",), "flows[0].dst = 'r0': a tcplab receiver's host must be attached"),
+                          (("s0", "r0"), "flows[0].src = 's0': not a namespace of the testbed")):
+        tb = Testbed.for_scenario(sc, tmp_path / "emu", attached=attached)  # not entered: nothing runs
+        with pytest.raises(LiveError) as e:
+            start_real_tcp_receiver_flow(tb, sc.canonical(), 0, time.monotonic_ns(), tmp_path / "flow")
+        assert str(e.value).startswith(msg) and "\n" not in str(e.value)
