@@ -21,7 +21,8 @@
 //! `tcplab-flow`): [`cbr_wire`] (the datagram's header), [`cbr_config`] (an end's config: a
 //! UDP flow of a canonical scenario), [`cbr_sender`] and [`cbr_receiver`]. [`process`]: the
 //! binaries' signal handling and scheduling. tcplab's sender speaking real TCP on a host
-//! attached by a socket ([`device`]): [`tcp_sender`] (`tcplab-flow tcp-send`, issue 14).
+//! attached by a socket ([`device`]): [`tcp_sender`] (`tcplab-flow tcp-send`, issue 14);
+//! its receiver for a Linux sender: [`tcp_receiver`] (`tcplab-flow tcp-recv`).
 
 pub mod cbr_config;
 pub mod cbr_receiver;
@@ -42,6 +43,7 @@ pub mod plan;
 pub mod process;
 pub mod report;
 pub mod stream;
+pub mod tcp_receiver;
 pub mod tcp_sender;
 pub mod tun;
 pub mod udp;

@@ -9,20 +9,26 @@
 //!
 //! `tcp-send --fd N` is flow `flow`'s sender speaking real TCP (tcplab-core's connection
 //! layer) on the inherited `SOCK_SEQPACKET` socket `N` that attaches its host to the
-//! emulator (docs/real-tcp.md); it writes what `send` writes.
+//! emulator (docs/real-tcp.md); it writes what `send` writes. `tcp-recv --fd N` is flow
+//! `flow`'s receiver speaking real TCP on the socket attaching the flow's destination: it
+//! listens (`local` is its address and port, `peer` the sender's address), checks every
+//! byte against the Linux endpoints' stream, closes after the peer's FIN and writes
+//! `summary.json` once the connection closed or the scenario's duration passed.
 //!
 //! Usage: tcplab-flow send|recv|udp-send|udp-recv --config FILE --out DIR
-//!        tcplab-flow tcp-send --config FILE --out DIR --fd N
+//!        tcplab-flow tcp-send|tcp-recv --config FILE --out DIR --fd N
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tcplab_live::cbr_config::CbrConfig;
 use tcplab_live::flow_config::FlowConfig;
 use tcplab_live::{
-    cbr_receiver, cbr_sender, device, flow_receiver, flow_sender, process, tcp_sender,
+    cbr_receiver, cbr_sender, device, flow_receiver, flow_sender, process, tcp_receiver, tcp_sender,
 };
 
-const ROLES: [&str; 5] = ["send", "recv", "udp-send", "udp-recv", "tcp-send"];
+const ROLES: [&str; 6] = [
+    "send", "recv", "udp-send", "udp-recv", "tcp-send", "tcp-recv",
+];
 
 enum Config {
     Tcplab(FlowConfig),
@@ -54,8 +60,8 @@ fn args() -> Result<Args, String> {
             _ => return Err(format!("unknown argument {k:?}")),
         }
     }
-    if (role == "tcp-send") != fd.is_some() {
-        return Err("--fd: given with tcp-send, and only then".into());
+    if role.starts_with("tcp-") != fd.is_some() {
+        return Err("--fd: given with tcp-send and tcp-recv, and only then".into());
     }
     Ok(Args {
         role,
@@ -102,6 +108,9 @@ fn main() -> ExitCode {
         (Config::Tcplab(c), "send") => flow_sender::run(c, &out, stop),
         (Config::Tcplab(c), "tcp-send") => {
             tcp_sender::run(c, dev.expect("--fd checked"), &out, stop)
+        }
+        (Config::Tcplab(c), "tcp-recv") => {
+            tcp_receiver::run(c, dev.expect("--fd checked"), &out, stop)
         }
         (Config::Tcplab(c), _) => flow_receiver::run(c, &out, stop),
         (Config::Udp(c), "udp-send") => cbr_sender::run(c, &out, stop),
