@@ -42,9 +42,22 @@ fn attached(spec: &str, n: &str) -> Result<File, String> {
         let e = std::io::Error::last_os_error();
         return Err(format!("{spec:?}: not an open socket ({e})"));
     }
-    if kind != libc::SOCK_SEQPACKET {
+    let mut domain: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: domain and len are valid for SO_DOMAIN's int answer.
+    unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_DOMAIN,
+            (&mut domain as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    let packet = domain == libc::AF_PACKET && kind == libc::SOCK_DGRAM;
+    if kind != libc::SOCK_SEQPACKET && !packet {
         return Err(format!(
-            "{spec:?}: a socket of type {kind}, not SOCK_SEQPACKET"
+            "{spec:?}: a socket of type {kind}, not SOCK_SEQPACKET (nor an AF_PACKET SOCK_DGRAM socket)"
         ));
     }
     // SAFETY: fd is an open socket this process inherited for the emulator's use alone.
