@@ -1,7 +1,8 @@
 """The live campaign end to end on a local testbed (issue 15 §3): ``tcplab testbed`` builds 4
 hosts (namespaces, an emulated path per pair drawn from the campaign's population, a daemon
 each), and ``tcplab campaign --live --testbed`` runs 40 probes of every protocol of the
-campaign file through them (tcplab's transport and Linux TCP). A wrong key and a replayed
+campaign file through them (tcplab's transport, tcplab's sender speaking real TCP to a
+Linux sink, and Linux TCP). A wrong key and a replayed
 job are refused; the controller is killed with SIGKILL after 15 probes and started again:
 40 probe rows, none twice; one daemon is killed with SIGKILL while it runs a probe and
 started again on its port: that probe is retried (or failed with its reason), and every
@@ -38,7 +39,7 @@ paths = 6            # 4 hosts: 6 pairs, one path each
 span_h = 400.0
 mean_interval_h = 40.0
 max_probes = 40
-protocols = ["reno", "sack", "vegas-ca", "linux-cubic"]
+protocols = ["reno", "sack", "vegas-ca", "linux-cubic", "tcp-sack"]
 [transfer]
 bytes = 150000
 time_limit_s = 30.0
@@ -46,6 +47,10 @@ time_limit_s = 30.0
 controller = "cubic"
 recovery = "sack"
 stack = "linux"
+[protocols.tcp-sack]   # tcplab's sender speaking real TCP to a Linux sink
+controller = "reno"
+recovery = "sack"
+stack = "tcplab-tcp"
 [paths]
 rtt_ms = { dist = "uniform", low = 10, high = 30 }
 rate_mbps = { dist = "uniform", low = 10, high = 20 }
@@ -192,7 +197,7 @@ def test_forty_probes_on_a_four_host_testbed_survive_a_killed_controller_and_dae
         assert len(failed) <= 1, failed  # at most the probe that lost its daemon
         assert any(r[2] > 1 for r in rows) or failed  # that probe was retried, or failed with its reason
         df = pl.read_parquet(out / LIVE_REPORT_DIR / "probes.parquet")
-        assert df.height == 40 and set(df["protocol"]) == {"reno", "sack", "vegas-ca", "linux-cubic"}
+        assert df.height == 40 and set(df["protocol"]) == {"reno", "sack", "vegas-ca", "linux-cubic", "tcp-sack"}
         ok = df.filter(pl.col("completed"))
         assert (ok["bytes_delivered"] == 150000).all() and ok.height >= 39
         # the sinks' captures: each completed probe's packets, headers only, in pcap files the
@@ -211,14 +216,14 @@ def test_forty_probes_on_a_four_host_testbed_survive_a_killed_controller_and_dae
                 n += 1
             assert off == len(data) and n >= 150000 // 1460  # at least the data segments
         cmp = json.loads((out / "comparison.json").read_text())["protocols"]
-        assert {r["protocol"] for r in cmp} == {"reno", "sack", "vegas-ca", "linux-cubic"}
+        assert {r["protocol"] for r in cmp} == {"reno", "sack", "vegas-ca", "linux-cubic", "tcp-sack"}
         assert all(r["live_median_mbps"] > 0 and r["sim_median_mbps"] > 0 for r in cmp)
         # tcplab's transport live against its simulation on the same paths without cross
         # traffic: within issue 13's tolerance for live runs (+-15 %); Linux TCP is not
         # tcplab's simulation of its controller (its initial window of 10 against the
         # campaign's 1 on 150 kB transfers, docs/campaign.md), so it is only reported
-        for r in cmp:
-            if r["protocol"] != "linux-cubic":
+        for r in cmp:  # tcp-sack meets a Linux receiver (its ACK policy), reported only
+            if r["protocol"] not in ("linux-cubic", "tcp-sack"):
                 assert abs(r["median_ratio"] - 1) <= 0.15, r
         print("live / simulated median throughput:",
               {r["protocol"]: round(r["median_ratio"], 2) for r in cmp},

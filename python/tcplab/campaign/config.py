@@ -159,10 +159,11 @@ class Protocol(BaseModel):
     recovery: str
     controller_params: dict[str, float | int | bool | str] = {}
     recovery_params: dict[str, float | int | bool | str] = {}
-    #: who runs it live (``tcplab campaign --live``): tcplab's transport, or the kernel's TCP
-    #: with ``controller`` as its congestion control (reno, cubic, bbr); a virtual campaign
+    #: who runs it live (``tcplab campaign --live``): tcplab's transport over UDP, tcplab's
+    #: sender speaking real TCP to a Linux sink (``tcplab-tcp``), or the kernel's TCP with
+    #: ``controller`` as its congestion control (reno, cubic, bbr); a virtual campaign
     #: simulates tcplab's controller of that name either way (as a scenario's ``stack``)
-    stack: Literal["tcplab", "linux"] = "tcplab"
+    stack: Literal["tcplab", "tcplab-tcp", "linux"] = "tcplab"
 
     def scenario_fields(self) -> dict[str, Any]:
         c: Any = (

@@ -40,6 +40,7 @@ from tcplab.campaign.probe_runner import (
     LinuxProtocol,
     ProbeSpec,
     TcplabProtocol,
+    TcplabTcpProtocol,
     run_probe,
     transfer_tcp,
 )
@@ -149,9 +150,10 @@ def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHos
     if proto.stack == "linux":
         protocol = LinuxProtocol(stack="linux", congestion=proto.controller)
     else:
-        protocol = TcplabProtocol(controller=proto.controller, recovery=proto.recovery,
-                                  controller_params=dict(proto.controller_params),
-                                  recovery_params=dict(proto.recovery_params))
+        kind = TcplabTcpProtocol if proto.stack == "tcplab-tcp" else TcplabProtocol
+        protocol = kind(controller=proto.controller, recovery=proto.recovery,
+                        controller_params=dict(proto.controller_params),
+                        recovery_params=dict(proto.recovery_params))
     name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', cfg.name)[:40]}-{probe.id}-a{attempt}"
     return ProbeSpec(
         probe=name, job_id=name, source=hosts[0].name, sink=hosts[1].name,

@@ -73,10 +73,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tcplab.campaign.probe_pcap import ProbeCapture
+from tcplab.live.errors import LiveError
+from tcplab.live.raw_device import RawDevice
 from tcplab.campaign.probe_traces import facts_trace, series_trace, tcpinfo_trace
 
 __all__ = ["LISTEN_GRACE_S", "TCPLAB_MSS", "LinuxProtocol", "ProbeJob", "ProbeOutcome", "ProbeResult",
-           "ProbeRunner", "ProbeSpec", "TcplabProtocol", "run_probe", "transfer_tcp"]
+           "ProbeRunner", "ProbeSpec", "TcplabProtocol", "TcplabTcpProtocol", "run_probe", "transfer_tcp"]
 
 #: A receiver not collected this long past its probe's time limit is killed.
 LISTEN_GRACE_S = 30.0
@@ -104,6 +106,13 @@ class TcplabProtocol(BaseModel):
     recovery_params: dict[str, float | int | bool | str] = {}
 
 
+class TcplabTcpProtocol(TcplabProtocol):
+    """tcplab's sender speaking real TCP (issue 14: ``tcplab-flow tcp-send`` on the source's
+    device, :mod:`tcplab.live.raw_device`) to a Linux socket sink."""
+
+    stack: Literal["tcplab-tcp"] = "tcplab-tcp"  # type: ignore[assignment]
+
+
 class LinuxProtocol(BaseModel):
     """The kernel's TCP with a congestion control by name (reno, cubic, bbr, ...)."""
 
@@ -112,7 +121,7 @@ class LinuxProtocol(BaseModel):
     congestion: str = Field(pattern=r"^[a-z0-9_]{1,15}$")
 
 
-Protocol = Annotated[TcplabProtocol | LinuxProtocol, Field(discriminator="stack")]
+Protocol = Annotated[TcplabProtocol | TcplabTcpProtocol | LinuxProtocol, Field(discriminator="stack")]
 
 
 class ProbeSpec(BaseModel):
@@ -262,6 +271,12 @@ def _linux_endpoint() -> list[str]:
     return [sys.executable, str(Path(linux.__file__).with_name("linux_endpoint.py"))]
 
 
+def _udp_transport(job: ProbeSpec) -> bool:
+    """The probe runs over tcplab's UDP transport (its own receiver at the sink); otherwise
+    the sink is a Linux socket (Linux TCP, or tcplab's sender speaking real TCP)."""
+    return isinstance(job.protocol, TcplabProtocol) and not isinstance(job.protocol, TcplabTcpProtocol)
+
+
 def flow_scenario(job: ProbeSpec, duration_s: float) -> dict[str, Any]:
     """The canonical scenario the tcplab endpoints of `job` are built from: hosts ``source``
     and ``sink`` (the link is the endpoints' business only in name: the path is real), flow 0
@@ -339,9 +354,9 @@ class ProbeRunner:
         # that started them (PR_SET_PDEATHSIG), and a connection's thread ends with its job.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="probe-spawn")
 
-    def _spawn(self, argv: list[str]) -> subprocess.Popen[str]:
+    def _spawn(self, argv: list[str], fds: tuple[int, ...] = ()) -> subprocess.Popen[str]:
         return self._spawner.submit(subprocess.Popen, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, start_new_session=True).result()
+                                    text=True, start_new_session=True, pass_fds=fds).result()
 
     def __call__(self, raw: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
         try:
@@ -390,7 +405,7 @@ class ProbeRunner:
             raise ProbeFailed(f"probe {job.probe!r}: its results directory {out} is not empty")
         out.mkdir(parents=True, exist_ok=True)
         port = _free_port()
-        if isinstance(job.protocol, TcplabProtocol):
+        if _udp_transport(job):
             duration = job.time_limit_s + LISTEN_GRACE_S
             cfg = {"scenario": flow_scenario(job, duration), "flow": 0,
                    "local": f"{job.sink_address}:{port}", "peer": f"{job.source_address}:{port}",
@@ -430,7 +445,7 @@ class ProbeRunner:
         err = ""
         with r.lock:
             p = r.proc
-            if isinstance(job.protocol, TcplabProtocol):
+            if _udp_transport(job):
                 time.sleep(SETTLE_S)
                 if p.poll() is None:
                     p.send_signal(signal.SIGTERM)
@@ -441,7 +456,7 @@ class ProbeRunner:
             _kill(p)
             pcap = r.stop_capture()
         res = ProbeResult(probe=job.probe, phase="collect", role="sink", host=self.host, port=r.port, pcap=pcap)
-        if isinstance(job.protocol, TcplabProtocol):
+        if _udp_transport(job):
             f = r.out / "summary.json"
             if not f.exists():
                 return res.model_copy(update={"status": "failed",
@@ -480,12 +495,22 @@ class ProbeRunner:
         if out.exists() and any(out.iterdir()):
             raise ProbeFailed(f"probe {job.probe!r}: its results directory {out} is not empty")
         out.mkdir(parents=True, exist_ok=True)
+        device: RawDevice | None = None
+        fds: tuple[int, ...] = ()
         if isinstance(job.protocol, TcplabProtocol):
             cfg = {"scenario": flow_scenario(job, job.time_limit_s), "flow": 0,
                    "local": f"{job.source_address}:{job.port}", "peer": f"{job.sink_address}:{job.port}",
                    "clock_origin_ns": time.monotonic_ns() + START_MARGIN_NS}
             (out / "config.json").write_text(json.dumps(cfg))
             argv = [str(_flow_binary()), "send", "--config", str(out / "config.json"), "--out", str(out)]
+            if isinstance(job.protocol, TcplabTcpProtocol):  # real TCP on the source's device
+                device = RawDevice(job.sink_address, job.port)
+                try:
+                    fds = (device.__enter__(),)
+                except LiveError as e:
+                    raise ProbeFailed(f"tcplab-tcp: {e}") from None
+                argv = [str(_flow_binary()), "tcp-send", "--config", str(out / "config.json"), "--out", str(out),
+                        "--fd", str(fds[0])]
         else:
             argv = [*_linux_endpoint(), "send", "--dst", job.sink_address, "--port", str(job.port),
                     "--cc", job.protocol.congestion, "--bytes", str(job.bytes),
@@ -493,7 +518,12 @@ class ProbeRunner:
                     "--out", str(out / "sender.json")]
             if job.mss:
                 argv += ["--mss", str(job.mss)]
-        proc = self._spawn(argv)
+        try:
+            proc = self._spawn(argv, fds)
+        except BaseException:
+            if device is not None:
+                device.__exit__()
+            raise
         with self.lock:
             self.senders.add(proc)
         try:
@@ -506,6 +536,8 @@ class ProbeRunner:
             err = proc.communicate()[1]
         finally:
             _kill(proc)
+            if device is not None:
+                device.__exit__()
             with self.lock:
                 self.senders.discard(proc)
         if proc.returncode != 0:
