@@ -37,12 +37,14 @@ MB10 = 10_000_000
 TCPI_OPT_TIMESTAMPS, TCPI_OPT_SACK, TCPI_OPT_WSCALE = 1, 2, 4
 
 
-def scenario(recovery: str, loss: float) -> Scenario:
+def dumbbell(flow: str, loss: float = 0.0, duration: str = "40s", name: str = "real-tcp") -> Scenario:
+    """The real-TCP tests' dumbbell with the TOML of one `[[flows]]` table; `loss`: random
+    loss on the bottleneck's forward direction."""
     fwd = f"forward = {{ loss = {loss} }}" if loss else ""
     return Scenario.from_toml(f"""
-name = "real-tcp"
+name = "{name}"
 seed = 4
-duration = "40s"
+duration = "{duration}"
 [topology]
 kind = "dumbbell"
 pairs = 1
@@ -62,14 +64,19 @@ buffer = 1000
 [tcp]
 mss = 1460
 rcv_buf = 4000000
-[[flows]]
+{flow}
+""")
+
+
+def scenario(recovery: str, loss: float) -> Scenario:
+    return dumbbell(f"""[[flows]]
 src = "s0"
 dst = "r0"
 controller = {{ name = "reno" }}
 recovery = {{ name = "{recovery}" }}
 bytes = {MB10}
 stack = "tcplab-tcp"
-""")
+""", loss)
 
 
 def run(tmp: Path, sc: Scenario) -> tuple:

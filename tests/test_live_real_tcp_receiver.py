@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 import test_live
+from test_live_real_tcp import dumbbell
 
 from tcplab.live import LiveError, Testbed
 from tcplab.live.linux import start_linux_flow
@@ -47,31 +48,7 @@ TOLERANCE = 0.10
 
 def scenario(cc: str, receiver: str, loss: float = 0.0, size: int = MB10) -> Scenario:
     recv = f'receiver = "{receiver}"' if receiver != "stack" else ""
-    fwd = f"forward = {{ loss = {loss} }}" if loss else ""
-    return Scenario.from_toml(f"""
-name = "real-tcp-receiver"
-seed = 4
-duration = "30s"
-[topology]
-kind = "dumbbell"
-pairs = 1
-[topology.bottleneck]
-rate = "20Mbps"
-delay = "5ms"
-buffer = 100
-{fwd}
-[topology.sender_access]
-rate = "100Mbps"
-delay = "1ms"
-buffer = 1000
-[topology.receiver_access]
-rate = "100Mbps"
-delay = "1ms"
-buffer = 1000
-[tcp]
-mss = 1460
-rcv_buf = 4000000
-[[flows]]
+    return dumbbell(f"""[[flows]]
 src = "s0"
 dst = "r0"
 controller = {{ name = "{cc}" }}
@@ -79,7 +56,7 @@ recovery = {{ name = "sack" }}
 bytes = {size}
 stack = "linux"
 {recv}
-""")
+""", loss, duration="30s", name="real-tcp-receiver")
 
 
 def run_into_tcplab(tmp: Path, cc: str, loss: float = 0.0, size: int = MB10) -> tuple[Testbed, RealTcpReceiverRun]:
