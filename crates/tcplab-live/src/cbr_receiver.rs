@@ -9,7 +9,7 @@
 
 use crate::cbr_config::CbrConfig;
 use crate::cbr_wire::CbrHeader;
-use crate::endpoint::write_whole;
+use crate::endpoint::write_json;
 use serde_json::json;
 use std::collections::HashSet;
 use std::path::Path;
@@ -103,10 +103,5 @@ pub fn run(cfg: &CbrConfig, out: &Path, stop: &AtomicBool) -> Result<(), String>
         "first_arrival_ns": first.map(|t| t.as_nanos()),
         "last_arrival_ns": last.map(|t| t.as_nanos()),
     });
-    write_whole(
-        out,
-        "summary.json",
-        &(serde_json::to_string_pretty(&summary).expect("json") + "\n"),
-    )
-    .map_err(|e| e.to_string())
+    write_json(out, "summary.json", &summary)
 }

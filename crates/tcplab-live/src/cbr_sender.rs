@@ -10,7 +10,7 @@
 
 use crate::cbr_config::CbrConfig;
 use crate::cbr_wire::CbrHeader;
-use crate::endpoint::{lateness_json, write_whole};
+use crate::endpoint::{lateness_json, write_json};
 use crate::histogram::Histogram;
 use serde_json::json;
 use std::path::Path;
@@ -89,10 +89,5 @@ pub fn run(cfg: &CbrConfig, out: &Path, stop: &AtomicBool) -> Result<(), String>
         "facts": facts.count,
         "timer_lateness_ns": lateness_json(&lateness),
     });
-    write_whole(
-        out,
-        "summary.json",
-        &(serde_json::to_string_pretty(&summary).expect("json") + "\n"),
-    )
-    .map_err(|e| e.to_string())
+    write_json(out, "summary.json", &summary)
 }

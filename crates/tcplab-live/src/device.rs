@@ -9,7 +9,32 @@
 //!   endpoint closing its end is the host going away: reads then end ([`Device::Gone`]).
 
 use std::fs::File;
+use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd};
+
+/// What reading a (non-blocking) device gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Received {
+    /// One packet of this many bytes.
+    Packet(usize),
+    /// Nothing more to read now.
+    Drained,
+    /// The device ended: the other end of an attached socket closed (a TUN never ends).
+    Gone,
+}
+
+/// Reads the next packet of `dev` into `buf` (an interrupted read is retried).
+pub fn receive(dev: &mut File, buf: &mut [u8]) -> io::Result<Received> {
+    loop {
+        return match dev.read(buf) {
+            Ok(0) => Ok(Received::Gone),
+            Ok(n) => Ok(Received::Packet(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Received::Drained),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => Err(e),
+        };
+    }
+}
 
 /// Opens the device of a host given as `spec` (a namespace or `fd:N`); `tun`: the TUN
 /// device's name in a namespace.
@@ -74,7 +99,7 @@ fn attached(spec: &str, n: &str) -> Result<File, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
+    use std::io::Write;
 
     fn pair(kind: libc::c_int) -> (libc::c_int, libc::c_int) {
         let mut fds = [0; 2];

@@ -31,13 +31,14 @@
 //! receiving interface, where the simulator captures at the start of serialization.
 
 use crate::clock::Clock;
+use crate::device::{self, Received};
 use crate::ecn;
 use crate::histogram::Histogram;
 use crate::ident::{self, Ident};
 use crate::plan::{Plan, QueueSeries};
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -151,15 +152,6 @@ impl Host {
             lateness: Histogram::default(),
         }
     }
-}
-
-/// What reading a host's device ended with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Drain {
-    /// Nothing more to read now.
-    Drained,
-    /// The device ended (a user-space endpoint closed its socket).
-    Gone,
 }
 
 pub struct Emulator {
@@ -322,7 +314,7 @@ impl Emulator {
         let mut buf = vec![0u8; MAX_PACKET];
         while !stop.load(Ordering::Relaxed) {
             for (k, fd) in fds.iter_mut().enumerate() {
-                if *fd >= 0 && self.read_all(k, &mut buf)? == Drain::Gone {
+                if *fd >= 0 && self.read_all(k, &mut buf)? == Received::Gone {
                     *fd = -1; // poll ignores it: the endpoint closed its socket
                 }
             }
@@ -334,16 +326,13 @@ impl Emulator {
         Ok(())
     }
 
-    /// Reads every packet host `k` has sent; [`Drain::Gone`] when its device ended (a
+    /// Reads every packet host `k` has sent; [`Received::Gone`] when its device ended (a
     /// user-space endpoint closed its socket: a TUN never ends).
-    fn read_all(&mut self, k: usize, buf: &mut [u8]) -> io::Result<Drain> {
+    fn read_all(&mut self, k: usize, buf: &mut [u8]) -> io::Result<Received> {
         loop {
-            let n = match self.hosts[k].tun.read(buf) {
-                Ok(0) => return Ok(Drain::Gone),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Drain::Drained),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+            let n = match device::receive(&mut self.hosts[k].tun, buf)? {
+                Received::Packet(n) => n,
+                end => return Ok(end),
             };
             let now = self.clock.now();
             let pkt = &buf[..n];
@@ -534,6 +523,7 @@ impl Emulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
     use std::os::fd::{FromRawFd, OwnedFd};
     use tcplab_sim::Scenario;
 

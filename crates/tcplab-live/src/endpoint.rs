@@ -104,6 +104,12 @@ pub fn write_whole(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
     std::fs::rename(&tmp, dir.join(name))
 }
 
+/// Writes `value` as pretty JSON (and a newline) to `dir/name`, whole ([`write_whole`]).
+pub fn write_json(dir: &Path, name: &str, value: &Value) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).expect("json") + "\n";
+    write_whole(dir, name, &text).map_err(|e| e.to_string())
+}
+
 /// Tells the starting process that the socket is bound (`ready` on stdout).
 pub fn ready() {
     println!("ready");

@@ -8,7 +8,7 @@
 //! from its header). It runs until SIGTERM/SIGINT (`stop`) or the flow's end plus the
 //! linger time, and writes `facts.jsonl` and `summary.json`.
 
-use crate::endpoint::{lateness_json, write_whole, EndpointClock, FactLog};
+use crate::endpoint::{lateness_json, write_json, EndpointClock, FactLog};
 use crate::flow_config::FlowConfig;
 use crate::histogram::Histogram;
 use crate::stream::Reassembly;
@@ -123,12 +123,7 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
         "send_errors": acks.errors,
         "timer_lateness_ns": lateness_json(&timer_lateness),
     });
-    write_whole(
-        out,
-        "summary.json",
-        &(serde_json::to_string_pretty(&summary).expect("json") + "\n"),
-    )
-    .map_err(|e| e.to_string())
+    write_json(out, "summary.json", &summary)
 }
 
 /// Sends the ACKs the receiver owes.

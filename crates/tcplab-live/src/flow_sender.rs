@@ -9,8 +9,8 @@
 //! responses, its cumulative ACK when it moved, and each transmission with its kind.
 
 use crate::endpoint::{
-    lateness_json, merge, sender_figures, series_row, write_whole, EndpointClock, FactLog,
-    SenderFacts, SERIES_HEADER,
+    lateness_json, merge, sender_figures, series_row, write_json, write_whole, EndpointClock,
+    FactLog, SenderFacts, SERIES_HEADER,
 };
 use crate::flow_config::FlowConfig;
 use crate::histogram::Histogram;
@@ -131,12 +131,7 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
         sched,
     );
     write_whole(out, "series.csv", &series).map_err(|e| e.to_string())?;
-    write_whole(
-        out,
-        "summary.json",
-        &(serde_json::to_string_pretty(&summary).expect("json") + "\n"),
-    )
-    .map_err(|e| e.to_string())
+    write_json(out, "summary.json", &summary)
 }
 
 impl State {

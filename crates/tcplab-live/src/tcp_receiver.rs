@@ -17,13 +17,14 @@
 //! duration (an open connection is then reset) or when `stop` is set; it writes
 //! `summary.json`. No facts: the arrival of a segment has no send time to record.
 
-use crate::endpoint::{lateness_json, write_whole, EndpointClock};
+use crate::device::{self, Received};
+use crate::endpoint::{lateness_json, write_json, EndpointClock};
 use crate::flow_config::FlowConfig;
 use crate::histogram::Histogram;
 use crate::stream::Reassembly;
 use serde_json::{json, Value};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -234,15 +235,13 @@ pub fn run(cfg: &FlowConfig, mut dev: File, out: &Path, stop: &AtomicBool) -> Re
     let mut buf = vec![0u8; MAX_PACKET];
     while !stop.load(Ordering::Relaxed) {
         loop {
-            let n = match dev.read(&mut buf) {
-                Ok(0) => {
+            let n = match device::receive(&mut dev, &mut buf).map_err(|e| format!("read: {e}"))? {
+                Received::Packet(n) => n,
+                Received::Drained => break,
+                Received::Gone => {
                     fd[0] = -1; // the emulator went away
                     break;
                 }
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(format!("read: {e}")),
             };
             rx.on_packet(clock.now(), &buf[..n]);
             rx.flush(|| clock.now(), &mut dev);
@@ -273,12 +272,7 @@ pub fn run(cfg: &FlowConfig, mut dev: File, out: &Path, stop: &AtomicBool) -> Re
     if let (Value::Object(a), Value::Object(b)) = (&mut summary, rx.summary()) {
         a.extend(b);
     }
-    write_whole(
-        out,
-        "summary.json",
-        &(serde_json::to_string_pretty(&summary).expect("json") + "\n"),
-    )
-    .map_err(|e| e.to_string())
+    write_json(out, "summary.json", &summary)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::clock::Clock;
+use std::io::{self, Read};
 use std::os::fd::FromRawFd;
 use std::sync::atomic::AtomicBool;
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec};

@@ -14,15 +14,16 @@
 //! each interaction the core's loss responses, its cumulative ACK when it moved, and each
 //! data transmission with its kind.
 
+use crate::device::{self, Received};
 use crate::endpoint::{
-    lateness_json, merge, sender_figures, series_row, write_whole, EndpointClock, FactLog,
-    SenderFacts, SERIES_HEADER,
+    lateness_json, merge, sender_figures, series_row, write_json, write_whole, EndpointClock,
+    FactLog, SenderFacts, SERIES_HEADER,
 };
 use crate::flow_config::FlowConfig;
 use crate::histogram::Histogram;
 use serde_json::{json, Value};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -81,9 +82,6 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
     };
     let (start, stop_at, end) = (cfg.start(), cfg.stop(), cfg.end());
     let mut fd = [dev.as_raw_fd()];
-    // Before its start time the connection does not exist: opened at `start`.
-    let mut run: Option<Run> = None;
-    let mut dev = Some(dev);
     let mut series = String::from(SERIES_HEADER);
     let interval = cfg.sample_interval();
     let mut next_sample = start;
@@ -94,36 +92,30 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
     let mut closed = false;
     let mut finished_at: Option<Time> = None;
     let mut established_at: Option<Time> = None;
-    let mut facts_file =
-        Some(FactLog::create(&out.join("facts.jsonl")).map_err(|e| e.to_string())?);
+    let facts = FactLog::create(&out.join("facts.jsonl")).map_err(|e| e.to_string())?;
+    // The connection opens at the flow's start.
+    while !stop.load(Ordering::Relaxed) && clock.now() < start {
+        clock.clock.wait(Some(start), &[]);
+    }
+    let conn = Connection::connect(clock.now(), conn_cfg, role)
+        .map_err(|e| format!("config: flows[{}]: {e}", cfg.flow))?;
+    let r = &mut Run {
+        conn,
+        dev,
+        facts: SenderFacts::new(facts, cfg.flow as u32),
+        out: Vec::with_capacity(MAX_PACKET),
+        packets_out: 0,
+        write_errors: 0,
+    };
     while !stop.load(Ordering::Relaxed) {
-        let now = clock.now();
-        if run.is_none() && now >= start {
-            let conn = Connection::connect(now, conn_cfg.clone(), role.clone())
-                .map_err(|e| format!("config: flows[{}]: {e}", cfg.flow))?;
-            run = Some(Run {
-                conn,
-                dev: dev.take().expect("opened once"),
-                facts: SenderFacts::new(facts_file.take().expect("opened once"), cfg.flow as u32),
-                out: Vec::with_capacity(MAX_PACKET),
-                packets_out: 0,
-                write_errors: 0,
-            });
-        }
-        let Some(r) = run.as_mut() else {
-            clock.clock.wait(Some(start), &fd);
-            continue;
-        };
         loop {
-            let n = match r.dev.read(&mut buf) {
-                Ok(0) => {
+            let n = match device::receive(&mut r.dev, &mut buf).map_err(|e| format!("read: {e}"))? {
+                Received::Packet(n) => n,
+                Received::Drained => break,
+                Received::Gone => {
                     fd[0] = -1; // the emulator went away
                     break;
                 }
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(format!("read: {e}")),
             };
             packets_in += 1;
             if let Err(e) = r.conn.on_packet(clock.now(), &buf[..n]) {
@@ -177,31 +169,17 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
         "first_refusal": first_refusal,
         "timer_lateness_ns": lateness_json(&timer_lateness),
     });
-    match run.as_mut() {
-        Some(r) => {
-            if !matches!(r.conn.state(), State::TimeWait | State::Closed) {
-                r.conn.abort(); // the run ended first: a RST tells the peer
-                r.interact(&clock)?;
-            }
-            r.facts
-                .log
-                .flush()
-                .map_err(|e| format!("facts.jsonl: {e}"))?;
-            r.summary(cfg, finished_at, established_at, &mut summary);
-        }
-        None => {
-            let mut facts = facts_file.take().expect("not moved");
-            facts.flush().map_err(|e| format!("facts.jsonl: {e}"))?;
-            summary["completed"] = json!(false);
-        }
+    if !matches!(r.conn.state(), State::TimeWait | State::Closed) {
+        r.conn.abort(); // the run ended first: a RST tells the peer
+        r.interact(&clock)?;
     }
+    r.facts
+        .log
+        .flush()
+        .map_err(|e| format!("facts.jsonl: {e}"))?;
+    r.summary(cfg, finished_at, established_at, &mut summary);
     write_whole(out, "series.csv", &series).map_err(|e| e.to_string())?;
-    write_whole(
-        out,
-        "summary.json",
-        &(serde_json::to_string_pretty(&summary).expect("json") + "\n"),
-    )
-    .map_err(|e| e.to_string())
+    write_json(out, "summary.json", &summary)
 }
 
 impl Run {

@@ -70,8 +70,8 @@ class Attempt:
     flow: dict[str, Any] = field(default_factory=dict)
 
 
-#: One attempt of a probe: (spec, stop) -> Attempt.
-Executor = Callable[[ProbeSpec, threading.Event], Attempt]
+#: One attempt of a probe: (spec, attempt number, stop) -> Attempt.
+Executor = Callable[[ProbeSpec, int, threading.Event], Attempt]
 
 
 class DaemonExecutor:
@@ -84,8 +84,7 @@ class DaemonExecutor:
         self.tls = tls
         self.daemons = {h.name: (h.address, h.port) for h in settings.hosts}
 
-    def __call__(self, spec: ProbeSpec, stop: threading.Event) -> Attempt:
-        attempt = int(spec.probe.rsplit("-a", 1)[1])
+    def __call__(self, spec: ProbeSpec, attempt: int, stop: threading.Event) -> Attempt:
         out = run_probe(spec, self.daemons, self.key, tls=self.tls, timeout_s=self.settings.request_timeout_s)
         runs = [RunRow(attempt, host, role, r.reason or r.status if r is not None else (out.reason or "not run"),
                        r.traces if r is not None else None, r.pcap if r is not None else None)
@@ -215,7 +214,8 @@ def run_live(
                 if n > 1 and stop.wait(min(5.0, 0.5 * 2 ** (n - 2))):
                     return  # interrupted between attempts: left for the next start
                 try:
-                    attempt = executor(probe_spec(cfg, probe, (live.host(hosts[0]), live.host(hosts[1])), n), stop)
+                    spec = probe_spec(cfg, probe, (live.host(hosts[0]), live.host(hosts[1])), n)
+                    attempt = executor(spec, n, stop)
                 except Exception as e:  # an executor's bug fails the attempt, not the campaign
                     attempt = Attempt([], f"controller: {type(e).__name__}: {e}")
                 tried = n

@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.campaign.config import CampaignConfig
-from tcplab.campaign.measure import PROBE_COLUMNS, probe_fields
+from tcplab.campaign.measure import PROBE_COLUMNS, probe_fields, throughput_shares
 from tcplab.campaign.population import Path as NetPath
 from tcplab.campaign.probes import Probe
 from tcplab.campaign.results_db import open_db
@@ -67,12 +67,8 @@ def _row(cfg: CampaignConfig, probe: Probe, path: NetPath, m: dict[str, Any] | N
                 row[c] = m[c]
         row["completed"] = bool(m.get("completed", True))
         thr = _num(m, "throughput_bps")
-        rate = path.rate_mbps * 1e6
         if thr is not None:
-            row["normalized_throughput"] = thr / rate
-            fair = max(rate - probe.udp_bps, 0.0) / (1 + probe.tcp_flows)
-            row["fair_share_bps"] = fair
-            row["normalized_fair"] = thr / fair if fair > 0 else None
+            row.update(throughput_shares(thr, probe, path))
     schema = probe_schema()
     out = []
     for c in PROBE_COLUMNS:

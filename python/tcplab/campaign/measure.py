@@ -15,7 +15,7 @@ from typing import Any
 from tcplab.campaign.population import PROBE_FLOW, Path
 from tcplab.campaign.probes import Probe
 
-__all__ = ["probe_row", "probe_fields", "TIMEOUT_CLASSES", "PROBE_COLUMNS"]
+__all__ = ["probe_row", "probe_fields", "throughput_shares", "TIMEOUT_CLASSES", "PROBE_COLUMNS"]
 
 #: the flows table's timeout classes (docs/timeouts.md), in the report's Fig. 8 order
 TIMEOUT_CLASSES = (
@@ -99,6 +99,18 @@ def probe_fields(probe: Probe, path: Path, cfg: Any) -> dict[str, Any]:
     return row
 
 
+def throughput_shares(throughput_bps: float, probe: Probe, path: Path) -> dict[str, Any]:
+    """A probe's throughput normalized to its path's bottleneck rate (the report's Fig. 4/5),
+    its fair share of what the UDP cross traffic leaves, and the throughput over that share."""
+    rate_bps = path.rate_mbps * 1e6
+    fair = max(rate_bps - probe.udp_bps, 0.0) / (1 + probe.tcp_flows)
+    return {
+        "normalized_throughput": throughput_bps / rate_bps,
+        "fair_share_bps": fair,
+        "normalized_fair": throughput_bps / fair if fair > 0 else None,
+    }
+
+
 def probe_row(result: Any, probe: Probe, path: Path, cfg: Any, wall_s: float, cpu_s: float) -> dict[str, Any]:
     """The row of probes.parquet for ``result`` (a tcplab RunResult of the probe's scenario)."""
     f = result.flows.row(PROBE_FLOW, named=True)
@@ -111,13 +123,7 @@ def probe_row(result: Any, probe: Probe, path: Path, cfg: Any, wall_s: float, cp
     sent = f["segments_sent"]
     # data loss rate: the probe's data packets dropped anywhere / data packets sent
     row["loss_rate"] = f["data_drops"] / sent if sent else 0.0
-    rate_bps = path.rate_mbps * 1e6
-    # Fig. 4/5 of the report: throughput normalized to the bottleneck bandwidth
-    row["normalized_throughput"] = f["throughput_bps"] / rate_bps
-    # also: the probe's fair share of what the UDP source leaves
-    fair = max(rate_bps - probe.udp_bps, 0.0) / (1 + probe.tcp_flows)
-    row["fair_share_bps"] = fair
-    row["normalized_fair"] = f["throughput_bps"] / fair if fair > 0 else None
+    row.update(throughput_shares(f["throughput_bps"], probe, path))
     # Mathis et al.: B = MSS/RTT · sqrt(3/2) / sqrt(p), p the loss-indication probability
     p = f["loss_indication_p"]
     mss_bits = cfg.transfer.packet_bytes * 8

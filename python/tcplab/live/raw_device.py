@@ -61,11 +61,11 @@ class RawDevice:
             self.dev = route_device(self.peer)
             _run("ip", "link", "add", self.sink, "type", "veth", "peer", "name", f"{self.sink}p")
             self._made.append(("ip", "link", "del", self.sink))
-            shown = subprocess.run(["tc", "qdisc", "show", "dev", self.dev, "ingress"], capture_output=True, text=True)
-            if "ingress" not in shown.stdout:  # another connection's may be there: kept, shared
+            # another connection's ingress qdisc may be there already (or be added meanwhile):
+            # kept, shared
+            if not self._has_ingress():
                 r = subprocess.run(["tc", "qdisc", "add", "dev", self.dev, "ingress"], capture_output=True, text=True)
-                if r.returncode != 0 and "ingress" not in subprocess.run(
-                        ["tc", "qdisc", "show", "dev", self.dev, "ingress"], capture_output=True, text=True).stdout:
+                if r.returncode != 0 and not self._has_ingress():
                     raise LiveError(f"tc qdisc add dev {self.dev} ingress: {r.stderr.strip()}")
             _run("tc", "filter", "add", "dev", self.dev, "parent", "ffff:", "pref", str(self.port), "protocol", "ip",
                  "u32", "match", "ip", "protocol", "6", "0xff", "match", "ip", "dport", str(self.port), "0xffff",
@@ -79,6 +79,10 @@ class RawDevice:
         except BaseException:
             self.__exit__()
             raise
+
+    def _has_ingress(self) -> bool:
+        shown = subprocess.run(["tc", "qdisc", "show", "dev", self.dev, "ingress"], capture_output=True, text=True)
+        return "ingress" in shown.stdout
 
     def __exit__(self, *exc: Any) -> None:
         if self.sock is not None:
