@@ -604,6 +604,9 @@ def reproduce(
 
     from tcplab.reproduce.verdict import VERDICTS
 
+    for o in suite.outcomes:
+        if o.error:  # an experiment marked live that could not run here: one line why
+            err.print(f"{o.experiment.id}: {o.error}", markup=False, highlight=False)
     verdicts = Counter(c.verdict for o in suite.outcomes for c in o.claims)
     total = sum(verdicts.values())
     counts = ", ".join(f"{verdicts[v]} {v}" for v in VERDICTS)

@@ -74,10 +74,13 @@ def _outcome_html(o: Outcome) -> str:
     e = o.experiment
     parts = [
         f'<h2 id="{html.escape(e.id)}">{html.escape(e.paper)}, {html.escape(e.reference)}: {html.escape(e.title)}</h2>',
-        f'<p class="meta">id <code>{html.escape(e.id)}</code>; {o.runs} runs; rerun: <code>{html.escape(e.command(o.mode))}</code></p>',
-        "<h3>Setting</h3>",
-        md_inline(e.setting),
+        f'<p class="meta">id <code>{html.escape(e.id)}</code>; {o.runs} runs'
+        + ("; <b>live</b> (real packets; root)" if e.live is not None else "")
+        + f"; rerun: <code>{html.escape(e.command(o.mode))}</code></p>",
     ]
+    if o.error:
+        parts.append(f'<p class="fails">{html.escape(o.error)}</p>')
+    parts += ["<h3>Setting</h3>", md_inline(e.setting)]
     for p in o.plots:
         parts.append(
             f'<figure><img src="{png_data_uri(p.figure, dpi=90, compress_level=6)}" alt="{html.escape(p.alt)}">'
@@ -124,7 +127,9 @@ def render_report(suite: Suite) -> str:
         "<h1>tcplab: reproductions of the papers</h1>",
         f'<p class="meta">tcplab {html.escape(_native.version())}; {suite.mode} mode; '
         f"{suite.started_at:%Y-%m-%d %H:%M} UTC; {suite.wall_time_s:.0f} s wall; "
-        f"{suite.computed} runs computed, {suite.cached} reused from <code>{html.escape(str(suite.out))}</code>. "
+        f"{suite.computed} runs computed, {suite.cached} reused from <code>{html.escape(str(suite.out))}</code>"
+        + (f"; live: {suite.live_computed} runs made, {suite.live_cached} reused" if suite.live_computed or suite.live_cached else "")
+        + ". "
         f"Of {total} claims, {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[INCONCLUSIVE]} are "
         "inconclusive (decided from 95% confidence intervals over seeds; see each experiment for every "
         "test).</p>",
@@ -149,6 +154,8 @@ def summary(suite: Suite) -> dict:
         "wall_time_s": suite.wall_time_s,
         "runs_computed": suite.computed,
         "runs_cached": suite.cached,
+        "live_runs_computed": suite.live_computed,
+        "live_runs_cached": suite.live_cached,
         "confidence": 0.95,
         "experiments": [
             {
@@ -156,6 +163,8 @@ def summary(suite: Suite) -> dict:
                 "paper": o.experiment.paper,
                 "reference": o.experiment.reference,
                 "runs": o.runs,
+                "live": o.experiment.live is not None,
+                "error": o.error,
                 "claims": [c.summary() for c in o.claims],
             }
             for o in suite.outcomes

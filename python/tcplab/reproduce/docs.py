@@ -43,7 +43,9 @@ def render_docs(suite: Suite) -> str:
     from tcplab.reproduce import ALL
 
     ids = " ".join(o.experiment.id for o in suite.outcomes)
-    every = {e.id for e in ALL if e.pending is None} == {o.experiment.id for o in suite.outcomes}
+    every = {e.id for e in ALL if e.pending is None and e.live is None} == {
+        o.experiment.id for o in suite.outcomes if o.experiment.live is None
+    }
     cmd = f"tcplab reproduce {'all' if every else ids} --{suite.mode} --write-docs docs/reproductions.md"
     out = [
         "# Reproductions: the papers' claims in tcplab",
@@ -99,6 +101,8 @@ def render_docs(suite: Suite) -> str:
     for o in suite.outcomes:
         e = o.experiment
         out += ["", f"## {e.paper.split(',')[0]} {e.reference}: {e.title} (`{e.id}`)", "", e.setting, ""]
+        if o.error:
+            out += [f"**{_cell(o.error)}**", ""]
         if o.rows:
             out += ["| quantity | published | tcplab | unit |", "|---|---|---|---|"]
             out += [f"| {_cell(r.quantity)} | {_cell(r.published)} | {_cell(r.measured())} | {r.unit} |" for r in o.rows]
@@ -119,12 +123,33 @@ def render_docs(suite: Suite) -> str:
         if e.explanation:
             out += [e.explanation, ""]
         out += [f"Rerun: `{e.command(o.mode)}` ({o.runs} runs).", ""]
+    ran = {o.experiment.id for o in suite.outcomes}
+    out += render_live_section([e for e in ALL if e.live is not None and e.pending is None and e.id not in ran])
     pending = [e for e in ALL if e.pending]
     if pending:
         out += ["## Pending", ""]
         out += [f"- `{e.id}` ({e.paper.split(',')[0]} {e.reference}, {e.title}): needs {e.pending}" for e in pending]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def render_live_section(experiments: list) -> list[str]:
+    """Lines naming the experiments marked live that this suite did not run (``all`` never
+    runs them: root, real time): what they are and where their measured numbers are."""
+    if not experiments:
+        return []
+    out = ["## Live experiments", "",
+           "Marked live: they run points on real packets (root or user namespaces, in real time, one "
+           "at a time), so `tcplab reproduce all` leaves them out; name them to run them.", ""]
+    for e in experiments:
+        note = e.live.note if e.live is not None else ""
+        out += [f"### {e.paper.split(',')[0]} {e.reference}: {e.title} (`{e.id}`)", "", e.setting, ""]
+        if note:
+            out += [f"Live: {note}.", ""]
+        if e.explanation:
+            out += [e.explanation, ""]
+        out += [f"Run: `sudo {e.command('quick')}` (or `--full`).", ""]
+    return out
 
 
 def write_docs(suite: Suite, path: str | Path) -> Path:

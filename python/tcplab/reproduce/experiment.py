@@ -4,11 +4,20 @@ An :class:`Experiment` names a figure or table of a paper and says how to reprod
 the sweep points (scenario documents) for a mode (quick or full), an analysis that turns the
 runs into a polars frame, plots in the paper's form, the published values next to the
 measured ones, the paper's claims as predicates, and the explanation of every known gap.
+
+An experiment marked live (``Experiment.live``, a :class:`Live`) also runs points on real
+packets: one at a time through :func:`tcplab.live.run.run_live` (root or user namespaces),
+stored whole under ``<out>/live/points/<key>/`` (a point already stored is reused), next to
+its simulated points in the shared sweep. Its ``analyze`` gets a :class:`LiveSweepResult`
+(the simulated points, with ``live``: the live ones). When live runs cannot be made here it
+is reported as not run, with the one-line reason; ``all`` never selects it.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +29,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from tcplab.reproduce.verdict import HOLDS, INCONCLUSIVE, Estimate, Test, combine
-from tcplab.sweep import Point, SweepResult, run_sweep
+from tcplab.sweep import Point, SweepResult, point_complete, point_dir, run_sweep
 
 Mode = Literal["quick", "full"]
 
@@ -174,6 +183,27 @@ class Sensitivity:
 
 
 @dataclass(frozen=True)
+class Live:
+    """The live half of an experiment: ``points(mode)`` run on real packets, one at a time
+    (:func:`run_live_points`), stored under ``<out>/live``; ``note`` says what runs live."""
+
+    points: Callable[[Mode], list[Point]]
+    note: str = ""
+
+
+@dataclass
+class LiveSweepResult(SweepResult):
+    """A live experiment's simulated points (this result) and its live points (``live``,
+    stored under ``<out>/live``)."""
+
+    live: SweepResult | None = None
+
+
+#: where a live experiment's runs are stored, under the suite's ``out``
+LIVE_STORE = "live"
+
+
+@dataclass(frozen=True)
 class Experiment:
     """One figure or table of a paper.
 
@@ -198,6 +228,7 @@ class Experiment:
     seeds: dict[str, int] = field(default_factory=lambda: {"quick": 3, "full": 10})
     pending: str | None = None
     sensitivity: Sensitivity | None = None
+    live: Live | None = None
 
     def command(self, mode: Mode) -> str:
         return f"tcplab reproduce {self.id}" + (" --full" if mode == "full" else " --quick")
@@ -229,6 +260,9 @@ class Suite:
     cached: int = 0
     #: of ``cached``: runs taken over from another build's store (``adopt_from``)
     adopted: int = 0
+    #: live runs made now and reused from ``<out>/live`` (experiments marked live)
+    live_computed: int = 0
+    live_cached: int = 0
 
 
 def run_suite(
@@ -247,8 +281,17 @@ def run_suite(
     t0 = time.perf_counter()
     out = Path(out)
     runnable = [e for e in experiments if e.pending is None]
-    per_exp: dict[str, list[Point]] = {e.id: e.points(mode) for e in runnable}
-    per_sens: dict[str, list[Point]] = {e.id: e.sensitivity.points(mode) for e in runnable if e.sensitivity}
+    # an experiment marked live that cannot run live here is not run at all (one line why)
+    not_run: dict[str, str] = {}
+    live_pts: dict[str, list[Point]] = {}
+    for e in runnable:
+        if e.live is not None:
+            live_pts[e.id] = e.live.points(mode)
+            if reason := live_refusal(live_pts[e.id]):
+                not_run[e.id] = reason
+    runnable_now = [e for e in runnable if e.id not in not_run]
+    per_exp: dict[str, list[Point]] = {e.id: e.points(mode) for e in runnable_now}
+    per_sens: dict[str, list[Point]] = {e.id: e.sensitivity.points(mode) for e in runnable_now if e.sensitivity}
     seen: dict[str, Point] = {}
     for pts in [*per_exp.values(), *per_sens.values()]:
         for p in pts:
@@ -256,9 +299,21 @@ def run_suite(
     res = run_sweep(
         list(seen.values()), out, jobs=jobs, scheduler=scheduler, progress=progress, label=f"reproduce ({mode})", adopt_from=adopt_from
     )
+    live_res: dict[str, SweepResult] = {}
+    for e in runnable_now:
+        if e.id in live_pts:
+            try:
+                live_res[e.id] = run_live_points(live_pts[e.id], out / LIVE_STORE, progress=progress, label=f"{e.id} live ({mode})")
+            except RuntimeError as err:  # LiveError: one line; the points stored so far stay
+                not_run[e.id] = f"a live run failed: {err}"
     outcomes = []
     for e in runnable:
-        sub = SweepResult(out=out, points=per_exp[e.id])
+        if e.id in not_run:
+            outcomes.append(Outcome(e, mode, pl.DataFrame(), [], [], [], runs=0, error=f"not run: {not_run[e.id]}"))
+            continue
+        sub: SweepResult = SweepResult(out=out, points=per_exp[e.id])
+        if e.id in live_res:
+            sub = LiveSweepResult(out=out, points=per_exp[e.id], live=live_res[e.id])
         sens = SweepResult(out=out, points=per_sens[e.id]) if e.id in per_sens else None
         outcomes.append(_outcome(e, sub, mode, sens))
     return Suite(
@@ -270,7 +325,57 @@ def run_suite(
         computed=len(res.computed),
         cached=len(res.cached),
         adopted=len(res.adopted),
+        live_computed=sum(len(r.computed) for r in live_res.values()),
+        live_cached=sum(len(r.cached) for r in live_res.values()),
     )
+
+
+def live_refusal(points: list[Point]) -> str | None:
+    """Why these points cannot run live here (one line: no root or namespaces, a flow the
+    live run refuses), or None. Checked on every distinct scenario before any runs."""
+    from tcplab.live.run import refusal
+    from tcplab.scenario import Scenario
+
+    for p in points:
+        if reason := refusal(Scenario.from_dict(p.document).canonical()):
+            return reason
+    return None
+
+
+def run_live_points(points: list[Point], store: str | Path, *, progress: bool | Any = True, label: str = "live") -> SweepResult:
+    """Runs each point not yet stored under ``store`` live, one at a time (real time: never
+    in parallel), through :func:`tcplab.live.run.run_live`; each results directory is written
+    whole into a hidden sibling and renamed to ``<store>/points/<key>/``, so an interrupted
+    suite resumes with the points it finished. Raises ``LiveError`` (one line) when a run
+    fails."""
+    from tcplab.live.run import run_live
+    from tcplab.progress import CountProgress
+
+    store = Path(store)
+    (store / "points").mkdir(parents=True, exist_ok=True)
+    res = SweepResult(out=store, points=points)
+    t0 = time.perf_counter()
+    todo: list[Point] = []
+    for p in points:
+        if point_complete(store, p.key):
+            if p.key not in res.cached:
+                res.cached.append(p.key)
+        elif p.key not in {q.key for q in todo}:
+            todo.append(p)
+    with CountProgress(label, len(todo), 0, progress, unit="live runs") as bar:
+        for p in todo:
+            tmp = store / "points" / f".{p.key}.tmp-{os.getpid()}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            try:
+                run_live(p.document, tmp, report=False)
+                shutil.rmtree(point_dir(store, p.key), ignore_errors=True)  # an incomplete leftover
+                os.replace(tmp, point_dir(store, p.key))
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            res.computed.append(p.key)
+            bar.advance(p.label)
+    res.wall_time_s = time.perf_counter() - t0
+    return res
 
 
 def _outcome(e: Experiment, res: SweepResult, mode: Mode, sens: SweepResult | None = None) -> Outcome:

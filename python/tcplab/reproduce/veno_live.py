@@ -1,0 +1,261 @@
+"""Fu & Liew, "TCP Veno", IEEE JSAC 21(2) 2003, Fig. 5, live (issue 14 §4): the experiment as
+the paper ran it, a real sender through an emulated Dummynet-like pipe to an unmodified
+receiver. tcplab's Veno and Reno senders (NetBSD-like settings) speak real TCP from an
+attached user-space host (``stack = "tcplab-tcp"``, docs/real-tcp.md) to a Linux socket sink,
+over the paper's loss sweep; the same documents are simulated beside them (tcplab's receiver,
+BSD-like delayed ACKs) and once more with a Linux-like receiver (``tcp.quickack``: quick-ACK
+mode, adaptive 40-200 ms delayed-ACK timeout), so a difference between live and simulated
+can be put on the receiver's ACK policy or not. ``scenarios/veno-fig5-live.toml`` is one of
+its points.
+
+The experiment is marked live (:class:`~tcplab.reproduce.experiment.Live`): ``tcplab
+reproduce veno-fig5-live`` runs it as root, one live run at a time in real time; ``all``
+leaves it out. The paper's claims are evaluated on the live runs, with the quotes and helpers
+of :mod:`tcplab.reproduce.veno` (Fig. 5).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tcplab.reproduce import veno
+from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, seed_values, seeds_text, stats, with_kbps
+from tcplab.reproduce.experiment import Experiment, Live, LiveSweepResult, Mode, Plot, Row
+from tcplab.reproduce.verdict import ABOUT, Test, ratio_of_means, t_interval, within
+from tcplab.sweep import Point, SweepResult
+
+RUN_LIVE = "live"
+#: tcplab's simulated receiver with the paper's (BSD) ACK policy: every second segment, 200 ms
+RUN_SIM = "simulated"
+#: the simulated receiver with Linux's ACK policy (quick-ACK mode, 40-200 ms adaptive timeout)
+RUN_SIM_LINUX = "simulated, Linux-like ACKs"
+RUNS = (RUN_LIVE, RUN_SIM, RUN_SIM_LINUX)
+VARIANTS = ("reno", "veno")
+#: the stack of the live flows: tcplab's sender over real TCP to the destination's kernel
+STACK = "tcplab-tcp"
+
+
+@dataclass(frozen=True)
+class Size:
+    """How much one mode runs: loss rates, live and simulated seeds, transfer size (and a
+    smaller one at loss ≥ 0.1, where a transfer crawls), the live run's upper bound."""
+
+    losses: tuple[float, ...]
+    live_seeds: int
+    sim_seeds: int
+    bytes: str
+    duration: str
+    bytes_high_loss: str | None = None
+
+
+#: quick: ~1.5 min of live runs (4 transfers of 2 MB, 10-25 s each); full: the paper's
+#: sweep, 3 seeds, 8 MB (the paper's 32 MB would take ~4 min per run at 1.6 Mb/s, 30 runs
+#: ~2 h; at 8 MB ~1 min per run, the loss-1e-1 runs 1 MB), about 40 min.
+SIZES: dict[str, Size] = {
+    "quick": Size(losses=(1e-3, 1e-2), live_seeds=1, sim_seeds=10, bytes="2MB", duration="300s"),
+    "full": Size(losses=tuple(veno.FIG5_LOSSES), live_seeds=3, sim_seeds=20, bytes="8MB", duration="1500s",
+                 bytes_high_loss="1MB"),
+}
+
+TRACE = {"series": "off", "segments": False, "drops": True, "events": False}
+
+
+def document(cc: str, loss: float, size: Size, *, run: str = RUN_LIVE, stack: str = STACK,
+             tcp: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Fig. 3(a) path with one flow of ``cc`` (Reno recovery, NetBSD settings) as
+    ``stack``; ``run`` = :data:`RUN_SIM_LINUX` turns on the simulated receiver's quick-ACK
+    mode. ``tcp``: overrides (tests)."""
+    nbytes = size.bytes_high_loss if size.bytes_high_loss and loss >= 0.1 else size.bytes
+    flows = bulk_flows([cc], "reno", bytes=nbytes)
+    flows[0].update(name=cc, stack=stack)
+    doc = veno.fig3a_doc(1, "1.6Mbps", 12, loss, flows, "veno-fig5-live", dict(TRACE))
+    doc["duration"] = size.duration
+    doc["tcp"].update(tcp or {})
+    if run == RUN_SIM_LINUX:
+        doc["tcp"].update(quickack=True, delayed_ack_min="40ms")
+    return doc
+
+
+def make(id: str = "veno-fig5-live", sizes: dict[str, Size] | None = None, *, stack: str = STACK,
+         tcp: dict[str, Any] | None = None) -> Experiment:
+    """The experiment (``sizes`` per mode, ``stack`` and ``tcp`` overrides: for tests)."""
+    sizes = sizes or SIZES
+
+    def pts(mode: Mode, runs: tuple[str, ...]) -> list[Point]:
+        size = sizes[mode]
+        out: list[Point] = []
+        for run in runs:
+            seeds = size.live_seeds if run == RUN_LIVE else size.sim_seeds
+            for cc in VARIANTS:
+                for loss in size.losses:
+                    doc = document(cc, loss, size, run=run, stack=stack, tcp=tcp)
+                    out += points(doc, seeds, params={"run": run, "variant": cc, "loss": loss})
+        return out
+
+    def plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
+        return live_plots(frame, sizes[mode], mode)
+
+    return Experiment(
+        id=id,
+        title="Throughput vs random loss rate, one flow, live: tcplab's sender to a Linux receiver",
+        paper=veno.PAPER,
+        reference="Fig. 5 (live)",
+        points=lambda mode: pts(mode, (RUN_SIM, RUN_SIM_LINUX)),
+        analyze=analyze,
+        plots=plots,
+        table=table,
+        claims=CLAIMS,
+        seeds={m: s.live_seeds for m, s in sizes.items()},
+        setting=SETTING,
+        explanation=EXPLANATION,
+        live=Live(lambda mode: pts(mode, (RUN_LIVE,)),
+                  "tcplab's Veno and Reno senders over real TCP to a Linux sink through the live emulator"),
+    )
+
+
+SETTING = (
+    "The path of `veno-fig5` (Fig. 3(a): 10 Mb/s access, 1.6 Mb/s pipe, 60 ms one way both ways, "
+    "drop-tail buffer 12, Bernoulli loss on the data direction; MSS 1460, no SACK, growth per ACK, "
+    "Reno recovery, 1 s minimum RTO, timestamps, BSD timer-expiry ssthresh), run **live**: tcplab's "
+    "sender (Veno flavor \"paper\", or Reno) speaks real TCP from a user-space host attached to the "
+    "live emulator (`stack = \"tcplab-tcp\"`, docs/real-tcp.md) to an unmodified Linux socket sink "
+    "in the destination's namespace (Linux's default receiver: SACK and timestamps on, but the "
+    "sender's SYN offers no SACK; quick-ACK mode; delayed ACKs 40-200 ms; receive-window "
+    "autotuning). The same scenarios are simulated (tcplab's receiver, delayed ACKs every second "
+    "segment or 200 ms, as BSD) and once more with a Linux-like simulated receiver (`tcp.quickack = "
+    "true`, `delayed_ack_min = 40ms`). Quick mode: loss 1e-3 and 1e-2, 2 MB, 1 live seed and 10 "
+    "simulated; full: 1e-5 … 1e-1, 8 MB (1 MB at 1e-1), 3 live seeds and 20 simulated. Root "
+    "needed; live runs one at a time in real time. `scenarios/veno-fig5-live.toml` is one point. "
+    "kB = 1000 bytes."
+)
+
+#: Filled in from the measured quick-mode run (docs/real-tcp.md has the table and its date).
+EXPLANATION = (
+    "Not measured yet."
+)
+
+
+# ---- analysis ----------------------------------------------------------------------------------
+
+
+def analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
+    """One row per run: ``run`` (live, simulated, simulated with Linux-like ACKs), variant,
+    loss, seed, throughput (kB/s), bytes delivered, whether complete, segments sent, ACKs
+    (live: those the sender received, as the Linux receiver sent them less any the pipe
+    dropped; simulated: those the receiver sent), ACKs per data segment, retransmissions,
+    timeouts, data drops."""
+    frames = [res.flows()]
+    if isinstance(res, LiveSweepResult) and res.live is not None:
+        frames.append(res.live.flows())
+    f = with_kbps(pl.concat(frames, how="diagonal_relaxed"))
+    f = f.with_columns(
+        (pl.col("acks_sent").cast(pl.Float64) / pl.col("segments_sent").cast(pl.Float64)).alias("acks_per_segment")
+    )
+    cols = ["run", "variant", "loss", "seed", "kBps", "bytes_delivered", "completed", "segments_sent", "acks_sent",
+            "acks_per_segment", "retransmits", "fast_retransmits", "timeouts", "data_drops", "key"]
+    return f.select(cols).sort("run", "variant", "loss", "seed")
+
+
+def of_run(frame: pl.DataFrame, run: str) -> pl.DataFrame:
+    return frame.filter(pl.col("run") == run)
+
+
+def _live_gain(frame: pl.DataFrame) -> Test:
+    return veno._claim_gain(of_run(frame, RUN_LIVE))
+
+
+def _live_equal(frame: pl.DataFrame) -> list[Test]:
+    live = of_run(frame, RUN_LIVE)
+    low = sorted(p for p in set(live["loss"].to_list()) if p <= 1e-3)
+    if not low:
+        raise KeyError("no live run at loss ≤ 1e-3")
+    return [within(f"Veno/Reno at {lossfmt(p)}", veno._fig5_ratio(live, p), 1 - ABOUT, 1 + ABOUT) for p in low]
+
+
+_GAIN, _EQUAL = veno.FIG5.claims
+CLAIMS = (
+    dataclasses.replace(_GAIN, text="Live: " + _GAIN.text, check=_live_gain,
+                        threshold=_GAIN.threshold + " On the live runs (ratio of means over live seeds; one seed: inconclusive)."),
+    dataclasses.replace(_EQUAL, text="Live: Veno/Reno within 1 ± 10% at every loss ≤ 1e-3 run live", check=_live_equal,
+                        threshold=_EQUAL.threshold + " On the live runs: quick mode runs only 1e-3."),
+)
+
+
+def _values(frame: pl.DataFrame, run: str, col: str = "kBps", **where: Any) -> np.ndarray:
+    return seed_values(of_run(frame, run), col, **where)
+
+
+def table(frame: pl.DataFrame) -> list[Row]:
+    rows: list[Row] = []
+    published = {("veno", 1e-2): "146.5", ("reno", 1e-2): "81.9"}
+    for loss in sorted(set(frame["loss"].to_list())):
+        for cc in VARIANTS:
+            pub = published.get((cc, loss), "≈ the other" if loss <= 1e-3 else "—")
+            for run in RUNS:
+                try:
+                    rows.append(Row.of(f"{cc.capitalize()} at {lossfmt(loss)}, {run}", pub,
+                                       t_interval(_values(frame, run, variant=cc, loss=loss)), "kB/s"))
+                except KeyError:
+                    continue
+            for run in (RUN_SIM, RUN_SIM_LINUX):
+                try:
+                    est = ratio_of_means(_values(frame, RUN_LIVE, variant=cc, loss=loss),
+                                         _values(frame, run, variant=cc, loss=loss))
+                except KeyError:
+                    continue
+                rows.append(Row.of(f"{cc.capitalize()} at {lossfmt(loss)}: live / {run}", "1 if they agree", est, "ratio"))
+            for run in RUNS:
+                try:
+                    rows.append(Row.of(f"{cc.capitalize()} at {lossfmt(loss)}, {run}: ACKs per data segment", "—",
+                                       t_interval(_values(frame, run, "acks_per_segment", variant=cc, loss=loss)), "ratio"))
+                except KeyError:
+                    continue
+        for run in RUNS:
+            try:
+                est = ratio_of_means(_values(frame, run, variant="veno", loss=loss), _values(frame, run, variant="reno", loss=loss))
+            except KeyError:
+                continue
+            pub = "1.79" if loss == 1e-2 else "≈ 1" if loss <= 1e-3 else "—"
+            rows.append(Row.of(f"Veno/Reno at {lossfmt(loss)}, {run}", pub, est, "ratio"))
+    return rows
+
+
+def live_plots(frame: pl.DataFrame, size: Size, mode: Mode) -> list[Plot]:
+    fig, ax = figure(width=8, height=4.6)
+    a = ax[0][0]
+    colors = {"reno": "tab:blue", "veno": "tab:red"}
+    for cc in VARIANTS:
+        for run, ls in ((RUN_SIM, "-"), (RUN_SIM_LINUX, ":")):
+            st = stats(of_run(frame, run).filter(pl.col("variant") == cc), "kBps", ["loss"]).sort("loss")
+            if st.height:
+                a.errorbar(st["loss"].to_numpy(), st["mean"].to_numpy(), yerr=st["ci"].fill_null(0).to_numpy(),
+                           ls=ls, color=colors[cc], capsize=3, alpha=0.8, label=f"{cc}, {run}")
+        live = of_run(frame, RUN_LIVE).filter(pl.col("variant") == cc)
+        if live.height:
+            a.plot(live["loss"].to_numpy(), live["kBps"].to_numpy(), "o" if cc == "reno" else "s", ms=8,
+                   mfc="none", mew=2, color=colors[cc], label=f"{cc}, live (each run)")
+    a.plot([1e-2], [146.5], "r*", ms=12, label="published Veno (146.5 kB/s)")
+    a.plot([1e-2], [81.9], "kX", ms=10, label="published Reno (81.9 kB/s)")
+    a.set_xscale("log")
+    a.set_xlabel("random loss rate (per packet)")
+    a.set_ylabel("throughput (kB/s)")
+    a.set_ylim(bottom=0)
+    a.set_title("Veno Fig. 5, live (tcplab sender → Linux receiver) and simulated")
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=7, loc="lower left")
+    cap = (
+        f"One flow; 1.6 Mb/s pipe, buffer 12, RTT 120 ms, {size.bytes} transfers, Reno recovery, no SACK. "
+        f"Live: each run ({seeds_text(size.live_seeds)}), tcplab's sender over real TCP to a Linux sink; "
+        f"simulated: mean ± 95% CI over {seeds_text(size.sim_seeds)}, with tcplab's BSD-like receiver (solid) "
+        f"and a Linux-like one (dotted, quick-ACK mode) ({mode} mode)."
+    )
+    return [Plot(fig, cap, "Throughput vs loss rate: live runs as markers, simulated means as lines, Veno and Reno")]
+
+
+VENO_FIG5_LIVE = make()
+EXPERIMENTS = [VENO_FIG5_LIVE]
