@@ -146,19 +146,39 @@ EXPLANATION = (
 def analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
     """One row per run: ``run`` (live, simulated, simulated with Linux-like ACKs), variant,
     loss, seed, throughput (kB/s), bytes delivered, whether complete, segments sent, ACKs
-    (live: those the sender received, as the Linux receiver sent them less any the pipe
-    dropped; simulated: those the receiver sent), ACKs per data segment, retransmissions,
-    timeouts, data drops."""
-    frames = [res.flows()]
-    if isinstance(res, LiveSweepResult) and res.live is not None:
-        frames.append(res.live.flows())
-    f = with_kbps(pl.concat(frames, how="diagonal_relaxed"))
+    (as the flows table gives them), ACKs per data segment, retransmissions, timeouts, data
+    drops, and of those the buffer's (``overflow_drops``) and the random loss's
+    (``random_drops``)."""
+    results = [res] + ([res.live] if isinstance(res, LiveSweepResult) and res.live is not None else [])
+    f = with_kbps(pl.concat([r.flows() for r in results], how="diagonal_relaxed"))
     f = f.with_columns(
         (pl.col("acks_sent").cast(pl.Float64) / pl.col("segments_sent").cast(pl.Float64)).alias("acks_per_segment")
     )
+    f = f.join(_drop_causes(results), on=["run", "key"], how="left").with_columns(
+        pl.col("overflow_drops", "random_drops").fill_null(0)
+    )
     cols = ["run", "variant", "loss", "seed", "kBps", "bytes_delivered", "completed", "segments_sent", "acks_sent",
-            "acks_per_segment", "retransmits", "fast_retransmits", "timeouts", "data_drops", "key"]
+            "acks_per_segment", "retransmits", "fast_retransmits", "timeouts", "data_drops", "overflow_drops",
+            "random_drops", "key"]
     return f.select(cols).sort("run", "variant", "loss", "seed")
+
+
+def _drop_causes(results: list[SweepResult]) -> pl.DataFrame:
+    """Per run: the flow's data segments dropped by the bottleneck's buffer (``overflow_drops``)
+    and by the random loss (``random_drops``), from the drops tables (simulator or emulator)."""
+    frames = []
+    for r in results:
+        d = r.table("drops")
+        if d.height == 0:
+            continue
+        d = d.filter(pl.col("packet") == "data")
+        frames.append(d.group_by("run", "key").agg(
+            (pl.col("cause") == "buffer_overflow").sum().cast(pl.Int64).alias("overflow_drops"),
+            (pl.col("cause") == "link_error").sum().cast(pl.Int64).alias("random_drops"),
+        ))
+    if not frames:
+        return pl.DataFrame(schema={"run": pl.String, "key": pl.String, "overflow_drops": pl.Int64, "random_drops": pl.Int64})
+    return pl.concat(frames)
 
 
 def of_run(frame: pl.DataFrame, run: str) -> pl.DataFrame:
