@@ -120,7 +120,7 @@ def test_tiny_live_experiment_end_to_end(tiny_live, tmp_path):
     suite = run_suite([tiny_live], mode="quick", out=tmp_path, progress=False)
     (o,) = suite.outcomes
     assert o.error is None
-    assert suite.live_computed == 2 and suite.live_cached == 0 and suite.computed == 2 * 2 * 3
+    assert suite.live_computed == 2 and suite.live_cached == 0 and suite.computed == 3 * 2 * 3
     f = o.frame
     assert set(f["run"].unique()) == set(veno_live.RUNS)
     live = f.filter(pl.col("run") == veno_live.RUN_LIVE)

@@ -3,9 +3,10 @@ the paper ran it, a real sender through an emulated Dummynet-like pipe to an unm
 receiver. tcplab's Veno and Reno senders (NetBSD-like settings) speak real TCP from an
 attached user-space host (``stack = "tcplab-tcp"``, docs/real-tcp.md) to a Linux socket sink,
 over the paper's loss sweep; the same documents are simulated beside them (tcplab's receiver,
-BSD-like delayed ACKs) and once more with a Linux-like receiver (``tcp.quickack``: quick-ACK
-mode, adaptive 40-200 ms delayed-ACK timeout), so a difference between live and simulated
-can be put on the receiver's ACK policy or not. ``scenarios/veno-fig5-live.toml`` is one of
+BSD-like delayed ACKs), once more with a Linux-like receiver (``tcp.quickack``: quick-ACK
+mode, adaptive 40-200 ms delayed-ACK timeout) and once with a receiver that acknowledges
+every segment, so a difference between live and simulated can be put on the receiver's ACK
+policy or not (the senders grow their window per ACK, as NetBSD's). ``scenarios/veno-fig5-live.toml`` is one of
 its points.
 
 The experiment is marked live (:class:`~tcplab.reproduce.experiment.Live`): ``tcplab
@@ -34,7 +35,10 @@ RUN_LIVE = "live"
 RUN_SIM = "simulated"
 #: the simulated receiver with Linux's ACK policy (quick-ACK mode, 40-200 ms adaptive timeout)
 RUN_SIM_LINUX = "simulated, Linux-like ACKs"
-RUNS = (RUN_LIVE, RUN_SIM, RUN_SIM_LINUX)
+#: the simulated receiver acknowledging every segment: the upper bracket of ACKs per segment
+RUN_SIM_EVERY = "simulated, ACK every segment"
+RUNS = (RUN_LIVE, RUN_SIM, RUN_SIM_LINUX, RUN_SIM_EVERY)
+SIM_RUNS = RUNS[1:]
 VARIANTS = ("reno", "veno")
 #: the stack of the live flows: tcplab's sender over real TCP to the destination's kernel
 STACK = "tcplab-tcp"
@@ -53,11 +57,12 @@ class Size:
     bytes_high_loss: str | None = None
 
 
-#: quick: ~1.5 min of live runs (4 transfers of 2 MB, 10-25 s each); full: the paper's
-#: sweep, 3 seeds, 8 MB (the paper's 32 MB would take ~4 min per run at 1.6 Mb/s, 30 runs
-#: ~2 h; at 8 MB ~1 min per run, the loss-1e-1 runs 1 MB), about 40 min.
+#: quick: ~4 min of live runs (12 transfers of 2 MB, 14-25 s each: three seeds, so the claims
+#: get an interval); full: the paper's sweep, 3 seeds, 8 MB (the paper's 32 MB would take
+#: ~4 min per run at 1.6 Mb/s, 30 runs ~2 h; at 8 MB ~1 min per run, the loss-1e-1 runs 1 MB),
+#: about 40 min. The simulated twins are cheap: 10 and 20 seeds.
 SIZES: dict[str, Size] = {
-    "quick": Size(losses=(1e-3, 1e-2), live_seeds=1, sim_seeds=10, bytes="2MB", duration="300s"),
+    "quick": Size(losses=(1e-3, 1e-2), live_seeds=3, sim_seeds=10, bytes="2MB", duration="300s"),
     "full": Size(losses=tuple(veno.FIG5_LOSSES), live_seeds=3, sim_seeds=20, bytes="8MB", duration="1500s",
                  bytes_high_loss="1MB"),
 }
@@ -78,6 +83,8 @@ def document(cc: str, loss: float, size: Size, *, run: str = RUN_LIVE, stack: st
     doc["tcp"].update(tcp or {})
     if run == RUN_SIM_LINUX:
         doc["tcp"].update(quickack=True, delayed_ack_min="40ms")
+    elif run == RUN_SIM_EVERY:
+        doc["tcp"]["delayed_ack"] = False
     return doc
 
 
@@ -105,7 +112,7 @@ def make(id: str = "veno-fig5-live", sizes: dict[str, Size] | None = None, *, st
         title="Throughput vs random loss rate, one flow, live: tcplab's sender to a Linux receiver",
         paper=veno.PAPER,
         reference="Fig. 5 (live)",
-        points=lambda mode: pts(mode, (RUN_SIM, RUN_SIM_LINUX)),
+        points=lambda mode: pts(mode, SIM_RUNS),
         analyze=analyze,
         plots=plots,
         table=table,
@@ -127,9 +134,10 @@ SETTING = (
     "in the destination's namespace (Linux's default receiver: SACK and timestamps on, but the "
     "sender's SYN offers no SACK; quick-ACK mode; delayed ACKs 40-200 ms; receive-window "
     "autotuning). The same scenarios are simulated (tcplab's receiver, delayed ACKs every second "
-    "segment or 200 ms, as BSD) and once more with a Linux-like simulated receiver (`tcp.quickack = "
-    "true`, `delayed_ack_min = 40ms`). Quick mode: loss 1e-3 and 1e-2, 2 MB, 1 live seed and 10 "
-    "simulated; full: 1e-5 … 1e-1, 8 MB (1 MB at 1e-1), 3 live seeds and 20 simulated. Root "
+    "segment or 200 ms, as BSD), once more with a Linux-like simulated receiver (`tcp.quickack = "
+    "true`, `delayed_ack_min = 40ms`) and once with one that acknowledges every segment "
+    "(`delayed_ack = false`), to bracket the receiver's ACK policy. Quick mode: loss 1e-3 and 1e-2, "
+    "2 MB, 3 live seeds and 10 simulated; full: 1e-5 … 1e-1, 8 MB (1 MB at 1e-1), 3 live seeds and 20 simulated. Root "
     "needed; live runs one at a time in real time. `scenarios/veno-fig5-live.toml` is one point. "
     "kB = 1000 bytes."
 )
@@ -222,7 +230,7 @@ def table(frame: pl.DataFrame) -> list[Row]:
                                        t_interval(_values(frame, run, variant=cc, loss=loss)), "kB/s"))
                 except KeyError:
                     continue
-            for run in (RUN_SIM, RUN_SIM_LINUX):
+            for run in SIM_RUNS:
                 try:
                     est = ratio_of_means(_values(frame, RUN_LIVE, variant=cc, loss=loss),
                                          _values(frame, run, variant=cc, loss=loss))
@@ -250,7 +258,7 @@ def live_plots(frame: pl.DataFrame, size: Size, mode: Mode) -> list[Plot]:
     a = ax[0][0]
     colors = {"reno": "tab:blue", "veno": "tab:red"}
     for cc in VARIANTS:
-        for run, ls in ((RUN_SIM, "-"), (RUN_SIM_LINUX, ":")):
+        for run, ls in ((RUN_SIM, "-"), (RUN_SIM_LINUX, ":"), (RUN_SIM_EVERY, "--")):
             st = stats(of_run(frame, run).filter(pl.col("variant") == cc), "kBps", ["loss"]).sort("loss")
             if st.height:
                 a.errorbar(st["loss"].to_numpy(), st["mean"].to_numpy(), yerr=st["ci"].fill_null(0).to_numpy(),
