@@ -168,6 +168,8 @@ def analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
     cols = ["run", "variant", "loss", "seed", "kBps", "bytes_delivered", "completed", "segments_sent", "acks_sent",
             "acks_per_segment", "retransmits", "fast_retransmits", "timeouts", "data_drops", "overflow_drops",
             "random_drops", "key"]
+    if "live_verdict" in f.columns:  # the live runs' fidelity verdict (the emulator's timing)
+        cols.insert(-1, "live_verdict")
     return f.select(cols).sort("run", "variant", "loss", "seed")
 
 
