@@ -73,6 +73,27 @@ def test_a_lost_packet_breaks_conservation(recorded, tmp_path):
     assert any("data segments sent" in v for v in c["violations"]), c["violations"]
 
 
+def test_data_delivered_counts_stand_for_a_receiver_without_times(recorded, tmp_path):
+    """A real TCP receiver (a Linux socket) counts its data segments without times: the
+    TCP data ``delivered`` facts replaced by bare ``data_delivered`` counts give the same
+    conservation, and one count too few breaks it."""
+    path, raw = recorded
+    out = []
+    for line in path.read_text().splitlines(keepends=True):
+        f = json.loads(line)
+        if f["fact"] == "delivered" and f["packet"] == "data":
+            out.append(json.dumps({"fact": "data_delivered", "flow": f["flow"]}) + "\n")
+        else:
+            out.append(line)
+    assert any('"data_delivered"' in x for x in out)
+    (tmp_path / "counts.jsonl").write_text("".join(out))
+    assert replay(tmp_path / "counts.jsonl", tcp_flows=2).conservation == raw["conservation"]
+    out.remove(next(x for x in out if '"data_delivered"' in x))
+    (tmp_path / "short.jsonl").write_text("".join(out))
+    c = replay(tmp_path / "short.jsonl", tcp_flows=2).conservation
+    assert not c["ok"] and any("data segments sent" in v for v in c["violations"]), c["violations"]
+
+
 @pytest.mark.parametrize(
     "content, kwargs, fragment",
     [

@@ -37,9 +37,10 @@ MB10 = 10_000_000
 TCPI_OPT_TIMESTAMPS, TCPI_OPT_SACK, TCPI_OPT_WSCALE = 1, 2, 4
 
 
-def dumbbell(flow: str, loss: float = 0.0, duration: str = "40s", name: str = "real-tcp") -> Scenario:
-    """The real-TCP tests' dumbbell with the TOML of one `[[flows]]` table; `loss`: random
-    loss on the bottleneck's forward direction."""
+def dumbbell(flow: str, loss: float = 0.0, duration: str = "40s", name: str = "real-tcp",
+             pairs: int = 1) -> Scenario:
+    """The real-TCP tests' dumbbell with the TOML of its `[[flows]]` tables (and whatever
+    follows them); `loss`: random loss on the bottleneck's forward direction."""
     fwd = f"forward = {{ loss = {loss} }}" if loss else ""
     return Scenario.from_toml(f"""
 name = "{name}"
@@ -47,7 +48,7 @@ seed = 4
 duration = "{duration}"
 [topology]
 kind = "dumbbell"
-pairs = 1
+pairs = {pairs}
 [topology.bottleneck]
 rate = "20Mbps"
 delay = "5ms"

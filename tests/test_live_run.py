@@ -199,7 +199,7 @@ def test_no_byte_is_lost_or_duplicated_and_conservation_holds(live: LiveRun) -> 
 def test_the_summary_has_a_live_section_with_bounds_and_a_verdict(live: LiveRun) -> None:
     doc = json.loads((live.out_dir / "summary.json").read_text())
     s = doc["live"]
-    assert s["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": [], "udp": []}
+    assert s["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": [], "tcplab-tcp": [], "linux-to-tcplab": [], "udp": []}
     assert s["bounds"] == BOUNDS
     assert s["verdict"] in ("ok", "outside bounds")
     assert (s["verdict"] == "ok") == (not s["outside"])
@@ -231,7 +231,8 @@ def test_a_linux_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Pat
     r = run_live(sc, tmp_path / "out", realtime=True, report=False)
     flows = r.result.flows
     assert flows["recovery"].to_list() == ["newreno", "sack", "linux"]
-    assert r.live["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": ["flow2"], "udp": []}
+    assert r.live["stacks"] == {"tcplab": ["flow0", "flow1"], "linux": ["flow2"], "tcplab-tcp": [], "linux-to-tcplab": [],
+                              "udp": []}
     assert flows["bytes_delivered"].to_list() == [1_000_000] * 3
     assert r.live["flows"]["flow2"]["intact"]
     assert flows["throughput_bps"][2] > 0

@@ -44,7 +44,7 @@ pcap_snaplen = 65535
 """
 
 
-def _tool(name: str) -> str:
+def tool(name: str) -> str:
     path = shutil.which(name)
     if path is None and os.geteuid() == 0 and shutil.which("apt-get"):
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
@@ -80,7 +80,7 @@ def test_files_are_written_whole_with_a_summary(capture):
 
 def _tshark(path: Path, *args: str) -> list[str]:
     cmd = [
-        _tool("tshark"),
+        tool("tshark"),
         "-r",
         str(path),
         "-o",
@@ -200,7 +200,7 @@ def test_tcptrace_counts_the_same_retransmissions(capture):
     r, out = capture
     flow = r.flows.row(0, named=True)
     p = subprocess.run(
-        [_tool("tcptrace"), "-l", "-n", str(out / "s0-left.pcap")],
+        [tool("tcptrace"), "-l", "-n", str(out / "s0-left.pcap")],
         capture_output=True,
         text=True,
         timeout=120,

@@ -12,7 +12,9 @@
 //!
 //! The facts are the simulator's and the UDP transport's ([`crate::flow_sender`]): after
 //! each interaction the core's loss responses, its cumulative ACK when it moved, and each
-//! data transmission with its kind.
+//! data transmission with its kind. `wire.csv` names every data transmission on the wire:
+//! its time, IP identification and core sequence number, so that an emulator's drop log
+//! (which sees the wire's 32-bit numbers and the IP id) maps back onto the transmissions.
 
 use crate::device::{self, Received};
 use crate::endpoint::{
@@ -23,7 +25,7 @@ use crate::flow_config::FlowConfig;
 use crate::histogram::Histogram;
 use serde_json::{json, Value};
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -57,10 +59,15 @@ pub fn conn_config(cfg: &FlowConfig) -> Result<ConnConfig, String> {
     })
 }
 
+/// `wire.csv`'s header: time (ns, the flow's clock), IP identification, core sequence
+/// number and transmission number (0 = original) of each data transmission.
+pub const WIRE_HEADER: &str = "t_ns,ip_id,seq,retransmission\n";
+
 struct Run {
     conn: Connection,
     dev: File,
     facts: SenderFacts,
+    wire: BufWriter<File>,
     out: Vec<u8>,
     packets_out: u64,
     write_errors: u64,
@@ -93,6 +100,9 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
     let mut finished_at: Option<Time> = None;
     let mut established_at: Option<Time> = None;
     let facts = FactLog::create(&out.join("facts.jsonl")).map_err(|e| e.to_string())?;
+    let mut wire = BufWriter::new(File::create(out.join("wire.csv")).map_err(|e| format!("wire.csv: {e}"))?);
+    wire.write_all(WIRE_HEADER.as_bytes()).map_err(|e| format!("wire.csv: {e}"))?;
+    let iss = conn_cfg.iss;
     // The connection opens at the flow's start.
     while !stop.load(Ordering::Relaxed) && clock.now() < start {
         clock.clock.wait(Some(start), &[]);
@@ -103,6 +113,7 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
         conn,
         dev,
         facts: SenderFacts::new(facts, cfg.flow as u32),
+        wire,
         out: Vec::with_capacity(MAX_PACKET),
         packets_out: 0,
         write_errors: 0,
@@ -164,6 +175,7 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
         "cpu_ns": crate::process::cpu_ns(),
         "start_ns": start.as_nanos(),
         "stopped_ns": now.as_nanos(),
+        "iss": iss,
         "packets_in": packets_in,
         "packets_refused": refused,
         "first_refusal": first_refusal,
@@ -177,6 +189,7 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
         .log
         .flush()
         .map_err(|e| format!("facts.jsonl: {e}"))?;
+    r.wire.flush().map_err(|e| format!("wire.csv: {e}"))?;
     r.summary(cfg, finished_at, established_at, &mut summary);
     write_whole(out, "series.csv", &series).map_err(|e| e.to_string())?;
     write_json(out, "summary.json", &summary)
@@ -191,11 +204,21 @@ impl Run {
         }
         loop {
             self.out.clear();
-            if self.conn.poll_packet(clock.now(), &mut self.out).is_none() {
+            let now = clock.now();
+            if self.conn.poll_packet(now, &mut self.out).is_none() {
                 break;
             }
             if let Some((seg, kind)) = self.conn.take_transmitted() {
                 self.facts.transmit(&seg, kind).map_err(|e| e.to_string())?;
+                writeln!(
+                    self.wire,
+                    "{},{},{},{}",
+                    now.as_nanos(),
+                    self.conn.last_ident(),
+                    seg.seq.0,
+                    seg.retransmission
+                )
+                .map_err(|e| format!("wire.csv: {e}"))?;
             }
             match self.dev.write(&self.out) {
                 Ok(n) if n == self.out.len() => self.packets_out += 1,

@@ -190,6 +190,11 @@ class LinuxHandle:
                                       "--interval-ns", str(flow.interval_ns), "--out", str(self._sfile),
                                       *extra_s], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
+    @property
+    def procs(self) -> dict[str, subprocess.Popen[str]]:
+        """The flow's processes, as the other flows' handles name them."""
+        return {"sender": self._s, "receiver": self._r}
+
     def finish(self, timeout_s: float) -> None:
         """Waits until the flow has ended (the sender's bytes and FIN acknowledged, the
         receiver done reading), at most `timeout_s`; raises LiveError (one line) when it

@@ -181,6 +181,27 @@ def send(a: argparse.Namespace) -> int:
     return 0
 
 
+#: ``tcpi_state`` of a socket whose connection is over (TCP_CLOSE).
+_TCP_CLOSE = 7
+
+
+def _close_and_wait(c: socket.socket, wait_s: float) -> bool:
+    """After the peer's FIN: sends ours (``shutdown``) and waits at most `wait_s` for its
+    acknowledgment (the socket reaches TCP_CLOSE), so that the ``TCP_INFO`` read next counts
+    every packet the peer sent before it and every packet this end sent (the counts a live
+    run's conservation check compares with the sender's). True when it did."""
+    try:
+        c.shutdown(socket.SHUT_WR)
+    except OSError:
+        return False
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if linux_tcpinfo.parse(linux_tcpinfo.read_raw(c)).get("state") == _TCP_CLOSE:
+            return True
+        time.sleep(0.002)
+    return False
+
+
 def recv(a: argparse.Namespace) -> int:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -220,11 +241,12 @@ def recv(a: argparse.Namespace) -> int:
             want = pattern(got, n)
             bad = got + next(i for i in range(n) if buf[i] != want[i])
         got += n
+    closed = _close_and_wait(c, a.close_wait) if error is None else False
     info = linux_tcpinfo.read_raw(c).hex()
     c.close()
     Path(a.out).write_text(json.dumps({
         "bytes": got, "first_bad_offset": bad, "t_first_ns": t_first, "t_last_ns": t_last,
-        "peer_port": peer[1], "error": error, "tcp_info": info}))
+        "peer_port": peer[1], "error": error, "closed": closed, "tcp_info": info}))
     return 0
 
 
@@ -253,6 +275,8 @@ def main(argv: list[str] | None = None) -> None:
     pr.add_argument("--window-clamp", type=int, default=0)
     pr.add_argument("--mss", type=int, default=0)
     pr.add_argument("--ready-file")
+    pr.add_argument("--close-wait", type=float, default=5.0,
+                    help="seconds to wait for the acknowledgment of our FIN before the last TCP_INFO")
     a = p.parse_args(argv)
     sys.exit(send(a) if a.cmd == "send" else recv(a))
 

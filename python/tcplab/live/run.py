@@ -4,7 +4,9 @@
 (`Testbed.for_scenario`: one namespace per host, every link emulated), picks one model-time
 origin for every flow, starts them all (``stack = "tcplab"``: tcplab-core over UDP,
 `tcplab.live.transport.start_flow`; ``stack = "linux"``: the kernel's TCP,
-`tcplab.live.linux.start_linux_flow`; UDP constant-bit-rate flows:
+`tcplab.live.linux.start_linux_flow`; ``stack = "tcplab-tcp"`` and ``receiver = "tcplab"``:
+tcplab's sender or receiver speaking real TCP with a Linux end, its host attached,
+`tcplab.live.real_tcp` and `tcplab.live.real_tcp_results`; UDP constant-bit-rate flows:
 `tcplab.live.udp.start_udp_flow`), waits for them, stops the testbed, turns the
 emulator's drop log into drop facts, replays the simulator's instruments on the merged facts
 (`tcplab.live.facts`, `tcplab.instruments.replay`), fills the rest of each flow's row from
@@ -35,6 +37,8 @@ from tcplab.live.fidelity import live_section, udp_rcvbuf_errors
 from tcplab.live.netns import LiveError, Testbed, live_support, scenario_plan
 from tcplab.live.pcap import PORTS as LIVE_PCAP_PORTS
 from tcplab.live.pcap import live_captures
+from tcplab.live import real_tcp_results as real_tcp
+from tcplab.live.real_tcp import RealTcpRun, start_real_tcp_flow, start_real_tcp_receiver_flow
 from tcplab.live.transport import GRACE_S, PORT, FlowRun, drop_facts, link_directions, queue_facts, start_flow
 from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.run import Progress, RunResult, table_frame
@@ -86,11 +90,8 @@ def refusal(canonical: dict[str, Any]) -> str | None:
     plan), a Linux flow whose congestion control the kernel lacks; None when it can."""
     if reason := live_support():
         return reason
-    for i, f in enumerate(canonical["flows"]):
-        if f.get("stack") == "tcplab-tcp" or f.get("receiver") == "tcplab":
-            what = 'stack = "tcplab-tcp"' if f.get("stack") == "tcplab-tcp" else 'receiver = "tcplab"'
-            return (f"flows[{i}].{what.split(' ')[0]}: {what} does not run live yet (tcplab's real TCP "
-                    "crosses the emulator only in tests so far: docs/real-tcp.md)")
+    if reason := real_tcp.attachment_refusal(canonical):
+        return reason
     try:
         scenario_plan(canonical)
     except LiveError as e:
@@ -132,54 +133,82 @@ def run_live(
     started_at, t0 = datetime.now(UTC), time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tcplab-live-") as tmp:
         raw = Path(tmp)
-        tb = Testbed.for_scenario(sc, raw / "emulator", realtime=realtime)
+        tb = Testbed.for_scenario(sc, raw / "emulator", realtime=realtime,
+                                  attached=real_tcp.attached_hosts(canonical))
         with tb:
-            origin, runs, linux, udp, rcvbuf = _run_flows(tb, canonical, raw, realtime, progress)
-        result = _result(sc, canonical, tb, origin, runs, linux, udp, rcvbuf, realtime, raw,
-                         started_at, time.perf_counter() - t0)
+            started = _run_flows(tb, canonical, raw, realtime, progress)
+        result = _result(sc, canonical, tb, started, realtime, started_at, time.perf_counter() - t0)
         path = write_results(result, target, report=report, table_format=table_format)
     return LiveRun(out_dir=path, result=result)
 
 
-def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool,
-               progress: Progress | None
-               ) -> tuple[int, dict[int, FlowRun], dict[int, Any], list[UdpHandle], dict[str, int]]:
+@dataclass
+class _Started:
+    """What `_run_flows` returns: the run's origin (CLOCK_MONOTONIC ns of model time 0) and
+    each flow's finished run by kind."""
+
+    origin: int
+    runs: dict[int, FlowRun]  # tcplab transport
+    linux: dict[int, Any]  # LinuxHandle
+    tcp_senders: dict[int, RealTcpRun]  # stack = "tcplab-tcp"
+    tcp_receivers: dict[int, tuple[Any, Any]]  # receiver = "tcplab": (handle, run)
+    udp: list[UdpHandle]
+    rcvbuf: dict[str, int]
+
+
+def _start(tb: Testbed, canonical: dict[str, Any], i: int, origin: int, raw: Path, realtime: bool) -> Any:
     from tcplab.live.linux import start_linux_flow
 
+    f, out = canonical["flows"][i], raw / f"flow{i}"
+    if f.get("stack") == "tcplab-tcp":
+        return start_real_tcp_flow(tb, canonical, i, origin, out, realtime=realtime)
+    if f.get("receiver") == "tcplab":
+        return start_real_tcp_receiver_flow(tb, canonical, i, origin, out, realtime=realtime)
+    if f.get("stack") == "linux":
+        return start_linux_flow(tb, canonical, i, origin, out)
+    return start_flow(tb, canonical, i, origin, out, realtime=realtime)
+
+
+def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool,
+               progress: Progress | None) -> _Started:
     flows = canonical["flows"]
-    n_linux = sum(f.get("stack") == "linux" for f in flows)
+    # Linux ends (and a real-TCP flow's Linux end) take 0.1-0.3 s to start.
+    n_linux = sum(f.get("stack") in ("linux", "tcplab-tcp") for f in flows)
     margin = START_MARGIN_S + PER_FLOW_S * (len(flows) - n_linux) + PER_LINUX_FLOW_S * n_linux
     origin = time.monotonic_ns() + int(margin * 1e9)
     handles: dict[int, Any] = {}
-    for i, f in enumerate(flows):
-        if f.get("stack") == "linux":
-            handles[i] = start_linux_flow(tb, canonical, i, origin, raw / f"flow{i}")
-        else:
-            handles[i] = start_flow(tb, canonical, i, origin, raw / f"flow{i}", realtime=realtime)
+    for i in range(len(flows)):
+        handles[i] = _start(tb, canonical, i, origin, raw, realtime)
     udp = [start_udp_flow(tb, canonical, j, origin, raw / f"udp{j}")
            for j in range(len(canonical.get("udp") or []))]
     end = canonical["duration"]
-    senders = [h.procs["sender"] for h in handles.values() if hasattr(h, "procs")]
+    # The run ends early once every flow's sending process has ended (UDP flows run to the end).
+    senders = [h.procs["sender"] for h in handles.values()]
     while (now := time.monotonic_ns() - origin) < end:
         if progress:
             progress(max(0, now), end)
-        if n_linux == 0 and not udp and all(p.poll() is not None for p in senders):
+        if not udp and all(p.poll() is not None for p in senders):
             break
         time.sleep(0.05)
     if progress:
         progress(end, end)
-    runs: dict[int, FlowRun] = {}
-    linux: dict[int, Any] = {}
+    st = _Started(origin, {}, {}, {}, {}, udp, {})
     for i, h in handles.items():
         timeout = max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S
-        if flows[i].get("stack") == "linux":
+        f = flows[i]
+        if f.get("stack") == "tcplab-tcp":
+            st.tcp_senders[i] = h.finish(timeout)
+        elif f.get("receiver") == "tcplab":
+            st.tcp_receivers[i] = (h, h.finish(timeout))
+        elif f.get("stack") == "linux":
             h.finish(timeout)
-            linux[i] = h
+            st.linux[i] = h
         else:
-            runs[i] = h.finish(timeout)
+            st.runs[i] = h.finish(timeout)
     for h in udp:
         h.finish(max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S)
-    return origin, runs, linux, udp, udp_rcvbuf_errors(tb)
+    st.rcvbuf = udp_rcvbuf_errors(tb)
+    return st
 
 
 def frame_of(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
@@ -229,13 +258,13 @@ def _tcplab_row(spec: dict[str, Any], run: FlowRun, series: pl.DataFrame) -> dic
 
 def _drops_table(tb: Testbed, origin: int) -> list[dict[str, Any]]:
     """The ``drops`` table from the emulator's drop log: tcplab-transport packets (named by
-    the flow in their header) and Linux flows' TCP packets (named by port: flow i uses
+    the flow in their header) and TCP packets of Linux and real-TCP flows (named by port: flow i uses
     5400 + i at both ends; ``seq`` the sequence number as on the wire); time on the run's
     axis, link directions in the simulator's numbering."""
     assert tb.emu_origin_ns is not None
     dirs = link_directions(tb)
     flows = tb.scenario["flows"] if tb.scenario else []
-    linux = {i for i, f in enumerate(flows) if f.get("stack") == "linux"}
+    linux = {i for i, f in enumerate(flows) if f.get("stack") in ("linux", "tcplab-tcp")}
     rows = []
     for d in tb.drops:
         p = d.get("packet") or {}
@@ -271,20 +300,26 @@ def _links_table(tb: Testbed, canonical: dict[str, Any]) -> list[dict[str, Any]]
     return rows
 
 
-def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
-            runs: dict[int, FlowRun], linux: dict[int, Any], udp: list[UdpHandle],
-            rcvbuf: dict[str, int],
-            realtime: bool, raw: Path, started_at: datetime, wall: float) -> LiveRunResult:
-    flows = canonical["flows"]
+def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, realtime: bool,
+            started_at: datetime, wall: float) -> LiveRunResult:
+    flows, origin, runs, linux, udp = canonical["flows"], st.origin, st.runs, st.linux, st.udp
     drops = drop_facts(tb, origin)
     streams, closing = [], []
     for i, run in sorted(runs.items()):
         streams += live_facts.flow_streams(i, run.out_dir, run.sender, run.receiver)
         ack_drops = sum(d["flow"] == i and d["packet"] == "ack" for d in drops)
         closing += live_facts.closing_facts(i, run.sender, run.receiver, ack_drops)
+    dirs, tcp_drops = link_directions(tb), {}
+    for i, trun in sorted(st.tcp_senders.items()):
+        facts, tcp_drops[i] = real_tcp.sender_drops(tb, origin, i, trun, dirs)
+        drops += facts
+        more, last = real_tcp.sender_facts(i, trun, tcp_drops[i]["ack"])
+        streams += more
+        closing += last
     for h in udp:  # UDP CBR flows: their ends' facts
         streams += [live_facts.read_jsonl(f) for f in h.facts_paths]
     streams.append(queue_facts(tb, origin, canonical["duration"]))  # the emulator's queues
+    raw = tb.out_dir.parent
     path = raw / "facts.jsonl"
     live_facts.write_facts(path, live_facts.merge(drops, streams, closing))
     trace = canonical.get("trace") or {}
@@ -303,25 +338,34 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
     series = tables["series"]
     rows = _rows(tables["flows"])
     linux_results = {i: h.result(tb) for i, h in linux.items()}
+    linux_results.update({i: real_tcp.receiver_result(h, r, origin, tb) for i, (h, r) in st.tcp_receivers.items()})
     series_rows = _rows(series)
     for i, spec in enumerate(flows):
         rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
         if i in runs:
             rows[i].update(_tcplab_row(spec, runs[i], series.filter(pl.col("flow") == i)))
+        elif i in st.tcp_senders:
+            rows[i].update(real_tcp.sender_row(st.tcp_senders[i], series.filter(pl.col("flow") == i)))
         elif i in linux_results:
             rows[i].update({k: v for k, v in linux_results[i].flow.items() if k not in ("name", "src", "dst")})
             shared = {c["name"] for c in SCHEMA["series"]}
             series_rows += [{**{k: v for k, v in r.items() if k in shared}, "flow": i}
                             for r in linux_results[i].series.iter_rows(named=True)]
     stats = tb.stats or {}
+    receivers = {i for i in st.tcp_receivers}
     section = live_section(
         stats,
         {"tcplab": [flows[i]["name"] for i in sorted(runs)],
          "linux": [flows[i]["name"] for i in sorted(linux)],
+         "tcplab-tcp": [flows[i]["name"] for i in sorted(st.tcp_senders)],
+         "linux-to-tcplab": [flows[i]["name"] for i in sorted(receivers)],
          "udp": [u["name"] for u in udp_specs]},
         {**{flows[i]["name"]: {"sender": r.sender, "receiver": r.receiver} for i, r in runs.items()},
+         **{flows[i]["name"]: {"sender": {**r.sender, "send_errors": r.sender.get("write_errors", 0)}}
+            for i, r in st.tcp_senders.items()},
+         **{flows[i]["name"]: {"receiver": r.receiver} for i, (_, r) in st.tcp_receivers.items()},
          **{udp_specs[j]["name"]: {"sender": h.sender, "receiver": h.receiver} for j, h in enumerate(udp)}},
-        rcvbuf, realtime)
+        st.rcvbuf, realtime)
     section["flows"] = {
         **{flows[i]["name"]: {"stack": "tcplab", "framing": r.sender["framing"],
                               "acks_after_sender_stopped": max(0, live_facts.acks_unread(
@@ -331,8 +375,9 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, origin: int,
                               "realtime": r.sender["realtime"], "cpu_ns": {"sender": r.sender["cpu_ns"],
                                                                            "receiver": r.receiver["cpu_ns"]}}
            for i, r in runs.items()},
+        **{flows[i]["name"]: real_tcp.sender_section(r, tcp_drops[i]) for i, r in st.tcp_senders.items()},
         **{flows[i]["name"]: {"stack": "linux", "intact": res.linux.get("intact"), "linux": res.linux,
-                              "final_tcp_info": res.final}
+                              "final_tcp_info": res.final, **({"receiver": "tcplab"} if i in receivers else {})}
            for i, res in linux_results.items()},
         **{udp_specs[j]["name"]: {"stack": "udp", **h.summary} for j, h in enumerate(udp)},
     }

@@ -259,6 +259,10 @@ pub struct Connection {
     listen_port: Option<u16>,
     /// Headers are built here before the payload is known (no allocation per packet).
     scratch: Vec<u8>,
+    /// The IP identification of the next packet: one more per packet, as Linux counts a
+    /// connection's DF packets, starting at the ISS's high half. It names each
+    /// transmission on the wire ([`Connection::last_ident`]).
+    next_ident: u16,
 }
 
 impl Connection {
@@ -273,6 +277,7 @@ impl Connection {
             // Fail now, not at the handshake, on unknown names or parameters.
             Sender::build(&cfg.tcp, controller, recovery, *app_bytes)?;
         }
+        let iss = cfg.iss;
         Ok(Connection {
             ours: SeqMap::after_syn(cfg.iss),
             clock: TsClock {
@@ -305,6 +310,7 @@ impl Connection {
             peer_syn_window: 0,
             listen_port: None,
             scratch: Vec::with_capacity(128),
+            next_ident: (iss >> 16) as u16,
         })
     }
 
@@ -370,6 +376,11 @@ impl Connection {
     /// fact.
     pub fn take_transmitted(&mut self) -> Option<(DataSegment, TxKind)> {
         self.transmitted.take()
+    }
+    /// The IP identification of the last packet polled: with the sequence number it names
+    /// one transmission on the wire (a drop in an emulator's log, a packet in a capture).
+    pub fn last_ident(&self) -> u16 {
+        self.next_ident.wrapping_sub(1)
     }
     /// The core receiver, once established (Receiver role).
     pub fn receiver(&self) -> Option<&Receiver> {

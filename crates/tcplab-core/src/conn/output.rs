@@ -243,11 +243,13 @@ impl Connection {
     ) -> usize {
         let ip = Ipv4Header {
             ecn,
+            ident: self.next_ident,
             ttl: self.cfg.ttl,
             src: self.cfg.local.0,
             dst: self.cfg.remote.0,
             ..Ipv4Header::default()
         };
+        self.next_ident = self.next_ident.wrapping_add(1);
         let start = out.len();
         let Some(d) = data else {
             wire::emit_tcp_headers(out, &ip, tcp, 0, 0);

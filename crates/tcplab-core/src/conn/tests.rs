@@ -335,6 +335,30 @@ fn acks_drive_the_core_and_sack_maps_back() {
     assert!(sb.sacked_bytes() >= 1388, "{:?}", sb.sacked_bytes());
 }
 
+#[test]
+fn each_packet_has_the_next_ip_ident_and_last_ident_names_it() {
+    let mut c = Connection::connect(t(0), cfg(), sender_role(10 * 1388)).expect("config");
+    let syn = recv(&mut c, t(0)).expect("SYN");
+    assert_eq!(syn.ip.ident, (ISS >> 16) as u16, "the first ident is the ISS's high half");
+    assert_eq!(c.last_ident(), syn.ip.ident);
+    let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
+    sa.options = full_syn_ack_options();
+    sa.window = 65160;
+    send(&mut c, t(10), sa);
+    let mut want = syn.ip.ident; // 0xffff here: the next ones wrap to 0, 1, ...
+    let mut packets = 0;
+    while let Some(p) = recv(&mut c, t(10)) {
+        packets += 1;
+        want = want.wrapping_add(1);
+        assert_eq!(p.ip.ident, want, "one more per packet, control and data alike");
+        assert_eq!(c.last_ident(), want);
+        if !p.payload.is_empty() {
+            assert!(c.take_transmitted().is_some());
+        }
+    }
+    assert!(packets >= 2, "the ACK and some data went out");
+}
+
 fn syn_from_peer(opts: TcpOptions) -> Seg {
     let mut s = seg(TcpFlags::SYN, IRS, 0);
     s.options = opts;

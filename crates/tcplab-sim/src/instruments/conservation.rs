@@ -12,7 +12,7 @@
 //!
 //! A packet is counted when it is handed to the network ([`Fact::Transmit`],
 //! [`Fact::AckSent`], [`Fact::UdpSent`]), delivered ([`Fact::Delivered`],
-//! [`Fact::AckDelivered`]) and dropped ([`Fact::Drop`]): a counter increment per fact.
+//! [`Fact::AckDelivered`], [`Fact::DataDelivered`]) and dropped ([`Fact::Drop`]): a counter increment per fact.
 
 use super::fact::{EndpointCounts, Fact, Reads};
 use crate::packet::PacketKind;
@@ -86,6 +86,7 @@ impl PacketConservation {
             Fact::UdpSent { flow, .. } => self.udp[flow as usize].sent += 1,
             Fact::Delivered(d) => self.on_delivered(d.flow, d.kind),
             Fact::AckDelivered { flow } => self.tcp[flow as usize][1].delivered += 1,
+            Fact::DataDelivered { flow } => self.tcp[flow as usize][0].delivered += 1,
             Fact::Drop(d) => self.tally(d.flow, d.kind).dropped += 1,
             Fact::InFlight {
                 flow,

@@ -12,7 +12,8 @@
 //!   state ([`Fact::FlowState`]); per UDP flow the datagrams sent;
 //! - every packet that reached its destination: data segments and datagrams with when they
 //!   were sent and when they arrived (the one-way delay and jitter of [`super::delay`]),
-//!   ACKs as a bare count ([`Fact::AckDelivered`]);
+//!   ACKs as a bare count ([`Fact::AckDelivered`]), and data segments as one where the
+//!   receiver states no times ([`Fact::DataDelivered`]: a real TCP receiver);
 //! - at the end of a run, a census for [`super::conservation`]: the packets still in the
 //!   network per flow and kind, the packets the network stores, the endpoints' own counters
 //!   and the receiving applications' reads.
@@ -90,6 +91,10 @@ pub enum Fact {
     AckSent { flow: u32 },
     /// An ACK of TCP flow `flow` reached its sender.
     AckDelivered { flow: u32 },
+    /// A data segment of TCP flow `flow` reached its receiver, stated as a bare count by a
+    /// receiver that gives no per-segment facts (a Linux socket: its `TCP_INFO` count of
+    /// data segments in). Counted by [`super::conservation`] only: no delay sample.
+    DataDelivered { flow: u32 },
     /// TCP flow `flow`'s sender and application at `time` (the series table). `changed_only`:
     /// stated after an interaction (series on change), a row only when it differs from the
     /// flow's last row; else a periodic sample (series at an interval), a row each.
@@ -176,6 +181,7 @@ impl Fact {
             | Fact::Report { flow }
             | Fact::AckSent { flow }
             | Fact::AckDelivered { flow }
+            | Fact::DataDelivered { flow }
             | Fact::FlowState { flow, .. }
             | Fact::Endpoints { flow, .. }
             | Fact::Misread { flow, .. }

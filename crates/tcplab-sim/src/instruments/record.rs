@@ -9,6 +9,7 @@
 //! {"fact":"udp_sent","flow":0,"seq":17}
 //! {"fact":"delivered","time_ns":9000,"flow":0,"packet":"udp","seq":17,"sent_at_ns":2000}
 //! {"fact":"ack_sent","flow":0}
+//! {"fact":"data_delivered","flow":0}
 //! {"fact":"queue_state","time_ns":9000,"link":0,"packets":3,"bytes":4500}
 //! ```
 //!
@@ -82,6 +83,9 @@ enum Line {
         flow: u32,
     },
     AckDelivered {
+        flow: u32,
+    },
+    DataDelivered {
         flow: u32,
     },
     FlowState {
@@ -210,6 +214,7 @@ impl Line {
             },
             Fact::AckSent { flow } => Line::AckSent { flow },
             Fact::AckDelivered { flow } => Line::AckDelivered { flow },
+            Fact::DataDelivered { flow } => Line::DataDelivered { flow },
             Fact::FlowState {
                 time,
                 flow,
@@ -347,6 +352,7 @@ impl Line {
             }),
             Line::AckSent { flow } => Fact::AckSent { flow },
             Line::AckDelivered { flow } => Fact::AckDelivered { flow },
+            Line::DataDelivered { flow } => Fact::DataDelivered { flow },
             Line::FlowState {
                 time_ns,
                 flow,
