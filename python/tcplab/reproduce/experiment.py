@@ -185,10 +185,13 @@ class Sensitivity:
 @dataclass(frozen=True)
 class Live:
     """The live half of an experiment: ``points(mode)`` run on real packets, one at a time
-    (:func:`run_live_points`), stored under ``<out>/live``; ``note`` says what runs live."""
+    (:func:`run_live_points`), stored under ``<out>/live``; ``note`` says what runs live;
+    ``realtime`` asks SCHED_FIFO for the emulator and tcplab's endpoints (docs/live.md: on a
+    loaded machine they wake up milliseconds late without it)."""
 
     points: Callable[[Mode], list[Point]]
     note: str = ""
+    realtime: bool = True
 
 
 @dataclass
@@ -303,7 +306,8 @@ def run_suite(
     for e in runnable_now:
         if e.id in live_pts:
             try:
-                live_res[e.id] = run_live_points(live_pts[e.id], out / LIVE_STORE, progress=progress, label=f"{e.id} live ({mode})")
+                live_res[e.id] = run_live_points(live_pts[e.id], out / LIVE_STORE, progress=progress,
+                                                 label=f"{e.id} live ({mode})", realtime=e.live is not None and e.live.realtime)
             except RuntimeError as err:  # LiveError: one line; the points stored so far stay
                 not_run[e.id] = f"a live run failed: {err}"
     outcomes = []
@@ -342,12 +346,13 @@ def live_refusal(points: list[Point]) -> str | None:
     return None
 
 
-def run_live_points(points: list[Point], store: str | Path, *, progress: bool | Any = True, label: str = "live") -> SweepResult:
+def run_live_points(points: list[Point], store: str | Path, *, progress: bool | Any = True, label: str = "live",
+                    realtime: bool = False) -> SweepResult:
     """Runs each point not yet stored under ``store`` live, one at a time (real time: never
     in parallel), through :func:`tcplab.live.run.run_live`; each results directory is written
     whole into a hidden sibling and renamed to ``<store>/points/<key>/``, so an interrupted
-    suite resumes with the points it finished. Raises ``LiveError`` (one line) when a run
-    fails."""
+    suite resumes with the points it finished. ``realtime``: as ``run_live``'s. Raises
+    ``LiveError`` (one line) when a run fails."""
     from tcplab.live.run import run_live
     from tcplab.progress import CountProgress
 
@@ -367,7 +372,7 @@ def run_live_points(points: list[Point], store: str | Path, *, progress: bool | 
             tmp = store / "points" / f".{p.key}.tmp-{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
             try:
-                run_live(p.document, tmp, report=False)
+                run_live(p.document, tmp, report=False, realtime=realtime)
                 shutil.rmtree(point_dir(store, p.key), ignore_errors=True)  # an incomplete leftover
                 os.replace(tmp, point_dir(store, p.key))
             finally:

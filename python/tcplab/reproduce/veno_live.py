@@ -18,6 +18,8 @@ of :mod:`tcplab.reproduce.veno` (Fig. 5).
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +30,7 @@ from tcplab.reproduce import veno
 from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, seed_values, seeds_text, stats, with_kbps
 from tcplab.reproduce.experiment import Experiment, Live, LiveSweepResult, Mode, Plot, Row
 from tcplab.reproduce.verdict import ABOUT, Test, ratio_of_means, t_interval, within
-from tcplab.sweep import Point, SweepResult
+from tcplab.sweep import Point, SweepResult, point_dir
 
 RUN_LIVE = "live"
 #: tcplab's simulated receiver with the paper's (BSD) ACK policy: every second segment, 200 ms
@@ -169,7 +171,8 @@ def analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
             "acks_per_segment", "retransmits", "fast_retransmits", "timeouts", "data_drops", "overflow_drops",
             "random_drops", "key"]
     if "live_verdict" in f.columns:  # the live runs' fidelity verdict (the emulator's timing)
-        cols.insert(-1, "live_verdict")
+        f = f.join(_lateness(results[1:]), on=["run", "key"], how="left")
+        cols[-1:-1] = ["live_verdict", "emulator_lateness_p99_ms", "emulator_realtime"]
     return f.select(cols).sort("run", "variant", "loss", "seed")
 
 
@@ -189,6 +192,20 @@ def _drop_causes(results: list[SweepResult]) -> pl.DataFrame:
     if not frames:
         return pl.DataFrame(schema={"run": pl.String, "key": pl.String, "overflow_drops": pl.Int64, "random_drops": pl.Int64})
     return pl.concat(frames)
+
+
+def _lateness(results: list[SweepResult]) -> pl.DataFrame:
+    """Per live run: the emulator's 99th-percentile lateness (ms) and what it got of SCHED_FIFO,
+    from the ``live`` section of its summary."""
+    rows = []
+    for r in results:
+        for p in r.points:
+            live = json.loads((point_dir(r.out, p.key) / "summary.json").read_text()).get("live") or {}
+            rows.append({"run": p.params["run"], "key": p.key,
+                         "emulator_lateness_p99_ms": (live.get("emulator_lateness_ns") or {}).get("p99", math.nan) / 1e6,
+                         "emulator_realtime": str((live.get("realtime") or {}).get("emulator", ""))})
+    schema = {"run": pl.String, "key": pl.String, "emulator_lateness_p99_ms": pl.Float64, "emulator_realtime": pl.String}
+    return pl.DataFrame(rows, schema=schema).unique(["run", "key"])
 
 
 def of_run(frame: pl.DataFrame, run: str) -> pl.DataFrame:
@@ -222,6 +239,13 @@ def _values(frame: pl.DataFrame, run: str, col: str = "kBps", **where: Any) -> n
 
 def table(frame: pl.DataFrame) -> list[Row]:
     rows: list[Row] = []
+    live = of_run(frame, RUN_LIVE)
+    if "live_verdict" in live.columns and live.height:
+        ok = int((live["live_verdict"] == "ok").sum())
+        lat = live["emulator_lateness_p99_ms"].drop_nans().drop_nulls()
+        rows.append(Row(f"live runs within the fidelity bounds (of {live.height}; emulator lateness p99 "
+                        f"{lat.min():.2g}-{lat.max():.2g} ms, SCHED_FIFO: {', '.join(sorted(set(live['emulator_realtime'])))})",
+                        "—", ok, None, "runs"))
     published = {("veno", 1e-2): "146.5", ("reno", 1e-2): "81.9"}
     for loss in sorted(set(frame["loss"].to_list())):
         for cc in VARIANTS:
