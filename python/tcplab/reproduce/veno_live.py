@@ -163,7 +163,7 @@ EXPLANATION = (
     "BSD-like one 2, 5, 8, 14, 23, 35. A simulated receiver that acknowledges every segment, the upper "
     "bracket, gives 139.8, 144.9, 100.3 and 131.6 kB/s. Not isolated: the live slow start loses more "
     "data segments at the 12-packet buffer (18-21 live against 14 in both simulations at 1e-3); live "
-    "and simulated runs take about one timeout each. Smaller differences: live segments carry 1448 "
+    "and simulated runs take as many timeouts (about one per run, two for Reno at 1e-2). Smaller differences: live segments carry 1448 "
     "bytes of payload (1460 less the timestamp option, as Linux agrees it), simulated ones 1460; the "
     "live run includes the handshake. **Against the paper**: with 2 MB transfers slow start's overshoot "
     "and its timeout weigh on about 1400 segments, so Veno/Reno is above 1 at 1e-3 and below the "
