@@ -147,7 +147,8 @@ SETTING = (
 #: From the quick-mode run of 2026-11-28 (docs/real-tcp.md has its table).
 EXPLANATION = (
     "Measured on 2026-11-28 in quick mode (3 live seeds; emulator and sender SCHED_FIFO; 11 of the "
-    "12 live runs within the fidelity bounds, emulator lateness p99 41-94 µs, one run 4.4 ms). "
+    "12 live runs within the fidelity bounds, emulator lateness p99 41-94 µs, one run 4.4 ms; the "
+    "whole table is in docs/real-tcp.md, \"The Veno Fig. 5 experiment, live\"). "
     "**Live and simulated agree within their spread**: live / simulated throughput is 1.05 [0.99, 1.11] "
     "(Reno, 1e-3), 1.02 [0.98, 1.06] (Veno, 1e-3), 1.14 [0.98, 1.35] (Reno, 1e-2) and 1.08 [1.00, 1.16] "
     "(Veno, 1e-2), every interval containing 1; Veno/Reno is 1.09 (1e-3) and 1.47 [1.26, 1.69] (1e-2) "
