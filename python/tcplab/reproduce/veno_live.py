@@ -327,8 +327,8 @@ def live_plots(frame: pl.DataFrame, size: Size, mode: Mode) -> list[Plot]:
     cap = (
         f"One flow; 1.6 Mb/s pipe, buffer 12, RTT 120 ms, {size.bytes} transfers, Reno recovery, no SACK. "
         f"Live: each run ({seeds_text(size.live_seeds)}), tcplab's sender over real TCP to a Linux sink; "
-        f"simulated: mean ± 95% CI over {seeds_text(size.sim_seeds)}, with tcplab's BSD-like receiver (solid) "
-        f"and a Linux-like one (dotted, quick-ACK mode) ({mode} mode)."
+        f"simulated: mean ± 95% CI over {seeds_text(size.sim_seeds)}, with tcplab's BSD-like receiver (solid), "
+        f"a Linux-like one (dotted, quick-ACK mode) and one acknowledging every segment (dashed) ({mode} mode)."
     )
     return [Plot(fig, cap, "Throughput vs loss rate: live runs as markers, simulated means as lines, Veno and Reno")]
 
