@@ -147,3 +147,31 @@ def test_tiny_live_experiment_end_to_end(tiny_live, tmp_path):
     assert again.computed == 0 and again.live_computed == 0 and again.live_cached == 2
     assert again.outcomes[0].frame.drop("key").equals(f.drop("key"))
     assert first < 90, first
+
+
+def test_live_points_already_stored_are_reused_and_leftovers_removed(tmp_path, monkeypatch):
+    import tcplab.live.run as live_run
+    from tcplab.reproduce.experiment import run_live_points
+
+    e = veno_live.make("veno-fig5-live-tiny", TINY)
+    assert e.live is not None
+    pts = e.live.points("quick")
+    done, todo = pts
+    point_dir(tmp_path, done.key).mkdir(parents=True)
+    (point_dir(tmp_path, done.key) / "summary.json").write_text("{}")
+    leftover = tmp_path / "points" / f".{todo.key}.tmp-1"
+    leftover.mkdir()
+    ran = []
+
+    def fake_run_live(doc, out, **kw):  # writes a results directory whole, as run_live does
+        ran.append((doc["flows"][0]["controller"], kw["realtime"]))
+        Path(out).mkdir()
+        (Path(out) / "summary.json").write_text("{}")
+
+    monkeypatch.setattr(live_run, "run_live", fake_run_live)
+    res = run_live_points(pts, tmp_path, progress=False, realtime=True)
+    assert res.cached == [done.key] and res.computed == [todo.key]
+    assert ran == [(todo.document["flows"][0]["controller"], True)] and not leftover.exists()
+    assert (point_dir(tmp_path, todo.key) / "summary.json").exists()
+    again = run_live_points(pts, tmp_path, progress=False)
+    assert again.computed == [] and sorted(again.cached) == sorted([done.key, todo.key])

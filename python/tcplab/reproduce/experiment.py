@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 
 from tcplab.reproduce.verdict import HOLDS, INCONCLUSIVE, Estimate, Test, combine
 from tcplab.sweep import Point, SweepResult, point_complete, point_dir, run_sweep
+from tcplab.sweep_store import clean_temporaries
 
 Mode = Literal["quick", "full"]
 
@@ -358,6 +359,7 @@ def run_live_points(points: list[Point], store: str | Path, *, progress: bool | 
 
     store = Path(store)
     (store / "points").mkdir(parents=True, exist_ok=True)
+    clean_temporaries(store)  # what a killed suite left: its hidden, unfinished results directory
     res = SweepResult(out=store, points=points)
     t0 = time.perf_counter()
     todo: list[Point] = []
