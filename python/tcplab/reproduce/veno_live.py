@@ -59,7 +59,7 @@ class Size:
     bytes_high_loss: str | None = None
 
 
-#: quick: ~4 min of live runs (12 transfers of 2 MB, 14-25 s each: three seeds, so the claims
+#: quick: ~4 min of live runs (12 transfers of 2 MB, 14-30 s each: three seeds, so the claims
 #: get an interval); full: the paper's sweep, 3 seeds, 8 MB (the paper's 32 MB would take
 #: ~4 min per run at 1.6 Mb/s, 30 runs ~2 h; at 8 MB ~1 min per run, the loss-1e-1 runs 1 MB),
 #: about 40 min. The simulated twins are cheap: 10 and 20 seeds.
@@ -76,7 +76,7 @@ def document(cc: str, loss: float, size: Size, *, run: str = RUN_LIVE, stack: st
              tcp: dict[str, Any] | None = None) -> dict[str, Any]:
     """The Fig. 3(a) path with one flow of ``cc`` (Reno recovery, NetBSD settings) as
     ``stack``; ``run`` = :data:`RUN_SIM_LINUX` turns on the simulated receiver's quick-ACK
-    mode. ``tcp``: overrides (tests)."""
+    mode, :data:`RUN_SIM_EVERY` turns its delayed ACKs off. ``tcp``: overrides (tests)."""
     nbytes = size.bytes_high_loss if size.bytes_high_loss and loss >= 0.1 else size.bytes
     flows = bulk_flows([cc], "reno", bytes=nbytes)
     flows[0].update(name=cc, stack=stack)
