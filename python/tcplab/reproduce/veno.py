@@ -8,6 +8,8 @@ and ``veno-table1.toml``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -118,20 +120,26 @@ def fig5_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
         )
     p = np.logspace(-5, -1, 50)
     a.plot(p, _mathiswith_kbps(p), "k--", lw=1, label="Mathis et al. (b = 2, RTT 120 ms), capped at the link")
-    a.plot([1e-2], [146.5], "r*", ms=12, label="published Veno (146.5 kB/s)")
-    a.plot([1e-2], [81.9], "kX", ms=10, label="published Reno (81.9 kB/s)")
-    a.set_xscale("log")
     a.set_yscale("log")
-    a.set_xlabel("random loss rate (per packet)")
-    a.set_ylabel("throughput (kB/s)")
-    a.set_title("Veno Fig. 5: throughput vs random loss")
-    a.grid(True, which="both", alpha=0.3)
-    a.legend(fontsize=8, loc="lower left")
+    fig5_axes(a, "Veno Fig. 5: throughput vs random loss", legend_size=8)
     cap = (
         f"One flow; 1.6 Mb/s pipe, buffer 12, RTT 120 ms, 32 MB transfer, Reno recovery; mean ± 95% CI "
         f"over {seeds_text(SEEDS[mode])} ({mode} mode)."
     )
     return [Plot(fig, cap, "Throughput vs loss rate, log axes, with the Mathis line")]
+
+
+def fig5_axes(a: Any, title: str, legend_size: int) -> None:
+    """What every Fig. 5 plot has: the published points, a logarithmic loss axis, labels,
+    title, grid and legend."""
+    a.plot([1e-2], [146.5], "r*", ms=12, label="published Veno (146.5 kB/s)")
+    a.plot([1e-2], [81.9], "kX", ms=10, label="published Reno (81.9 kB/s)")
+    a.set_xscale("log")
+    a.set_xlabel("random loss rate (per packet)")
+    a.set_ylabel("throughput (kB/s)")
+    a.set_title(title)
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=legend_size, loc="lower left")
 
 
 def fig5_table(frame: pl.DataFrame) -> list[Row]:

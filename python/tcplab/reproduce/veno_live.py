@@ -321,15 +321,8 @@ def live_plots(frame: pl.DataFrame, size: Size, mode: Mode) -> list[Plot]:
         if live.height:
             a.plot(live["loss"].to_numpy(), live["kBps"].to_numpy(), "o" if cc == "reno" else "s", ms=8,
                    mfc="none", mew=2, color=colors[cc], label=f"{cc}, live (each run)")
-    a.plot([1e-2], [146.5], "r*", ms=12, label="published Veno (146.5 kB/s)")
-    a.plot([1e-2], [81.9], "kX", ms=10, label="published Reno (81.9 kB/s)")
-    a.set_xscale("log")
-    a.set_xlabel("random loss rate (per packet)")
-    a.set_ylabel("throughput (kB/s)")
     a.set_ylim(bottom=0)
-    a.set_title("Veno Fig. 5, live (tcplab sender → Linux receiver) and simulated")
-    a.grid(True, which="both", alpha=0.3)
-    a.legend(fontsize=7, loc="lower left")
+    veno.fig5_axes(a, "Veno Fig. 5, live (tcplab sender → Linux receiver) and simulated", legend_size=7)
     cap = (
         f"One flow; 1.6 Mb/s pipe, buffer 12, RTT 120 ms, {size.bytes} transfers, Reno recovery, no SACK. "
         f"Live: each run ({seeds_text(size.live_seeds)}), tcplab's sender over real TCP to a Linux sink; "
