@@ -20,6 +20,7 @@ pub mod census;
 pub mod columns;
 pub mod delivery_trace;
 pub mod engine;
+pub mod fifo;
 pub mod error;
 pub mod estimate;
 pub mod flow;

@@ -35,6 +35,7 @@
 //! `offer`. Results are the same either way; only the event count differs.
 
 use crate::delivery_trace::{Deliveries, DeliveryTrace};
+use crate::fifo::Fifo;
 use crate::loss::{self, LossModel};
 use crate::packet::DropCause;
 use crate::packet::{PacketId, PacketPool, Payload};
@@ -161,7 +162,7 @@ pub struct Link {
     /// Waiting + in service (until retired).
     held: Occupancy,
     /// Propagating packets with their arrival times, oldest first.
-    wire: VecDeque<(Time, PacketId)>,
+    wire: Fifo<(Time, PacketId)>,
     /// The latest serialization time computed: (rate, size, time). Links carry few distinct
     /// sizes in a row (full segments one way, ACKs the other), and this saves a division.
     last_transmission: (u64, u32, Dur),
@@ -199,7 +200,7 @@ impl Link {
             service_event: false,
             every_departure: false,
             held: Occupancy::default(),
-            wire: VecDeque::new(),
+            wire: Fifo::new(),
             last_transmission: (0, 0, Dur::ZERO),
             stats: LinkStats::default(),
             trace: None,
@@ -445,7 +446,7 @@ impl Link {
                 f(s.q.id);
             }
         }
-        for &(_, id) in &self.wire {
+        for (_, id) in self.wire.iter() {
             f(id);
         }
     }
