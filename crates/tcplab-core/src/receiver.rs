@@ -194,7 +194,9 @@ impl Receiver {
         }
     }
 
-    /// Delayed-ACK bookkeeping for an in-order segment that does not force an ACK.
+    /// Delayed-ACK bookkeeping for an in-order segment that does not force an ACK (inlined:
+    /// most data segments take this path; the quick-ACK variant is out of line).
+    #[inline(always)]
     fn delay_ack(&mut self, now: Time, len: u32) {
         // The sender never sends more than one MSS; anything at least that long is full-sized.
         if len >= self.cfg.mss {
@@ -202,7 +204,17 @@ impl Receiver {
         }
         if self.full_unacked >= self.cfg.ack_every.max(1) {
             self.ack_due = true;
-        } else if let Some(q) = &self.quick {
+        } else if self.quick.is_some() {
+            self.delay_ack_quick(now);
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.cfg.delayed_ack_timeout);
+        }
+    }
+
+    /// `delay_ack` with quick-ACK's adaptive timeout.
+    #[inline(never)]
+    fn delay_ack_quick(&mut self, now: Time) {
+        if let Some(q) = &self.quick {
             // tcp_send_delayed_ack: keep an earlier deadline; one due within ato/4 fires now.
             let ato = q.timeout();
             match self.delack_deadline {
@@ -210,8 +222,6 @@ impl Receiver {
                 Some(d) => self.delack_deadline = Some(d.min(now + ato)),
                 None => self.delack_deadline = Some(now + ato),
             }
-        } else if self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now + self.cfg.delayed_ack_timeout);
         }
     }
 
