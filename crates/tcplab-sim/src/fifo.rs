@@ -107,7 +107,9 @@ mod tests {
         let mut d = VecDeque::new();
         let mut x: u64 = 7;
         for step in 0..5000u32 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             // Pushes a little more often than pops: the FIFO grows while wrapping around.
             if (x >> 33) % 5 < 3 {
                 f.push_back(step);

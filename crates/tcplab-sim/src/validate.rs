@@ -54,18 +54,8 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     for l in &layout.links {
         link_dir(&At(&l.spec_path, ".forward"), &l.forward, &mut errs);
         link_dir(&At(&l.spec_path, ".reverse"), &l.reverse, &mut errs);
-        buffer_fits(
-            &At(&l.spec_path, ".forward"),
-            &l.forward,
-            packet,
-            &mut errs,
-        );
-        buffer_fits(
-            &At(&l.spec_path, ".reverse"),
-            &l.reverse,
-            packet,
-            &mut errs,
-        );
+        buffer_fits(&At(&l.spec_path, ".forward"), &l.forward, packet, &mut errs);
+        buffer_fits(&At(&l.spec_path, ".reverse"), &l.reverse, packet, &mut errs);
         schedule(
             &At(&l.spec_path, ".forward"),
             &l.forward,
