@@ -107,25 +107,23 @@ impl Sender {
             min_rtt: self.rtt.min_rtt(),
             snd_una: self.snd_una(),
         };
-        let sample = AckSample {
+        let mut sample = AckSample {
             facts,
             rtt,
             snd_nxt: self.snd_nxt,
             in_flight: self.rec.in_flight(&self.sb),
             delivered: self.delivered,
-            // Built in place (a sample is ten words, and most controllers take none).
-            rate: match self.rate.as_mut() {
-                Some(r) => {
-                    let newest = delivery
-                        .newest_original
-                        .max(delivery.newest_retransmitted)
-                        .map(|(_, idx)| idx);
-                    r.on_ack(now, delivered_bytes, newest, una, min_rtt, lost)
-                }
-                None => None,
-            },
+            rate: None,
             in_recovery: self.rec.in_recovery(),
         };
+        // Set in place (a sample is ten words, and most controllers take none).
+        if let Some(r) = self.rate.as_mut() {
+            let newest = delivery
+                .newest_original
+                .max(delivery.newest_retransmitted)
+                .map(|(_, idx)| idx);
+            sample.rate = r.on_ack(now, delivered_bytes, newest, una, min_rtt, lost);
+        }
         self.cc.observe(&sample);
 
         let info = AckInfo {
