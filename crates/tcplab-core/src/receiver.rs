@@ -315,11 +315,19 @@ impl Receiver {
             .collect()
     }
 
-    /// The next acknowledgment to send, if one is due now.
+    /// The next acknowledgment to send, if one is due now. (Inlined: the caller polls until
+    /// None, so most calls find nothing due.)
+    #[inline]
     pub fn poll_transmit(&mut self, _now: Time) -> Option<AckSegment> {
         if !self.ack_due {
             return None;
         }
+        Some(self.ack())
+    }
+
+    /// The acknowledgment due now.
+    #[inline(never)]
+    fn ack(&mut self) -> AckSegment {
         self.ack_due = false;
         self.delack_deadline = None;
         self.full_unacked = 0;
@@ -330,7 +338,7 @@ impl Receiver {
         }
         let dsack = self.dsack.take();
         self.counters.dsacks_sent += dsack.is_some() as u64;
-        Some(AckSegment {
+        AckSegment {
             ack: self.rcv_nxt,
             sack: self.sack_list(dsack),
             ts_ecr: if self.cfg.timestamps {
@@ -340,7 +348,7 @@ impl Receiver {
             },
             window: self.cfg.rcv_buf,
             ece: self.ece,
-        })
+        }
     }
 
     /// When `on_timeout` is due (the delayed-ACK timer).
