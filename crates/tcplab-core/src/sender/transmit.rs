@@ -26,6 +26,7 @@ impl Sender {
 
     /// As `poll_transmit`, with what the transmission is: new data, or which kind of
     /// retransmission (the kind whose counter it incremented).
+    #[inline(always)]
     pub fn poll_transmit_with_kind(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
         let next = self.next_transmission();
         // Only a paced sender is ever held (an unpaced one's pacer never waits).
