@@ -194,7 +194,9 @@ impl Receiver {
         }
     }
 
-    /// Delayed-ACK bookkeeping for an in-order segment that does not force an ACK.
+    /// Delayed-ACK bookkeeping for an in-order segment that does not force an ACK (inlined:
+    /// most data segments take this path; the quick-ACK variant is out of line).
+    #[inline(always)]
     fn delay_ack(&mut self, now: Time, len: u32) {
         // The sender never sends more than one MSS; anything at least that long is full-sized.
         if len >= self.cfg.mss {
@@ -202,7 +204,17 @@ impl Receiver {
         }
         if self.full_unacked >= self.cfg.ack_every.max(1) {
             self.ack_due = true;
-        } else if let Some(q) = &self.quick {
+        } else if self.quick.is_some() {
+            self.delay_ack_quick(now);
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.cfg.delayed_ack_timeout);
+        }
+    }
+
+    /// `delay_ack` with quick-ACK's adaptive timeout.
+    #[inline(never)]
+    fn delay_ack_quick(&mut self, now: Time) {
+        if let Some(q) = &self.quick {
             // tcp_send_delayed_ack: keep an earlier deadline; one due within ato/4 fires now.
             let ato = q.timeout();
             match self.delack_deadline {
@@ -210,8 +222,6 @@ impl Receiver {
                 Some(d) => self.delack_deadline = Some(d.min(now + ato)),
                 None => self.delack_deadline = Some(now + ato),
             }
-        } else if self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now + self.cfg.delayed_ack_timeout);
         }
     }
 
@@ -305,11 +315,19 @@ impl Receiver {
             .collect()
     }
 
-    /// The next acknowledgment to send, if one is due now.
+    /// The next acknowledgment to send, if one is due now. (Inlined: the caller polls until
+    /// None, so most calls find nothing due.)
+    #[inline]
     pub fn poll_transmit(&mut self, _now: Time) -> Option<AckSegment> {
         if !self.ack_due {
             return None;
         }
+        Some(self.ack())
+    }
+
+    /// The acknowledgment due now.
+    #[inline(never)]
+    fn ack(&mut self) -> AckSegment {
         self.ack_due = false;
         self.delack_deadline = None;
         self.full_unacked = 0;
@@ -320,7 +338,7 @@ impl Receiver {
         }
         let dsack = self.dsack.take();
         self.counters.dsacks_sent += dsack.is_some() as u64;
-        Some(AckSegment {
+        AckSegment {
             ack: self.rcv_nxt,
             sack: self.sack_list(dsack),
             ts_ecr: if self.cfg.timestamps {
@@ -330,7 +348,7 @@ impl Receiver {
             },
             window: self.cfg.rcv_buf,
             ece: self.ece,
-        })
+        }
     }
 
     /// When `on_timeout` is due (the delayed-ACK timer).

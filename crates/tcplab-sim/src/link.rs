@@ -35,6 +35,7 @@
 //! `offer`. Results are the same either way; only the event count differs.
 
 use crate::delivery_trace::{Deliveries, DeliveryTrace};
+use crate::fifo::Fifo;
 use crate::loss::{self, LossModel};
 use crate::packet::DropCause;
 use crate::packet::{PacketId, PacketPool, Payload};
@@ -161,7 +162,7 @@ pub struct Link {
     /// Waiting + in service (until retired).
     held: Occupancy,
     /// Propagating packets with their arrival times, oldest first.
-    wire: VecDeque<(Time, PacketId)>,
+    wire: Fifo<(Time, PacketId)>,
     /// The latest serialization time computed: (rate, size, time). Links carry few distinct
     /// sizes in a row (full segments one way, ACKs the other), and this saves a division.
     last_transmission: (u64, u32, Dur),
@@ -199,7 +200,7 @@ impl Link {
             service_event: false,
             every_departure: false,
             held: Occupancy::default(),
-            wire: VecDeque::new(),
+            wire: Fifo::new(),
             last_transmission: (0, 0, Dur::ZERO),
             stats: LinkStats::default(),
             trace: None,
@@ -209,6 +210,7 @@ impl Link {
     /// Makes packets leave at the delivery opportunities of `trace` (from time 0 of the run)
     /// instead of being serialized at the rate.
     pub fn set_trace(&mut self, trace: DeliveryTrace) {
+        self.last_transmission = (0, 0, Dur::ZERO);
         self.trace = Some(Box::new(Traced {
             trace,
             at: Deliveries::default(),
@@ -227,16 +229,34 @@ impl Link {
         Dur::transmission(size as u64, self.rate)
     }
 
-    /// [`transmission_time`](Self::transmission_time), remembering the latest result.
-    #[inline]
-    fn cached_transmission_time(&mut self, size: u32) -> Dur {
+    /// The latest serialization time computed, when it was for `size` bytes at the current
+    /// rate (never on a trace-driven direction, which leaves it at its initial (0, 0): no
+    /// packet is 0 bytes long).
+    #[inline(always)]
+    fn cached_transmission_time(&self, size: u32) -> Option<Dur> {
         let (rate, last, d) = self.last_transmission;
-        if rate == self.rate && last == size {
-            return d;
+        (rate == self.rate && last == size).then_some(d)
+    }
+
+    /// When a packet of `size` bytes that reached the head at `now` has left, without the
+    /// cached time: serialized at the rate (the time then remembered), or at the trace's
+    /// delivery opportunity that carries its last byte.
+    #[inline(never)]
+    fn departure(&mut self, now: Time, size: u32) -> Time {
+        match &mut self.trace {
+            None => {
+                let d = self.transmission_time(size);
+                self.last_transmission = (self.rate, size, d);
+                now + d
+            }
+            Some(t) => {
+                let arrived = t
+                    .arrivals
+                    .pop_front()
+                    .expect("an arrival time per waiting packet");
+                t.at.deliver(&t.trace, arrived, size)
+            }
         }
-        let d = self.transmission_time(size);
-        self.last_transmission = (self.rate, size, d);
-        d
     }
 
     /// What the buffer holds at `now`: waiting + the packet being serialized.
@@ -373,15 +393,9 @@ impl Link {
             return;
         };
         wake.started = Some(q.id);
-        let done = match &mut self.trace {
-            None => now + self.cached_transmission_time(q.size),
-            Some(t) => {
-                let arrived = t
-                    .arrivals
-                    .pop_front()
-                    .expect("an arrival time per waiting packet");
-                t.at.deliver(&t.trace, arrived, q.size)
-            }
+        let done = match self.cached_transmission_time(q.size) {
+            Some(d) => now + d,
+            None => self.departure(now, q.size),
         };
         let lost = match &mut self.loss {
             Some(m) => m.lose(done, q.size),
@@ -445,7 +459,7 @@ impl Link {
                 f(s.q.id);
             }
         }
-        for &(_, id) in &self.wire {
+        for (_, id) in self.wire.iter() {
             f(id);
         }
     }

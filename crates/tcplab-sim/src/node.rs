@@ -226,9 +226,21 @@ impl Routes {
     fn with_dense(mut self) -> Routes {
         let n = self.nodes;
         if n <= DENSE_NODES {
-            self.dense = (0..n * n)
-                .map(|i| self.by_column((i / n) as u32, (i % n) as u32))
-                .collect();
+            // Column `dst` of the matrix is what `by_column(at, dst)` answers for every `at`:
+            // the node's column of `next` (or none), then the last hop at its router.
+            let mut dense = vec![NO_ROUTE; n * n];
+            for (dst, t) in self.target.iter().enumerate() {
+                if t.col != NO_ROUTE {
+                    let col = &self.next[t.col as usize * n..(t.col as usize + 1) * n];
+                    for (at, &l) in col.iter().enumerate() {
+                        dense[at * n + dst] = l;
+                    }
+                }
+                if t.router != NO_ROUTE {
+                    dense[t.router as usize * n + dst] = t.last;
+                }
+            }
+            self.dense = dense;
         }
         self
     }

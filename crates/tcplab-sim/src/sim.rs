@@ -496,7 +496,9 @@ impl Simulation {
                 retransmission: seg.retransmission,
                 kind,
             });
-            self.rec.segment(now, i, &seg);
+            if self.rec.segments_on {
+                self.rec.segment(now, i, &seg);
+            }
             let p = Packet {
                 flow: i,
                 dst: f.dst,

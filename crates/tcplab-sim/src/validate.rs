@@ -13,6 +13,7 @@ use crate::scenario::{
     SeriesMode, Stack,
 };
 use crate::topology::{self, Layout};
+use std::fmt::Display;
 use tcplab_core::registry::Registries;
 use tcplab_core::{ConfigError, Dur, Sender};
 
@@ -47,32 +48,22 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     if s.duration == Dur::ZERO {
         errs.push(String::from("duration = 0: expected a positive duration in ns").into());
     }
-    time_limit("duration", s.duration, &mut errs);
+    time_limit(&"duration", s.duration, &mut errs);
     let layout = topology::expand_problems(&s.topology, &mut errs);
     let packet = smallest_packet(s);
     for l in &layout.links {
-        link_dir(&format!("{}.forward", l.spec_path), &l.forward, &mut errs);
-        link_dir(&format!("{}.reverse", l.spec_path), &l.reverse, &mut errs);
-        buffer_fits(
-            &format!("{}.forward", l.spec_path),
-            &l.forward,
-            packet,
-            &mut errs,
-        );
-        buffer_fits(
-            &format!("{}.reverse", l.spec_path),
-            &l.reverse,
-            packet,
-            &mut errs,
-        );
+        link_dir(&At(&l.spec_path, ".forward"), &l.forward, &mut errs);
+        link_dir(&At(&l.spec_path, ".reverse"), &l.reverse, &mut errs);
+        buffer_fits(&At(&l.spec_path, ".forward"), &l.forward, packet, &mut errs);
+        buffer_fits(&At(&l.spec_path, ".reverse"), &l.reverse, packet, &mut errs);
         schedule(
-            &format!("{}.forward", l.spec_path),
+            &At(&l.spec_path, ".forward"),
             &l.forward,
             s.duration,
             &mut errs,
         );
         schedule(
-            &format!("{}.reverse", l.spec_path),
+            &At(&l.spec_path, ".reverse"),
             &l.reverse,
             s.duration,
             &mut errs,
@@ -96,8 +87,8 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         let p = format!("flows[{i}]");
         let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
         unique_name(&mut names, &p, name, &mut errs);
-        let src = endpoint(&layout, &format!("{p}.src"), &f.src, &mut errs);
-        let dst = endpoint(&layout, &format!("{p}.dst"), &f.dst, &mut errs);
+        let src = endpoint(&layout, &At(&p, ".src"), &f.src, &mut errs);
+        let dst = endpoint(&layout, &At(&p, ".dst"), &f.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             if let Some(r) = &f.route {
                 if a != b {
@@ -157,8 +148,8 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         let p = format!("udp[{i}]");
         let name = u.name.clone().unwrap_or_else(|| format!("udp{i}"));
         unique_name(&mut names, &p, name, &mut errs);
-        let src = endpoint(&layout, &format!("{p}.src"), &u.src, &mut errs);
-        let dst = endpoint(&layout, &format!("{p}.dst"), &u.dst, &mut errs);
+        let src = endpoint(&layout, &At(&p, ".src"), &u.src, &mut errs);
+        let dst = endpoint(&layout, &At(&p, ".dst"), &u.dst, &mut errs);
         if let (Some(a), Some(b)) = (src, dst) {
             match &u.route {
                 Some(r) if a != b => {
@@ -182,7 +173,7 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
         times(&p, s.duration, u.start, u.stop, &mut errs);
     }
     pcap_trace(s, &layout, &mut errs);
-    time_limit("trace.interval", s.trace.interval, &mut errs);
+    time_limit(&"trace.interval", s.trace.interval, &mut errs);
     // Series sample at it (`interval`) and the one-way delay over time is binned by it
     // (`change` too).
     if s.trace.series != SeriesMode::Off && s.trace.interval == Dur::ZERO {
@@ -197,13 +188,24 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     errs
 }
 
+/// A field path, written out only when a problem names it: `base` followed by `field`
+/// (validation passes over every link direction's fields, and nearly always finds nothing).
+#[derive(Clone, Copy)]
+struct At<'a>(&'a dyn Display, &'a str);
+
+impl Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.0, self.1)
+    }
+}
+
 /// The longest time a scenario may give (2^62 ns, about 146 years): a run's clock plus any
 /// one delay, timeout or interval of the scenario then stays below `u64::MAX` ns, so time
 /// arithmetic never saturates (a clock stuck at the largest time would never end the run).
 pub const MAX_TIME: Dur = Dur::from_nanos(1 << 62);
 
 /// `path = d: expected at most MAX_TIME` when `d` is longer.
-fn time_limit(path: &str, d: Dur, errs: &mut Vec<Problem>) {
+fn time_limit(path: &dyn Display, d: Dur, errs: &mut Vec<Problem>) {
     if d > MAX_TIME {
         let (v, m) = (d.as_nanos(), MAX_TIME.as_nanos());
         let expected = format!("expected at most {m} ns (about 146 years)");
@@ -229,17 +231,22 @@ fn smallest_packet(s: &Scenario) -> Option<u64> {
 }
 
 /// A byte buffer that cannot hold one full-sized packet of any flow drops every such packet.
-fn buffer_fits(p: &str, d: &LinkDir, packet: Option<u64>, errs: &mut Vec<Problem>) {
+fn buffer_fits(p: &dyn Display, d: &LinkDir, packet: Option<u64>, errs: &mut Vec<Problem>) {
     let Some(packet) = packet else { return };
-    let given = std::iter::once((format!("{p}.buffer"), d.buffer)).chain(
+    // (the schedule's change, None for the direction's own buffer)
+    let given = std::iter::once((None, d.buffer)).chain(
         d.schedule
             .iter()
             .enumerate()
-            .filter_map(|(i, c)| Some((format!("{p}.schedule[{i}].buffer"), c.buffer?))),
+            .filter_map(|(i, c)| Some((Some(i), c.buffer?))),
     );
-    for (path, buffer) in given {
+    for (change, buffer) in given {
         if let Buffer::Bytes(b) = buffer {
             if b > 0 && b < packet {
+                let path = match change {
+                    None => format!("{p}.buffer"),
+                    Some(i) => format!("{p}.schedule[{i}].buffer"),
+                };
                 let expected = format!(
                     "expected at least {packet} bytes, the smallest full-sized packet of the flows (a smaller buffer drops every such packet)"
                 );
@@ -290,37 +297,39 @@ fn config_problem(path: &str, e: ConfigError) -> Problem {
     }
 }
 
-fn link_dir(p: &str, d: &LinkDir, errs: &mut Vec<Problem>) {
+fn link_dir(p: &dyn Display, d: &LinkDir, errs: &mut Vec<Problem>) {
     if d.rate == 0 {
         errs.push(format!("{p}.rate = 0: expected a positive rate in bit/s").into());
     }
-    time_limit(&format!("{p}.delay"), d.delay, errs);
-    time_limit(&format!("{p}.report_delay"), d.report_delay, errs);
+    time_limit(&At(p, ".delay"), d.delay, errs);
+    time_limit(&At(p, ".report_delay"), d.report_delay, errs);
     if !d.report_losses && d.report_delay != Dur::ZERO {
         errs.push(topology::wlan::report_delay_without_losses(
-            p,
+            &p.to_string(),
             d.report_delay,
         ));
     }
     empty_buffer(
-        &format!("{p}.buffer"),
+        &At(p, ".buffer"),
         d.buffer,
         " (the buffer counts the packet being serialized)",
         errs,
     );
-    loss_spec(&format!("{p}.loss"), &d.loss, errs);
-    errs.extend(
-        crate::delivery_trace::link_problems(p, d)
-            .into_iter()
-            .map(Problem::from),
-    );
+    loss_spec(&At(p, ".loss"), &d.loss, errs);
+    if d.trace.is_some() {
+        errs.extend(
+            crate::delivery_trace::link_problems(&p.to_string(), d)
+                .into_iter()
+                .map(Problem::from),
+        );
+    }
     if let QueueSpec::Red(red) = &d.queue {
-        red_spec(&format!("{p}.queue"), red, errs);
+        red_spec(&At(p, ".queue"), red, errs);
     }
 }
 
 /// `buffer = {packets: 0}` or `{bytes: 0}` (rule [`Problem::EMPTY_BUFFER`], `limit`: the unit).
-fn empty_buffer(p: &str, b: Buffer, why: &str, errs: &mut Vec<Problem>) {
+fn empty_buffer(p: &dyn Display, b: Buffer, why: &str, errs: &mut Vec<Problem>) {
     let (kind, unit) = match b {
         Buffer::Packets(0) => ("packets", "packet"),
         Buffer::Bytes(0) => ("bytes", "byte"),
@@ -336,7 +345,7 @@ fn empty_buffer(p: &str, b: Buffer, why: &str, errs: &mut Vec<Problem>) {
 }
 
 /// A probability outside [0, 1] (rule [`Problem::RANGE`]).
-fn probability(p: &str, x: f64, errs: &mut Vec<Problem>) {
+fn probability(p: &dyn Display, x: f64, errs: &mut Vec<Problem>) {
     if !(0.0..=1.0).contains(&x) {
         errs.push(Problem::worded(
             p.to_string(),
@@ -353,21 +362,21 @@ fn number(x: f64) -> serde_json::Value {
     serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
-fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<Problem>) {
+fn loss_spec(p: &dyn Display, loss: &LossSpec, errs: &mut Vec<Problem>) {
     match loss {
         LossSpec::None | LossSpec::Trace { .. } => {}
-        LossSpec::Bernoulli { p: prob } => probability(&format!("{p}.p"), *prob, errs),
-        LossSpec::Ber { ber } => probability(&format!("{p}.ber"), *ber, errs),
+        LossSpec::Bernoulli { p: prob } => probability(&At(p, ".p"), *prob, errs),
+        LossSpec::Ber { ber } => probability(&At(p, ".ber"), *ber, errs),
         LossSpec::GilbertElliott {
             p_gb,
             p_bg,
             loss_good,
             loss_bad,
         } => {
-            probability(&format!("{p}.p_gb"), *p_gb, errs);
-            probability(&format!("{p}.p_bg"), *p_bg, errs);
-            probability(&format!("{p}.loss_good"), *loss_good, errs);
-            probability(&format!("{p}.loss_bad"), *loss_bad, errs);
+            probability(&At(p, ".p_gb"), *p_gb, errs);
+            probability(&At(p, ".p_bg"), *p_bg, errs);
+            probability(&At(p, ".loss_good"), *loss_good, errs);
+            probability(&At(p, ".loss_bad"), *loss_bad, errs);
         }
         LossSpec::TimeTrace { intervals, .. } => {
             for (i, &interval) in intervals.iter().enumerate() {
@@ -380,7 +389,7 @@ fn loss_spec(p: &str, loss: &LossSpec, errs: &mut Vec<Problem>) {
     }
 }
 
-fn red_spec(p: &str, r: &RedSpec, errs: &mut Vec<Problem>) {
+fn red_spec(p: &dyn Display, r: &RedSpec, errs: &mut Vec<Problem>) {
     if !(r.min_th >= 0.0 && r.min_th.is_finite()) {
         errs.push(Problem::worded(
             format!("{p}.min_th"),
@@ -402,7 +411,7 @@ fn red_spec(p: &str, r: &RedSpec, errs: &mut Vec<Problem>) {
             ),
         ));
     }
-    probability(&format!("{p}.max_p"), r.max_p, errs);
+    probability(&At(p, ".max_p"), r.max_p, errs);
     if !(r.w_q > 0.0 && r.w_q <= 1.0) {
         errs.push(Problem::worded(
             format!("{p}.w_q"),
@@ -424,7 +433,7 @@ fn red_spec(p: &str, r: &RedSpec, errs: &mut Vec<Problem>) {
 }
 
 /// A link direction's schedule: times increasing and within the run, each change valid.
-fn schedule(p: &str, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
+fn schedule(p: &dyn Display, d: &LinkDir, duration: Dur, errs: &mut Vec<Problem>) {
     let mut last: Option<Dur> = None;
     for (i, c) in d.schedule.iter().enumerate() {
         let q = format!("{p}.schedule[{i}]");
@@ -494,7 +503,7 @@ fn unique_name(
     }
 }
 
-fn endpoint(layout: &Layout, p: &str, name: &str, errs: &mut Vec<Problem>) -> Option<u32> {
+fn endpoint(layout: &Layout, p: &dyn Display, name: &str, errs: &mut Vec<Problem>) -> Option<u32> {
     match layout.node(name) {
         None => {
             let limit = layout.hosts_shown();

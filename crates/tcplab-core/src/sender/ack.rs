@@ -83,14 +83,9 @@ impl Sender {
         }
         let delivered_bytes = acked.bytes - acked.previously_sacked_bytes + sacked;
         self.delivered += delivered_bytes;
+        // The delivery-rate estimator's inputs, as they stand before any undo below (the
+        // estimator itself takes them when the sample is built: nothing in between uses it).
         let (una, min_rtt, lost) = (self.sb.una(), self.rtt.min_rtt(), self.sb.lost_total());
-        let rate = self.rate.as_mut().and_then(|r| {
-            let newest = delivery
-                .newest_original
-                .max(delivery.newest_retransmitted)
-                .map(|(_, idx)| idx);
-            r.on_ack(now, delivered_bytes, newest, una, min_rtt, lost)
-        });
         self.frto_send_new = false;
         if self.rto_recover.is_some() {
             self.after_timeout_ack(
@@ -112,15 +107,23 @@ impl Sender {
             min_rtt: self.rtt.min_rtt(),
             snd_una: self.snd_una(),
         };
-        let sample = AckSample {
+        let mut sample = AckSample {
             facts,
             rtt,
             snd_nxt: self.snd_nxt,
             in_flight: self.rec.in_flight(&self.sb),
             delivered: self.delivered,
-            rate,
+            rate: None,
             in_recovery: self.rec.in_recovery(),
         };
+        // Set in place (a sample is ten words, and most controllers take none).
+        if let Some(r) = self.rate.as_mut() {
+            let newest = delivery
+                .newest_original
+                .max(delivery.newest_retransmitted)
+                .map(|(_, idx)| idx);
+            sample.rate = r.on_ack(now, delivered_bytes, newest, una, min_rtt, lost);
+        }
         self.cc.observe(&sample);
 
         let info = AckInfo {

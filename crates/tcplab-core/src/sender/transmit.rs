@@ -26,10 +26,11 @@ impl Sender {
 
     /// As `poll_transmit`, with what the transmission is: new data, or which kind of
     /// retransmission (the kind whose counter it incremented).
+    #[inline(always)]
     pub fn poll_transmit_with_kind(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
         let next = self.next_transmission();
-        let rate = self.pacing_rate();
-        if self.pacer.holds(now, rate, next.is_some()) {
+        // Only a paced sender is ever held (an unpaced one's pacer never waits).
+        if self.paced && self.pacer.holds(now, self.cc.pacing_rate(), next.is_some()) {
             return None;
         }
         Some(match next? {
@@ -41,16 +42,6 @@ impl Sender {
             Next::Retransmit(idx) => self.retransmit(now, idx, false),
             Next::New(len) => (self.send_new(now, len), TxKind::New),
         })
-    }
-
-    /// The controller's pacing rate, read only if it paces.
-    #[inline(always)]
-    fn pacing_rate(&self) -> Option<u64> {
-        if self.paced {
-            self.cc.pacing_rate()
-        } else {
-            None
-        }
     }
 
     /// What the windows allow next, lost segments first. A pending probe that finds nothing
@@ -175,7 +166,9 @@ impl Sender {
                 self.sb.lost_total(),
             );
         }
-        self.pacer.on_send(now, len, self.pacing_rate());
+        if self.paced {
+            self.pacer.on_send(now, len, self.cc.pacing_rate());
+        }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }

@@ -67,18 +67,27 @@ impl DelayMetrics {
 
     /// The `delay_histogram` table: every non-empty bucket of every flow's histograms.
     pub fn histograms(&self) -> DelayHistogramLog {
-        let mut log = DelayHistogramLog::default();
+        let flows = self.tcp.iter().chain(&self.udp);
+        let rows: usize = flows.map(|f| f.delay.used() + f.jitter.used()).sum();
+        let mut log = DelayHistogramLog {
+            flow_kind: Vec::with_capacity(rows),
+            flow: Vec::with_capacity(rows),
+            metric: Vec::with_capacity(rows),
+            lower_ns: Vec::with_capacity(rows),
+            width_ns: Vec::with_capacity(rows),
+            packets: Vec::with_capacity(rows),
+        };
         for (kind, flows) in [("tcp", &self.tcp), ("udp", &self.udp)] {
             for (i, f) in flows.iter().enumerate() {
                 for (metric, h) in [("delay", &f.delay), ("jitter", &f.jitter)] {
-                    for (lower, width, n) in h.buckets() {
+                    h.for_each_bucket(|lower, width, n| {
                         log.flow_kind.push(kind);
                         log.flow.push(i as u32);
                         log.metric.push(metric);
                         log.lower_ns.push(lower);
                         log.width_ns.push(width);
                         log.packets.push(n);
-                    }
+                    });
                 }
             }
         }
@@ -144,9 +153,14 @@ impl FlowDelay {
 
     /// The `q`-quantile of the delays (nearest rank, within 1/128; exact at the extremes).
     pub fn quantile(&self, q: f64) -> Option<u64> {
+        self.quantiles([q])[0]
+    }
+
+    /// [`quantile`](Self::quantile) of each of `qs` (increasing), in one pass.
+    pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [Option<u64>; N] {
         self.delay
-            .quantile(q)
-            .map(|v| v.clamp(self.min_ns, self.max_ns))
+            .quantiles(qs)
+            .map(|q| q.map(|v| v.clamp(self.min_ns, self.max_ns)))
     }
 
     /// The `delay` table's row of this flow (`kind` "tcp" or "udp", index `flow`), which
@@ -154,6 +168,7 @@ impl FlowDelay {
     pub fn summary(&self, kind: &'static str, flow: usize, dropped: u64) -> DelaySummary {
         let n = self.delay.total();
         let some = |v| (n > 0).then_some(v);
+        let [p50, p95, p99] = self.quantiles([0.5, 0.95, 0.99]);
         DelaySummary {
             name: String::new(),
             flow_kind: kind,
@@ -164,9 +179,9 @@ impl FlowDelay {
             loss_pct: (self.sent > 0).then(|| dropped as f64 * 100.0 / self.sent as f64),
             delay_min_ns: some(self.min_ns),
             delay_mean_ns: (n > 0).then(|| self.sum_ns as f64 / n as f64),
-            delay_p50_ns: self.quantile(0.5),
-            delay_p95_ns: self.quantile(0.95),
-            delay_p99_ns: self.quantile(0.99),
+            delay_p50_ns: p50,
+            delay_p95_ns: p95,
+            delay_p99_ns: p99,
             delay_max_ns: some(self.max_ns),
             jitter_mean_ns: (n > 1).then(|| self.jitter_sum_ns as f64 / (n - 1) as f64),
             jitter_rfc3550_ns: (n > 1).then_some(self.rfc3550_ns),

@@ -127,19 +127,53 @@ impl LogHistogram {
             })
     }
 
+    /// [`buckets`](Self::buckets) as plain loops (the end of a run writes every bucket of
+    /// every flow): `f(lower bound, width, count)` for each non-empty bucket, in increasing
+    /// order.
+    pub fn for_each_bucket(&self, mut f: impl FnMut(u64, u64, u64)) {
+        for (b, &s) in self.slot.iter().enumerate() {
+            if s == 0 {
+                continue;
+            }
+            for (k, &n) in self.blocks[s as usize - 1].iter().enumerate() {
+                if n != 0 {
+                    let (lower, width) = bucket_range(b * BLOCK + k);
+                    f(lower, width, n);
+                }
+            }
+        }
+    }
+
+    /// How many buckets are non-empty.
+    pub fn used(&self) -> usize {
+        self.blocks.iter().flatten().filter(|&&n| n != 0).count()
+    }
+
     /// The `q`-quantile (0 < q <= 1) by nearest rank, the value of rank `ceil(q * n)` in
     /// increasing order, estimated as the middle of its bucket (within 1/128 of the exact
     /// value, see the module's doc); None when empty.
     pub fn quantile(&self, q: f64) -> Option<u64> {
+        self.quantiles([q])[0]
+    }
+
+    /// [`quantile`](Self::quantile) of each of `qs`, given in increasing order, in one pass
+    /// over the buckets.
+    pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [Option<u64>; N] {
+        let mut out = [None; N];
         if self.total == 0 {
-            return None;
+            return out;
         }
-        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let rank = |q: f64| ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let mut next = 0;
         let mut seen = 0;
         for (lower, width, c) in self.buckets() {
             seen += c;
-            if seen >= rank {
-                return Some(lower + (width - 1) / 2);
+            while next < N && seen >= rank(qs[next]) {
+                out[next] = Some(lower + (width - 1) / 2);
+                next += 1;
+            }
+            if next == N {
+                return out;
             }
         }
         unreachable!("ranks are within the total")
