@@ -100,8 +100,10 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
     let mut finished_at: Option<Time> = None;
     let mut established_at: Option<Time> = None;
     let facts = FactLog::create(&out.join("facts.jsonl")).map_err(|e| e.to_string())?;
-    let mut wire = BufWriter::new(File::create(out.join("wire.csv")).map_err(|e| format!("wire.csv: {e}"))?);
-    wire.write_all(WIRE_HEADER.as_bytes()).map_err(|e| format!("wire.csv: {e}"))?;
+    let mut wire =
+        BufWriter::new(File::create(out.join("wire.csv")).map_err(|e| format!("wire.csv: {e}"))?);
+    wire.write_all(WIRE_HEADER.as_bytes())
+        .map_err(|e| format!("wire.csv: {e}"))?;
     let iss = conn_cfg.iss;
     // The connection opens at the flow's start.
     while !stop.load(Ordering::Relaxed) && clock.now() < start {

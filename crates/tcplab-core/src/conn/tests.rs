@@ -339,7 +339,11 @@ fn acks_drive_the_core_and_sack_maps_back() {
 fn each_packet_has_the_next_ip_ident_and_last_ident_names_it() {
     let mut c = Connection::connect(t(0), cfg(), sender_role(10 * 1388)).expect("config");
     let syn = recv(&mut c, t(0)).expect("SYN");
-    assert_eq!(syn.ip.ident, (ISS >> 16) as u16, "the first ident is the ISS's high half");
+    assert_eq!(
+        syn.ip.ident,
+        (ISS >> 16) as u16,
+        "the first ident is the ISS's high half"
+    );
     assert_eq!(c.last_ident(), syn.ip.ident);
     let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
     sa.options = full_syn_ack_options();
@@ -350,7 +354,10 @@ fn each_packet_has_the_next_ip_ident_and_last_ident_names_it() {
     while let Some(p) = recv(&mut c, t(10)) {
         packets += 1;
         want = want.wrapping_add(1);
-        assert_eq!(p.ip.ident, want, "one more per packet, control and data alike");
+        assert_eq!(
+            p.ip.ident, want,
+            "one more per packet, control and data alike"
+        );
         assert_eq!(c.last_ident(), want);
         if !p.payload.is_empty() {
             assert!(c.take_transmitted().is_some());
