@@ -496,9 +496,7 @@ impl Simulation {
                 retransmission: seg.retransmission,
                 kind,
             });
-            if self.rec.segments_on {
-                self.rec.segment(now, i, &seg);
-            }
+            self.rec.segment(now, i, &seg);
             let p = Packet {
                 flow: i,
                 dst: f.dst,

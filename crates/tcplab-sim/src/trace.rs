@@ -281,8 +281,18 @@ impl Recorder {
         d.rssi_dbm.push(rssi);
     }
 
+    /// A data segment sent, for the segments table when it is traced (the test inlined:
+    /// the driver calls this for every transmission).
+    #[inline(always)]
     pub fn segment(&mut self, now: Time, flow: u32, seg: &DataSegment) {
-        if !self.segments_on || !self.log_row(SEGMENTS, self.segments.time_ns.len(), now) {
+        if self.segments_on {
+            self.segment_row(now, flow, seg);
+        }
+    }
+
+    #[inline(never)]
+    fn segment_row(&mut self, now: Time, flow: u32, seg: &DataSegment) {
+        if !self.log_row(SEGMENTS, self.segments.time_ns.len(), now) {
             return;
         }
         let s = &mut self.segments;

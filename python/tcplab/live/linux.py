@@ -310,28 +310,36 @@ def run_linux(config: dict[str, Any], out_dir: Path, flow: LinuxFlow,
     return run.result(tb)
 
 
+def connection_drops(tb: Testbed, src: str, dst: str, sport: int, dport: int) -> list[tuple[dict[str, Any], bool]]:
+    """The emulator's drops of one TCP connection's packets (host `src` port `sport` to host
+    `dst` port `dport`, and back), each with whether it went src -> dst."""
+    a, b = tb.addr[src], tb.addr[dst]
+    out = []
+    for d in tb.drops:
+        p = d.get("packet") or {}
+        if p.get("proto") != 6:
+            continue
+        ends = (p.get("src"), p.get("dst"), p.get("sport"), p.get("dport"))
+        if ends == (a, b, sport, dport) or ends == (b, a, dport, sport):
+            out.append((d, ends[0] == a))
+    return out
+
+
 def _flow_drops(run: LinuxRun, tb: Testbed, shift_ns: int) -> pl.DataFrame:
     """The model's drops of this flow's packets, picked by addresses and ports: data segments
     src -> dst named by stream offset (sequence number minus the first data byte's, mod
     2^32), ACKs dst -> src, control segments (src -> dst without payload); time in ns since
     the flow's origin (the emulator's time plus `shift_ns`)."""
-    sport, dport, isn1 = run.sender["sport"], run.flow.port, run.sender["isn1"]
-    a, b = tb.addr[run.flow.src], tb.addr[run.flow.dst]
+    isn1 = run.sender["isn1"]
     rows = []
-    for d in tb.drops:
+    for d, fwd in connection_drops(tb, run.flow.src, run.flow.dst, run.sender["sport"], run.flow.port):
         p = d["packet"]
-        if p.get("proto") != 6:
-            continue
-        fwd = (p["src"], p["dst"], p.get("sport"), p.get("dport")) == (a, b, sport, dport)
-        rev = (p["src"], p["dst"], p.get("sport"), p.get("dport")) == (b, a, dport, sport)
-        if not (fwd or rev):
-            continue
         payload = p.get("tcp_payload", 0)
         seq = p.get("tcp_seq")
         offset = (seq - isn1) % (1 << 32) if fwd and payload and isn1 is not None else None
         rows.append({"time_ns": d["t_ns"] + shift_ns, "link": d.get("link"),
                      "direction": d["direction"], "cause": d["cause"],
-                     "kind": "data" if fwd and payload else ("ack" if rev else "control"),
+                     "kind": "data" if fwd and payload else ("control" if fwd else "ack"),
                      "tcp_seq": seq, "offset": offset, "payload": payload})
     schema = {"time_ns": pl.Int64, "link": pl.String, "direction": pl.String, "cause": pl.String,
               "kind": pl.String, "tcp_seq": pl.Int64, "offset": pl.Int64, "payload": pl.Int64}

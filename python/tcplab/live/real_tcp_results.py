@@ -28,20 +28,15 @@ import polars as pl
 
 from tcplab.live import facts as live_facts
 from tcplab.live import linux_tcpinfo
-from tcplab.live.linux import LinuxFlowResult, LinuxRun
+from tcplab.live.linux import LinuxFlowResult, LinuxRun, connection_drops
 from tcplab.live.netns import Testbed
 from tcplab.live.real_tcp import RealTcpReceiverHandle, RealTcpReceiverRun, RealTcpRun
-from tcplab.live.transport import PORT
+from tcplab.live.transport import PORT, sender_columns
 
-__all__ = ["attached_hosts", "attachment_refusal", "is_real_tcp", "receiver_result", "sender_drops",
+__all__ = ["attached_hosts", "attachment_refusal", "receiver_result", "sender_drops",
            "sender_facts", "sender_row", "sender_section"]
 
 _WRAP = 1 << 32
-
-
-def is_real_tcp(flow: dict[str, Any]) -> bool:
-    """Does `flow` (canonical) speak real TCP with a tcplab end?"""
-    return flow.get("stack") == "tcplab-tcp" or flow.get("receiver") == "tcplab"
 
 
 def _attached_end(flow: dict[str, Any]) -> str | None:
@@ -101,20 +96,6 @@ def _wire_log(path: Path) -> dict[tuple[int, int], list[tuple[int, int, int]]]:
     return out
 
 
-def _packets(tb: Testbed, index: int, flow: dict[str, Any]) -> list[tuple[dict[str, Any], bool]]:
-    """The emulator's drops of flow `index`'s connection (port 5400 + index at both ends),
-    each with whether it went src -> dst."""
-    port, a, b = PORT + index, tb.addr[flow["src"]], tb.addr[flow["dst"]]
-    out = []
-    for d in tb.drops:
-        p = d.get("packet") or {}
-        if p.get("proto") != 6 or p.get("sport") != port or p.get("dport") != port:
-            continue
-        if (p.get("src"), p.get("dst")) in ((a, b), (b, a)):
-            out.append((d, p.get("src") == a))
-    return out
-
-
 def sender_drops(tb: Testbed, origin: int, index: int, run: RealTcpRun,
                  dirs: dict[tuple[str, str], int]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The emulator's drops of tcplab-tcp flow `index` as ``drop`` facts on the run's time
@@ -129,7 +110,8 @@ def sender_drops(tb: Testbed, origin: int, index: int, run: RealTcpRun,
     wire = _wire_log(run.out_dir / "sender" / "wire.csv")
     shift = tb.emu_origin_ns - origin
     facts, counts = [], {"data": 0, "ack": 0, "control": 0, "unmatched": 0}
-    for d, forward in _packets(tb, index, flow):
+    port = PORT + index
+    for d, forward in connection_drops(tb, flow["src"], flow["dst"], port, port):
         p, t = d["packet"], max(0, d["t_ns"] + shift)
         base = {"fact": "drop", "time_ns": t, "link": dirs[(d["link"], d["direction"])], "flow": index,
                 "cause": d["cause"]}
@@ -152,7 +134,7 @@ def sender_drops(tb: Testbed, origin: int, index: int, run: RealTcpRun,
     return facts, counts
 
 
-def sender_facts(index: int, run: RealTcpRun, ack_drops: int) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
+def sender_facts(index: int, run: RealTcpRun) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
     """tcplab-tcp flow `index`'s ordered fact sources (the sender's facts and series) and its
     closing facts: the Linux sink's counts (data segments in, packets out), the packets the
     sender read, and the endpoints' counters."""
@@ -176,20 +158,13 @@ def sender_row(run: RealTcpRun, series: pl.DataFrame) -> dict[str, Any]:
     s, r, final = run.sender, run.receiver, _final(run.receiver)
     delivered = int(r.get("bytes", 0))
     span = max(1, int(s["end_ns"]) - int(s["start_ns"]))
-    srtt = series.filter(pl.col("srtt_ns") > 0)["srtt_ns"]
     new = int(s.get("segments_sent", 0)) - int(s.get("retransmits", 0))
     return {
-        "controller": s["controller"], "recovery": s["recovery"],
-        "start_ns": s["start_ns"], "end_ns": s["end_ns"], "completed": s["completed"],
+        **sender_columns(s, series),
         "bytes_delivered": delivered,
         "throughput_bps": float(s["throughput_bps"]) if s["completed"] else delivered * 8e9 / span,
-        **{k: s.get(k) for k in ("goodput", "segments_sent", "bytes_sent", "retransmits", "retransmits_fast",
-                                 "retransmits_recovery", "retransmits_timeout", "retransmits_probe",
-                                 "fast_retransmits", "timeouts")},
         "acks_sent": _packets_out(final),
         "spurious_retransmits": max(0, int(final["data_segs_in"]) - new) if "data_segs_in" in final else None,
-        "min_rtt_ns": int(srtt.min()) if len(srtt) else None,  # type: ignore[arg-type]
-        "mean_rtt_ns": int(srtt.mean()) if len(srtt) else None,  # type: ignore[arg-type]
     }
 
 

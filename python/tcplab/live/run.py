@@ -22,6 +22,7 @@ import json
 import math
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +40,8 @@ from tcplab.live.pcap import PORTS as LIVE_PCAP_PORTS
 from tcplab.live.pcap import live_captures
 from tcplab.live import real_tcp_results as real_tcp
 from tcplab.live.real_tcp import RealTcpRun, start_real_tcp_flow, start_real_tcp_receiver_flow
-from tcplab.live.transport import GRACE_S, PORT, FlowRun, drop_facts, link_directions, queue_facts, start_flow
+from tcplab.live.transport import (GRACE_S, PORT, FlowRun, drop_facts, link_directions, queue_facts, sender_columns,
+                                   start_flow)
 from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.run import Progress, RunResult, table_frame
 from tcplab.schema import SCHEMA, TABLES
@@ -154,6 +156,7 @@ class _Started:
     tcp_receivers: dict[int, tuple[Any, Any]]  # receiver = "tcplab": (handle, run)
     udp: list[UdpHandle]
     rcvbuf: dict[str, int]
+    raw: Path  # the run's scratch directory
 
 
 def _start(tb: Testbed, canonical: dict[str, Any], i: int, origin: int, raw: Path, realtime: bool) -> Any:
@@ -192,7 +195,7 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
         time.sleep(0.05)
     if progress:
         progress(end, end)
-    st = _Started(origin, {}, {}, {}, {}, udp, {})
+    st = _Started(origin, {}, {}, {}, {}, udp, {}, raw)
     for i, h in handles.items():
         timeout = max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S
         f = flows[i]
@@ -236,24 +239,12 @@ def _rows(df: pl.DataFrame) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k != "id"} for r in df.iter_rows(named=True)]
 
 
-def _tcplab_row(spec: dict[str, Any], run: FlowRun, series: pl.DataFrame) -> dict[str, Any]:
+def _tcplab_row(run: FlowRun, series: pl.DataFrame) -> dict[str, Any]:
     """What the endpoints' summaries give of a transport flow's ``flows`` row."""
-    s, r = run.sender, run.receiver
-    srtt = series.filter(pl.col("srtt_ns") > 0)["srtt_ns"]
-    return {
-        "controller": s["controller"], "recovery": s["recovery"],
-        "start_ns": s["start_ns"], "end_ns": s["end_ns"], "completed": s["completed"],
-        "bytes_delivered": r["bytes_delivered"], "throughput_bps": run.throughput_bps,
-        "goodput": s["goodput"], "segments_sent": s["segments_sent"], "bytes_sent": s["bytes_sent"],
-        "retransmits": s["retransmits"], "retransmits_fast": s["retransmits_fast"],
-        "retransmits_recovery": s["retransmits_recovery"],
-        "retransmits_timeout": s["retransmits_timeout"], "retransmits_probe": s["retransmits_probe"],
-        "fast_retransmits": s["fast_retransmits"], "timeouts": s["timeouts"],
-        "acks_sent": r["acks_sent"],
-        "spurious_retransmits": r["stream"]["duplicate_segments"],
-        "min_rtt_ns": int(srtt.min()) if len(srtt) else None,  # type: ignore[arg-type]
-        "mean_rtt_ns": int(srtt.mean()) if len(srtt) else None,  # type: ignore[arg-type]
-    }
+    r = run.receiver
+    return {**sender_columns(run.sender, series),
+            "bytes_delivered": r["bytes_delivered"], "throughput_bps": run.throughput_bps,
+            "acks_sent": r["acks_sent"], "spurious_retransmits": r["stream"]["duplicate_segments"]}
 
 
 def _drops_table(tb: Testbed, origin: int) -> list[dict[str, Any]]:
@@ -304,23 +295,22 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
             started_at: datetime, wall: float) -> LiveRunResult:
     flows, origin, runs, linux, udp = canonical["flows"], st.origin, st.runs, st.linux, st.udp
     drops = drop_facts(tb, origin)
+    ack_drops = Counter(d["flow"] for d in drops if d["packet"] == "ack")  # transport flows'
     streams, closing = [], []
     for i, run in sorted(runs.items()):
         streams += live_facts.flow_streams(i, run.out_dir, run.sender, run.receiver)
-        ack_drops = sum(d["flow"] == i and d["packet"] == "ack" for d in drops)
-        closing += live_facts.closing_facts(i, run.sender, run.receiver, ack_drops)
+        closing += live_facts.closing_facts(i, run.sender, run.receiver, ack_drops[i])
     dirs, tcp_drops = link_directions(tb), {}
     for i, trun in sorted(st.tcp_senders.items()):
         facts, tcp_drops[i] = real_tcp.sender_drops(tb, origin, i, trun, dirs)
         drops += facts
-        more, last = real_tcp.sender_facts(i, trun, tcp_drops[i]["ack"])
+        more, last = real_tcp.sender_facts(i, trun)
         streams += more
         closing += last
     for h in udp:  # UDP CBR flows: their ends' facts
         streams += [live_facts.read_jsonl(f) for f in h.facts_paths]
     streams.append(queue_facts(tb, origin, canonical["duration"]))  # the emulator's queues
-    raw = tb.out_dir.parent
-    path = raw / "facts.jsonl"
+    path = st.raw / "facts.jsonl"
     live_facts.write_facts(path, live_facts.merge(drops, streams, closing))
     trace = canonical.get("trace") or {}
     series_on = trace.get("series", "off") != "off"
@@ -343,7 +333,7 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     for i, spec in enumerate(flows):
         rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
         if i in runs:
-            rows[i].update(_tcplab_row(spec, runs[i], series.filter(pl.col("flow") == i)))
+            rows[i].update(_tcplab_row(runs[i], series.filter(pl.col("flow") == i)))
         elif i in st.tcp_senders:
             rows[i].update(real_tcp.sender_row(st.tcp_senders[i], series.filter(pl.col("flow") == i)))
         elif i in linux_results:
@@ -352,7 +342,7 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
             series_rows += [{**{k: v for k, v in r.items() if k in shared}, "flow": i}
                             for r in linux_results[i].series.iter_rows(named=True)]
     stats = tb.stats or {}
-    receivers = {i for i in st.tcp_receivers}
+    receivers = set(st.tcp_receivers)
     section = live_section(
         stats,
         {"tcplab": [flows[i]["name"] for i in sorted(runs)],
@@ -369,8 +359,7 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     section["flows"] = {
         **{flows[i]["name"]: {"stack": "tcplab", "framing": r.sender["framing"],
                               "acks_after_sender_stopped": max(0, live_facts.acks_unread(
-                                  r.sender, r.receiver,
-                                  sum(d["flow"] == i and d["packet"] == "ack" for d in drops))),
+                                  r.sender, r.receiver, ack_drops[i])),
                               "intact": r.receiver["intact"], "stream": r.receiver["stream"],
                               "realtime": r.sender["realtime"], "cpu_ns": {"sender": r.sender["cpu_ns"],
                                                                            "receiver": r.receiver["cpu_ns"]}}

@@ -29,9 +29,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tcplab.live.netns import LiveError, Testbed, emulator_binary
+
+if TYPE_CHECKING:
+    import polars as pl
 
 PORT = 5400
 #: Time between starting the sender and model time 0 (both endpoints are up by then).
@@ -61,6 +64,27 @@ def link_config(canonical: dict[str, Any]) -> dict[str, Any]:
     link = _two_hosts(canonical)
     return {"seed": canonical["seed"], "link": f"{link['from']}-{link['to']}",
             "forward": link["forward"], "reverse": link["reverse"]}
+
+
+#: The counters of a tcplab sender's ``summary.json`` (``endpoint::sender_figures``) that
+#: are columns of its ``flows`` row.
+SENDER_COUNTERS = ("goodput", "segments_sent", "bytes_sent", "retransmits", "retransmits_fast",
+                   "retransmits_recovery", "retransmits_timeout", "retransmits_probe", "fast_retransmits",
+                   "timeouts")
+
+
+def sender_columns(sender: dict[str, Any], series: pl.DataFrame) -> dict[str, Any]:
+    """What a tcplab sender's summary (over UDP or real TCP) and its flow's ``series`` rows
+    give of its ``flows`` row: controller, recovery, span, completion, the counters, and
+    the least and mean smoothed RTT sampled."""
+    srtt = series.filter(series["srtt_ns"] > 0)["srtt_ns"]
+    return {
+        "controller": sender["controller"], "recovery": sender["recovery"],
+        "start_ns": sender["start_ns"], "end_ns": sender["end_ns"], "completed": sender["completed"],
+        **{k: sender.get(k) for k in SENDER_COUNTERS},
+        "min_rtt_ns": int(srtt.min()) if len(srtt) else None,  # type: ignore[arg-type]
+        "mean_rtt_ns": int(srtt.mean()) if len(srtt) else None,  # type: ignore[arg-type]
+    }
 
 
 @dataclass

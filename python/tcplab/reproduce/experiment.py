@@ -15,9 +15,8 @@ is reported as not run, with the one-line reason; ``all`` never selects it.
 
 from __future__ import annotations
 
+import functools
 import math
-import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,8 +28,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from tcplab.reproduce.verdict import HOLDS, INCONCLUSIVE, Estimate, Test, combine
-from tcplab.sweep import Point, SweepResult, point_complete, point_dir, run_sweep
-from tcplab.sweep_store import clean_temporaries
+from tcplab.sweep import Point, SweepResult, run_sweep
 
 Mode = Literal["quick", "full"]
 
@@ -350,39 +348,18 @@ def live_refusal(points: list[Point]) -> str | None:
 def run_live_points(points: list[Point], store: str | Path, *, progress: bool | Any = True, label: str = "live",
                     realtime: bool = False) -> SweepResult:
     """Runs each point not yet stored under ``store`` live, one at a time (real time: never
-    in parallel), through :func:`tcplab.live.run.run_live`; each results directory is written
-    whole into a hidden sibling and renamed to ``<store>/points/<key>/``, so an interrupted
-    suite resumes with the points it finished. ``realtime``: as ``run_live``'s. Raises
-    ``LiveError`` (one line) when a run fails."""
-    from tcplab.live.run import run_live
-    from tcplab.progress import CountProgress
+    in parallel), through :func:`tcplab.live.run.run_live`: the sweep engine's store, resume
+    and progress (:func:`tcplab.sweep.run_sweep` in this process) with a live point function.
+    ``realtime``: as ``run_live``'s. Raises ``LiveError`` (one line) when a run fails."""
+    return run_sweep(points, store, jobs=1, progress=progress, label=label, unit="live runs",
+                     point_fn=functools.partial(_live_point, realtime=realtime))
 
-    store = Path(store)
-    (store / "points").mkdir(parents=True, exist_ok=True)
-    clean_temporaries(store)  # what a killed suite left: its hidden, unfinished results directory
-    res = SweepResult(out=store, points=points)
-    t0 = time.perf_counter()
-    todo: list[Point] = []
-    for p in points:
-        if point_complete(store, p.key):
-            if p.key not in res.cached:
-                res.cached.append(p.key)
-        elif p.key not in {q.key for q in todo}:
-            todo.append(p)
-    with CountProgress(label, len(todo), 0, progress, unit="live runs") as bar:
-        for p in todo:
-            tmp = store / "points" / f".{p.key}.tmp-{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            try:
-                run_live(p.document, tmp, report=False, realtime=realtime)
-                shutil.rmtree(point_dir(store, p.key), ignore_errors=True)  # an incomplete leftover
-                os.replace(tmp, point_dir(store, p.key))
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-            res.computed.append(p.key)
-            bar.advance(p.label)
-    res.wall_time_s = time.perf_counter() - t0
-    return res
+
+def _live_point(document: dict[str, Any], target: str, *, realtime: bool) -> None:
+    """One live point stored at ``target``, written whole by the results writer."""
+    from tcplab.live.run import run_live
+
+    run_live(document, target, report=False, realtime=realtime)
 
 
 def _outcome(e: Experiment, res: SweepResult, mode: Mode, sens: SweepResult | None = None) -> Outcome:

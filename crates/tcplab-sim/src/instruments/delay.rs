@@ -151,12 +151,8 @@ impl FlowDelay {
         self.last_ns = Some(delay);
     }
 
-    /// The `q`-quantile of the delays (nearest rank, within 1/128; exact at the extremes).
-    pub fn quantile(&self, q: f64) -> Option<u64> {
-        self.quantiles([q])[0]
-    }
-
-    /// [`quantile`](Self::quantile) of each of `qs` (increasing), in one pass.
+    /// The quantiles `qs` (increasing) of the delays, in one pass (nearest rank, within
+    /// 1/128; exact at the extremes).
     pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [Option<u64>; N] {
         self.delay
             .quantiles(qs)

@@ -80,8 +80,6 @@ pub struct Instruments {
     verdicts: VerdictLog,
     /// Every fact taken, when recording ([`Instruments::record`]).
     recorded: Option<Vec<Fact>>,
-    /// `recorded` is Some (one flag tested per fact).
-    recording: bool,
 }
 
 impl Instruments {
@@ -97,7 +95,6 @@ impl Instruments {
             series: Series::new(tcp_flows, 0, None),
             verdicts: VerdictLog::default(),
             recorded: None,
-            recording: false,
         }
     }
 
@@ -141,7 +138,6 @@ impl Instruments {
     /// Keeps every fact from now on ([`Measurements::facts`]).
     pub fn record(&mut self) {
         self.recorded.get_or_insert_with(Vec::new);
-        self.recording = true;
     }
 
     /// The ground-truth drop log so far.
@@ -168,7 +164,7 @@ impl Instruments {
 
     #[inline(always)]
     fn take(&mut self, fact: Fact, budget: Option<&mut Budget>) {
-        if self.recording {
+        if self.recorded.is_some() {
             self.keep(fact);
         }
         match fact {
