@@ -56,6 +56,43 @@ struct Held {
     stamp: u64,
 }
 
+/// Held blocks (or packets) by recency: stamp -> first byte, a later arrival a larger stamp.
+#[derive(Clone, Debug, Default)]
+struct Recency {
+    by_stamp: BTreeMap<u64, u64>,
+    /// The next stamp.
+    next: u64,
+}
+
+impl Recency {
+    /// Registers the block starting at `start` as the most recent one; returns its stamp.
+    fn stamp(&mut self, start: u64) -> u64 {
+        let stamp = self.next;
+        self.next += 1;
+        self.by_stamp.insert(stamp, start);
+        stamp
+    }
+
+    /// Makes the block starting at `start`, stamped `old`, the most recent; returns its
+    /// stamp. One that already is keeps its stamp: the order stays the same.
+    fn restamp(&mut self, old: u64, start: u64) -> u64 {
+        if old + 1 == self.next {
+            return old;
+        }
+        self.by_stamp.remove(&old);
+        self.stamp(start)
+    }
+
+    fn remove(&mut self, stamp: u64) {
+        self.by_stamp.remove(&stamp);
+    }
+
+    /// The first bytes of the `n` most recent blocks, most recent first.
+    fn latest(&self, n: usize) -> impl Iterator<Item = u64> + '_ {
+        self.by_stamp.values().rev().take(n).copied()
+    }
+}
+
 pub struct Receiver {
     cfg: TcpConfig,
     /// SACK blocks per ACK (clamped to 0..=MAX_SACK_BLOCKS).
@@ -67,10 +104,8 @@ pub struct Receiver {
     /// Data held above `rcv_nxt`, by first byte. Disjoint and non-adjacent, every start above
     /// `rcv_nxt`.
     ooo: BTreeMap<u64, Held>,
-    /// The held blocks by recency stamp (stamp -> start): the SACK order. Same blocks as `ooo`.
-    recency: BTreeMap<u64, u64>,
-    /// Next recency stamp.
-    stamp: u64,
+    /// The held blocks by recency: the SACK order. Same blocks as `ooo`.
+    recency: Recency,
     /// RFC 7323 TS.Recent.
     ts_recent: Option<Time>,
     /// RFC 7323 Last.ACK.sent: the cumulative ACK of the latest ACK sent.
@@ -100,8 +135,7 @@ impl Receiver {
             rcv_nxt: Seq(0),
             read_nxt: Seq(0),
             ooo: BTreeMap::new(),
-            recency: BTreeMap::new(),
-            stamp: 0,
+            recency: Recency::default(),
             ts_recent: None,
             last_ack_sent: Seq(0),
             ack_due: false,
@@ -245,14 +279,6 @@ impl Receiver {
             .is_some_and(|(_, h)| h.end >= end)
     }
 
-    /// Registers the held block starting at `start` as the most recent one; returns its stamp.
-    fn new_stamp(&mut self, start: u64) -> u64 {
-        let stamp = self.stamp;
-        self.stamp += 1;
-        self.recency.insert(stamp, start);
-        stamp
-    }
-
     /// New in-order data up to `end`: moves `rcv_nxt`, swallowing held blocks it reaches.
     fn advance(&mut self, end: u64) {
         let mut nxt = end.max(self.rcv_nxt.0);
@@ -262,7 +288,7 @@ impl Receiver {
             }
             let h = e.remove();
             nxt = nxt.max(h.end);
-            self.recency.remove(&h.stamp);
+            self.recency.remove(h.stamp);
         }
         if let Some(p) = &mut self.packets {
             p.drop_below(nxt);
@@ -274,6 +300,27 @@ impl Receiver {
     /// Holds `[from, end)` (above `rcv_nxt`), merging with overlapping or adjacent blocks;
     /// the result is the most recent block.
     fn insert(&mut self, from: u64, end: u64) {
+        // The common cases, found with one look-up: the block starting last at or below
+        // `end` is the only one `[from, end)` can reach when it starts below `from` (blocks
+        // are disjoint and non-adjacent). Either it reaches `from` and grows in place, or
+        // it ends before `from` and the new block stands alone.
+        match self.ooo.range_mut(..=end).next_back() {
+            Some((&s, h)) if s <= from && h.end >= from => {
+                h.end = h.end.max(end);
+                h.stamp = self.recency.restamp(h.stamp, s);
+                return;
+            }
+            Some((&s, h)) if s < from && h.end < from => {}
+            Some(_) => return self.insert_merging(from, end),
+            None => {}
+        }
+        let stamp = self.recency.stamp(from);
+        self.ooo.insert(from, Held { end, stamp });
+    }
+
+    /// [`insert`](Self::insert) when `[from, end)` reaches blocks starting inside it.
+    #[inline(never)]
+    fn insert_merging(&mut self, from: u64, end: u64) {
         let (mut lo, mut hi) = (from, end);
         if let Some((&s, h)) = self.ooo.range(..=from).next_back() {
             if h.end >= from {
@@ -282,21 +329,19 @@ impl Receiver {
         }
         while let Some((&s, &h)) = self.ooo.range(lo..=hi).next() {
             self.ooo.remove(&s);
-            self.recency.remove(&h.stamp);
+            self.recency.remove(h.stamp);
             hi = hi.max(h.end);
         }
-        let stamp = self.new_stamp(lo);
+        let stamp = self.recency.stamp(lo);
         self.ooo.insert(lo, Held { end: hi, stamp });
     }
 
     /// A duplicate arrived inside the held block containing byte `at`: it becomes the most
     /// recent block.
     fn touch(&mut self, at: u64) {
-        if let Some((&s, &h)) = self.ooo.range(..=at).next_back() {
+        if let Some((&s, h)) = self.ooo.range_mut(..=at).next_back() {
             if h.end > at {
-                self.recency.remove(&h.stamp);
-                let stamp = self.new_stamp(s);
-                self.ooo.insert(s, Held { end: h.end, stamp });
+                h.stamp = self.recency.restamp(h.stamp, s);
             }
         }
     }
@@ -308,7 +353,7 @@ impl Receiver {
         }
         dsack
             .into_iter()
-            .chain(self.recency.values().rev().take(room).map(|&s| SackBlock {
+            .chain(self.recency.latest(room).map(|s| SackBlock {
                 start: Seq(s),
                 end: Seq(self.ooo.get(&s).map_or(s, |h| h.end)),
             }))
@@ -423,19 +468,15 @@ impl Receiver {
 #[derive(Debug, Default)]
 struct Packets {
     by_start: BTreeMap<u64, Held>,
-    /// stamp -> start, as `Receiver::recency`.
-    recency: BTreeMap<u64, u64>,
-    stamp: u64,
+    recency: Recency,
 }
 
 impl Packets {
     fn restamp(&mut self, start: u64, end: u64) {
         if let Some(old) = self.by_start.get(&start) {
-            self.recency.remove(&old.stamp);
+            self.recency.remove(old.stamp);
         }
-        let stamp = self.stamp;
-        self.stamp += 1;
-        self.recency.insert(stamp, start);
+        let stamp = self.recency.stamp(start);
         self.by_start.insert(start, Held { end, stamp });
     }
 
@@ -455,7 +496,7 @@ impl Packets {
         for (s, h) in inside {
             if h.end <= end {
                 self.by_start.remove(&s);
-                self.recency.remove(&h.stamp);
+                self.recency.remove(h.stamp);
             } else {
                 hi = s;
             }
@@ -482,13 +523,13 @@ impl Packets {
                 break;
             }
             let h = e.remove();
-            self.recency.remove(&h.stamp);
+            self.recency.remove(h.stamp);
         }
     }
 
     /// The `n` most recently received packets, most recent first.
     fn latest(&self, n: usize) -> impl Iterator<Item = SackBlock> + '_ {
-        self.recency.values().rev().take(n).map(|&s| SackBlock {
+        self.recency.latest(n).map(|s| SackBlock {
             start: Seq(s),
             end: Seq(self.by_start.get(&s).map_or(s, |h| h.end)),
         })

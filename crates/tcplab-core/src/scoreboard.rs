@@ -290,6 +290,30 @@ impl Scoreboard {
         if lo >= hi {
             return 0;
         }
+        // The common cases, found with one look-up: the interval starting last at or below
+        // `hi` is the only one `[lo, hi)` can reach when it starts at or below `lo`
+        // (intervals are disjoint and non-adjacent). A block already SACKed changes nothing;
+        // one that reaches it extends it in place; one past its end stands alone.
+        match self.sacked.range_mut(..=hi).next_back() {
+            Some((&s, e)) if s <= lo && *e >= lo => {
+                let from = *e;
+                if from >= hi {
+                    return 0;
+                }
+                *e = hi;
+                return self.set_sacked(from, hi);
+            }
+            Some((&s, &mut e)) if s < lo && e < lo => {}
+            Some(_) => return self.sack_merging(lo, hi),
+            None => {}
+        }
+        self.sacked.insert(lo, hi);
+        self.set_sacked(lo, hi)
+    }
+
+    /// [`sack`](Self::sack) when `[lo, hi)` reaches intervals starting inside it.
+    #[inline(never)]
+    fn sack_merging(&mut self, lo: SegIdx, hi: SegIdx) -> u64 {
         // Merge the intervals that overlap or touch [lo, hi), in order, and mark the gaps
         // between them (one at a time, taken out as they are merged: no list to allocate).
         let mut new_lo = lo;

@@ -517,9 +517,12 @@ fn random_reordering_with_duplicates_yields_the_stream() {
 
         let mut r = Receiver::new(&cfg);
         let mut have = vec![false; total as usize];
+        // Per byte, 1 + the index of the latest arrival carrying it: a held block's recency
+        // is its latest byte's (an arrival above rcv_nxt always ends up inside one block).
+        let mut touched = vec![0usize; total as usize];
         let (mut now, mut last_ack, mut read_to) = (0u64, 0u64, 0u64);
         let (mut dups, mut ooo) = (0u64, 0u64);
-        for s in &segs {
+        for (k, s) in segs.iter().enumerate() {
             now += rng.below(50);
             let mut s = s.ts(now);
             s.ce = cfg.ecn && rng.chance(10);
@@ -531,7 +534,8 @@ fn random_reordering_with_duplicates_yields_the_stream() {
             } else if s.seq.0 > prefix {
                 ooo += 1;
             }
-            have[range].iter_mut().for_each(|b| *b = true);
+            have[range.clone()].iter_mut().for_each(|b| *b = true);
+            touched[range].iter_mut().for_each(|t| *t = k + 1);
             r.on_segment(ms(now), &s);
             let prefix = have.iter().position(|&b| !b).unwrap_or(have.len()) as u64;
             assert_eq!(r.rcv_nxt(), Seq(prefix), "seed {seed}");
@@ -551,6 +555,18 @@ fn random_reordering_with_duplicates_yields_the_stream() {
                     assert!(b.start > a.ack && held.contains(b), "seed {seed}: {a:?}");
                     assert!(!a.sack.as_slice()[..i].contains(b), "repeated block: {a:?}");
                 }
+                // RFC 2018: the blocks are the most recently received ones, latest first.
+                let mut by_recency = held.clone();
+                by_recency.sort_by_key(|b| {
+                    std::cmp::Reverse(
+                        touched[b.start.0 as usize..b.end.0 as usize]
+                            .iter()
+                            .max()
+                            .copied(),
+                    )
+                });
+                by_recency.truncate(cfg.sack_blocks as usize);
+                assert_eq!(a.sack.as_slice(), by_recency, "seed {seed}: SACK order");
                 if s.seq > a.ack && cfg.sack_blocks > 0 {
                     let first = a.sack.as_slice()[0];
                     assert!(
