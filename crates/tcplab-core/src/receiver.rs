@@ -56,39 +56,50 @@ struct Held {
     stamp: u64,
 }
 
-/// Held blocks (or packets) by recency: stamp -> first byte, a later arrival a larger stamp.
+/// Held blocks (or packets) by recency: stamp -> the block's bytes `[start, end)`, a later
+/// arrival a larger stamp.
 #[derive(Clone, Debug, Default)]
 struct Recency {
-    by_stamp: BTreeMap<u64, u64>,
+    by_stamp: BTreeMap<u64, SackBlock>,
     /// The next stamp.
     next: u64,
 }
 
 impl Recency {
-    /// Registers the block starting at `start` as the most recent one; returns its stamp.
-    fn stamp(&mut self, start: u64) -> u64 {
+    /// Registers the block `[start, end)` as the most recent one; returns its stamp.
+    fn stamp(&mut self, start: u64, end: u64) -> u64 {
         let stamp = self.next;
         self.next += 1;
-        self.by_stamp.insert(stamp, start);
+        let block = SackBlock {
+            start: Seq(start),
+            end: Seq(end),
+        };
+        self.by_stamp.insert(stamp, block);
         stamp
     }
 
-    /// Makes the block starting at `start`, stamped `old`, the most recent; returns its
-    /// stamp. One that already is keeps its stamp: the order stays the same.
-    fn restamp(&mut self, old: u64, start: u64) -> u64 {
-        if old + 1 == self.next {
-            return old;
+    /// Makes the block `[start, end)`, stamped `old` (its end then `old_end`), the most
+    /// recent; returns its stamp. One that already is keeps its stamp: the order stays the
+    /// same.
+    fn restamp(&mut self, old: u64, start: u64, old_end: u64, end: u64) -> u64 {
+        if old + 1 != self.next {
+            self.by_stamp.remove(&old);
+            return self.stamp(start, end);
         }
-        self.by_stamp.remove(&old);
-        self.stamp(start)
+        if end != old_end {
+            if let Some(mut e) = self.by_stamp.last_entry() {
+                e.get_mut().end = Seq(end);
+            }
+        }
+        old
     }
 
     fn remove(&mut self, stamp: u64) {
         self.by_stamp.remove(&stamp);
     }
 
-    /// The first bytes of the `n` most recent blocks, most recent first.
-    fn latest(&self, n: usize) -> impl Iterator<Item = u64> + '_ {
+    /// The `n` most recent blocks, most recent first.
+    fn latest(&self, n: usize) -> impl Iterator<Item = SackBlock> + '_ {
         self.by_stamp.values().rev().take(n).copied()
     }
 }
@@ -184,25 +195,11 @@ impl Receiver {
         }
         let end = start.saturating_add(seg.len as u64).min(right_edge);
         let from = start.max(self.rcv_nxt.0);
-        if from >= end || self.holds(from, end) {
-            // Every byte (inside the window) had arrived already.
-            self.counters.duplicate_segments += 1;
-            self.ack_due = true;
-            if from >= end {
-                self.enter_quickack(); // below rcv_nxt: a retransmission (tcp_data_queue)
-            }
-            if self.cfg.dsack && self.sack_blocks > 0 {
-                self.dsack = Some(SackBlock {
-                    start: Seq(start),
-                    end: Seq(end.max(start)),
-                });
-            }
-            if from < end {
-                self.touch(from);
-                if let Some(p) = &mut self.packets {
-                    p.touch(from);
-                }
-            }
+        if from >= end {
+            // Every byte (inside the window) had arrived already, below rcv_nxt: a
+            // retransmission (tcp_data_queue).
+            self.duplicate(start, end);
+            self.enter_quickack();
             return;
         }
 
@@ -218,13 +215,30 @@ impl Receiver {
             } else {
                 self.delay_ack(now, seg.len);
             }
-        } else {
+        } else if self.hold(from, end) {
             self.counters.out_of_order_segments += 1;
-            self.insert(from, end);
             if let Some(p) = &mut self.packets {
                 p.insert(from, end);
             }
             self.ack_due = true;
+        } else {
+            // Every byte had arrived already, inside one held block (now the most recent).
+            self.duplicate(start, end);
+            if let Some(p) = &mut self.packets {
+                p.touch(from);
+            }
+        }
+    }
+
+    /// A segment whose bytes `[start, end)` (inside the window) had all arrived already.
+    fn duplicate(&mut self, start: u64, end: u64) {
+        self.counters.duplicate_segments += 1;
+        self.ack_due = true;
+        if self.cfg.dsack && self.sack_blocks > 0 {
+            self.dsack = Some(SackBlock {
+                start: Seq(start),
+                end: Seq(end.max(start)),
+            });
         }
     }
 
@@ -271,14 +285,6 @@ impl Receiver {
         self.quick.as_ref().map(|q| q.quick())
     }
 
-    /// `[from, end)` lies inside one held block.
-    fn holds(&self, from: u64, end: u64) -> bool {
-        self.ooo
-            .range(..=from)
-            .next_back()
-            .is_some_and(|(_, h)| h.end >= end)
-    }
-
     /// New in-order data up to `end`: moves `rcv_nxt`, swallowing held blocks it reaches.
     fn advance(&mut self, end: u64) {
         let mut nxt = end.max(self.rcv_nxt.0);
@@ -298,29 +304,35 @@ impl Receiver {
     }
 
     /// Holds `[from, end)` (above `rcv_nxt`), merging with overlapping or adjacent blocks;
-    /// the result is the most recent block.
-    fn insert(&mut self, from: u64, end: u64) {
-        // The common cases, found with one look-up: the block starting last at or below
-        // `end` is the only one `[from, end)` can reach when it starts below `from` (blocks
-        // are disjoint and non-adjacent). Either it reaches `from` and grows in place, or
-        // it ends before `from` and the new block stands alone.
+    /// the result is the most recent block. False when every byte was held already (inside
+    /// one block).
+    fn hold(&mut self, from: u64, end: u64) -> bool {
+        // Found with one look-up: the block starting last at or below `end` is the only one
+        // `[from, end)` can reach when it starts at or below `from` (blocks are disjoint and
+        // non-adjacent). Either it reaches `from`, and holds the bytes already or grows in
+        // place, or it ends before `from` and the new block stands alone.
         match self.ooo.range_mut(..=end).next_back() {
             Some((&s, h)) if s <= from && h.end >= from => {
-                h.end = h.end.max(end);
-                h.stamp = self.recency.restamp(h.stamp, s);
-                return;
+                let old_end = h.end;
+                h.end = old_end.max(end);
+                h.stamp = self.recency.restamp(h.stamp, s, old_end, h.end);
+                return end > old_end;
             }
             Some((&s, h)) if s < from && h.end < from => {}
-            Some(_) => return self.insert_merging(from, end),
+            Some(_) => {
+                self.hold_merging(from, end);
+                return true;
+            }
             None => {}
         }
-        let stamp = self.recency.stamp(from);
+        let stamp = self.recency.stamp(from, end);
         self.ooo.insert(from, Held { end, stamp });
+        true
     }
 
-    /// [`insert`](Self::insert) when `[from, end)` reaches blocks starting inside it.
+    /// [`hold`](Self::hold) when `[from, end)` reaches blocks starting inside it.
     #[inline(never)]
-    fn insert_merging(&mut self, from: u64, end: u64) {
+    fn hold_merging(&mut self, from: u64, end: u64) {
         let (mut lo, mut hi) = (from, end);
         if let Some((&s, h)) = self.ooo.range(..=from).next_back() {
             if h.end >= from {
@@ -332,18 +344,8 @@ impl Receiver {
             self.recency.remove(h.stamp);
             hi = hi.max(h.end);
         }
-        let stamp = self.recency.stamp(lo);
+        let stamp = self.recency.stamp(lo, hi);
         self.ooo.insert(lo, Held { end: hi, stamp });
-    }
-
-    /// A duplicate arrived inside the held block containing byte `at`: it becomes the most
-    /// recent block.
-    fn touch(&mut self, at: u64) {
-        if let Some((&s, h)) = self.ooo.range_mut(..=at).next_back() {
-            if h.end > at {
-                h.stamp = self.recency.restamp(h.stamp, s);
-            }
-        }
     }
 
     fn sack_list(&self, dsack: Option<SackBlock>) -> SackList {
@@ -351,13 +353,7 @@ impl Receiver {
         if let Some(p) = &self.packets {
             return dsack.into_iter().chain(p.latest(room)).collect();
         }
-        dsack
-            .into_iter()
-            .chain(self.recency.latest(room).map(|s| SackBlock {
-                start: Seq(s),
-                end: Seq(self.ooo.get(&s).map_or(s, |h| h.end)),
-            }))
-            .collect()
+        dsack.into_iter().chain(self.recency.latest(room)).collect()
     }
 
     /// The next acknowledgment to send, if one is due now. (Inlined: the caller polls until
@@ -476,7 +472,7 @@ impl Packets {
         if let Some(old) = self.by_start.get(&start) {
             self.recency.remove(old.stamp);
         }
-        let stamp = self.recency.stamp(start);
+        let stamp = self.recency.stamp(start, end);
         self.by_start.insert(start, Held { end, stamp });
     }
 
@@ -529,9 +525,6 @@ impl Packets {
 
     /// The `n` most recently received packets, most recent first.
     fn latest(&self, n: usize) -> impl Iterator<Item = SackBlock> + '_ {
-        self.recency.latest(n).map(|s| SackBlock {
-            start: Seq(s),
-            end: Seq(self.by_start.get(&s).map_or(s, |h| h.end)),
-        })
+        self.recency.latest(n)
     }
 }
