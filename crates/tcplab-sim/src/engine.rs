@@ -12,6 +12,7 @@ use tcplab_core::Time;
 
 /// One scheduled event. `key` packs `(time, seq)` into one integer so that a single
 /// comparison orders two entries.
+#[derive(Clone, Copy)]
 struct Entry<E> {
     key: u128,
     event: E,
@@ -26,14 +27,16 @@ impl<E> Entry<E> {
 /// A binary min-heap of entries by key.
 ///
 /// Written out rather than `std::collections::BinaryHeap`: the main heap is small (about six
-/// network events on average in the benchmarks), and there this plain sift-down costs fewer
-/// instructions than std's pop, which sifts to the bottom and back up (104 against 121 per
-/// pop in B4 under callgrind; docs/performance.md).
+/// network events on average in the benchmarks), and there a sift-down that stops as soon as
+/// the key is in place costs fewer instructions than std's pop, which sifts to the bottom
+/// and back up (docs/performance.md). Entries are `Copy` (a key and a small event): the
+/// entries on the way move by one copy each into the hole, and the sifted entry is written
+/// once at the end, rather than swapped at every level.
 struct MinHeap<E> {
     v: Vec<Entry<E>>,
 }
 
-impl<E> MinHeap<E> {
+impl<E: Copy> MinHeap<E> {
     fn new() -> Self {
         MinHeap { v: Vec::new() }
     }
@@ -50,7 +53,7 @@ impl<E> MinHeap<E> {
         self.v.push(e);
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.v[parent].key <= self.v[i].key {
+            if self.v[parent].key <= e.key {
                 break;
             }
             self.v.swap(parent, i);
@@ -59,16 +62,14 @@ impl<E> MinHeap<E> {
     }
 
     fn pop(&mut self) -> Option<Entry<E>> {
-        if self.v.is_empty() {
-            return None;
-        }
-        let top = self.v.swap_remove(0);
+        // The last entry sifts down from the root, whose entry is the one returned.
+        let last = self.v.pop()?;
         let v = &mut self.v[..];
-        let n = v.len();
-        // The key sifting down, kept in a register.
-        let Some(key) = v.first().map(|e| e.key) else {
-            return Some(top);
+        let Some(&top) = v.first() else {
+            return Some(last);
         };
+        let n = v.len();
+        let key = last.key;
         let mut i = 0;
         loop {
             let l = 2 * i + 1;
@@ -84,9 +85,10 @@ impl<E> MinHeap<E> {
             if key <= ck {
                 break;
             }
-            v.swap(i, c);
+            v[i] = v[c];
             i = c;
         }
+        v[i] = last;
         Some(top)
     }
 
@@ -136,7 +138,7 @@ struct Radix<E> {
     len: usize,
 }
 
-impl<E> Radix<E> {
+impl<E: Copy> Radix<E> {
     fn new() -> Self {
         Radix {
             first: None,
@@ -259,13 +261,13 @@ pub struct EventQueue<E> {
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: MinHeap::new(),

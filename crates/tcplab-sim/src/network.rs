@@ -205,7 +205,7 @@ impl Network {
 
     /// Schedules the first change of every link direction that has a schedule (call once,
     /// before the run; each change schedules the next one of its direction).
-    pub fn schedule_changes<E: From<NetEvent>>(&self, q: &mut EventQueue<E>) {
+    pub fn schedule_changes<E: From<NetEvent> + Copy>(&self, q: &mut EventQueue<E>) {
         for (l, c) in self.changes.iter().enumerate() {
             if let Some(&(at, _, _)) = c.front() {
                 q.push(at, NetEvent::Reconfigure(l as u32).into());
@@ -215,7 +215,7 @@ impl Network {
 
     /// A source at node `at` hands `p` to the network.
     #[inline]
-    pub fn send<E: From<NetEvent>>(
+    pub fn send<E: From<NetEvent> + Copy>(
         &mut self,
         now: Time,
         at: u32,
@@ -231,7 +231,7 @@ impl Network {
     }
 
     /// Processes one network event; returns a packet that reached its destination.
-    pub fn handle<E: From<NetEvent>>(
+    pub fn handle<E: From<NetEvent> + Copy>(
         &mut self,
         now: Time,
         ev: NetEvent,
@@ -251,7 +251,7 @@ impl Network {
     /// stays in the pool ([`Arrival::InPool`]): the caller reads it there and frees it with
     /// [`PacketPool::release`], which saves moving the packet out (ACKs are large).
     #[inline]
-    pub fn handle_arrival<E: From<NetEvent>>(
+    pub fn handle_arrival<E: From<NetEvent> + Copy>(
         &mut self,
         now: Time,
         ev: NetEvent,
@@ -308,7 +308,7 @@ impl Network {
         (self.links.len() + before) as u32 + hop
     }
 
-    fn wlan_wake<E: From<NetEvent>>(
+    fn wlan_wake<E: From<NetEvent> + Copy>(
         &mut self,
         now: Time,
         w: u32,
@@ -351,7 +351,7 @@ impl Network {
     }
 
     /// Hands packet `id` to hop `hop` of WLAN segment `w`, link direction `l`.
-    fn wlan_offer<E: From<NetEvent>>(
+    fn wlan_offer<E: From<NetEvent> + Copy>(
         &mut self,
         now: Time,
         l: u32,
@@ -371,7 +371,7 @@ impl Network {
         }
     }
 
-    fn forward<E: From<NetEvent>>(
+    fn forward<E: From<NetEvent> + Copy>(
         &mut self,
         now: Time,
         at: u32,
@@ -508,7 +508,7 @@ impl Network {
 }
 
 #[inline(always)]
-fn schedule<E: From<NetEvent>>(q: &mut EventQueue<E>, l: u32, wake: Wakeups) {
+fn schedule<E: From<NetEvent> + Copy>(q: &mut EventQueue<E>, l: u32, wake: Wakeups) {
     if let Some(t) = wake.service_done {
         q.push(t, NetEvent::ServiceDone(l).into());
     }
