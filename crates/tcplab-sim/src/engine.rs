@@ -91,11 +91,6 @@ impl<E: Copy> MinHeap<E> {
         v[i] = last;
         Some(top)
     }
-
-    #[inline]
-    fn len(&self) -> usize {
-        self.v.len()
-    }
 }
 
 /// Pending events past which the queue turns into a radix heap (for good: a run that had
@@ -135,7 +130,6 @@ struct Radix<E> {
     nonempty: [u64; 2],
     /// The floor: no entry has a smaller key.
     last: u128,
-    len: usize,
 }
 
 impl<E: Copy> Radix<E> {
@@ -145,7 +139,6 @@ impl<E: Copy> Radix<E> {
             buckets: (0..128).map(|_| Vec::new()).collect(),
             nonempty: [0; 2],
             last: 0,
-            len: 0,
         }
     }
 
@@ -156,7 +149,6 @@ impl<E: Copy> Radix<E> {
         } else {
             self.place(e);
         }
-        self.len += 1;
     }
 
     /// Puts `e` (key at or above `last`) in its bucket.
@@ -238,7 +230,6 @@ impl<E: Copy> Radix<E> {
         if self.first.as_ref()?.key > limit {
             return None;
         }
-        self.len -= 1;
         self.first.take()
     }
 }
@@ -257,6 +248,8 @@ pub struct EventQueue<E> {
     timers: MinHeap<E>,
     radix: Option<Box<Radix<E>>>,
     next_seq: u64,
+    /// Events waiting, in all three.
+    len: usize,
     peak: usize,
     popped: u64,
 }
@@ -274,6 +267,7 @@ impl<E: Copy> EventQueue<E> {
             timers: MinHeap::new(),
             radix: None,
             next_seq: 0,
+            len: 0,
             peak: 0,
             popped: 0,
         }
@@ -292,7 +286,8 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, time: Time, event: E) {
         let e = self.entry(time, event);
         self.heap.push(e);
-        self.peak = self.peak.max(self.len());
+        self.len += 1;
+        self.peak = self.peak.max(self.len);
     }
 
     /// Like [`push`](Self::push) (same order), for events that are usually far ahead and
@@ -301,7 +296,8 @@ impl<E: Copy> EventQueue<E> {
     pub fn push_timer(&mut self, time: Time, event: E) {
         let e = self.entry(time, event);
         self.timers.push(e);
-        self.peak = self.peak.max(self.len());
+        self.len += 1;
+        self.peak = self.peak.max(self.len);
     }
 
     /// Time of the next event, if any.
@@ -333,6 +329,7 @@ impl<E: Copy> EventQueue<E> {
         } else {
             self.heap.pop()
         }?;
+        self.len -= 1;
         self.popped += 1;
         Some((e.time(), e.event))
     }
@@ -348,6 +345,7 @@ impl<E: Copy> EventQueue<E> {
         }
         // The largest key of time `limit`.
         let e = r.pop_until((limit.as_nanos() as u128) << 64 | u64::MAX as u128)?;
+        self.len -= 1;
         self.popped += 1;
         Some((e.time(), e.event))
     }
@@ -355,7 +353,7 @@ impl<E: Copy> EventQueue<E> {
     /// Events waiting.
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len() + self.timers.len() + self.radix.as_ref().map_or(0, |r| r.len)
+        self.len
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
