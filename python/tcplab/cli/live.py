@@ -16,22 +16,17 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
-__all__ = ["register", "load_daemon_config"]
+from tcplab.cli.common import fail
 
-EXIT_INVALID = 2
+__all__ = ["register", "load_daemon_config"]
 
 
 class DaemonConfigError(ValueError):
     """A daemon config file refused (one line)."""
-
-
-def _fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
-    sys.stderr.write(f"error: {' '.join(message.splitlines())}\n")
-    raise typer.Exit(code)
 
 
 def load_daemon_config(path: Path) -> Any:
@@ -82,22 +77,22 @@ def daemon(
     try:
         cfg = load_daemon_config(config)
     except DaemonConfigError as e:
-        _fail(str(e))
+        fail(str(e))
     runner = ProbeRunner(cfg.name, cfg.results_dir)
     try:
         d = Daemon(cfg, runner)
     except AuthError as e:
-        _fail(f"{config}: key_file: {e}")
+        fail(f"{config}: key_file: {e}")
     except OSError as e:
-        _fail(f"{config}: listen = {cfg.listen!r}, port = {cfg.port}: {e.strerror or e}")
+        fail(f"{config}: listen = {cfg.listen!r}, port = {cfg.port}: {e.strerror or e}")
     except Exception as e:  # ssl errors loading tls_cert / tls_key
-        _fail(f"{config}: tls_cert = {str(cfg.tls_cert)!r}, tls_key = {str(cfg.tls_key)!r}: {e}")
+        fail(f"{config}: tls_cert = {str(cfg.tls_cert)!r}, tls_key = {str(cfg.tls_key)!r}: {e}")
     if netns is not None:
         try:
             enter_netns(netns)  # before any thread exists: every later one inherits it
         except LiveError as e:
             d.server.server_close()
-            _fail(str(e))
+            fail(str(e))
     stop = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
@@ -141,12 +136,12 @@ def testbed(
         stop.set()
 
     if out is not None and out.is_dir() and any(out.iterdir()):
-        _fail(f"--out {out}: not empty (a testbed writes a new key and results)")
+        fail(f"--out {out}: not empty (a testbed writes a new key and results)")
     try:
         tb = Testbed(hosts, campaign, seed, out_dir=out, cross_udp=not no_cross_udp, cross_tcp=cross_tcp,
                      probe_timeout_s=probe_timeout_s)
     except (CampaignError, LiveError) as e:
-        _fail(f"{campaign}: {e}" if isinstance(e, CampaignError) else str(e))
+        fail(f"{campaign}: {e}" if isinstance(e, CampaignError) else str(e))
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         with tb:
@@ -160,7 +155,7 @@ def testbed(
             while not stop.wait(0.5):
                 pass
     except LiveError as e:
-        _fail(str(e), 1)
+        fail(str(e), 1)
     finally:
         for s, h in old.items():
             signal.signal(s, h)

@@ -1,0 +1,55 @@
+"""The ``tcplab`` command line: run, compare, validate, list, sweep, reproduce, campaign, and the
+live campaign's daemon and testbed. One module per group of commands, each adding its own
+(``register``); :mod:`tcplab.cli.common` holds what they share.
+
+Exit codes: 0 success; 1 the simulator failed (internal error) or the results could not be
+written; 2 invalid scenario or usage (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tcplab import _native
+from tcplab.cli import campaigns, compare, live, runs, scenarios, sweeps
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="tcplab",
+    help="tcplab: a TCP congestion-control laboratory (packet-level simulation).",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"tcplab {_native.version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+
+
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """tcplab: simulate TCP congestion control and loss recovery on configurable networks."""
+
+
+# In the order `tcplab --help` lists them.
+for group in (runs, compare, scenarios, sweeps, campaigns, live):
+    group.register(app)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,56 @@
+"""``tcplab validate`` and ``tcplab list``: a scenario checked without running it, and the
+components a scenario can name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tcplab import _native
+from tcplab.cli.common import EXIT_INTERNAL, EXIT_INVALID, check_sweep, fail, load_base
+
+
+def validate(
+    scenario: Annotated[
+        Path, typer.Argument(help="Scenario file (TOML).", show_default=False, metavar="SCENARIO.toml")
+    ],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the canonical JSON the simulator would run.")
+    ] = False,
+) -> None:
+    """Check a scenario file (schema, then the simulator's own checks) without running it.
+
+    With a \\[sweep] table: the base scenario, then every point of the sweep."""
+    sc, sweep_table = load_base(scenario)
+    text = sc.canonical_json(indent=2)
+    try:
+        _native.Simulation(text)
+    except ValueError as e:
+        fail(f"{scenario}: {e}", EXIT_INVALID)
+    except RuntimeError as e:
+        fail(str(e), EXIT_INTERNAL)
+    points = check_sweep(scenario, sc, sweep_table) if sweep_table is not None else None
+    if json_out:
+        typer.echo(text)  # the base scenario's
+    else:
+        typer.echo(f"ok: {sc.describe()}")
+        if points is not None:
+            typer.echo(f"ok: all {points} sweep points valid (tcplab sweep runs them)")
+
+
+def list_components() -> None:
+    """List the congestion controllers and loss-recovery strategies, one line each."""
+    for kind, title in (("controller", "controllers"), ("recovery", "recoveries")):
+        typer.echo(f"{title}:")
+        rows = [(name, about) for k, name, about in _native.components() if k == kind]
+        width = max((len(name) for name, _ in rows), default=0)
+        for name, about in rows:
+            typer.echo(f"  {name:<{width}}  {about}".rstrip())
+
+
+def register(app: typer.Typer) -> None:
+    """Adds ``validate``, ``list`` to the CLI."""
+    app.command("validate")(validate)
+    app.command("list")(list_components)
