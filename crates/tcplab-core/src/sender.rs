@@ -217,6 +217,11 @@ impl Sender {
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
     }
+    /// The connection's handshake took `rtt` (a SYN or SYN-ACK sent once): the estimator's
+    /// first sample, before any data (the RTT counters count data samples only).
+    pub fn on_handshake_rtt(&mut self, rtt: Dur) {
+        self.rtt.on_sample_at(rtt, self.snd_una(), self.snd_nxt);
+    }
     pub fn snd_una(&self) -> Seq {
         self.sb.seq_of(self.sb.una()).min(self.snd_nxt)
     }

@@ -102,6 +102,8 @@ impl Connection {
                         self.negotiated = None;
                         self.ts_recent = None;
                         self.rtx = None;
+                        self.syn_sent_at = None;
+                        self.syn_resent = false;
                         self.send_syn = false;
                         self.send_ack = false;
                     }
@@ -153,8 +155,12 @@ impl Connection {
         }
     }
 
-    /// The handshake completed: build the core with the negotiated settings.
-    fn establish(&mut self, _now: Time) {
+    /// The handshake completed: build the core with the negotiated settings. A sender core
+    /// takes the handshake's round trip as its first RTT sample when one SYN (SYN-ACK) was
+    /// sent, as Linux does (tcp_ack_update_rtt on the SYN-ACK, tcp_synack_rtt_meas on the
+    /// handshake's ACK): its RTO is then about three RTTs (at least `rto_min`), not
+    /// `rto_initial`.
+    fn establish(&mut self, now: Time) {
         self.state = State::Established;
         self.rtx = None;
         let Some(n) = self.negotiated else {
@@ -179,6 +185,9 @@ impl Connection {
                 app_bytes,
             } => match Sender::build(&cfg, controller, recovery, *app_bytes) {
                 Ok(mut s) => {
+                    if let Some(sent) = self.syn_sent_at {
+                        s.on_handshake_rtt(now.saturating_since(sent));
+                    }
                     if self.fin_wanted {
                         s.close();
                     }

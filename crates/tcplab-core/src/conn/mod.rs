@@ -251,6 +251,11 @@ pub struct Connection {
     send_rst: Option<(u32, u32, bool, u16)>,
     /// SYN / SYN-ACK / FIN retransmission timer.
     rtx: Option<Backoff>,
+    /// When our SYN (SYN-ACK) left, while only one has: the handshake's RTT sample (Karn: a
+    /// SYN sent twice gives none).
+    syn_sent_at: Option<Time>,
+    /// More than one SYN (SYN-ACK) has left.
+    syn_resent: bool,
     time_wait_until: Option<Time>,
     /// The window field of the peer's SYN (never scaled): a sender core's initial window.
     peer_syn_window: u16,
@@ -306,6 +311,8 @@ impl Connection {
             send_fin: false,
             send_rst: None,
             rtx: None,
+            syn_sent_at: None,
+            syn_resent: false,
             time_wait_until: None,
             peer_syn_window: 0,
             listen_port: None,

@@ -236,6 +236,76 @@ fn syn_ack_negotiates_and_configures_the_core() {
     assert!(data[1].tcp.seq < ISS);
 }
 
+/// A SYN-ACK answering `syn` with every option.
+fn syn_ack_to(syn: &Out) -> Seg {
+    let ts = syn.tcp.options.timestamps.map_or(0, |x| x.0);
+    let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
+    sa.options = full_syn_ack_options();
+    sa.options.timestamps = Some((PEER_TS, ts));
+    sa
+}
+
+#[test]
+fn the_handshake_gives_the_sender_its_first_rtt_sample() {
+    for mode in [crate::RtoMode::Rfc6298, crate::RtoMode::Linux] {
+        let mut cfg = cfg();
+        cfg.tcp.rto_min = Dur::from_millis(200);
+        cfg.tcp.rto_mode = mode;
+        let mut c = Connection::connect(t(0), cfg, sender_role(100_000)).expect("config");
+        let syn = recv(&mut c, t(0)).expect("SYN");
+        send(&mut c, t(100), syn_ack_to(&syn));
+        let s = c.sender().expect("a sender core");
+        assert_eq!(s.rtt().srtt(), Some(Dur::from_millis(100)), "{mode:?}");
+        assert_eq!(s.rtt().min_rtt(), Some(Dur::from_millis(100)), "{mode:?}");
+        // RFC 6298: 100 + 4 x 50 ms. Linux's first sample: srtt + 2 srtt (mdev = 2 r).
+        assert_eq!(s.rtt().rto(), Dur::from_millis(300), "{mode:?}");
+        assert_eq!(
+            s.counters().rtt_samples,
+            0,
+            "a handshake sample is not a data sample"
+        );
+    }
+}
+
+#[test]
+fn a_retransmitted_syn_gives_no_rtt_sample() {
+    let mut cfg = cfg();
+    cfg.tcp.rto_min = Dur::from_millis(200);
+    let mut c = Connection::connect(t(0), cfg, sender_role(100_000)).expect("config");
+    recv(&mut c, t(0)).expect("SYN");
+    let at = c.poll_timeout().expect("the SYN's timer");
+    c.on_timeout(at);
+    let syn = recv(&mut c, at).expect("the SYN again");
+    send(&mut c, at + Dur::from_millis(50), syn_ack_to(&syn));
+    let s = c.sender().expect("a sender core");
+    assert_eq!(
+        s.rtt().srtt(),
+        None,
+        "Karn: either SYN may have been answered"
+    );
+    assert_eq!(s.rtt().rto(), Dur::from_secs(1), "rto_initial");
+}
+
+#[test]
+fn a_passive_sender_takes_the_syn_ack_round_trip() {
+    let mut cfg = cfg();
+    cfg.remote.1 = 0;
+    cfg.tcp.rto_min = Dur::from_millis(200);
+    let mut c = Connection::listen(cfg, sender_role(100_000)).expect("config");
+    send(&mut c, t(0), syn_from_peer(full_syn_ack_options()));
+    let sa = recv(&mut c, t(5)).expect("SYN-ACK");
+    assert_eq!(sa.tcp.flags, TcpFlags::SYN | TcpFlags::ACK);
+    let ts = sa.tcp.options.timestamps.map_or(0, |x| x.0);
+    send(
+        &mut c,
+        t(45),
+        seg(TcpFlags::ACK, IRS + 1, ISS.wrapping_add(1)).ts(PEER_TS, ts),
+    );
+    assert_eq!(c.state(), State::Established);
+    let s = c.sender().expect("a sender core");
+    assert_eq!(s.rtt().srtt(), Some(Dur::from_millis(40)));
+}
+
 #[test]
 fn the_syn_ack_window_limits_the_first_flight() {
     let mut c = Connection::connect(t(0), cfg(), sender_role(100_000)).expect("config");
