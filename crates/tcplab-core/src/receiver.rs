@@ -468,11 +468,13 @@ struct Packets {
 }
 
 impl Packets {
+    /// The packet `[start, end)` (new, or one held already at `start`) becomes the most
+    /// recent.
     fn restamp(&mut self, start: u64, end: u64) {
-        if let Some(old) = self.by_start.get(&start) {
-            self.recency.remove(old.stamp);
-        }
-        let stamp = self.recency.stamp(start, end);
+        let stamp = match self.by_start.get(&start) {
+            Some(old) => self.recency.restamp(old.stamp, start, old.end, end),
+            None => self.recency.stamp(start, end),
+        };
         self.by_start.insert(start, Held { end, stamp });
     }
 

@@ -52,22 +52,20 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     let layout = topology::expand_problems(&s.topology, &mut errs);
     let packet = smallest_packet(s);
     for l in &layout.links {
-        link_dir(&At(&l.spec_path, ".forward"), &l.forward, &mut errs);
-        link_dir(&At(&l.spec_path, ".reverse"), &l.reverse, &mut errs);
-        buffer_fits(&At(&l.spec_path, ".forward"), &l.forward, packet, &mut errs);
-        buffer_fits(&At(&l.spec_path, ".reverse"), &l.reverse, packet, &mut errs);
-        schedule(
-            &At(&l.spec_path, ".forward"),
-            &l.forward,
-            s.duration,
-            &mut errs,
-        );
-        schedule(
-            &At(&l.spec_path, ".reverse"),
-            &l.reverse,
-            s.duration,
-            &mut errs,
-        );
+        let dirs = [
+            (At(&l.spec_path, ".forward"), &l.forward),
+            (At(&l.spec_path, ".reverse"), &l.reverse),
+        ];
+        // Each check on both directions before the next: the problems keep this order.
+        for (at, d) in &dirs {
+            link_dir(at, d, &mut errs);
+        }
+        for (at, d) in &dirs {
+            buffer_fits(at, d, packet, &mut errs);
+        }
+        for (at, d) in &dirs {
+            schedule(at, d, s.duration, &mut errs);
+        }
     }
     for w in &layout.wlans {
         topology::wlan::check_params(&w.spec_path, w.spec, &mut errs);

@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -33,18 +33,30 @@ from tcplab.live.netns import Testbed
 from tcplab.live.real_tcp import RealTcpReceiverHandle, RealTcpReceiverRun, RealTcpRun
 from tcplab.live.transport import PORT, sender_columns
 
-__all__ = ["attached_hosts", "attachment_refusal", "receiver_result", "sender_drops",
+__all__ = ["FlowKind", "attached_hosts", "attachment_refusal", "flow_kind", "receiver_result", "sender_drops",
            "sender_facts", "sender_row", "sender_section"]
 
 _WRAP = 1 << 32
 
 
-def _attached_end(flow: dict[str, Any]) -> str | None:
+#: What a live flow is: tcplab's transport over UDP, Linux to Linux, tcplab's sender to a
+#: Linux sink (``stack = "tcplab-tcp"``), or a Linux sender to tcplab's receiver
+#: (``receiver = "tcplab"``). All but the first speak TCP on the wire.
+FlowKind = Literal["tcplab", "linux", "tcplab-tcp", "linux-to-tcplab"]
+
+
+def flow_kind(flow: dict[str, Any]) -> FlowKind:
+    """The kind of a canonical flow in a live run."""
     if flow.get("stack") == "tcplab-tcp":
-        return "src"
+        return "tcplab-tcp"
     if flow.get("receiver") == "tcplab":
-        return "dst"
-    return None
+        return "linux-to-tcplab"
+    return "linux" if flow.get("stack") == "linux" else "tcplab"
+
+
+def _attached_end(flow: dict[str, Any]) -> str | None:
+    """The end of a real-TCP flow that tcplab plays (its host attached), else None."""
+    return {"tcplab-tcp": "src", "linux-to-tcplab": "dst"}.get(flow_kind(flow))
 
 
 def attached_hosts(canonical: dict[str, Any]) -> tuple[str, ...]:

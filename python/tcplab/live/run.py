@@ -162,12 +162,12 @@ class _Started:
 def _start(tb: Testbed, canonical: dict[str, Any], i: int, origin: int, raw: Path, realtime: bool) -> Any:
     from tcplab.live.linux import start_linux_flow
 
-    f, out = canonical["flows"][i], raw / f"flow{i}"
-    if f.get("stack") == "tcplab-tcp":
+    kind, out = real_tcp.flow_kind(canonical["flows"][i]), raw / f"flow{i}"
+    if kind == "tcplab-tcp":
         return start_real_tcp_flow(tb, canonical, i, origin, out, realtime=realtime)
-    if f.get("receiver") == "tcplab":
+    if kind == "linux-to-tcplab":
         return start_real_tcp_receiver_flow(tb, canonical, i, origin, out, realtime=realtime)
-    if f.get("stack") == "linux":
+    if kind == "linux":
         return start_linux_flow(tb, canonical, i, origin, out)
     return start_flow(tb, canonical, i, origin, out, realtime=realtime)
 
@@ -175,8 +175,8 @@ def _start(tb: Testbed, canonical: dict[str, Any], i: int, origin: int, raw: Pat
 def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool,
                progress: Progress | None) -> _Started:
     flows = canonical["flows"]
-    # Linux ends (and a real-TCP flow's Linux end) take 0.1-0.3 s to start.
-    n_linux = sum(f.get("stack") in ("linux", "tcplab-tcp") for f in flows)
+    # Flows with a Linux end take 0.1-0.3 s to start.
+    n_linux = sum(real_tcp.flow_kind(f) != "tcplab" for f in flows)
     margin = START_MARGIN_S + PER_FLOW_S * (len(flows) - n_linux) + PER_LINUX_FLOW_S * n_linux
     origin = time.monotonic_ns() + int(margin * 1e9)
     handles: dict[int, Any] = {}
@@ -198,12 +198,12 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
     st = _Started(origin, {}, {}, {}, {}, udp, {}, raw)
     for i, h in handles.items():
         timeout = max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S
-        f = flows[i]
-        if f.get("stack") == "tcplab-tcp":
+        kind = real_tcp.flow_kind(flows[i])
+        if kind == "tcplab-tcp":
             st.tcp_senders[i] = h.finish(timeout)
-        elif f.get("receiver") == "tcplab":
+        elif kind == "linux-to-tcplab":
             st.tcp_receivers[i] = (h, h.finish(timeout))
-        elif f.get("stack") == "linux":
+        elif kind == "linux":
             h.finish(timeout)
             st.linux[i] = h
         else:
@@ -255,7 +255,7 @@ def _drops_table(tb: Testbed, origin: int) -> list[dict[str, Any]]:
     assert tb.emu_origin_ns is not None
     dirs = link_directions(tb)
     flows = tb.scenario["flows"] if tb.scenario else []
-    linux = {i for i, f in enumerate(flows) if f.get("stack") in ("linux", "tcplab-tcp")}
+    linux = {i for i, f in enumerate(flows) if real_tcp.flow_kind(f) != "tcplab"}  # TCP on the wire
     rows = []
     for d in tb.drops:
         p = d.get("packet") or {}

@@ -29,7 +29,7 @@ import polars as pl
 from tcplab.reproduce import veno
 from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, seed_values, seeds_text, stats, with_kbps
 from tcplab.reproduce.experiment import Experiment, Live, LiveSweepResult, Mode, Plot, Row
-from tcplab.reproduce.verdict import ABOUT, Test, ratio_of_means, t_interval, within
+from tcplab.reproduce.verdict import Estimate, Test, ratio_of_means, t_interval
 from tcplab.sweep import Point, SweepResult, point_dir
 
 RUN_LIVE = "live"
@@ -241,7 +241,7 @@ def of_run(frame: pl.DataFrame, run: str) -> pl.DataFrame:
 
 
 def _live_gain(frame: pl.DataFrame) -> Test:
-    return veno._claim_gain(of_run(frame, RUN_LIVE))
+    return veno.claim_gain(of_run(frame, RUN_LIVE))
 
 
 def _live_equal(frame: pl.DataFrame) -> list[Test]:
@@ -249,7 +249,7 @@ def _live_equal(frame: pl.DataFrame) -> list[Test]:
     low = sorted(p for p in set(live["loss"].to_list()) if p <= 1e-3)
     if not low:
         raise KeyError("no live run at loss ≤ 1e-3")
-    return [within(f"Veno/Reno at {lossfmt(p)}", veno._fig5_ratio(live, p), 1 - ABOUT, 1 + ABOUT) for p in low]
+    return veno.equal_at(live, low)
 
 
 _GAIN, _EQUAL = veno.FIG5.claims
@@ -265,6 +265,24 @@ def _values(frame: pl.DataFrame, run: str, col: str = "kBps", **where: Any) -> n
     return seed_values(of_run(frame, run), col, **where)
 
 
+def _interval(frame: pl.DataFrame, run: str, col: str = "kBps", **where: Any) -> Estimate | None:
+    """The mean of `col` over the seeds of `run` (at `where`) with its interval; None when
+    the frame has no such runs."""
+    try:
+        return t_interval(_values(frame, run, col, **where))
+    except KeyError:
+        return None
+
+
+def _ratio(frame: pl.DataFrame, a: tuple[str, dict[str, Any]], b: tuple[str, dict[str, Any]]) -> Estimate | None:
+    """The ratio of the mean throughputs of runs `a` and `b` (each: run, where); None when
+    the frame lacks either."""
+    try:
+        return ratio_of_means(_values(frame, a[0], **a[1]), _values(frame, b[0], **b[1]))
+    except KeyError:
+        return None
+
+
 def table(frame: pl.DataFrame) -> list[Row]:
     rows: list[Row] = []
     live = of_run(frame, RUN_LIVE)
@@ -278,32 +296,23 @@ def table(frame: pl.DataFrame) -> list[Row]:
     for loss in sorted(set(frame["loss"].to_list())):
         for cc in VARIANTS:
             pub = published.get((cc, loss), "≈ the other" if loss <= 1e-3 else "—")
+            at = {"variant": cc, "loss": loss}
             for run in RUNS:
-                try:
-                    rows.append(Row.of(f"{cc.capitalize()} at {lossfmt(loss)}, {run}", pub,
-                                       t_interval(_values(frame, run, variant=cc, loss=loss)), "kB/s"))
-                except KeyError:
-                    continue
+                if (est := _interval(frame, run, **at)) is not None:
+                    rows.append(Row.of(f"{cc.capitalize()} at {lossfmt(loss)}, {run}", pub, est, "kB/s"))
             for run in SIM_RUNS:
-                try:
-                    est = ratio_of_means(_values(frame, RUN_LIVE, variant=cc, loss=loss),
-                                         _values(frame, run, variant=cc, loss=loss))
-                except KeyError:
-                    continue
-                rows.append(Row.of(f"{cc.capitalize()} at {lossfmt(loss)}: live / {run}", "1 if they agree", est, "ratio"))
+                if (est := _ratio(frame, (RUN_LIVE, at), (run, at))) is not None:
+                    rows.append(Row.of(f"{cc.capitalize()} at {lossfmt(loss)}: live / {run}", "1 if they agree", est,
+                                       "ratio"))
             for run in RUNS:
-                try:
+                if (est := _interval(frame, run, "acks_per_segment", **at)) is not None:
                     rows.append(Row.of(f"{cc.capitalize()} at {lossfmt(loss)}, {run}: ACKs per data segment", "—",
-                                       t_interval(_values(frame, run, "acks_per_segment", variant=cc, loss=loss)), "ratio"))
-                except KeyError:
-                    continue
+                                       est, "ratio"))
         for run in RUNS:
-            try:
-                est = ratio_of_means(_values(frame, run, variant="veno", loss=loss), _values(frame, run, variant="reno", loss=loss))
-            except KeyError:
-                continue
-            pub = "1.79" if loss == 1e-2 else "≈ 1" if loss <= 1e-3 else "—"
-            rows.append(Row.of(f"Veno/Reno at {lossfmt(loss)}, {run}", pub, est, "ratio"))
+            if (est := _ratio(frame, (run, {"variant": "veno", "loss": loss}),
+                              (run, {"variant": "reno", "loss": loss}))) is not None:
+                pub = "1.79" if loss == 1e-2 else "≈ 1" if loss <= 1e-3 else "—"
+                rows.append(Row.of(f"Veno/Reno at {lossfmt(loss)}, {run}", pub, est, "ratio"))
     return rows
 
 

@@ -1,6 +1,6 @@
 //! Packets from the peer.
 
-use super::{Backoff, ConnError, Connection, Core, Negotiated, Outcome, Role, State};
+use super::{Backoff, ConnError, Connection, Core, Negotiated, Outcome, Role, State, SynSent};
 use crate::wire::{self, SeqMap, TcpFlags, TcpHeader, TcpPacket};
 use crate::{AckSegment, DataSegment, Receiver, SackBlock, SackList, Sender, Time};
 
@@ -102,8 +102,7 @@ impl Connection {
                         self.negotiated = None;
                         self.ts_recent = None;
                         self.rtx = None;
-                        self.syn_sent_at = None;
-                        self.syn_resent = false;
+                        self.syn_sent = SynSent::Not;
                         self.send_syn = false;
                         self.send_ack = false;
                     }
@@ -185,7 +184,7 @@ impl Connection {
                 app_bytes,
             } => match Sender::build(&cfg, controller, recovery, *app_bytes) {
                 Ok(mut s) => {
-                    if let Some(sent) = self.syn_sent_at {
+                    if let SynSent::Once(sent) = self.syn_sent {
                         s.on_handshake_rtt(now.saturating_since(sent));
                     }
                     if self.fin_wanted {

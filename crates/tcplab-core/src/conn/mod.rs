@@ -206,6 +206,25 @@ enum Core {
     Receiver(Box<Receiver>),
 }
 
+/// Our SYN's (SYN-ACK's) departures, for the handshake's RTT sample (Karn: a SYN sent twice
+/// gives none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SynSent {
+    Not,
+    Once(Time),
+    Again,
+}
+
+impl SynSent {
+    /// One more SYN (SYN-ACK) leaves at `now`.
+    fn on_send(self, now: Time) -> SynSent {
+        match self {
+            SynSent::Not => SynSent::Once(now),
+            SynSent::Once(_) | SynSent::Again => SynSent::Again,
+        }
+    }
+}
+
 /// A retransmission timer with exponential backoff.
 #[derive(Clone, Copy, Debug)]
 struct Backoff {
@@ -251,11 +270,7 @@ pub struct Connection {
     send_rst: Option<(u32, u32, bool, u16)>,
     /// SYN / SYN-ACK / FIN retransmission timer.
     rtx: Option<Backoff>,
-    /// When our SYN (SYN-ACK) left, while only one has: the handshake's RTT sample (Karn: a
-    /// SYN sent twice gives none).
-    syn_sent_at: Option<Time>,
-    /// More than one SYN (SYN-ACK) has left.
-    syn_resent: bool,
+    syn_sent: SynSent,
     time_wait_until: Option<Time>,
     /// The window field of the peer's SYN (never scaled): a sender core's initial window.
     peer_syn_window: u16,
@@ -311,8 +326,7 @@ impl Connection {
             send_fin: false,
             send_rst: None,
             rtx: None,
-            syn_sent_at: None,
-            syn_resent: false,
+            syn_sent: SynSent::Not,
             time_wait_until: None,
             peer_syn_window: 0,
             listen_port: None,

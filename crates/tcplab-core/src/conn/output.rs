@@ -168,12 +168,7 @@ impl Connection {
     }
 
     fn emit_syn(&mut self, now: Time, out: &mut Vec<u8>) -> usize {
-        if self.syn_sent_at.is_some() || self.syn_resent {
-            self.syn_sent_at = None;
-            self.syn_resent = true;
-        } else {
-            self.syn_sent_at = Some(now);
-        }
+        self.syn_sent = self.syn_sent.on_send(now);
         let tcp_cfg = &self.cfg.tcp;
         let passive = self.state == State::SynReceived;
         let n = self.negotiated;
