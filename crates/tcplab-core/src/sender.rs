@@ -73,6 +73,10 @@ pub struct Sender {
     rto_una: Option<Seq>,
     /// The latest reduction, while it may still be undone (`tcp.undo`, `tcp.frto`).
     undo: Option<Undo>,
+    /// Nanoseconds per tick of the timestamps this sender's segments carry: an echoed
+    /// TSecr comes back as its segment's send time rounded down to a tick. 1 (exact) in the
+    /// simulator; a connection on the wire sets its clock's tick (`set_timestamp_tick`).
+    ts_tick_ns: u64,
     /// F-RTO after the latest timeout, while it runs (`tcp.frto`).
     frto: Option<Frto>,
     /// F-RTO step 2b on this ACK: new data goes out before further retransmissions.
@@ -131,6 +135,7 @@ impl Sender {
             rto_recover: None,
             rto_una: None,
             undo: None,
+            ts_tick_ns: 1,
             frto: None,
             frto_send_new: false,
             fast_pending: false,
@@ -221,6 +226,15 @@ impl Sender {
     /// first sample, before any data (the RTT counters count data samples only).
     pub fn on_handshake_rtt(&mut self, rtt: Dur) {
         self.rtt.on_sample_at(rtt, self.snd_una(), self.snd_nxt);
+    }
+
+    /// The timestamps this sender's segments carry have ticks of `tick` (a connection's
+    /// TSval clock). Undo compares echoed timestamps with the first retransmission's send
+    /// time in these ticks, as Linux compares `retrans_stamp` in TSval units
+    /// (`tcp_packet_delayed`): an echo of the retransmission itself, which comes back
+    /// rounded down to its tick, is then never taken for an echo of an earlier original.
+    pub fn set_timestamp_tick(&mut self, tick: Dur) {
+        self.ts_tick_ns = tick.as_nanos().max(1);
     }
     pub fn snd_una(&self) -> Seq {
         self.sb.seq_of(self.sb.una()).min(self.snd_nxt)

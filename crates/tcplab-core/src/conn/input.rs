@@ -2,7 +2,7 @@
 
 use super::{Backoff, ConnError, Connection, Core, Negotiated, Outcome, Role, State, SynSent};
 use crate::wire::{self, SeqMap, TcpFlags, TcpHeader, TcpPacket};
-use crate::{AckSegment, DataSegment, Receiver, SackBlock, SackList, Sender, Time};
+use crate::{AckSegment, DataSegment, Dur, Receiver, SackBlock, SackList, Sender, Time};
 
 /// The MSS assumed when a SYN carries no MSS option (RFC 9293).
 const DEFAULT_MSS: u16 = 536;
@@ -184,6 +184,7 @@ impl Connection {
                 app_bytes,
             } => match Sender::build(&cfg, controller, recovery, *app_bytes) {
                 Ok(mut s) => {
+                    s.set_timestamp_tick(Dur::from_nanos(self.clock.unit_ns));
                     if let SynSent::Once(sent) = self.syn_sent {
                         s.on_handshake_rtt(now.saturating_since(sent));
                     }

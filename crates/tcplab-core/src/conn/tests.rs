@@ -1086,3 +1086,89 @@ fn an_unbounded_sender_sends_until_closed() {
     );
     assert_eq!(c.state(), State::FinWait1);
 }
+
+/// A peer that receives as Linux does, reduced to what the sender's undo reads: every
+/// segment acknowledged at once, SACK blocks for data above a hole, and the timestamp echo
+/// of RFC 7323 §4.3 (Linux `tcp_replace_ts_recent`): TS.Recent is taken from a segment
+/// only when it starts at or below the last ACK sent, so the ACK that a retransmission
+/// draws echoes the retransmission's TSval, never an older original's. `lose` names the
+/// core offset of a segment whose first transmission is lost.
+fn linux_like_transfer(c: &mut Connection, lose: u32, rounds: usize) {
+    let una0 = ISS.wrapping_add(1);
+    let mut rcv_nxt: u32 = 0; // offsets from una0
+    let mut above: Vec<(u32, u32)> = Vec::new(); // out-of-order blocks, offsets
+    let mut ts_recent: u32 = 0;
+    let mut lost_once = false;
+    let mut peer_ts = PEER_TS + 10;
+    // Times off the microsecond grid, as a real clock's are.
+    let mut now = Time::from_nanos(20_000_333);
+    for _ in 0..rounds {
+        let out = recv_all(c, now);
+        now = now + Dur::from_nanos(25_000_417);
+        for p in out.iter().filter(|p| !p.payload.is_empty()) {
+            let off = p.tcp.seq.wrapping_sub(una0);
+            let end = off + p.payload.len() as u32;
+            let tsval = p.tcp.options.timestamps.expect("timestamps").0;
+            if off == lose && !lost_once {
+                lost_once = true;
+                continue;
+            }
+            if off <= rcv_nxt {
+                ts_recent = tsval; // at or below the last ACK sent
+            }
+            if off <= rcv_nxt && end > rcv_nxt {
+                rcv_nxt = end;
+            } else if off > rcv_nxt {
+                above.push((off, end));
+            }
+            above.sort();
+            above.retain(|&(s, e)| {
+                if s <= rcv_nxt {
+                    rcv_nxt = rcv_nxt.max(e);
+                    false
+                } else {
+                    true
+                }
+            });
+            peer_ts += 1;
+            let mut a = seg(TcpFlags::ACK, IRS + 1, una0.wrapping_add(rcv_nxt))
+                .ts(peer_ts, ts_recent);
+            a.window = 65535;
+            if let (Some(&(s, _)), Some(&(_, e))) = (above.first(), above.last()) {
+                a.options.push_sack(WireSackBlock {
+                    left: una0.wrapping_add(s),
+                    right: una0.wrapping_add(e),
+                });
+            }
+            send(c, now, a);
+        }
+    }
+}
+
+#[test]
+fn an_echo_of_the_retransmission_does_not_undo_its_reduction() {
+    // The wire's timestamps have microsecond ticks; the retransmission leaves between two
+    // ticks, so its echo comes back rounded down, before its send time in nanoseconds.
+    // Linux compares in TSval units: that echo proves nothing was spurious.
+    let mut config = cfg();
+    config.tcp.undo = true;
+    config.tcp.sack_blocks = 3;
+    let mut c = Connection::connect(t(0), config, sender_role(40 * 1388)).expect("config");
+    let syn = recv(&mut c, t(0)).expect("SYN");
+    let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
+    sa.options = full_syn_ack_options();
+    sa.options.timestamps = Some((PEER_TS, syn.tcp.options.timestamps.map_or(0, |x| x.0)));
+    sa.window = 65535;
+    send(&mut c, t(10), sa);
+    linux_like_transfer(&mut c, 8 * 1388, 40);
+    let s = c.sender().expect("sender");
+    assert!(s.is_finished(), "the transfer completes");
+    let k = s.counters();
+    assert_eq!((k.recoveries, k.retransmits), (1, 1), "{k:?}");
+    assert_eq!(k.undos_recovery, 0, "the loss was real: nothing to undo");
+    assert!(
+        s.controller().ssthresh() < u64::MAX,
+        "the reduction stands: ssthresh {}",
+        s.controller().ssthresh()
+    );
+}

@@ -112,7 +112,9 @@ impl Sender {
         let seg = self.segment(now, self.sb.seq_of(idx), st.len, st.tx_count);
         self.sb.on_retransmit(idx, now);
         if let Some(u) = self.undo.as_mut() {
-            u.on_retransmit(now);
+            // The send time as the segment's TSval tells it (see `set_timestamp_tick`).
+            let tick = self.ts_tick_ns;
+            u.on_retransmit(Time::from_nanos(now.as_nanos() / tick * tick));
         }
         let kind = if probe {
             TxKind::Probe
