@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use tcplab_core::{DataSegment, LossResponse, Sender, Time, TxKind};
+use tcplab_core::{DataSegment, LogRecord, LossResponse, Sender, Time, TxKind};
 use tcplab_sim::instruments::fact::Fact;
 use tcplab_sim::instruments::record::write_jsonl;
 
@@ -140,13 +140,13 @@ pub fn series_row(series: &mut String, t: Time, sender: &Sender) {
 }
 
 /// A sender's figures in its `summary.json`: bytes acknowledged, the simulator's
-/// throughput (those bytes over `span_ns`), goodput and the counters.
+/// throughput (those bytes over `span_ns`), and every `flows` column that the sender's own
+/// counters give, computed as `tcplab_sim::summary::tcp_flow` computes them; their names
+/// are listed under `flow_columns`, so that the flows row takes exactly these.
 pub fn sender_figures(sender: &Sender, span_ns: u64) -> Value {
     let c = sender.counters();
     let acked = sender.snd_una().0;
-    json!({
-        "bytes_acked": acked,
-        "throughput_bps": acked as f64 * 8e9 / span_ns.max(1) as f64,
+    let columns = json!({
         "goodput": if c.bytes_sent > 0 { acked as f64 / c.bytes_sent as f64 } else { 0.0 },
         "segments_sent": c.segments_sent,
         "bytes_sent": c.bytes_sent,
@@ -156,8 +156,29 @@ pub fn sender_figures(sender: &Sender, span_ns: u64) -> Value {
         "retransmits_timeout": c.retransmits_timeout,
         "retransmits_probe": c.retransmits_probe,
         "fast_retransmits": c.recoveries,
+        "recovery_restarts": c.recovery_restarts,
+        "probes": c.probes,
         "timeouts": c.timeouts,
-    })
+        "timeouts_repeated": c.timeouts_repeated,
+        "undos_timeout": c.undos_timeout,
+        "undos_recovery": c.undos_recovery,
+        "loss_events": c.recoveries + c.recovery_restarts + c.timeouts + c.ecn_reductions,
+        "dup_acks": c.dup_acks,
+        "ecn_reductions": c.ecn_reductions,
+        "min_rtt_ns": c.rtt_min_ns,
+        "mean_rtt_ns": (c.rtt_samples > 0).then(|| (c.rtt_sum_ns / c.rtt_samples as u128) as u64),
+    });
+    let names: Vec<String> = columns
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut out = json!({
+        "bytes_acked": acked,
+        "throughput_bps": acked as f64 * 8e9 / span_ns.max(1) as f64,
+        "flow_columns": names,
+    });
+    merge(&mut out, columns);
+    out
 }
 
 /// Adds the fields of `from` (an object) to `into` (an object).
@@ -167,27 +188,66 @@ pub fn merge(into: &mut Value, from: Value) {
     }
 }
 
-/// The simulator's sender facts of flow `flow`, as an endpoint records them.
+/// `events.csv`'s header: the core's event log (the simulator's `events` table: window
+/// changes with their reason, recovery entries and exits, timeouts, ECN responses, undos),
+/// time on the flow's clock.
+pub const EVENTS_HEADER: &str = "time_ns,event,reason,cwnd,ssthresh,seq,label,value\n";
+
+/// The simulator's sender facts of flow `flow`, as an endpoint records them, and, when the
+/// scenario traces events, the core's event log as `events.csv`.
 pub struct SenderFacts {
     pub log: FactLog,
     flow: u32,
     una: u64,
     loss_buf: Vec<LossResponse>,
+    events: Option<BufWriter<File>>,
+    event_buf: Vec<LogRecord>,
 }
 
 impl SenderFacts {
-    pub fn new(log: FactLog, flow: u32) -> Self {
-        SenderFacts {
+    /// Facts into `log`; the event log into `events` (a path) when given.
+    pub fn new(log: FactLog, flow: u32, events: Option<&Path>) -> std::io::Result<Self> {
+        let events = match events {
+            Some(p) => {
+                let mut w = BufWriter::new(File::create(p)?);
+                w.write_all(EVENTS_HEADER.as_bytes())?;
+                Some(w)
+            }
+            None => None,
+        };
+        Ok(SenderFacts {
             log,
             flow,
             una: 0,
             loss_buf: Vec::new(),
-        }
+            events,
+            event_buf: Vec::new(),
+        })
     }
 
     /// After an interaction with `sender`: its loss responses, then its cumulative ACK when
-    /// it moved.
+    /// it moved, and its event log.
     pub fn after(&mut self, sender: &mut Sender) -> std::io::Result<()> {
+        if let Some(w) = self.events.as_mut() {
+            // On from the first interaction: the sender of a real-TCP connection is built
+            // when the handshake completes, and logs nothing before its first ACK.
+            sender.set_logging(true);
+            sender.drain_log(&mut self.event_buf);
+            for r in self.event_buf.drain(..) {
+                writeln!(
+                    w,
+                    "{},{},{},{},{},{},{},{}",
+                    r.time.as_nanos(),
+                    r.event.name(),
+                    r.event.reason(),
+                    r.cwnd,
+                    r.ssthresh,
+                    r.seq.0,
+                    r.label,
+                    r.value
+                )?;
+            }
+        }
         sender.drain_loss_responses(&mut self.loss_buf);
         let snd_nxt = sender.snd_nxt().0;
         for response in self.loss_buf.drain(..) {
@@ -206,6 +266,15 @@ impl SenderFacts {
             })?;
         }
         Ok(())
+    }
+
+    /// Writes out what is buffered: the facts and the event log.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.log.flush()?;
+        match self.events.as_mut() {
+            Some(w) => w.flush(),
+            None => Ok(()),
+        }
     }
 
     /// A data segment sent, with what it was.

@@ -121,6 +121,12 @@ impl FlowConfig {
         Time::ZERO + self.scenario.duration
     }
 
+    /// Where the sender writes the core's event log (`events.csv` in `out`), when the
+    /// scenario traces events (`trace.events`), as the simulator fills its `events` table.
+    pub fn events_path(&self, out: &std::path::Path) -> Option<std::path::PathBuf> {
+        self.scenario.trace.events.then(|| out.join("events.csv"))
+    }
+
     pub fn sample_interval(&self) -> Dur {
         Dur::from_nanos(
             self.sample_ns

@@ -51,7 +51,9 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
         facts: SenderFacts::new(
             FactLog::create(&out.join("facts.jsonl")).map_err(|e| e.to_string())?,
             cfg.flow as u32,
-        ),
+            cfg.events_path(out).as_deref(),
+        )
+        .map_err(|e| format!("events.csv: {e}"))?,
         flow: cfg.flow as u32,
         out: Vec::with_capacity(MAX_DATAGRAM),
         payload: Vec::new(),
@@ -116,9 +118,8 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
         clock.clock.wait(next, &fd);
     }
     st.facts
-        .log
         .flush()
-        .map_err(|e| format!("facts.jsonl: {e}"))?;
+        .map_err(|e| format!("facts.jsonl, events.csv: {e}"))?;
     let now = clock.now();
     let summary = st.summary(
         cfg,

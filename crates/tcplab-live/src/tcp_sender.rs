@@ -60,8 +60,9 @@ pub fn conn_config(cfg: &FlowConfig) -> Result<ConnConfig, String> {
 }
 
 /// `wire.csv`'s header: time (ns, the flow's clock), IP identification, core sequence
-/// number and transmission number (0 = original) of each data transmission.
-pub const WIRE_HEADER: &str = "t_ns,ip_id,seq,retransmission\n";
+/// number, transmission number (0 = original) and payload length of each data
+/// transmission.
+pub const WIRE_HEADER: &str = "t_ns,ip_id,seq,retransmission,len\n";
 
 struct Run {
     conn: Connection,
@@ -114,7 +115,8 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
     let r = &mut Run {
         conn,
         dev,
-        facts: SenderFacts::new(facts, cfg.flow as u32),
+        facts: SenderFacts::new(facts, cfg.flow as u32, cfg.events_path(out).as_deref())
+            .map_err(|e| format!("events.csv: {e}"))?,
         wire,
         out: Vec::with_capacity(MAX_PACKET),
         packets_out: 0,
@@ -188,9 +190,8 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
         r.interact(&clock)?;
     }
     r.facts
-        .log
         .flush()
-        .map_err(|e| format!("facts.jsonl: {e}"))?;
+        .map_err(|e| format!("facts.jsonl, events.csv: {e}"))?;
     r.wire.flush().map_err(|e| format!("wire.csv: {e}"))?;
     r.summary(cfg, finished_at, established_at, &mut summary);
     write_whole(out, "series.csv", &series).map_err(|e| e.to_string())?;
@@ -214,11 +215,12 @@ impl Run {
                 self.facts.transmit(&seg, kind).map_err(|e| e.to_string())?;
                 writeln!(
                     self.wire,
-                    "{},{},{},{}",
+                    "{},{},{},{},{}",
                     now.as_nanos(),
                     self.conn.last_ident(),
                     seg.seq.0,
-                    seg.retransmission
+                    seg.retransmission,
+                    seg.len
                 )
                 .map_err(|e| format!("wire.csv: {e}"))?;
             }

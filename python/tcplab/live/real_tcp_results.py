@@ -108,6 +108,17 @@ def _wire_log(path: Path) -> dict[tuple[int, int], list[tuple[int, int, int]]]:
     return out
 
 
+def segment_rows(index: int, run: RealTcpRun) -> list[dict[str, Any]]:
+    """tcplab-tcp flow `index`'s data transmissions (its ``wire.csv``) as ``segments`` rows:
+    time on the run's axis, core sequence number, length, transmission number."""
+    path = run.out_dir / "sender" / "wire.csv"
+    if not path.exists():
+        return []
+    with path.open() as f:
+        return [{"time_ns": int(r["t_ns"]), "flow": index, "seq": int(r["seq"]), "len": int(r["len"]),
+                 "retransmission": int(r["retransmission"])} for r in csv.DictReader(f)]
+
+
 def sender_drops(tb: Testbed, origin: int, index: int, run: RealTcpRun,
                  dirs: dict[tuple[str, str], int]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The emulator's drops of tcplab-tcp flow `index` as ``drop`` facts on the run's time
@@ -163,7 +174,7 @@ def sender_facts(index: int, run: RealTcpRun) -> tuple[list[list[dict[str, Any]]
     return streams, closing
 
 
-def sender_row(run: RealTcpRun, series: pl.DataFrame) -> dict[str, Any]:
+def sender_row(run: RealTcpRun) -> dict[str, Any]:
     """What a tcplab-tcp flow's ends give of its ``flows`` row. ``spurious_retransmits``:
     the data segments the Linux sink got beyond one per segment sent new (its ``TCP_INFO``
     count), i.e. retransmissions that arrived as duplicates."""
@@ -172,7 +183,7 @@ def sender_row(run: RealTcpRun, series: pl.DataFrame) -> dict[str, Any]:
     span = max(1, int(s["end_ns"]) - int(s["start_ns"]))
     new = int(s.get("segments_sent", 0)) - int(s.get("retransmits", 0))
     return {
-        **sender_columns(s, series),
+        **sender_columns(s),
         "bytes_delivered": delivered,
         "throughput_bps": float(s["throughput_bps"]) if s["completed"] else delivered * 8e9 / span,
         "acks_sent": _packets_out(final),

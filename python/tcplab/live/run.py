@@ -40,8 +40,8 @@ from tcplab.live.pcap import PORTS as LIVE_PCAP_PORTS
 from tcplab.live.pcap import live_captures
 from tcplab.live import real_tcp_results as real_tcp
 from tcplab.live.real_tcp import RealTcpRun, start_real_tcp_flow, start_real_tcp_receiver_flow
-from tcplab.live.transport import (GRACE_S, PORT, FlowRun, drop_facts, link_directions, queue_facts, sender_columns,
-                                   start_flow)
+from tcplab.live.transport import (GRACE_S, PORT, FlowRun, drop_facts, event_rows_of, link_directions, queue_facts,
+                                   sender_columns, start_flow)
 from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.run import Progress, RunResult, table_frame
 from tcplab.schema import SCHEMA, TABLES
@@ -239,19 +239,20 @@ def _rows(df: pl.DataFrame) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k != "id"} for r in df.iter_rows(named=True)]
 
 
-def _tcplab_row(run: FlowRun, series: pl.DataFrame) -> dict[str, Any]:
+def _tcplab_row(run: FlowRun) -> dict[str, Any]:
     """What the endpoints' summaries give of a transport flow's ``flows`` row."""
     r = run.receiver
-    return {**sender_columns(run.sender, series),
+    return {**sender_columns(run.sender),
             "bytes_delivered": r["bytes_delivered"], "throughput_bps": run.throughput_bps,
             "acks_sent": r["acks_sent"], "spurious_retransmits": r["stream"]["duplicate_segments"]}
 
 
-def _drops_table(tb: Testbed, origin: int) -> list[dict[str, Any]]:
+def _drops_table(tb: Testbed, origin: int, iss: dict[int, int]) -> list[dict[str, Any]]:
     """The ``drops`` table from the emulator's drop log: tcplab-transport packets (named by
     the flow in their header) and TCP packets of Linux and real-TCP flows (named by port: flow i uses
-    5400 + i at both ends; ``seq`` the sequence number as on the wire); time on the run's
-    axis, link directions in the simulator's numbering."""
+    5400 + i at both ends; ``seq`` the sequence number as on the wire, but a tcplab-tcp
+    flow's data in core numbers, as simulated: `iss` holds those flows' initial sequence
+    numbers); time on the run's axis, link directions in the simulator's numbering."""
     assert tb.emu_origin_ns is not None
     dirs = link_directions(tb)
     flows = tb.scenario["flows"] if tb.scenario else []
@@ -263,6 +264,8 @@ def _drops_table(tb: Testbed, origin: int) -> list[dict[str, Any]]:
             flow, kind, seq = p["flow"], p["packet"], p["seq"]
         elif p.get("proto") == 6 and (p.get("dport", 0) - PORT) in linux:
             flow, kind, seq = p["dport"] - PORT, "data" if p.get("tcp_payload") else "ack", p.get("tcp_seq", 0)
+            if flow in iss and kind == "data":
+                seq = (seq - iss[flow] - 1) % 2**32
         elif p.get("proto") == 6 and (p.get("sport", 0) - PORT) in linux:
             flow, kind, seq = p["sport"] - PORT, "ack", p.get("tcp_seq", 0)
         else:
@@ -330,12 +333,15 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     linux_results = {i: h.result(tb) for i, h in linux.items()}
     linux_results.update({i: real_tcp.receiver_result(h, r, origin, tb) for i, (h, r) in st.tcp_receivers.items()})
     series_rows = _rows(series)
+    event_rows: list[dict[str, Any]] = []
     for i, spec in enumerate(flows):
         rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
         if i in runs:
-            rows[i].update(_tcplab_row(runs[i], series.filter(pl.col("flow") == i)))
+            rows[i].update(_tcplab_row(runs[i]))
+            event_rows += event_rows_of(runs[i].out_dir / "sender" / "events.csv", i)
         elif i in st.tcp_senders:
-            rows[i].update(real_tcp.sender_row(st.tcp_senders[i], series.filter(pl.col("flow") == i)))
+            rows[i].update(real_tcp.sender_row(st.tcp_senders[i]))
+            event_rows += event_rows_of(st.tcp_senders[i].out_dir / "sender" / "events.csv", i)
         elif i in linux_results:
             rows[i].update({k: v for k, v in linux_results[i].flow.items() if k not in ("name", "src", "dst")})
             shared = {c["name"] for c in SCHEMA["series"]}
@@ -372,7 +378,13 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     }
     tables["flows"] = frame_of("flows", rows).with_columns(pl.lit(section["verdict"]).alias(LIVE_COLUMN))
     tables["series"] = frame_of("series", sorted(series_rows, key=lambda r: (r["time_ns"], r["flow"])))
-    tables["drops"] = frame_of("drops", _drops_table(tb, origin))
+    iss = {i: int(r.sender["iss"]) for i, r in st.tcp_senders.items()}
+    tables["drops"] = frame_of("drops", _drops_table(tb, origin, iss))
+    if trace.get("segments", True):  # tcplab-tcp senders' transmissions (wire.csv)
+        tables["segments"] = frame_of("segments", sorted(
+            (r for i, t in st.tcp_senders.items() for r in real_tcp.segment_rows(i, t)),
+            key=lambda r: (r["time_ns"], r["flow"])))
+    tables["events"] = frame_of("events", sorted(event_rows, key=lambda r: (r["time_ns"], r["flow"])))
     tables["udp"] = frame_of("udp", udp_rows)
     tables["delay"] = frame_of("delay", delay_rows)
     tables["links"] = frame_of("links", _links_table(tb, canonical))

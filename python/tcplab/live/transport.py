@@ -66,25 +66,28 @@ def link_config(canonical: dict[str, Any]) -> dict[str, Any]:
             "forward": link["forward"], "reverse": link["reverse"]}
 
 
-#: The counters of a tcplab sender's ``summary.json`` (``endpoint::sender_figures``) that
-#: are columns of its ``flows`` row.
-SENDER_COUNTERS = ("goodput", "segments_sent", "bytes_sent", "retransmits", "retransmits_fast",
-                   "retransmits_recovery", "retransmits_timeout", "retransmits_probe", "fast_retransmits",
-                   "timeouts")
-
-
-def sender_columns(sender: dict[str, Any], series: pl.DataFrame) -> dict[str, Any]:
-    """What a tcplab sender's summary (over UDP or real TCP) and its flow's ``series`` rows
-    give of its ``flows`` row: controller, recovery, span, completion, the counters, and
-    the least and mean smoothed RTT sampled."""
-    srtt = series.filter(series["srtt_ns"] > 0)["srtt_ns"]
+def sender_columns(sender: dict[str, Any]) -> dict[str, Any]:
+    """What a tcplab sender's summary (over UDP or real TCP) gives of its ``flows`` row:
+    controller, recovery, span, completion, and the columns its counters give (the names
+    the sender lists in ``flow_columns``: ``endpoint::sender_figures``, the simulator's
+    counters and RTT samples, undos included)."""
     return {
         "controller": sender["controller"], "recovery": sender["recovery"],
         "start_ns": sender["start_ns"], "end_ns": sender["end_ns"], "completed": sender["completed"],
-        **{k: sender.get(k) for k in SENDER_COUNTERS},
-        "min_rtt_ns": int(srtt.min()) if len(srtt) else None,  # type: ignore[arg-type]
-        "mean_rtt_ns": int(srtt.mean()) if len(srtt) else None,  # type: ignore[arg-type]
+        **{k: sender.get(k) for k in sender["flow_columns"]},
     }
+
+
+def event_rows_of(path: Path, flow: int) -> list[dict[str, Any]]:
+    """A tcplab sender's ``events.csv`` (the core's event log, written when the scenario
+    traces events) as ``events`` rows of flow `flow`; none when the file is absent."""
+    import polars as pl  # noqa: PLC0415 (only when there is a log: this module stays light)
+
+    if not path.exists():
+        return []
+    frame = pl.read_csv(path, schema_overrides={"label": pl.Utf8, "reason": pl.Utf8})
+    return [{**r, "flow": flow, "label": r["label"] or "", "reason": r["reason"] or ""}
+            for r in frame.iter_rows(named=True)]
 
 
 @dataclass

@@ -1131,8 +1131,8 @@ fn linux_like_transfer(c: &mut Connection, lose: u32, rounds: usize) {
                 }
             });
             peer_ts += 1;
-            let mut a = seg(TcpFlags::ACK, IRS + 1, una0.wrapping_add(rcv_nxt))
-                .ts(peer_ts, ts_recent);
+            let mut a =
+                seg(TcpFlags::ACK, IRS + 1, una0.wrapping_add(rcv_nxt)).ts(peer_ts, ts_recent);
             a.window = 65535;
             if let (Some(&(s, _)), Some(&(_, e))) = (above.first(), above.last()) {
                 a.options.push_sack(WireSackBlock {
