@@ -1104,7 +1104,7 @@ fn linux_like_transfer(c: &mut Connection, lose: u32, rounds: usize) {
     let mut now = Time::from_nanos(20_000_333);
     for _ in 0..rounds {
         let out = recv_all(c, now);
-        now = now + Dur::from_nanos(25_000_417);
+        now += Dur::from_nanos(25_000_417);
         for p in out.iter().filter(|p| !p.payload.is_empty()) {
             let off = p.tcp.seq.wrapping_sub(una0);
             let end = off + p.payload.len() as u32;
