@@ -10,7 +10,8 @@ of each is cut into event streams, each in the order its sender produced it:
   triggered it, the controller's verdict);
 - ``recovery_exit``, ``timeout``, ``undo`` (with how it was found), ``ecn_response``: the
   sender's event log (``events``);
-- ``slow_start_exit``: the first window change that is not slow start's, with why.
+- ``slow_start_exit``: the first window change that is not slow start's, with why and the
+  cwnd it left (a HyStart exit at another window is a divergence, not a time difference).
 
 Streams are compared event by event in their own order, not merged by time: a live run's
 times carry scheduling noise, and two runs that make the same decisions interleave
@@ -151,7 +152,7 @@ def _streams(run: Run) -> dict[str, list[Event]]:
         rows = ev.filter(pl.col("event") == name)
         out[name] = [Event(name, rel(r["time_ns"]), tuple(r[k] for k in keys)) for r in rows.iter_rows(named=True)]
     ss = ev.filter((pl.col("event") == "window") & (pl.col("reason") != "slow_start")).head(1)
-    out["slow_start_exit"] = [Event("slow_start_exit", rel(r["time_ns"]), (r["reason"],))
+    out["slow_start_exit"] = [Event("slow_start_exit", rel(r["time_ns"]), (r["reason"], r["cwnd"]))
                               for r in ss.iter_rows(named=True)]
     return out
 

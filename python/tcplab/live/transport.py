@@ -85,7 +85,9 @@ def event_rows_of(path: Path, flow: int) -> list[dict[str, Any]]:
 
     if not path.exists():
         return []
-    frame = pl.read_csv(path, schema_overrides={"label": pl.Utf8, "reason": pl.Utf8})
+    frame = pl.read_csv(path, schema={"time_ns": pl.UInt64, "event": pl.Utf8, "reason": pl.Utf8,
+                                      "cwnd": pl.UInt64, "ssthresh": pl.UInt64, "seq": pl.UInt64,
+                                      "label": pl.Utf8, "value": pl.Float64})
     return [{**r, "flow": flow, "label": r["label"] or "", "reason": r["reason"] or ""}
             for r in frame.iter_rows(named=True)]
 
