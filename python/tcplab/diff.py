@@ -65,6 +65,7 @@ class Run:
     flow: int
     name: str
     live: bool
+    kernel: bool  # a Linux sender: loss responses from its congestion states, no verdicts
     t0: int  # absolute time of the first data transmission
     tables: dict[str, pl.DataFrame]
     streams: dict[str, list[Event]] = field(default_factory=dict)
@@ -127,7 +128,8 @@ def load(path: str | Path, flow: str | None = None) -> Run:
                         "(trace.segments off, or a stack that records none)")
     t0 = seg["time_ns"].min()
     assert isinstance(t0, int)
-    run = Run(path, index, names[index], bool(summary.get("live")), t0, tables)
+    kernel = tables["flows"]["recovery"][index] == "linux"
+    run = Run(path, index, names[index], bool(summary.get("live")), kernel, t0, tables)
     run.streams = _streams(run)
     return run
 
@@ -147,14 +149,29 @@ def _streams(run: Run) -> dict[str, list[Event]]:
         "loss_response": [Event("loss_response", rel(t), (tr, s, lab)) for t, tr, s, lab in
                           tb["verdicts"].select("time_ns", "trigger", "seq", "label").iter_rows()],
     }
+    if run.kernel:  # the kernel's congestion states (kernel_trace): no controller verdict
+        states = tb["events"].filter(pl.col("event").is_in(["recovery_enter", "timeout"]))
+        out["loss_response"] = [
+            Event("loss_response", rel(t), ("fast_retransmit" if e == "recovery_enter" else "timeout", s, ""))
+            for t, e, s in states.select("time_ns", "event", "seq").iter_rows()]
     ev = tb["events"]
     for name, keys in _EVENT_STREAMS.items():
         rows = ev.filter(pl.col("event") == name)
         out[name] = [Event(name, rel(r["time_ns"]), tuple(r[k] for k in keys)) for r in rows.iter_rows(named=True)]
-    ss = ev.filter((pl.col("event") == "window") & (pl.col("reason") != "slow_start")).head(1)
-    out["slow_start_exit"] = [Event("slow_start_exit", rel(r["time_ns"]), (r["reason"], r["cwnd"]))
-                              for r in ss.iter_rows(named=True)]
+    out["slow_start_exit"] = [Event("slow_start_exit", rel(t), (why, cwnd)) for t, why, cwnd in _ss_exit(run)]
     return out
+
+
+def _ss_exit(run: Run) -> list[tuple[int, str, int]]:
+    """When slow start ended (absolute time, why, cwnd), if it did: the first window change
+    of the event log that is not slow start's; for a Linux sender (no window log) the first
+    ``series`` row whose ssthresh is set, why ``ssthresh``."""
+    if run.kernel:
+        s = run.tables["series"].filter(pl.col("ssthresh") < (1 << 64) - 1).head(1)
+        return [(r["time_ns"], "ssthresh", r["cwnd"]) for r in s.iter_rows(named=True)]
+    ev = run.tables["events"]
+    ss = ev.filter((pl.col("event") == "window") & (pl.col("reason") != "slow_start")).head(1)
+    return [(r["time_ns"], r["reason"], r["cwnd"]) for r in ss.iter_rows(named=True)]
 
 
 def _first_mismatch(a: list[Event], b: list[Event]) -> tuple[int, Event | None, Event | None] | None:
@@ -173,7 +190,16 @@ def _episodes(a: Run, b: Run) -> dict[str, Any]:
     def responses(r: Run) -> list[dict[str, Any]]:
         exits = [e.time_ns for e in r.streams["recovery_exit"]]
         out = []
-        for v in r.tables["verdicts"].iter_rows(named=True):
+        rows = r.tables["verdicts"].iter_rows(named=True)
+        if r.kernel:  # the state changes, cwnd before; ssthresh from the next probe
+            ev = r.tables["events"].filter(pl.col("event").is_in(["recovery_enter", "timeout"]))
+            series = r.tables["series"]
+            rows = iter([{"time_ns": e["time_ns"], "seq": e["seq"], "cwnd": e["cwnd"], "label": "",
+                          "trigger": "fast_retransmit" if e["event"] == "recovery_enter" else "timeout",
+                          "ssthresh": next(iter(series.filter(pl.col("time_ns") > e["time_ns"])["ssthresh"].head(1)),
+                                           None)}
+                         for e in ev.iter_rows(named=True)])
+        for v in rows:
             t = int(v["time_ns"]) - r.t0
             end = next((x for x in exits if x >= t), None)
             out.append({"time_ms": t / 1e6, "trigger": v["trigger"], "seq": v["seq"], "verdict": v["label"],
@@ -182,11 +208,7 @@ def _episodes(a: Run, b: Run) -> dict[str, Any]:
         return out
 
     def ss_exit(r: Run) -> dict[str, Any] | None:
-        e = r.tables["events"].filter((pl.col("event") == "window") & (pl.col("reason") != "slow_start")).head(1)
-        if not len(e):
-            return None
-        row = e.row(0, named=True)
-        return {"time_ms": (row["time_ns"] - r.t0) / 1e6, "cwnd": row["cwnd"], "why": row["reason"]}
+        return next(({"time_ms": (t - r.t0) / 1e6, "cwnd": cwnd, "why": why} for t, why, cwnd in _ss_exit(r)), None)
 
     ra, rb = responses(a), responses(b)
     return {
@@ -219,6 +241,9 @@ def diff(a: Run, b: Run, time_tolerance_ns: int | None = None) -> dict[str, Any]
     """The comparison of `a` and `b` as a JSON-ready dict (docs/diff.md lists its fields)."""
     tol = time_tolerance_ns if time_tolerance_ns is not None else (
         LIVE_TIME_TOLERANCE_NS if a.live or b.live else 0)
+    if a.kernel or b.kernel:  # compare loss responses without the verdict Linux does not state
+        for r in (a, b):
+            r.streams["loss_response"] = [Event(e.stream, e.time_ns, e.key[:2]) for e in r.streams["loss_response"]]
     mismatches = []
     first_time: dict[str, Any] | None = None
     for stream in a.streams:

@@ -158,6 +158,8 @@ def _run_live(
     if not quiet and not json_out:
         if not c.get("ok", True):
             err.print(f"[bold red]packet conservation violated:[/] {'; '.join(c.get('violations', []))}")
+        if note := (lr.live.get("kernel_trace") or {}).get("note"):
+            err.print(f"note: {note}", markup=False, highlight=False)
         line = verdict_line(lr.live)
         err.print(line if lr.live.get("verdict") == "ok" else f"[bold red]{line}[/]", markup=lr.live.get("verdict") != "ok", highlight=False)
     if json_out:

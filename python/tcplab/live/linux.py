@@ -168,7 +168,11 @@ class LinuxHandle:
             self.socket_options["TCP_WINDOW_CLAMP"] = int(flow.tcp["rcv_buf"])
             extra_r += ["--window-clamp", str(self.socket_options["TCP_WINDOW_CLAMP"])]
         if flow.tcp.get("mss"):
-            self.socket_options["TCP_MAXSEG"] = int(flow.tcp["mss"])
+            # tcp.mss is payload per segment; TCP_MAXSEG is the MSS option, from which Linux
+            # takes the timestamp option's 12 bytes (tcp_sync_mss: mss_cache = mss_clamp less
+            # the options in use).
+            ts = 12 if flow.tcp.get("timestamps", True) else 0
+            self.socket_options["TCP_MAXSEG"] = int(flow.tcp["mss"]) + ts
             extra_r += ["--mss", str(self.socket_options["TCP_MAXSEG"])]
             extra_s += ["--mss", str(self.socket_options["TCP_MAXSEG"])]
         at = self.origin_ns + flow.start_ns

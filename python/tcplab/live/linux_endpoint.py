@@ -41,6 +41,7 @@ TCP_WINDOW_CLAMP = 10
 # TCP_REPAIR lets a privileged process read a socket's next send sequence number: the
 # sender's initial sequence number, to name dropped segments by stream offset.
 TCP_REPAIR, TCP_REPAIR_QUEUE, TCP_QUEUE_SEQ, TCP_SEND_QUEUE = 19, 20, 21, 2
+SO_COOKIE = 57  # asm-generic/socket.h
 CHUNK = 1 << 18  # bytes per send (a multiple of 8)
 #: How long past its start a sender waits for its receiver to listen.
 READY_WAIT_NS = 10_000_000_000
@@ -76,6 +77,15 @@ def _isn(s: socket.socket) -> int | None:
         return None
     finally:
         s.setsockopt(socket.IPPROTO_TCP, TCP_REPAIR, -1)  # off, without a window probe
+
+
+def _cookie(s: socket.socket) -> int | None:
+    """The socket's cookie (SO_COOKIE), as the kernel's tcp_probe records name it; None where
+    the kernel has none."""
+    try:
+        return int.from_bytes(s.getsockopt(socket.SOL_SOCKET, SO_COOKIE, 8), sys.byteorder)
+    except OSError:
+        return None
 
 
 def _sleep_until(t_ns: int) -> None:
@@ -117,6 +127,7 @@ def send(a: argparse.Namespace) -> int:
     s.connect((a.dst, a.port))
     t_start = time.monotonic_ns()
     isn = _isn(s)
+    cookie = _cookie(s)
     cc = s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).rstrip(b"\0").decode()
     s.setblocking(False)
     limit = a.bytes if a.bytes is not None else None
@@ -174,7 +185,7 @@ def send(a: argparse.Namespace) -> int:
     sample()
     sport = s.getsockname()[1]
     s.close()
-    out = {"cc": cc, "isn1": isn, "t_connect_ns": t_connect, "t_start_ns": t_start,
+    out = {"cc": cc, "isn1": isn, "cookie": cookie, "t_connect_ns": t_connect, "t_start_ns": t_start,
            "t_end_ns": t_end, "bytes_written": written, "sport": sport,
            "sample_ns": times, "tcp_info": infos}
     Path(a.out).write_text(json.dumps(out))

@@ -18,6 +18,7 @@ Ctrl-C or an error; the results directory is written whole or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import tempfile
@@ -34,7 +35,9 @@ import polars as pl
 from tcplab import _native
 from tcplab.instruments import replay
 from tcplab.live import facts as live_facts
+from tcplab.live import kernel_trace
 from tcplab.live.fidelity import live_section, udp_rcvbuf_errors
+from tcplab.live.kernel_trace import KernelTrace
 from tcplab.live.netns import LiveError, Testbed, live_support, scenario_plan
 from tcplab.live.pcap import PORTS as LIVE_PCAP_PORTS
 from tcplab.live.pcap import live_captures
@@ -157,6 +160,8 @@ class _Started:
     udp: list[UdpHandle]
     rcvbuf: dict[str, int]
     raw: Path  # the run's scratch directory
+    kernel_trace: KernelTrace | None = None  # Linux senders' tracepoints, read
+    kernel_trace_note: str | None = None  # why there is none
 
 
 def _start(tb: Testbed, canonical: dict[str, Any], i: int, origin: int, raw: Path, realtime: bool) -> Any:
@@ -179,6 +184,19 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
     n_linux = sum(real_tcp.flow_kind(f) != "tcplab" for f in flows)
     margin = START_MARGIN_S + PER_FLOW_S * (len(flows) - n_linux) + PER_LINUX_FLOW_S * n_linux
     origin = time.monotonic_ns() + int(margin * 1e9)
+    linux = [i for i, f in enumerate(flows) if real_tcp.flow_kind(f) == "linux"]
+    trace, note = None, kernel_trace.unavailable() if linux else None
+    with contextlib.ExitStack() as stack:
+        if linux and note is None:
+            trace = stack.enter_context(KernelTrace([PORT + i for i in linux]))
+        st = _run_started(tb, canonical, raw, realtime, progress, origin)
+    st.kernel_trace, st.kernel_trace_note = trace, note
+    return st
+
+
+def _run_started(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool,
+                 progress: Progress | None, origin: int) -> _Started:
+    flows = canonical["flows"]
     handles: dict[int, Any] = {}
     for i in range(len(flows)):
         handles[i] = _start(tb, canonical, i, origin, raw, realtime)
@@ -252,7 +270,8 @@ def _drops_table(tb: Testbed, origin: int, iss: dict[int, int]) -> list[dict[str
     the flow in their header) and TCP packets of Linux and real-TCP flows (named by port: flow i uses
     5400 + i at both ends; ``seq`` the sequence number as on the wire, but a tcplab-tcp
     flow's data in core numbers, as simulated: `iss` holds those flows' initial sequence
-    numbers); time on the run's axis, link directions in the simulator's numbering."""
+    numbers, and so a Linux sender's whose first sequence number is known); time on the run's
+    axis, link directions in the simulator's numbering."""
     assert tb.emu_origin_ns is not None
     dirs = link_directions(tb)
     flows = tb.scenario["flows"] if tb.scenario else []
@@ -292,6 +311,16 @@ def _links_table(tb: Testbed, canonical: dict[str, Any]) -> list[dict[str, Any]]
                   **{f"drops_{k}": v for k, v in s.get("drops", {}).items()},
                   "utilization": s.get("busy_ns", 0) / dur, "ecn_marks": s.get("ecn_marks", 0)})
     return rows
+
+
+def _kernel_rows(st: _Started, i: int, res: Any) -> dict[str, list[dict[str, Any]]] | None:
+    """Linux flow `i`'s rows from the kernel's trace (kernel_trace.rows), or None without one
+    (no trace, or a sender whose cookie or first sequence number is unknown)."""
+    snd = st.linux[i].run.sender if i in st.linux and st.linux[i].run is not None else {}
+    if st.kernel_trace is None or snd.get("cookie") is None or snd.get("isn1") is None:
+        return None
+    return kernel_trace.rows(st.kernel_trace.flow(int(snd["cookie"])), st.origin, i, int(snd["isn1"]),
+                             int(res.final["snd_mss"]), int(snd["t_start_ns"]) - st.origin)
 
 
 def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, realtime: bool,
@@ -334,6 +363,7 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     linux_results.update({i: real_tcp.receiver_result(h, r, origin, tb) for i, (h, r) in st.tcp_receivers.items()})
     series_rows = _rows(series)
     event_rows: list[dict[str, Any]] = []
+    kernel_segments: list[dict[str, Any]] = []
     for i, spec in enumerate(flows):
         rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
         if i in runs:
@@ -344,6 +374,11 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
             event_rows += event_rows_of(st.tcp_senders[i].out_dir / "sender" / "events.csv", i)
         elif i in linux_results:
             rows[i].update({k: v for k, v in linux_results[i].flow.items() if k not in ("name", "src", "dst")})
+            if (traced := _kernel_rows(st, i, linux_results[i])) is not None:
+                series_rows += traced["series"]
+                event_rows += traced["events"]
+                kernel_segments += traced["segments"]
+                continue
             shared = {c["name"] for c in SCHEMA["series"]}
             series_rows += [{**{k: v for k, v in r.items() if k in shared}, "flow": i}
                             for r in linux_results[i].series.iter_rows(named=True)]
@@ -376,13 +411,24 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
            for i, res in linux_results.items()},
         **{udp_specs[j]["name"]: {"stack": "udp", **h.summary} for j, h in enumerate(udp)},
     }
+    if st.kernel_trace is not None or st.kernel_trace_note is not None:
+        kt = st.kernel_trace
+        section["kernel_trace"] = {
+            "note": st.kernel_trace_note,
+            "events": list(kernel_trace.EVENTS) if kt is not None else [],
+            "records": len(kt.records) if kt is not None else 0,
+            "lost": kt.lost if kt is not None else 0,
+            "flows": sorted(flows[i]["name"] for i in st.linux if _kernel_rows(st, i, linux_results[i]) is not None),
+        }
     tables["flows"] = frame_of("flows", rows).with_columns(pl.lit(section["verdict"]).alias(LIVE_COLUMN))
     tables["series"] = frame_of("series", sorted(series_rows, key=lambda r: (r["time_ns"], r["flow"])))
     iss = {i: int(r.sender["iss"]) for i, r in st.tcp_senders.items()}
+    iss.update({i: int(h.run.sender["isn1"]) - 1 for i, h in st.linux.items()
+                if h.run is not None and h.run.sender.get("isn1") is not None})
     tables["drops"] = frame_of("drops", _drops_table(tb, origin, iss))
     if trace.get("segments", True):  # tcplab-tcp senders' transmissions (wire.csv)
         tables["segments"] = frame_of("segments", sorted(
-            (r for i, t in st.tcp_senders.items() for r in real_tcp.segment_rows(i, t)),
+            [*(r for i, t in st.tcp_senders.items() for r in real_tcp.segment_rows(i, t)), *kernel_segments],
             key=lambda r: (r["time_ns"], r["flow"])))
     tables["events"] = frame_of("events", sorted(event_rows, key=lambda r: (r["time_ns"], r["flow"])))
     tables["udp"] = frame_of("udp", udp_rows)
