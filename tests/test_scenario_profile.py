@@ -65,7 +65,7 @@ def test_linux_profile_gives_linux_defaults_cubic_hystart_and_rack_prr():
     assert c["tcp"] == LINUX_TCP
     for f in c["flows"]:
         assert f["tcp"] == LINUX_TCP
-        assert f["controller"] == {"name": "cubic", "params": {"hystart": True}}
+        assert f["controller"] == {"name": "cubic", "params": {"hystart": True, "flavor": "linux"}}
         assert f["recovery"] == {"name": "rack", "params": {"window": "prr"}}
 
 
@@ -102,8 +102,11 @@ def test_a_flow_profile_resets_its_base_and_its_defaults():
 
 def test_named_cubic_gets_hystart_under_linux_unless_it_says_otherwise():
     c = canonical_of(linux(flow0='controller = "cubic"', flow1='controller = { name = "cubic", hystart = false, beta = 0.8 }'))
-    assert c["flows"][0]["controller"] == {"name": "cubic", "params": {"hystart": True}}
+    assert c["flows"][0]["controller"] == {"name": "cubic", "params": {"hystart": True, "flavor": "linux"}}
+    # CUBIC's own constants: the RFC 9438 arithmetic they belong to.
     assert c["flows"][1]["controller"] == {"name": "cubic", "params": {"hystart": False, "beta": 0.8}}
+    c = canonical_of(linux(flow0='controller = { name = "cubic", flavor = "rfc9438" }'))
+    assert c["flows"][0]["controller"] == {"name": "cubic", "params": {"hystart": True, "flavor": "rfc9438"}}
     c = canonical_of(linux(flow0='controller = "reno"\nrecovery = "newreno"'))
     assert c["flows"][0]["controller"] == {"name": "reno", "params": {}}
     assert c["flows"][0]["recovery"] == {"name": "newreno", "params": {}}

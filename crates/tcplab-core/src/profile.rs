@@ -6,8 +6,8 @@
 //! - `rfc` (the default): `TcpConfig::default()`; flows must name their controller and
 //!   recovery.
 //! - `linux`: `TcpConfig::linux()`, Linux 6.x defaults; flows default to CUBIC with HyStart
-//!   and RACK-TLP detection with PRR reduction, and a flow that names `cubic` gets
-//!   `hystart = true` unless it says otherwise.
+//!   in Linux's arithmetic and RACK-TLP detection with PRR reduction, and a flow that names
+//!   `cubic` gets `hystart = true` and `flavor = "linux"` unless it says otherwise.
 
 use crate::cc::{ControllerSpec, Growth};
 use crate::{ConfigError, Dur, ParamValue, RecoverySpec, RtoMode, TcpConfig};
@@ -77,12 +77,19 @@ impl Profile {
     }
 
     /// Fills in the profile's defaults of a controller a flow named: under `linux`, CUBIC
-    /// gets `hystart = true` unless the flow gives `hystart`.
+    /// gets `hystart = true` unless the flow gives `hystart`, and `flavor = "linux"` unless
+    /// it gives `flavor`, `c` or `beta`.
     pub fn complete_controller(self, spec: &mut ControllerSpec) {
         if self == Profile::Linux && spec.name == "cubic" {
             spec.params
                 .entry("hystart".into())
                 .or_insert(ParamValue::Bool(true));
+            // Linux's arithmetic unless the flow sets CUBIC's constants itself.
+            if !spec.params.contains_key("c") && !spec.params.contains_key("beta") {
+                spec.params
+                    .entry("flavor".into())
+                    .or_insert(ParamValue::Str("linux".into()));
+            }
         }
     }
 }

@@ -109,6 +109,19 @@ fn profile_json(name: &str) -> PyResult<String> {
     Ok(v.to_string())
 }
 
+/// A controller a flow named (`{"name", "params"}` JSON) with what profile `profile` adds to
+/// it (`Profile::complete_controller`, the one home of that rule), as JSON. Raises ValueError
+/// for an unknown profile or a JSON that is not a controller.
+#[pyfunction]
+fn complete_controller_json(profile: &str, spec: &str) -> PyResult<String> {
+    let p =
+        tcplab_core::Profile::parse(profile).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut spec: tcplab_core::ControllerSpec = serde_json::from_str(spec)
+        .map_err(|e| PyValueError::new_err(format!("controller: {e}")))?;
+    p.complete_controller(&mut spec);
+    serde_json::to_string(&spec).map_err(|e| PyValueError::new_err(format!("controller: {e}")))
+}
+
 /// The first rule a TCP configuration (canonical JSON) breaks, by `TcpConfig::validate` (the
 /// one home of these rules), as JSON: `{"field", "rule", "value", "limit", "message"}`
 /// (`tcplab_core::ConfigError`), or None when it is acceptable. Raises ValueError when the
@@ -302,6 +315,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tcp_config_problem_json, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
+    m.add_function(wrap_pyfunction!(complete_controller_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
     m.add_function(wrap_pyfunction!(topology_graph_json, m)?)?;
     m.add_function(wrap_pyfunction!(results_schema_json, m)?)?;

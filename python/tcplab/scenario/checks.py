@@ -167,8 +167,8 @@ class ScenarioChecks:
                 )
             return defaults[kind]
         if kind == "controller":
-            added = defaults["controller_params"].get(given["name"], {})
-            return {"name": given["name"], "params": {**added, **given["params"]}}
+            completed: dict[str, Any] = json.loads(_native.complete_controller_json(profile, json.dumps(given)))
+            return completed
         return given
 
     def _flow_tcp(self, i: int | None) -> dict[str, Any]:

@@ -21,16 +21,22 @@
 //!   ssthresh = cwnd when it detects an ACK train or a delay increase (checked on the ACKs
 //!   that reach `on_ack`, i.e. outside recovery, with an RTT sample; delay_min is the
 //!   smallest RTT seen).
+//! - `flavor = "linux"` (the `linux` profile's): the same rules in Linux's arithmetic, whole
+//!   packets and a jiffies clock ([`linux`]: ssthresh rounded down to packets, growth by a
+//!   per-packet count, delay_min as tcp_cubic.c keeps it, W_max forgotten at a timeout);
+//!   `c` and `beta` are then Linux's (0.4 and 717/1024) and cannot be given.
 
 mod hystart;
+mod linux;
 
 pub use hystart::{Exit as HyStartExit, HyStart};
+pub use linux::Bic;
 
 use super::classic::window_in_field;
 use super::filter::MinFilter;
 use super::{AckSample, CcContext, CongestionEvent, CongestionKind, Verdict, WindowRule};
 use super::{Growth, Window};
-use crate::{ConfigError, ParamReader, Params, Time};
+use crate::{ConfigError, Dur, ParamReader, Params, Time};
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
@@ -50,6 +56,8 @@ pub struct Cubic {
     after_timeout: bool,
     /// HyStart state when `hystart` is on.
     hystart: Option<HyStart>,
+    /// `flavor = "linux"`: Linux's integer state, which then drives the window.
+    linux: Option<Bic>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,7 +82,22 @@ impl Cubic {
             w_est: 0.0,
             after_timeout: false,
             hystart: None,
+            linux: None,
         }
+    }
+
+    /// The same controller in Linux's arithmetic (`flavor = "linux"`, [`linux`]).
+    pub fn with_linux_arithmetic(mut self, on: bool) -> Self {
+        self.linux = on.then(Bic::default);
+        if on {
+            self.beta = linux::BETA as f64 / 1024.0;
+        }
+        self
+    }
+
+    /// Linux's state, under `flavor = "linux"`.
+    pub fn linux_state(&self) -> Option<&Bic> {
+        self.linux.as_ref()
     }
 
     /// The same controller with HyStart in slow start (Linux tcp_cubic.c `hystart`).
@@ -89,16 +112,27 @@ impl Cubic {
     }
 
     /// Parameters (RFC 9438 defaults): `c` 0.4, `beta` 0.7, `fast_convergence` true,
-    /// `reno_friendly` true; `hystart` false (Linux turns it on).
+    /// `reno_friendly` true; `hystart` false (Linux turns it on); `flavor` "rfc9438" or
+    /// "linux" (Linux's arithmetic; `c` and `beta` are then refused, being Linux's).
     pub fn from_params(ctx: &CcContext, params: &Params) -> Result<Self, ConfigError> {
         let mut r = ParamReader::new("cubic", params);
+        let linux = r.choice("flavor", "rfc9438", &["rfc9438", "linux"])? == "linux";
+        if linux {
+            if let Some(k) = ["c", "beta"].into_iter().find(|k| params.contains_key(*k)) {
+                return Err(ConfigError::new(format!(
+                    "cubic.{k}: not with flavor = \"linux\" (Linux's c is 0.4, its beta 717/1024)"
+                )));
+            }
+        }
         let c = r.num("c", 0.4, 1e-6, 1e6)?;
         let beta = r.num("beta", 0.7, 0.01, 0.99)?;
         let fc = r.flag("fast_convergence", true)?;
         let reno = r.flag("reno_friendly", true)?;
         let hystart = r.flag("hystart", false)?;
         r.finish()?;
-        Ok(Self::new(ctx, c, beta, fc, reno).with_hystart(hystart))
+        Ok(Self::new(ctx, c, beta, fc, reno)
+            .with_hystart(hystart)
+            .with_linux_arithmetic(linux))
     }
 
     pub fn growth(&self) -> Growth {
@@ -148,13 +182,22 @@ impl WindowRule for Cubic {
     window_in_field!(w);
     fn sample(&mut self, s: &AckSample) {
         self.rtt_min.update_opt(s.rtt);
+        if let (Some(b), Some(rtt)) = (self.linux.as_mut(), s.rtt) {
+            b.on_rtt(s.now, rtt);
+        }
     }
     fn grow(&mut self, s: &AckSample) {
+        // HyStart's delay_min: Linux's (samples after an epoch's first second) or the least.
+        let delay_min = match &self.linux {
+            Some(b) if b.delay_min_us > 0 => Some(Dur::from_micros(b.delay_min_us)),
+            Some(_) => None,
+            None => self.rtt_min.get(),
+        };
         if let (true, Some(h), Some(rtt), Some(min)) = (
             self.w.in_slow_start(),
             self.hystart.as_mut(),
             s.rtt,
-            self.rtt_min.get(),
+            delay_min,
         ) {
             let cwnd = self.w.cwnd / self.w.mss();
             if h.on_ack(s.now, rtt, min, cwnd, s.snd_una, s.snd_nxt)
@@ -162,6 +205,21 @@ impl WindowRule for Cubic {
             {
                 self.w.ssthresh = self.w.cwnd; // tp->snd_ssthresh = tcp_snd_cwnd(tp)
             }
+        }
+        if let Some(b) = self.linux.as_mut() {
+            // cubictcp_cong_avoid: slow start, then bictcp_update and tcp_cong_avoid_ai with
+            // the packets slow start left.
+            let mss = self.w.mss();
+            let acked = if self.w.in_slow_start() {
+                self.w.slow_start(s) / mss
+            } else {
+                s.acked_bytes.div_ceil(mss)
+            };
+            if acked > 0 {
+                let cnt = b.update(s.now, self.w.cwnd / mss, acked);
+                self.w.linux_ai_with(cnt, acked);
+            }
+            return;
         }
         if self.w.in_slow_start() {
             self.w.slow_start(s);
@@ -194,7 +252,16 @@ impl WindowRule for Cubic {
         self.cwnd_prior = Some(cwnd);
         self.epoch = None;
         let mss = self.w.mss() as f64;
-        self.w.set_ssthresh((cwnd * self.beta * mss).round() as u64);
+        match self.linux.as_mut() {
+            Some(b) => {
+                let pkts = b.recalc_ssthresh(self.w.cwnd / self.w.mss(), self.fast_convergence);
+                self.w.set_ssthresh(pkts * self.w.mss());
+                if ev.kind == CongestionKind::Timeout {
+                    b.reset(); // cubictcp_state(TCP_CA_Loss): bictcp_reset
+                }
+            }
+            None => self.w.set_ssthresh((cwnd * self.beta * mss).round() as u64),
+        }
         match ev.kind {
             CongestionKind::FastRetransmit => {}
             CongestionKind::Timeout => {

@@ -123,10 +123,15 @@ impl Window {
         }
     }
 
-    /// tcp_cong_avoid_ai with w = cwnd in segments: credit accumulated at a smaller w first
-    /// gives one segment, then every w segments counted give one more.
+    /// tcp_cong_avoid_ai with w = cwnd in segments.
     fn linux_ai(&mut self, acked: u64) {
-        let w = (self.cwnd / self.mss()).max(1);
+        self.linux_ai_with((self.cwnd / self.mss()).max(1), acked);
+    }
+
+    /// tcp_cong_avoid_ai(tp, w, acked): credit accumulated at a smaller w first gives one
+    /// segment, then every w segments counted give one more (CUBIC passes its `cnt` as w).
+    pub fn linux_ai_with(&mut self, w: u64, acked: u64) {
+        let w = w.max(1);
         if self.ca_acked >= w {
             self.ca_acked = 0;
             self.cwnd += self.mss();
