@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from tcplab import _native
-from tcplab.cli import campaigns, compare, diff, live, runs, scenarios, sweeps
+from tcplab.cli import campaigns, compare, diff, fidelity, live, runs, scenarios, sweeps
 
 __all__ = ["app"]
 
@@ -47,7 +47,7 @@ def main(
 
 
 # In the order `tcplab --help` lists them.
-for group in (runs, compare, diff, scenarios, sweeps, campaigns, live):
+for group in (runs, compare, diff, fidelity, scenarios, sweeps, campaigns, live):
     group.register(app)
 
 

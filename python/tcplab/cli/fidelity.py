@@ -1,0 +1,72 @@
+"""``tcplab fidelity``: the ``linux`` profile against this machine's kernel (docs/fidelity.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tcplab.cli.common import EXIT_INTERNAL, EXIT_INVALID, fail, out_dir, stdout_console
+
+
+def _list(text: str, flag: str, convert: type = str) -> list:
+    try:
+        values = [convert(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        fail(f"{flag} {text!r}: expected a comma-separated list of {convert.__name__} values", EXIT_INVALID)
+    if not values:
+        fail(f"{flag} {text!r}: empty", EXIT_INVALID)
+    return values
+
+
+def fidelity(
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: "
+                                              "results/fidelity-<timestamp>). Must not exist or be empty.")] = None,
+    controllers: Annotated[str, typer.Option(help="Controllers, comma-separated (the kernel's of the same name).")]
+    = "reno,cubic,bbr",
+    rates: Annotated[str, typer.Option(help="Link rates in bit/s, comma-separated.")] = "1.6e6,10e6,100e6",
+    losses: Annotated[str, typer.Option(help="Bernoulli loss rates of the data direction.")] = "0,1e-3,1e-2",
+    buffers: Annotated[str, typer.Option(help="Buffers: shallow (0.25 BDP), deep (1.5 BDP).")] = "shallow,deep",
+    kinds: Annotated[str, typer.Option(help="Transfers: long (30 s), short (200 kB).")] = "long,short",
+    seeds: Annotated[int, typer.Option(help="Seeds per cell, both ways.", min=1)] = 3,
+) -> None:
+    """Run the grid simulated and with the kernel's TCP through the live emulator (root), judge
+    each cell by the tolerances fixed in docs/fidelity.md, and give every missed cell's first
+    divergence (tcplab diff). Writes fidelity.json, report.html and every run's results."""
+    from tcplab.fidelity import grid, run_grid
+    from tcplab.live.netns import LiveError, live_support
+
+    try:
+        cells = grid(_list(controllers, "--controllers"), _list(rates, "--rates", float),
+                     _list(losses, "--losses", float), _list(buffers, "--buffers"), _list(kinds, "--kinds"))
+    except ValueError as e:
+        fail(str(e), EXIT_INVALID)
+    if reason := live_support():
+        fail(f"tcplab fidelity needs live runs: {reason}", EXIT_INVALID)
+    target = out_dir(out, "fidelity")
+    err = Console(stderr=True)
+    try:
+        doc = run_grid(cells, seeds, target, progress=lambda what: err.print(f"[dim]{what}[/]"))
+    except (LiveError, OSError, RuntimeError) as e:
+        fail(str(e), EXIT_INTERNAL)
+    t = Table(title=f"linux profile against Linux {doc['machine']['kernel']}: {doc['passed']} of "
+                    f"{len(doc['cells'])} cells pass")
+    for col in ("cell", "sim", "linux", "diff", "retx sim", "retx linux", "first divergence"):
+        t.add_column(col, justify="left" if col in ("cell", "first divergence") else "right")
+    for c in doc["cells"]:
+        unit, scale = ("Mb/s", 1e-6) if c["kind"] == "long" else ("s", 1.0)
+        fd = c.get("first_divergence") or {}
+        t.add_row(c["name"], f"{c['sim']['value'] * scale:.3f} {unit}", f"{c['linux']['value'] * scale:.3f} {unit}",
+                  f"{(c['value_diff'] or 0) * 100:+.0f} %{'' if c['value_ok'] else ' miss'}",
+                  f"{c['sim']['retransmits']:.1f}", f"{c['linux']['retransmits']:.1f}{'' if c['retransmits_ok'] else ' miss'}",
+                  "" if c["pass"] else f"{fd.get('stream', fd.get('error', ''))} #{fd.get('index', '')}")
+    stdout_console().print(t)
+    stdout_console().print(f"results: {target}")
+
+
+def register(app: typer.Typer) -> None:
+    """Adds ``fidelity`` to the CLI."""
+    app.command("fidelity")(fidelity)

@@ -1,0 +1,211 @@
+"""``tcplab fidelity``: the ``linux`` profile simulated against the kernel of the machine it
+runs on, through the live emulator (issue 24 §4; docs/fidelity.md).
+
+Each cell of the grid — controller × rate × loss × buffer × transfer kind — is one scenario:
+hosts a and b on one link, 20 ms each way (RTT 40 ms), a drop-tail buffer of 0.25 BDP
+("shallow") or 1.5 BDP ("deep") packets each way (BDP = rate × 40 ms / 1500 B, at least 2),
+Bernoulli loss on a -> b, one flow a -> b under ``[tcp] profile = "linux"`` with the
+controller named (the profile's recovery); a ``long`` flow runs 30 s, a ``short`` one moves
+200 kB. For every seed the cell runs simulated (``tcplab.run``) and with the kernel's TCP
+(``tcplab.live.run.run_live``, ``stack = "linux"``, the kernel's trace recorded), each into
+a results directory of its own.
+
+Measured: throughput (long) or completion time from the first data transmission to the last
+byte acknowledged (short: both sides counted alike, the live handshake left out), and
+retransmitted segments. The tolerances are the issue's, fixed before any run: throughput or
+completion time within ±10 % of the kernel's mean over the seeds; retransmissions within
+±20 %, or both means under 5 segments. A cell that misses carries the first divergence of its
+first seed from ``tcplab diff``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+RTT_S = 0.040
+BUFFER_BDP = {"shallow": 0.25, "deep": 1.5}
+KINDS = {"long": "30s", "short": "200kB"}
+THROUGHPUT_TOLERANCE = 0.10
+RETRANSMIT_TOLERANCE = 0.20
+FEW_RETRANSMITS = 5.0
+SYSCTLS = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control",
+           "net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_frto",
+           "net.ipv4.tcp_timestamps", "net.ipv4.tcp_sack", "net.ipv4.tcp_dsack",
+           "net.ipv4.tcp_moderate_rcvbuf", "net.ipv4.tcp_adv_win_scale", "net.core.default_qdisc")
+
+
+@dataclass(frozen=True)
+class Cell:
+    controller: str
+    rate_bps: float
+    loss: float
+    buffer: str
+    kind: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.controller}-{self.rate_bps / 1e6:g}M-loss{self.loss:g}-{self.buffer}-{self.kind}"
+
+    @property
+    def buffer_packets(self) -> int:
+        return max(2, round(BUFFER_BDP[self.buffer] * self.rate_bps * RTT_S / (1500 * 8)))
+
+    def scenario(self, seed: int, linux: bool) -> dict[str, Any]:
+        """The cell's scenario as a dict (``stack = "linux"`` when `linux`)."""
+        link: dict[str, Any] = {"from": "a", "to": "b", "rate": f"{self.rate_bps / 1e6:g}Mbps",
+                                "delay": f"{RTT_S * 500:g}ms", "buffer": self.buffer_packets}
+        if self.loss:
+            link["forward"] = {"loss": self.loss}
+        flow: dict[str, Any] = {"src": "a", "dst": "b", "controller": self.controller}
+        if self.kind == "short":
+            flow["bytes"] = KINDS["short"]
+        if linux:
+            flow["stack"] = "linux"
+        return {"name": f"fidelity-{self.name}", "seed": seed,
+                "duration": KINDS["long"] if self.kind == "long" else "60s",
+                "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
+                "links": [link], "tcp": {"profile": "linux"}, "flows": [flow]}
+
+
+def grid(controllers: list[str], rates: list[float], losses: list[float], buffers: list[str],
+         kinds: list[str]) -> list[Cell]:
+    for b in buffers:
+        if b not in BUFFER_BDP:
+            raise ValueError(f"--buffers {b!r}: expected one of {sorted(BUFFER_BDP)}")
+    for k in kinds:
+        if k not in KINDS:
+            raise ValueError(f"--kinds {k!r}: expected one of {sorted(KINDS)}")
+    return [Cell(c, r, p, b, k) for c in controllers for r in rates for p in losses for b in buffers for k in kinds]
+
+
+def measure(results: Path, kind: str) -> dict[str, float]:
+    """A run's measures from its results directory: ``value`` (throughput in bit/s, or the
+    completion time in s from the first data transmission) and ``retransmits``."""
+    import polars as pl
+
+    f = pl.read_parquet(results / "flows.parquet").row(0, named=True)
+    out = {"retransmits": float(f["retransmits"] or 0)}
+    if kind == "long":
+        out["value"] = float(f["throughput_bps"])
+    else:
+        seg = pl.read_parquet(results / "segments.parquet").filter(pl.col("flow") == 0)
+        first = seg["time_ns"].min() if len(seg) else f["start_ns"]
+        out["value"] = (int(f["end_ns"]) - int(first)) / 1e9  # type: ignore[arg-type]
+        out["completed"] = float(bool(f["completed"]))
+    return out
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def _spread(xs: list[float]) -> float:
+    m = _mean(xs)
+    return (max(xs) - min(xs)) / m if xs and m else 0.0
+
+
+def judge(sim: list[dict[str, float]], linux: list[dict[str, float]]) -> dict[str, Any]:
+    """The cell's verdict from both sides' measures over the seeds."""
+    sv, lv = _mean([r["value"] for r in sim]), _mean([r["value"] for r in linux])
+    sr, lr = _mean([r["retransmits"] for r in sim]), _mean([r["retransmits"] for r in linux])
+    value_ok = abs(sv - lv) <= THROUGHPUT_TOLERANCE * lv
+    retx_ok = max(sr, lr) < FEW_RETRANSMITS or abs(sr - lr) <= RETRANSMIT_TOLERANCE * lr
+    return {"sim": {"value": sv, "value_spread": _spread([r["value"] for r in sim]), "retransmits": sr,
+                    "retransmits_spread": _spread([r["retransmits"] for r in sim])},
+            "linux": {"value": lv, "value_spread": _spread([r["value"] for r in linux]), "retransmits": lr,
+                      "retransmits_spread": _spread([r["retransmits"] for r in linux])},
+            "value_diff": (sv - lv) / lv if lv else None, "retransmits_diff": (sr - lr) / lr if lr else None,
+            "value_ok": value_ok, "retransmits_ok": retx_ok, "pass": value_ok and retx_ok}
+
+
+def machine() -> dict[str, Any]:
+    """The kernel and the settings the comparison depends on, as read here."""
+    sysctls = {}
+    for k in SYSCTLS:
+        p = Path("/proc/sys") / k.replace(".", "/")
+        sysctls[k] = " ".join(p.read_text().split()) if p.exists() else None
+    return {"kernel": platform.release(), "cpus": os.cpu_count(), "sysctls": sysctls,
+            "load_average": list(os.getloadavg())}
+
+
+def run_grid(cells: list[Cell], seeds: int, out: Path,
+             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Runs every cell `seeds` times both ways into `out` (``cells/<cell>/{sim,linux}-s<seed>``)
+    and writes ``fidelity.json``; returns its content."""
+    import tcplab
+    from tcplab import diff
+    from tcplab.live.run import run_live
+    from tcplab.results import write_results
+    from tcplab.scenario import Scenario
+
+    doc: dict[str, Any] = {"machine": machine(), "seeds": seeds,
+                           "tolerances": {"throughput_or_completion": THROUGHPUT_TOLERANCE,
+                                          "retransmits": RETRANSMIT_TOLERANCE,
+                                          "few_retransmits": FEW_RETRANSMITS},
+                           "cells": []}
+    t0 = time.monotonic()
+    for cell in cells:
+        base = out / "cells" / cell.name
+        sim, lin = [], []
+        for seed in range(1, seeds + 1):
+            if progress:
+                progress(f"{cell.name} seed {seed}")
+            s_dir = write_results(tcplab.run(Scenario.from_dict(cell.scenario(seed, False))), base / f"sim-s{seed}",
+                                  report=False)
+            sim.append(measure(s_dir, cell.kind))
+            live = run_live(Scenario.from_dict(cell.scenario(seed, True)), base / f"linux-s{seed}", realtime=True,
+                            report=False)
+            lin.append(measure(live.out_dir, cell.kind))
+        row: dict[str, Any] = {**asdict(cell), "name": cell.name, "buffer_packets": cell.buffer_packets,
+                               "runs": {"sim": sim, "linux": lin}, **judge(sim, lin)}
+        if not row["pass"]:
+            try:
+                d = diff.diff(diff.load(base / "sim-s1"), diff.load(base / "linux-s1"))
+                fd = d["first_divergence"]
+                row["first_divergence"] = None if fd is None else {k: fd[k] for k in ("stream", "index", "a", "b")}
+            except diff.DiffError as e:
+                row["first_divergence"] = {"error": str(e)}
+        doc["cells"].append(row)
+    doc["wall_time_s"] = time.monotonic() - t0
+    doc["passed"] = sum(c["pass"] for c in doc["cells"])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "fidelity.json").write_text(json.dumps(doc, indent=1, default=str))
+    (out / "report.html").write_text(report_html(doc))
+    return doc
+
+
+def _fmt(v: float | None, kind: str) -> str:
+    if v is None or v != v:
+        return "–"
+    return f"{v / 1e6:.3f} Mb/s" if kind == "long" else f"{v:.3f} s"
+
+
+def report_html(doc: dict[str, Any]) -> str:
+    """The grid as one HTML page: the machine, the rule, a row per cell."""
+    from tcplab.report.html import esc, html_table, page
+
+    m = doc["machine"]
+    rows = []
+    for c in doc["cells"]:
+        s, li = c["sim"], c["linux"]
+        fd = c.get("first_divergence") or {}
+        where = "" if c["pass"] else (f"{fd.get('stream')} #{fd.get('index')}" if "stream" in fd
+                                      else fd.get("error", ""))
+        rows.append([c["name"], _fmt(s["value"], c["kind"]), _fmt(li["value"], c["kind"]),
+                     f"{(c['value_diff'] or 0) * 100:+.0f} %" + ("" if c["value_ok"] else " miss"),
+                     f"{s['retransmits']:.1f}", f"{li['retransmits']:.1f}",
+                     "ok" if c["retransmits_ok"] else "miss", where])
+    body = [f"<h1>tcplab fidelity: the linux profile against Linux {esc(m['kernel'])}</h1>",
+            f"<p>{doc['passed']} of {len(doc['cells'])} cells pass; {doc['seeds']} seeds; wall time "
+            f"{doc['wall_time_s']:.0f} s. Rule (fixed before running): throughput or completion time within "
+            f"±{THROUGHPUT_TOLERANCE:.0%} of Linux's mean, retransmissions within ±{RETRANSMIT_TOLERANCE:.0%} "
+            f"or both under {FEW_RETRANSMITS:g}.</p>",
+            html_table(["cell", "sim", "linux", "diff", "retx sim", "retx linux", "retx", "first divergence"], rows),
+            "<h2>Machine</h2>", html_table(["setting", "value"], [[k, v] for k, v in m["sysctls"].items()])]
+    return page("tcplab fidelity", body)
