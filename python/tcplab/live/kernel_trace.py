@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tcplab.live.netns import pid_alive
+
 #: Where tracefs is mounted when the kernel's usual place holds nothing.
 MOUNT_POINT = Path("/sys/kernel/tracing")
 PREFIX = "tcplab-"
@@ -66,16 +68,6 @@ def unavailable() -> str | None:
     return None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale(root: Path) -> list[str]:
     """Removes the instances of runs whose process is gone; returns their names."""
     gone = []
@@ -84,7 +76,7 @@ def remove_stale(root: Path) -> list[str]:
             pid = int(d.name[len(PREFIX):].split("-")[0])
         except ValueError:
             continue
-        if not _alive(pid):
+        if not pid_alive(pid):
             _remove(d)
             gone.append(d.name)
     return gone

@@ -76,7 +76,8 @@ def _namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Process `pid` exists (a process of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -98,7 +99,7 @@ def _remove_namespace(ns: str) -> None:
 
 def cleanup_stale() -> list[str]:
     """Removes the namespaces of live runs whose owning process is dead; returns their names."""
-    stale = [ns for ns in _namespaces() if (m := _NAME.match(ns)) and not _alive(int(m.group(1)))]
+    stale = [ns for ns in _namespaces() if (m := _NAME.match(ns)) and not pid_alive(int(m.group(1)))]
     for ns in stale:
         _remove_namespace(ns)
     return stale
