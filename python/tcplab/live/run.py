@@ -268,10 +268,10 @@ def _tcplab_row(run: FlowRun) -> dict[str, Any]:
 def _drops_table(tb: Testbed, origin: int, iss: dict[int, int]) -> list[dict[str, Any]]:
     """The ``drops`` table from the emulator's drop log: tcplab-transport packets (named by
     the flow in their header) and TCP packets of Linux and real-TCP flows (named by port: flow i uses
-    5400 + i at both ends; ``seq`` the sequence number as on the wire, but a tcplab-tcp
-    flow's data in core numbers, as simulated: `iss` holds those flows' initial sequence
-    numbers, and so a Linux sender's whose first sequence number is known); time on the run's
-    axis, link directions in the simulator's numbering."""
+    5400 + i at both ends; ``seq`` as on the wire, except the data of the flows in `iss`
+    (flow -> initial sequence number: tcplab-tcp senders, and Linux senders whose first
+    sequence number is known), counted from their first data byte as simulated); time on the
+    run's axis, link directions in the simulator's numbering."""
     assert tb.emu_origin_ns is not None
     dirs = link_directions(tb)
     flows = tb.scenario["flows"] if tb.scenario else []
@@ -364,6 +364,7 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     series_rows = _rows(series)
     event_rows: list[dict[str, Any]] = []
     kernel_segments: list[dict[str, Any]] = []
+    traced: list[str] = []  # Linux flows with the kernel's trace
     for i, spec in enumerate(flows):
         rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
         if i in runs:
@@ -374,10 +375,11 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
             event_rows += event_rows_of(st.tcp_senders[i].out_dir / "sender" / "events.csv", i)
         elif i in linux_results:
             rows[i].update({k: v for k, v in linux_results[i].flow.items() if k not in ("name", "src", "dst")})
-            if (traced := _kernel_rows(st, i, linux_results[i])) is not None:
-                series_rows += traced["series"]
-                event_rows += traced["events"]
-                kernel_segments += traced["segments"]
+            if (k := _kernel_rows(st, i, linux_results[i])) is not None:
+                series_rows += k["series"]
+                event_rows += k["events"]
+                kernel_segments += k["segments"]
+                traced.append(spec["name"])
                 continue
             shared = {c["name"] for c in SCHEMA["series"]}
             series_rows += [{**{k: v for k, v in r.items() if k in shared}, "flow": i}
@@ -418,7 +420,7 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
             "events": list(kernel_trace.EVENTS) if kt is not None else [],
             "records": len(kt.records) if kt is not None else 0,
             "lost": kt.lost if kt is not None else 0,
-            "flows": sorted(flows[i]["name"] for i in st.linux if _kernel_rows(st, i, linux_results[i]) is not None),
+            "flows": traced,
         }
     tables["flows"] = frame_of("flows", rows).with_columns(pl.lit(section["verdict"]).alias(LIVE_COLUMN))
     tables["series"] = frame_of("series", sorted(series_rows, key=lambda r: (r["time_ns"], r["flow"])))
