@@ -168,11 +168,7 @@ class LinuxHandle:
             self.socket_options["TCP_WINDOW_CLAMP"] = int(flow.tcp["rcv_buf"])
             extra_r += ["--window-clamp", str(self.socket_options["TCP_WINDOW_CLAMP"])]
         if flow.tcp.get("mss"):
-            # tcp.mss is payload per segment; TCP_MAXSEG is the MSS option, from which Linux
-            # takes the timestamp option's 12 bytes (tcp_sync_mss: mss_cache = mss_clamp less
-            # the options in use).
-            ts = 12 if flow.tcp.get("timestamps", True) else 0
-            self.socket_options["TCP_MAXSEG"] = int(flow.tcp["mss"]) + ts
+            self.socket_options["TCP_MAXSEG"] = maxseg(flow.tcp)
             extra_r += ["--mss", str(self.socket_options["TCP_MAXSEG"])]
             extra_s += ["--mss", str(self.socket_options["TCP_MAXSEG"])]
         at = self.origin_ns + flow.start_ns
@@ -241,6 +237,13 @@ class LinuxHandle:
             if p is not None:
                 p.communicate()
         self._settings.release(self.flow.name)
+
+
+def maxseg(tcp: dict[str, Any]) -> int:
+    """``TCP_MAXSEG`` for a flow's TCP settings: ``tcp.mss`` is payload per segment, the
+    socket option the MSS option, from which Linux takes the timestamp option's 12 bytes
+    (tcp_sync_mss: mss_cache is mss_clamp less the options in use)."""
+    return int(tcp["mss"]) + (12 if tcp.get("timestamps", True) else 0)
 
 
 def linux_flows(canonical: dict[str, Any]) -> list[int]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.live.errors import LiveError
-from tcplab.live.linux import check_linux_flow
+from tcplab.live.linux import check_linux_flow, maxseg
 from tcplab.live.linux_settings import HostSettings, allowed_congestion_controls
 from tcplab.live.netns import Testbed
 from tcplab.live.transport import PORT, flow_binary, kill_ends
@@ -203,7 +203,7 @@ class RealTcpReceiverHandle:
             raise LiveError(err.strip().splitlines()[-1] if err.strip() else "tcplab-flow tcp-recv did not start")
         extra: list[str] = []
         if flow.tcp.get("mss"):
-            extra += ["--mss", str(int(flow.tcp["mss"]))]
+            extra += ["--mss", str(maxseg(flow.tcp))]
         if flow.stop_ns is not None:
             extra += ["--until-ns", str(origin_ns + flow.stop_ns)]
         if flow.bytes is not None:

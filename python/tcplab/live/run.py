@@ -184,7 +184,8 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
     n_linux = sum(real_tcp.flow_kind(f) != "tcplab" for f in flows)
     margin = START_MARGIN_S + PER_FLOW_S * (len(flows) - n_linux) + PER_LINUX_FLOW_S * n_linux
     origin = time.monotonic_ns() + int(margin * 1e9)
-    linux = [i for i, f in enumerate(flows) if real_tcp.flow_kind(f) == "linux"]
+    # Linux senders (to a Linux or to tcplab's receiver): the kernel's trace of them.
+    linux = [i for i, f in enumerate(flows) if real_tcp.flow_kind(f) in ("linux", "linux-to-tcplab")]
     trace, note = None, kernel_trace.unavailable() if linux else None
     with contextlib.ExitStack() as stack:
         if linux and note is None:
@@ -314,9 +315,12 @@ def _links_table(tb: Testbed, canonical: dict[str, Any]) -> list[dict[str, Any]]
 
 
 def _kernel_rows(st: _Started, i: int, res: Any) -> dict[str, list[dict[str, Any]]] | None:
-    """Linux flow `i`'s rows from the kernel's trace (kernel_trace.rows), or None without one
-    (no trace, or a sender whose cookie or first sequence number is unknown)."""
-    snd = st.linux[i].run.sender if i in st.linux and st.linux[i].run is not None else {}
+    """Linux sender `i`'s rows from the kernel's trace (kernel_trace.rows), or None without
+    one (no trace, or a sender whose cookie or first sequence number is unknown)."""
+    if i in st.linux:
+        snd = st.linux[i].run.sender if st.linux[i].run is not None else {}
+    else:
+        snd = st.tcp_receivers[i][1].sender if i in st.tcp_receivers else {}
     if st.kernel_trace is None or snd.get("cookie") is None or snd.get("isn1") is None:
         return None
     return kernel_trace.rows(st.kernel_trace.flow(int(snd["cookie"])), st.origin, i, int(snd["isn1"]),
@@ -425,8 +429,9 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     tables["flows"] = frame_of("flows", rows).with_columns(pl.lit(section["verdict"]).alias(LIVE_COLUMN))
     tables["series"] = frame_of("series", sorted(series_rows, key=lambda r: (r["time_ns"], r["flow"])))
     iss = {i: int(r.sender["iss"]) for i, r in st.tcp_senders.items()}
-    iss.update({i: int(h.run.sender["isn1"]) - 1 for i, h in st.linux.items()
-                if h.run is not None and h.run.sender.get("isn1") is not None})
+    senders = {i: h.run.sender for i, h in st.linux.items() if h.run is not None}
+    senders.update({i: r.sender for i, (_, r) in st.tcp_receivers.items()})
+    iss.update({i: int(s["isn1"]) - 1 for i, s in senders.items() if s.get("isn1") is not None})
     tables["drops"] = frame_of("drops", _drops_table(tb, origin, iss))
     if trace.get("segments", True):  # tcplab-tcp senders' transmissions (wire.csv)
         tables["segments"] = frame_of("segments", sorted(
