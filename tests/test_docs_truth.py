@@ -28,9 +28,9 @@ def test_the_readme_scenario_is_the_shipped_demo():
 
 
 #: Tour commands a test does not run: a Dask cluster, the whole suite, the papers' sizes,
-#: live runs and testbeds (root, real time; tests/test_compare_live.py, the live tests and
-#: tests/test_campaign_live.py run them).
-NOT_RUN = ("--scheduler", "reproduce all", "--full", "...", "live", "testbed")
+#: live runs and testbeds (root, real time; tests/test_compare_live.py, the live tests,
+#: tests/test_campaign_live.py and tests/test_fidelity_command.py run them).
+NOT_RUN = ("--scheduler", "reproduce all", "--full", "...", "live", "testbed", "tcplab fidelity")
 
 
 def _tour() -> list[list[str]]:
