@@ -15,7 +15,9 @@ an older original (Eifel). Asserted here, in both runs:
   reduction, and the throughput, within the issue's ±5 % of the simulated run's;
 - ``tcplab diff`` names the first divergence: the first drop, one segment earlier live
   than simulated, since the live connection's SYN took the loss stream's first draw (the
-  simulated flow starts established).
+  simulated flow starts established);
+- tcplab's UDP transport (no handshake) on the same path sees the same drops until its
+  decisions part from the simulation's, and its throughput is within the same ±5 %.
 """
 
 from __future__ import annotations
@@ -70,14 +72,19 @@ TOLERANCE = 0.05
 
 
 @pytest.fixture(scope="module")
-def runs(emu: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def base(emu: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("rt-fidelity")
+    write_results(tcplab.run(Scenario.from_toml(TOML)), base / "sim")
+    return base
+
+
+@pytest.fixture(scope="module")
+def runs(base: Path) -> tuple[Path, Path]:
     from tcplab.live.run import run_live
 
-    base = tmp_path_factory.mktemp("rt-fidelity")
-    sim = write_results(tcplab.run(Scenario.from_toml(TOML)), base / "sim")
     live = run_live(Scenario.from_toml(TOML + 'stack = "tcplab-tcp"\n'), base / "live", report=False,
                     realtime=True)
-    return sim, live.out_dir
+    return base / "sim", live.out_dir
 
 
 def _window_accounted(path: Path) -> None:
@@ -116,3 +123,17 @@ def test_diff_names_the_first_divergence(runs: tuple[Path, Path]) -> None:
     mss = 1448
     assert fd["b"]["key"][0] == fd["a"]["key"][0] - mss, "live loses the packet before: the SYN drew first"
     assert d["streams"]["undo"] == [0, 0]
+
+
+def test_the_udp_transport_tracks_its_simulation(base: Path) -> None:
+    # tcplab's sender and receiver over UDP (no handshake: the loss stream's draws fall on the
+    # same packets): the same drops until the runs' decisions part, throughput within 5 %.
+    from tcplab.live.run import run_live
+
+    live = run_live(Scenario.from_toml(TOML + 'stack = "tcplab"\n'), base / "udp", report=False, realtime=True)
+    d = diff.diff(diff.load(base / "sim"), diff.load(live.out_dir))
+    fd = d["first_divergence"]
+    assert fd is None or fd["stream"] != "drop", fd
+    _window_accounted(live.out_dir)
+    thr = [pl.read_parquet(p / "flows.parquet")["throughput_bps"][0] for p in (base / "sim", live.out_dir)]
+    assert abs(thr[1] / thr[0] - 1) <= TOLERANCE, f"throughput simulated {thr[0]:.0f}, live {thr[1]:.0f} bit/s"

@@ -193,8 +193,13 @@ pub fn merge(into: &mut Value, from: Value) {
 /// time on the flow's clock.
 pub const EVENTS_HEADER: &str = "time_ns,event,reason,cwnd,ssthresh,seq,label,value\n";
 
-/// The simulator's sender facts of flow `flow`, as an endpoint records them, and, when the
-/// scenario traces events, the core's event log as `events.csv`.
+/// `segments.csv`'s header: each data transmission (the simulator's `segments` table), time
+/// on the flow's clock.
+pub const SEGMENTS_HEADER: &str = "time_ns,seq,len,retransmission\n";
+
+/// The simulator's sender facts of flow `flow`, as an endpoint records them, and what the
+/// scenario traces of the sender: the core's event log as `events.csv`, its transmissions as
+/// `segments.csv`.
 pub struct SenderFacts {
     pub log: FactLog,
     flow: u32,
@@ -202,26 +207,33 @@ pub struct SenderFacts {
     loss_buf: Vec<LossResponse>,
     events: Option<BufWriter<File>>,
     event_buf: Vec<LogRecord>,
+    segments: Option<BufWriter<File>>,
+}
+
+fn csv_log(path: Option<&Path>, header: &str) -> std::io::Result<Option<BufWriter<File>>> {
+    let Some(p) = path else { return Ok(None) };
+    let mut w = BufWriter::new(File::create(p)?);
+    w.write_all(header.as_bytes())?;
+    Ok(Some(w))
 }
 
 impl SenderFacts {
-    /// Facts into `log`; the event log into `events` (a path) when given.
-    pub fn new(log: FactLog, flow: u32, events: Option<&Path>) -> std::io::Result<Self> {
-        let events = match events {
-            Some(p) => {
-                let mut w = BufWriter::new(File::create(p)?);
-                w.write_all(EVENTS_HEADER.as_bytes())?;
-                Some(w)
-            }
-            None => None,
-        };
+    /// Facts into `log`; the event log into `events` and the transmissions into `segments`
+    /// (paths) when given.
+    pub fn new(
+        log: FactLog,
+        flow: u32,
+        events: Option<&Path>,
+        segments: Option<&Path>,
+    ) -> std::io::Result<Self> {
         Ok(SenderFacts {
             log,
             flow,
             una: 0,
             loss_buf: Vec::new(),
-            events,
+            events: csv_log(events, EVENTS_HEADER)?,
             event_buf: Vec::new(),
+            segments: csv_log(segments, SEGMENTS_HEADER)?,
         })
     }
 
@@ -268,17 +280,24 @@ impl SenderFacts {
         Ok(())
     }
 
-    /// Writes out what is buffered: the facts and the event log.
+    /// Writes out what is buffered: the facts and the logs.
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.log.flush()?;
-        match self.events.as_mut() {
-            Some(w) => w.flush(),
-            None => Ok(()),
+        for w in [self.events.as_mut(), self.segments.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            w.flush()?;
         }
+        Ok(())
     }
 
-    /// A data segment sent, with what it was.
-    pub fn transmit(&mut self, seg: &DataSegment, kind: TxKind) -> std::io::Result<()> {
+    /// A data segment sent at `now`, with what it was.
+    pub fn transmit(&mut self, now: Time, seg: &DataSegment, kind: TxKind) -> std::io::Result<()> {
+        if let Some(w) = self.segments.as_mut() {
+            let (t, seq, len) = (now.as_nanos(), seg.seq.0, seg.len);
+            writeln!(w, "{t},{seq},{len},{}", seg.retransmission)?;
+        }
         self.log.push(Fact::Transmit {
             flow: self.flow,
             seq: seg.seq.0,

@@ -121,10 +121,17 @@ impl FlowConfig {
         Time::ZERO + self.scenario.duration
     }
 
-    /// Where the sender writes the core's event log (`events.csv` in `out`), when the
-    /// scenario traces events (`trace.events`), as the simulator fills its `events` table.
-    pub fn events_path(&self, out: &std::path::Path) -> Option<std::path::PathBuf> {
-        self.scenario.trace.events.then(|| out.join("events.csv"))
+    /// Where the sender writes `table` ("events": the core's event log; "segments": its
+    /// transmissions) as `<table>.csv` in `out`, when the scenario traces it (`trace.events`,
+    /// `trace.segments`), as the simulator fills those tables.
+    pub fn trace_path(&self, out: &std::path::Path, table: &str) -> Option<std::path::PathBuf> {
+        let t = &self.scenario.trace;
+        let on = match table {
+            "events" => t.events,
+            "segments" => t.segments,
+            _ => false,
+        };
+        on.then(|| out.join(format!("{table}.csv")))
     }
 
     pub fn sample_interval(&self) -> Dur {

@@ -51,7 +51,8 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
         facts: SenderFacts::new(
             FactLog::create(&out.join("facts.jsonl")).map_err(|e| e.to_string())?,
             cfg.flow as u32,
-            cfg.events_path(out).as_deref(),
+            cfg.trace_path(out, "events").as_deref(),
+            cfg.trace_path(out, "segments").as_deref(),
         )
         .map_err(|e| format!("events.csv: {e}"))?,
         flow: cfg.flow as u32,
@@ -153,7 +154,9 @@ impl State {
             let Some((seg, kind)) = self.sender.poll_transmit_with_kind(now) else {
                 break;
             };
-            self.facts.transmit(&seg, kind).map_err(|e| e.to_string())?;
+            self.facts
+                .transmit(now, &seg, kind)
+                .map_err(|e| e.to_string())?;
             self.payload.resize(seg.len as usize, 0);
             stream::fill(seg.seq.0, &mut self.payload);
             self.out.clear();

@@ -60,9 +60,8 @@ pub fn conn_config(cfg: &FlowConfig) -> Result<ConnConfig, String> {
 }
 
 /// `wire.csv`'s header: time (ns, the flow's clock), IP identification, core sequence
-/// number, transmission number (0 = original) and payload length of each data
-/// transmission.
-pub const WIRE_HEADER: &str = "t_ns,ip_id,seq,retransmission,len\n";
+/// number and transmission number (0 = original) of each data transmission.
+pub const WIRE_HEADER: &str = "t_ns,ip_id,seq,retransmission\n";
 
 struct Run {
     conn: Connection,
@@ -115,8 +114,13 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
     let r = &mut Run {
         conn,
         dev,
-        facts: SenderFacts::new(facts, cfg.flow as u32, cfg.events_path(out).as_deref())
-            .map_err(|e| format!("events.csv: {e}"))?,
+        facts: SenderFacts::new(
+            facts,
+            cfg.flow as u32,
+            cfg.trace_path(out, "events").as_deref(),
+            cfg.trace_path(out, "segments").as_deref(),
+        )
+        .map_err(|e| format!("events.csv, segments.csv: {e}"))?,
         wire,
         out: Vec::with_capacity(MAX_PACKET),
         packets_out: 0,
@@ -212,15 +216,16 @@ impl Run {
                 break;
             }
             if let Some((seg, kind)) = self.conn.take_transmitted() {
-                self.facts.transmit(&seg, kind).map_err(|e| e.to_string())?;
+                self.facts
+                    .transmit(now, &seg, kind)
+                    .map_err(|e| e.to_string())?;
                 writeln!(
                     self.wire,
-                    "{},{},{},{},{}",
+                    "{},{},{},{}",
                     now.as_nanos(),
                     self.conn.last_ident(),
                     seg.seq.0,
-                    seg.retransmission,
-                    seg.len
+                    seg.retransmission
                 )
                 .map_err(|e| format!("wire.csv: {e}"))?;
             }

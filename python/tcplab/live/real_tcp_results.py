@@ -108,17 +108,6 @@ def _wire_log(path: Path) -> dict[tuple[int, int], list[tuple[int, int, int]]]:
     return out
 
 
-def segment_rows(index: int, run: RealTcpRun) -> list[dict[str, Any]]:
-    """tcplab-tcp flow `index`'s data transmissions (its ``wire.csv``) as ``segments`` rows:
-    time on the run's axis, core sequence number, length, transmission number."""
-    path = run.out_dir / "sender" / "wire.csv"
-    if not path.exists():
-        return []
-    with path.open() as f:
-        return [{"time_ns": int(r["t_ns"]), "flow": index, "seq": int(r["seq"]), "len": int(r["len"]),
-                 "retransmission": int(r["retransmission"])} for r in csv.DictReader(f)]
-
-
 def sender_drops(tb: Testbed, origin: int, index: int, run: RealTcpRun,
                  dirs: dict[tuple[str, str], int]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The emulator's drops of tcplab-tcp flow `index` as ``drop`` facts on the run's time

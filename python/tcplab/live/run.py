@@ -44,7 +44,7 @@ from tcplab.live.pcap import live_captures
 from tcplab.live import real_tcp_results as real_tcp
 from tcplab.live.real_tcp import RealTcpRun, start_real_tcp_flow, start_real_tcp_receiver_flow
 from tcplab.live.transport import (GRACE_S, PORT, FlowRun, drop_facts, event_rows_of, link_directions, queue_facts,
-                                   sender_columns, start_flow)
+                                   segment_rows_of, sender_columns, start_flow)
 from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.run import Progress, RunResult, table_frame
 from tcplab.schema import SCHEMA, TABLES
@@ -367,22 +367,24 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     linux_results.update({i: real_tcp.receiver_result(h, r, origin, tb) for i, (h, r) in st.tcp_receivers.items()})
     series_rows = _rows(series)
     event_rows: list[dict[str, Any]] = []
-    kernel_segments: list[dict[str, Any]] = []
+    segment_rows: list[dict[str, Any]] = []  # tcplab senders' logs, Linux senders' traces
     traced: list[str] = []  # Linux flows with the kernel's trace
     for i, spec in enumerate(flows):
         rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
         if i in runs:
             rows[i].update(_tcplab_row(runs[i]))
             event_rows += event_rows_of(runs[i].out_dir / "sender" / "events.csv", i)
+            segment_rows += segment_rows_of(runs[i].out_dir / "sender" / "segments.csv", i)
         elif i in st.tcp_senders:
             rows[i].update(real_tcp.sender_row(st.tcp_senders[i]))
             event_rows += event_rows_of(st.tcp_senders[i].out_dir / "sender" / "events.csv", i)
+            segment_rows += segment_rows_of(st.tcp_senders[i].out_dir / "sender" / "segments.csv", i)
         elif i in linux_results:
             rows[i].update({k: v for k, v in linux_results[i].flow.items() if k not in ("name", "src", "dst")})
             if (k := _kernel_rows(st, i, linux_results[i])) is not None:
                 series_rows += k["series"]
                 event_rows += k["events"]
-                kernel_segments += k["segments"]
+                segment_rows += k["segments"] if trace.get("segments", True) else []
                 traced.append(spec["name"])
                 continue
             shared = {c["name"] for c in SCHEMA["series"]}
@@ -433,10 +435,7 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     senders.update({i: r.sender for i, (_, r) in st.tcp_receivers.items()})
     iss.update({i: int(s["isn1"]) - 1 for i, s in senders.items() if s.get("isn1") is not None})
     tables["drops"] = frame_of("drops", _drops_table(tb, origin, iss))
-    if trace.get("segments", True):  # tcplab-tcp senders' transmissions (wire.csv)
-        tables["segments"] = frame_of("segments", sorted(
-            [*(r for i, t in st.tcp_senders.items() for r in real_tcp.segment_rows(i, t)), *kernel_segments],
-            key=lambda r: (r["time_ns"], r["flow"])))
+    tables["segments"] = frame_of("segments", sorted(segment_rows, key=lambda r: (r["time_ns"], r["flow"])))
     tables["events"] = frame_of("events", sorted(event_rows, key=lambda r: (r["time_ns"], r["flow"])))
     tables["udp"] = frame_of("udp", udp_rows)
     tables["delay"] = frame_of("delay", delay_rows)

@@ -78,6 +78,18 @@ def sender_columns(sender: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def segment_rows_of(path: Path, flow: int) -> list[dict[str, Any]]:
+    """A tcplab sender's ``segments.csv`` (its transmissions, written when the scenario
+    traces segments) as ``segments`` rows of flow `flow`; none when the file is absent."""
+    import polars as pl  # noqa: PLC0415 (only when there is a log: this module stays light)
+
+    if not path.exists():
+        return []
+    frame = pl.read_csv(path, schema={"time_ns": pl.UInt64, "seq": pl.UInt64, "len": pl.UInt32,
+                                      "retransmission": pl.UInt8})
+    return [{**r, "flow": flow} for r in frame.iter_rows(named=True)]
+
+
 def event_rows_of(path: Path, flow: int) -> list[dict[str, Any]]:
     """A tcplab sender's ``events.csv`` (the core's event log, written when the scenario
     traces events) as ``events`` rows of flow `flow`; none when the file is absent."""
