@@ -46,15 +46,14 @@ import tempfile
 from pathlib import Path
 
 import tcplab
+from tcplab.fidelity import Cell
 from tcplab.live import Testbed
 from tcplab.live.linux import LinuxFlow, run_linux, run_linux_flow
 from tcplab.live.transport import PORT, link_config
 from tcplab.scenario import Scenario
 
-RTT_S = 0.040
 TOLERANCE = 0.15
 SMALL_RETRANSMITS = 5.0
-BUFFER_BDP = {"shallow": 0.25, "deep": 1.5}
 
 
 def duration_s(rate: float) -> float:
@@ -62,21 +61,16 @@ def duration_s(rate: float) -> float:
 
 
 def buffer_packets(rate: float, buffer: str) -> int:
-    return max(2, round(BUFFER_BDP[buffer] * rate * RTT_S / (1500 * 8)))
+    return Cell("reno", rate, 0.0, buffer, "long").buffer_packets
 
 
 def scenario(seed: int, rate: float, loss: float, buffer: str, controller: str,
              recovery: str | None = None) -> Scenario:
-    """The cell's scenario (`recovery`: overrides the profile's, an experiment's switch)."""
-    link: dict = {"from": "a", "to": "b", "rate": f"{rate / 1e6:g}Mbps", "delay": f"{RTT_S * 500:g}ms",
-                  "buffer": buffer_packets(rate, buffer)}
-    if loss:
-        link["forward"] = {"loss": loss}
-    doc = {"name": "fidelity-linux", "seed": seed, "duration": f"{duration_s(rate):g}s",
-           "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
-           "links": [link], "tcp": {"profile": "linux"},
-           "trace": {"series": "off", "events": False, "segments": False, "drops": False},
-           "flows": [{"src": "a", "dst": "b", "controller": controller}]}
+    """The cell's scenario: `tcplab fidelity`'s (tcplab/fidelity.py) with this script's
+    duration and no tracing (`recovery`: overrides the profile's, an experiment's switch)."""
+    doc = Cell(controller, rate, loss, buffer, "long").scenario(seed, linux=False)
+    doc.update(name="fidelity-linux", duration=f"{duration_s(rate):g}s",
+               trace={"series": "off", "events": False, "segments": False, "drops": False})
     if recovery:
         doc["flows"][0]["recovery"] = recovery
     return Scenario.from_dict(doc)
