@@ -241,19 +241,20 @@ def diff(a: Run, b: Run, time_tolerance_ns: int | None = None) -> dict[str, Any]
     """The comparison of `a` and `b` as a JSON-ready dict (docs/diff.md lists its fields)."""
     tol = time_tolerance_ns if time_tolerance_ns is not None else (
         LIVE_TIME_TOLERANCE_NS if a.live or b.live else 0)
+    sa, sb = dict(a.streams), dict(b.streams)
     if a.kernel or b.kernel:  # compare loss responses without the verdict Linux does not state
-        for r in (a, b):
-            r.streams["loss_response"] = [Event(e.stream, e.time_ns, e.key[:2]) for e in r.streams["loss_response"]]
+        for st in (sa, sb):
+            st["loss_response"] = [Event(e.stream, e.time_ns, e.key[:2]) for e in st["loss_response"]]
     mismatches = []
     first_time: dict[str, Any] | None = None
-    for stream in a.streams:
-        m = _first_mismatch(a.streams[stream], b.streams[stream])
+    for stream in sa:
+        m = _first_mismatch(sa[stream], sb[stream])
         if m is not None:
             i, x, y = m
             when = min(e.time_ns for e in (x, y) if e is not None)
             mismatches.append((when, stream, i, x, y))
-        n = m[0] if m else len(a.streams[stream])
-        for x, y in zip(a.streams[stream][:n], b.streams[stream][:n], strict=False):
+        n = m[0] if m else len(sa[stream])
+        for x, y in zip(sa[stream][:n], sb[stream][:n], strict=False):
             if abs(x.time_ns - y.time_ns) > tol:
                 if first_time is None or min(x.time_ns, y.time_ns) < first_time["time_ms"] * 1e6:
                     first_time = {"time_ms": min(x.time_ns, y.time_ns) / 1e6, "stream": stream,
@@ -266,7 +267,7 @@ def diff(a: Run, b: Run, time_tolerance_ns: int | None = None) -> dict[str, Any]
         "time_tolerance_ms": tol / 1e6,
         "identical": not mismatches,
         "first_divergence": None,
-        "streams": {s: [len(a.streams[s]), len(b.streams[s])] for s in a.streams},
+        "streams": {s: [len(sa[s]), len(sb[s])] for s in sa},
         "first_time_divergence": first_time,
         "episodes": _episodes(a, b),
     }

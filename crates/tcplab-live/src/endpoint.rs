@@ -12,6 +12,7 @@ use std::path::Path;
 use tcplab_core::{DataSegment, LogRecord, LossResponse, Sender, Time, TxKind};
 use tcplab_sim::instruments::fact::Fact;
 use tcplab_sim::instruments::record::write_jsonl;
+use tcplab_sim::summary::SenderColumns;
 
 /// Facts kept in memory before they are written.
 const FACT_BATCH: usize = 4096;
@@ -140,34 +141,17 @@ pub fn series_row(series: &mut String, t: Time, sender: &Sender) {
 }
 
 /// A sender's figures in its `summary.json`: bytes acknowledged, the simulator's
-/// throughput (those bytes over `span_ns`), and every `flows` column that the sender's own
-/// counters give, computed as `tcplab_sim::summary::tcp_flow` computes them; their names
-/// are listed under `flow_columns`, so that the flows row takes exactly these.
+/// throughput (those bytes over `span_ns`), goodput, and the `flows` columns its counters
+/// give (`tcplab_sim::summary::SenderColumns`, as simulated), their names listed under
+/// `flow_columns` so that the flows row takes exactly these.
 pub fn sender_figures(sender: &Sender, span_ns: u64) -> Value {
     let c = sender.counters();
     let acked = sender.snd_una().0;
-    let columns = json!({
-        "goodput": if c.bytes_sent > 0 { acked as f64 / c.bytes_sent as f64 } else { 0.0 },
-        "segments_sent": c.segments_sent,
-        "bytes_sent": c.bytes_sent,
-        "retransmits": c.retransmits,
-        "retransmits_fast": c.retransmits_fast,
-        "retransmits_recovery": c.retransmits_recovery,
-        "retransmits_timeout": c.retransmits_timeout,
-        "retransmits_probe": c.retransmits_probe,
-        "fast_retransmits": c.recoveries,
-        "recovery_restarts": c.recovery_restarts,
-        "probes": c.probes,
-        "timeouts": c.timeouts,
-        "timeouts_repeated": c.timeouts_repeated,
-        "undos_timeout": c.undos_timeout,
-        "undos_recovery": c.undos_recovery,
-        "loss_events": c.recoveries + c.recovery_restarts + c.timeouts + c.ecn_reductions,
-        "dup_acks": c.dup_acks,
-        "ecn_reductions": c.ecn_reductions,
-        "min_rtt_ns": c.rtt_min_ns,
-        "mean_rtt_ns": (c.rtt_samples > 0).then(|| (c.rtt_sum_ns / c.rtt_samples as u128) as u64),
-    });
+    let mut columns = serde_json::to_value(SenderColumns::of(c)).unwrap_or_default();
+    merge(
+        &mut columns,
+        json!({ "goodput": if c.bytes_sent > 0 { acked as f64 / c.bytes_sent as f64 } else { 0.0 } }),
+    );
     let names: Vec<String> = columns
         .as_object()
         .map(|m| m.keys().cloned().collect())

@@ -97,9 +97,8 @@ def _print(doc: dict[str, Any]) -> None:
     et = Table(title="episodes")
     for col in ("", "A", "B"):
         et.add_column(col, justify="left" if not col else "right")
-    for side_ss in [ep["slow_start_exit"]]:
-        et.add_row("slow-start exit", *(f"{s['time_ms']:.1f} ms cwnd {s['cwnd']} ({s['why']})" if s else "–"
-                                          for s in side_ss))
+    et.add_row("slow-start exit", *(f"{s['time_ms']:.1f} ms cwnd {s['cwnd']} ({s['why']})" if s else "–"
+                                      for s in ep["slow_start_exit"]))
     et.add_row("loss responses", *(str(sum(1 for p in ep["loss_responses"] if p[k])) for k in (0, 1)))
     et.add_row("timeouts", *(str(n) for n in ep["timeouts"]))
     et.add_row("undos", *(", ".join(u) or "0" for u in ep["undos"]))

@@ -24,8 +24,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
-import polars as pl
-
 from tcplab.live import facts as live_facts
 from tcplab.live import linux_tcpinfo
 from tcplab.live.linux import LinuxFlowResult, LinuxRun, connection_drops

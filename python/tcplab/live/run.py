@@ -43,8 +43,8 @@ from tcplab.live.pcap import PORTS as LIVE_PCAP_PORTS
 from tcplab.live.pcap import live_captures
 from tcplab.live import real_tcp_results as real_tcp
 from tcplab.live.real_tcp import RealTcpRun, start_real_tcp_flow, start_real_tcp_receiver_flow
-from tcplab.live.transport import (GRACE_S, PORT, FlowRun, drop_facts, event_rows_of, link_directions, queue_facts,
-                                   segment_rows_of, sender_columns, start_flow)
+from tcplab.live.transport import (GRACE_S, PORT, FlowRun, drop_facts, link_directions, log_rows, queue_facts,
+                                   sender_columns, start_flow)
 from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.run import Progress, RunResult, table_frame
 from tcplab.schema import SCHEMA, TABLES
@@ -373,12 +373,12 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
         rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
         if i in runs:
             rows[i].update(_tcplab_row(runs[i]))
-            event_rows += event_rows_of(runs[i].out_dir / "sender" / "events.csv", i)
-            segment_rows += segment_rows_of(runs[i].out_dir / "sender" / "segments.csv", i)
+            event_rows += log_rows(runs[i].out_dir / "sender", "events", i)
+            segment_rows += log_rows(runs[i].out_dir / "sender", "segments", i)
         elif i in st.tcp_senders:
             rows[i].update(real_tcp.sender_row(st.tcp_senders[i]))
-            event_rows += event_rows_of(st.tcp_senders[i].out_dir / "sender" / "events.csv", i)
-            segment_rows += segment_rows_of(st.tcp_senders[i].out_dir / "sender" / "segments.csv", i)
+            event_rows += log_rows(st.tcp_senders[i].out_dir / "sender", "events", i)
+            segment_rows += log_rows(st.tcp_senders[i].out_dir / "sender", "segments", i)
         elif i in linux_results:
             rows[i].update({k: v for k, v in linux_results[i].flow.items() if k not in ("name", "src", "dst")})
             if (k := _kernel_rows(st, i, linux_results[i])) is not None:

@@ -78,30 +78,24 @@ def sender_columns(sender: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def segment_rows_of(path: Path, flow: int) -> list[dict[str, Any]]:
-    """A tcplab sender's ``segments.csv`` (its transmissions, written when the scenario
-    traces segments) as ``segments`` rows of flow `flow`; none when the file is absent."""
+#: The columns of a tcplab sender's logs (``endpoint::SEGMENTS_HEADER``, ``EVENTS_HEADER``).
+_LOGS = {"segments": {"time_ns": "u64", "seq": "u64", "len": "u32", "retransmission": "u8"},
+         "events": {"time_ns": "u64", "event": "str", "reason": "str", "cwnd": "u64", "ssthresh": "u64",
+                    "seq": "u64", "label": "str", "value": "f64"}}
+
+
+def log_rows(sender_dir: Path, table: str, flow: int) -> list[dict[str, Any]]:
+    """A tcplab sender's ``<table>.csv`` (``segments``: its transmissions; ``events``: the
+    core's event log; written when the scenario traces them) as rows of that table for flow
+    `flow`; none when the file is absent."""
     import polars as pl  # noqa: PLC0415 (only when there is a log: this module stays light)
 
+    path = sender_dir / f"{table}.csv"
     if not path.exists():
         return []
-    frame = pl.read_csv(path, schema={"time_ns": pl.UInt64, "seq": pl.UInt64, "len": pl.UInt32,
-                                      "retransmission": pl.UInt8})
-    return [{**r, "flow": flow} for r in frame.iter_rows(named=True)]
-
-
-def event_rows_of(path: Path, flow: int) -> list[dict[str, Any]]:
-    """A tcplab sender's ``events.csv`` (the core's event log, written when the scenario
-    traces events) as ``events`` rows of flow `flow`; none when the file is absent."""
-    import polars as pl  # noqa: PLC0415 (only when there is a log: this module stays light)
-
-    if not path.exists():
-        return []
-    frame = pl.read_csv(path, schema={"time_ns": pl.UInt64, "event": pl.Utf8, "reason": pl.Utf8,
-                                      "cwnd": pl.UInt64, "ssthresh": pl.UInt64, "seq": pl.UInt64,
-                                      "label": pl.Utf8, "value": pl.Float64})
-    return [{**r, "flow": flow, "label": r["label"] or "", "reason": r["reason"] or ""}
-            for r in frame.iter_rows(named=True)]
+    kinds = {"u8": pl.UInt8, "u32": pl.UInt32, "u64": pl.UInt64, "f64": pl.Float64, "str": pl.Utf8}
+    frame = pl.read_csv(path, schema={k: kinds[v] for k, v in _LOGS[table].items()})
+    return [{**{k: ("" if v is None else v) for k, v in r.items()}, "flow": flow} for r in frame.iter_rows(named=True)]
 
 
 @dataclass

@@ -30,7 +30,7 @@ mod hystart;
 mod linux;
 
 pub use hystart::{Exit as HyStartExit, HyStart};
-pub use linux::Bic;
+use linux::Bic;
 
 use super::classic::window_in_field;
 use super::filter::MinFilter;
@@ -93,11 +93,6 @@ impl Cubic {
             self.beta = linux::BETA as f64 / 1024.0;
         }
         self
-    }
-
-    /// Linux's state, under `flavor = "linux"`.
-    pub fn linux_state(&self) -> Option<&Bic> {
-        self.linux.as_ref()
     }
 
     /// The same controller with HyStart in slow start (Linux tcp_cubic.c `hystart`).
