@@ -37,8 +37,21 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: Dur,
     /// SACK blocks per ACK, 0 to 6; 0 turns SACK off.
     pub sack_blocks: u8,
-    /// Receive buffer in bytes: the largest window the receiver advertises.
+    /// Receive buffer in bytes: the window the receiver advertises, or with `rcv_autotune`
+    /// the largest its buffer grows to (Linux tcp_rmem[2]).
     pub rcv_buf: u64,
+    /// Linux's receive window (docs/tcp.md, "Receive window"): the buffer starts at
+    /// `rcv_buf_initial` and autotunes up to `rcv_buf`, the window grows per segment
+    /// (tcp_grow_window) and per RTT (dynamic right-sizing). Off by default: the window is
+    /// `rcv_buf` throughout.
+    pub rcv_autotune: bool,
+    /// With `rcv_autotune`: the buffer at the start (Linux tcp_rmem[1]).
+    pub rcv_buf_initial: u64,
+    /// With `rcv_autotune`: the buffer memory a received segment takes (Linux's
+    /// skb->truesize; it sets the share of the buffer that is window, `mss * 256 /
+    /// rcv_truesize` in 256ths). The default is what Linux 6.18 reports for a 1448-byte
+    /// segment over veth (tcp:tcp_rcvbuf_grow's scaling_ratio 160).
+    pub rcv_truesize: u32,
     /// ECN-capable transport.
     pub ecn: bool,
     /// The receiver reports duplicate segments in a DSACK block (RFC 2883); needs SACK.
@@ -113,6 +126,9 @@ impl Default for TcpConfig {
             delayed_ack_timeout: Dur::from_millis(200),
             sack_blocks: 3,
             rcv_buf: 64 << 20,
+            rcv_autotune: false,
+            rcv_buf_initial: 131_072,
+            rcv_truesize: 2304,
             ecn: false,
             dsack: false,
             repeated_rto: RepeatedRto::default(),
@@ -241,6 +257,27 @@ impl TcpConfig {
                 Int(mss),
                 "expected at least one MSS",
             ));
+        }
+        if self.rcv_autotune {
+            if !(mss..=self.rcv_buf).contains(&self.rcv_buf_initial) {
+                return Err(bad(
+                    "rcv_buf_initial",
+                    ConfigError::RANGE,
+                    self.rcv_buf_initial,
+                    Range([mss, self.rcv_buf]),
+                    "expected one MSS up to rcv_buf with rcv_autotune",
+                ));
+            }
+            let t = u64::from(self.rcv_truesize);
+            if !(mss + 1..=256 * mss).contains(&t) {
+                return Err(bad(
+                    "rcv_truesize",
+                    ConfigError::RANGE,
+                    t,
+                    Range([mss + 1, 256 * mss]),
+                    "expected more than one MSS, at most 256 MSS, with rcv_autotune",
+                ));
+            }
         }
         if self.quickack {
             let allowed = "expected > 0 and <= delayed_ack_timeout with quickack";

@@ -94,6 +94,11 @@ impl Profile {
     }
 }
 
+/// tcp_rmem (min, default, max bytes) of the `linux` profile and of the live testbed's
+/// namespaces (tcplab.live.linux_settings sets it from here): the kernel's default buffer,
+/// and a largest buffer of 16 MiB, enough for 100 Mb/s over a 1 s RTT.
+pub const LINUX_RMEM: [u64; 3] = [4096, 131_072, 16 << 20];
+
 impl TcpConfig {
     /// Linux 6.x defaults (docs/tcp.md, "Linux profile", gives each one's source):
     /// MSS 1448 with timestamps (a 1500-byte MTU: 1460 less the 12-byte timestamp option),
@@ -101,7 +106,8 @@ impl TcpConfig {
     /// (TCP_TIMEOUT_INIT), 120 s max (TCP_RTO_MAX) with Linux's RTO rule, 3 SACK blocks (what
     /// fits beside timestamps, tcp_established_options), DSACK, delayed ACKs with quick-ACK
     /// mode and ato between 40 ms (TCP_ATO_MIN) and 200 ms (TCP_DELACK_MAX), growth per
-    /// acknowledged segment, no ECN, F-RTO and undo on.
+    /// acknowledged segment, no ECN, F-RTO and undo on, Linux's receive window (autotuning
+    /// from 128 KiB up to 16 MiB, [`LINUX_RMEM`]).
     pub fn linux() -> Self {
         TcpConfig {
             mss: 1448,
@@ -124,6 +130,9 @@ impl TcpConfig {
             delayed_ack_min: Dur::from_millis(40),
             frto: true,
             undo: true,
+            rcv_buf: LINUX_RMEM[2],
+            rcv_autotune: true,
+            rcv_buf_initial: LINUX_RMEM[1],
             ..TcpConfig::default()
         }
     }
@@ -161,12 +170,12 @@ mod tests {
         assert_eq!(crate::RttEstimator::for_config(&c).mode(), RtoMode::Linux);
         let rfc = crate::RttEstimator::for_config(&TcpConfig::default());
         assert_eq!(rfc.mode(), RtoMode::Rfc6298);
+        assert!(c.rcv_autotune);
+        assert_eq!((c.rcv_buf_initial, c.rcv_buf), (131_072, 16 << 20));
         // What Linux does not fix stays as the RFC profile has it.
         let d = TcpConfig::default();
-        assert_eq!(
-            (c.rcv_buf, c.clock_granularity),
-            (d.rcv_buf, d.clock_granularity)
-        );
+        assert_eq!(c.clock_granularity, d.clock_granularity);
+        assert!(!d.rcv_autotune);
         // The RFC profile is the default, unchanged.
         assert_eq!(Profile::default().tcp(), d);
         assert!(!d.quickack && !d.frto && !d.undo && d.rto_mode == RtoMode::Rfc6298);

@@ -40,6 +40,7 @@
 //!   between `cfg.delayed_ack_min` and `cfg.delayed_ack_timeout`.
 
 mod quickack;
+mod window;
 
 use std::collections::BTreeMap;
 
@@ -136,6 +137,11 @@ pub struct Receiver {
     counters: ReceiverCounters,
     /// Linux quick-ACK state, when `cfg.quickack`.
     quick: Option<quickack::QuickAck>,
+    /// Linux's receive window, when `cfg.rcv_autotune`.
+    win: Option<window::Window>,
+    /// The last segment was in order and its ACK has not gone yet: Linux sends that ACK
+    /// before the application reads, so the segment still takes buffer space.
+    unread: bool,
 }
 
 impl Receiver {
@@ -157,6 +163,8 @@ impl Receiver {
             packets: (cfg.sack_style == SackStyle::EthPackets).then(Packets::default),
             counters: ReceiverCounters::default(),
             quick: cfg.quickack.then(|| quickack::QuickAck::new(cfg)),
+            win: cfg.rcv_autotune.then(|| window::Window::new(cfg)),
+            unread: false,
         }
     }
 
@@ -184,8 +192,14 @@ impl Receiver {
         if seg.len == 0 {
             return; // carries no data and owes no acknowledgment
         }
+        if let (Some(w), Some(ecr)) = (self.win.as_mut(), seg.ts_ecr) {
+            w.on_tsecr(now, ecr, seg.len);
+        }
 
-        let right_edge = self.rcv_nxt.0.saturating_add(self.cfg.rcv_buf);
+        let right_edge = match &self.win {
+            Some(w) => w.right_edge(self.rcv_nxt.0),
+            None => self.rcv_nxt.0.saturating_add(self.cfg.rcv_buf),
+        };
         let start = seg.seq.0;
         if start >= right_edge {
             self.counters.out_of_window_segments += 1;
@@ -209,6 +223,9 @@ impl Receiver {
                 q.on_data(now);
             }
             self.advance(end);
+            if self.win.is_some() {
+                self.window_on_data(now, seg.len, true);
+            }
             let quick = self.quick.as_ref().is_some_and(|q| q.active());
             if fills_hole || !self.cfg.delayed_ack || quick {
                 self.ack_due = true;
@@ -220,6 +237,9 @@ impl Receiver {
             if let Some(p) = &mut self.packets {
                 p.insert(from, end);
             }
+            if self.win.is_some() {
+                self.window_on_data(now, seg.len, false);
+            }
             self.ack_due = true;
         } else {
             // Every byte had arrived already, inside one held block (now the most recent).
@@ -228,6 +248,40 @@ impl Receiver {
                 p.touch(from);
             }
         }
+    }
+
+    /// Linux's receive window after a new segment of `len` bytes (`in_order`: it moved
+    /// rcv_nxt, and the application reads it at once): the window may grow (and then an
+    /// ACK goes at once, as Linux's `icsk_ack.quick |= 1`), the RTT and the buffer follow.
+    #[inline(never)]
+    fn window_on_data(&mut self, now: Time, len: u32, in_order: bool) {
+        let held = self.held_segments() + u64::from(in_order);
+        let rcv_nxt = self.rcv_nxt.0;
+        let span = self
+            .ooo
+            .last_key_value()
+            .map_or(0, |(_, h)| h.end - rcv_nxt);
+        let Some(w) = self.win.as_mut() else {
+            return;
+        };
+        if in_order {
+            w.on_in_order(now, rcv_nxt);
+        }
+        if w.on_segment(len, held) {
+            if let Some(q) = self.quick.as_mut() {
+                q.at_least_one();
+            }
+        }
+        if in_order {
+            self.unread = true;
+            w.on_read(now, rcv_nxt, span);
+        }
+    }
+
+    /// Segments held out of order (MSS-sized, rounded up): buffer space they take.
+    fn held_segments(&self) -> u64 {
+        let bytes: u64 = self.ooo.iter().map(|(s, h)| h.end - s).sum();
+        bytes.div_ceil(u64::from(self.cfg.mss.max(1)))
     }
 
     /// A segment whose bytes `[start, end)` (inside the window) had all arrived already.
@@ -359,16 +413,16 @@ impl Receiver {
     /// The next acknowledgment to send, if one is due now. (Inlined: the caller polls until
     /// None, so most calls find nothing due.)
     #[inline]
-    pub fn poll_transmit(&mut self, _now: Time) -> Option<AckSegment> {
+    pub fn poll_transmit(&mut self, now: Time) -> Option<AckSegment> {
         if !self.ack_due {
             return None;
         }
-        Some(self.ack())
+        Some(self.ack(now))
     }
 
     /// The acknowledgment due now.
     #[inline(never)]
-    fn ack(&mut self) -> AckSegment {
+    fn ack(&mut self, now: Time) -> AckSegment {
         self.ack_due = false;
         self.delack_deadline = None;
         self.full_unacked = 0;
@@ -387,8 +441,18 @@ impl Receiver {
             } else {
                 None
             },
-            window: self.cfg.rcv_buf,
+            ts_val: self.cfg.timestamps.then_some(now),
+            window: self.advertise(),
             ece: self.ece,
+        }
+    }
+
+    /// The window of the ACK being sent: `cfg.rcv_buf`, or Linux's (`cfg.rcv_autotune`).
+    fn advertise(&mut self) -> u64 {
+        let held = self.held_segments() + u64::from(std::mem::take(&mut self.unread));
+        match self.win.as_mut() {
+            Some(w) => w.select(self.rcv_nxt.0, held),
+            None => self.cfg.rcv_buf,
         }
     }
 
@@ -403,6 +467,7 @@ impl Receiver {
         if self.delack_deadline.is_some_and(|d| d <= now) {
             self.delack_deadline = None;
             self.ack_due = true;
+            self.unread = false; // read while the timer ran
         }
     }
 
@@ -445,9 +510,22 @@ impl Receiver {
         self.ece
     }
 
-    /// The advertised window in bytes (constant: the application reads at once).
+    /// The window the last ACK advertised in bytes: `cfg.rcv_buf` (the application reads at
+    /// once), or with `cfg.rcv_autotune` Linux's.
     pub fn window(&self) -> u64 {
-        self.cfg.rcv_buf
+        self.win
+            .as_ref()
+            .map_or(self.cfg.rcv_buf, |w| w.advertised())
+    }
+
+    /// The window of the SYN: `cfg.rcv_buf` (at most 65535), or with `cfg.rcv_autotune`
+    /// Linux's first window.
+    pub fn syn_window(cfg: &TcpConfig) -> u64 {
+        if cfg.rcv_autotune {
+            window::Window::initial(cfg)
+        } else {
+            cfg.rcv_buf.min(65535)
+        }
     }
 
     /// Data held above `rcv_nxt`, in sequence order.

@@ -15,6 +15,10 @@ pub struct DataSegment {
     pub len: u32,
     /// RFC 7323 TSval: the sender's clock when it sent this copy (None when timestamps are off).
     pub ts_val: Option<Time>,
+    /// RFC 7323 TSecr: the latest TSval of the receiver's ACKs the sender had when it sent
+    /// this copy (None when timestamps are off or the sender has seen none). A Linux-like
+    /// receiver measures its RTT from it (`cfg.rcv_autotune`).
+    pub ts_ecr: Option<Time>,
     /// How many times this byte range was sent before (0 for an original). Ground truth for
     /// counters and traces only: a receiver must not use it.
     pub retransmission: u8,
@@ -109,6 +113,9 @@ pub struct AckSegment {
     pub sack: SackList,
     /// RFC 7323 TSecr: the TSval echoed (None when timestamps are off).
     pub ts_ecr: Option<Time>,
+    /// RFC 7323 TSval: the receiver's clock when it sent this ACK (None when timestamps are
+    /// off).
+    pub ts_val: Option<Time>,
     /// Advertised receive window in bytes.
     pub window: u64,
     /// ECN-Echo: the receiver saw CE and the sender has not yet answered with CWR.

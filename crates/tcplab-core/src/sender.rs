@@ -56,6 +56,8 @@ pub struct Sender {
     closed: bool,
     snd_nxt: Seq,
     rwnd: u64,
+    /// RFC 7323 TS.Recent: the latest TSval of the ACKs, echoed in the data's TSecr.
+    ts_recent: Option<Time>,
     rto_deadline: Option<Time>,
     /// Bytes delivered (cumulatively acknowledged or SACKed) so far.
     delivered: u64,
@@ -127,6 +129,7 @@ impl Sender {
             closed: false,
             snd_nxt: Seq(0),
             rwnd: cfg.rcv_buf,
+            ts_recent: None,
             rto_deadline: None,
             delivered: 0,
             rate,

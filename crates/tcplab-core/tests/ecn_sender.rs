@@ -38,6 +38,7 @@ fn ack(s: &mut Sender, now: Time, segs: u64, ece: bool) {
         ack: Seq(segs * MSS),
         sack: SackList::new(),
         ts_ecr: None,
+        ts_val: None,
         window: 1 << 30,
         ece,
     };

@@ -181,6 +181,7 @@ fn seg(n: u64) -> DataSegment {
         seq: Seq(n * MSS),
         len: MSS as u32,
         ts_val: None,
+        ts_ecr: None,
         retransmission: 0,
         ect: false,
         ce: false,

@@ -82,6 +82,7 @@ fn run(mut s: Sender, segments: usize) -> Vec<(Time, u64)> {
                     ack: d.seq + d.len as u64,
                     sack: Default::default(),
                     ts_ecr: d.ts_val,
+                    ts_val: None,
                     window: 64 << 20,
                     ece: false,
                 },

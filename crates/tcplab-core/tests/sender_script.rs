@@ -275,6 +275,7 @@ fn receive_window_limits_new_data() {
         ack: Seq(0),
         sack: SackList::new(),
         ts_ecr: None,
+        ts_val: None,
         window: 3 * MSS,
         ece: false,
     };
@@ -306,6 +307,7 @@ fn finite_transfer_ends_with_a_short_segment() {
         ack: Seq(2500),
         sack: SackList::new(),
         ts_ecr: Some(Time::ZERO),
+        ts_val: None,
         window: 1 << 20,
         ece: false,
     };

@@ -158,6 +158,7 @@ mod tests {
                 seq: Seq(14_336),
                 len,
                 ts_val: Some(Time::from_micros(42)),
+                ts_ecr: None,
                 retransmission: 2,
                 ect: false,
                 ce: false,

@@ -271,6 +271,7 @@ impl Header {
                 seq: self.seq,
                 len: payload.len() as u32,
                 ts_val: ts_on.then_some(self.ts),
+                ts_ecr: None,
                 retransmission: self.count,
                 ect: false,
                 ce: false,
@@ -300,6 +301,7 @@ impl Header {
             ack: self.seq,
             sack,
             ts_ecr: ts_on.then_some(self.ts),
+            ts_val: None,
             window: self.window,
             ece: self.flags & F_ECE != 0,
         };
@@ -422,6 +424,7 @@ mod tests {
             seq: Seq(seq),
             len,
             ts_val: ts,
+            ts_ecr: None,
             retransmission: rtx,
             ect: false,
             ce: false,
@@ -440,6 +443,7 @@ mod tests {
                 })
                 .collect(),
             ts_ecr: ecr,
+            ts_val: None,
             window: 256 * 1024,
             ece,
         }

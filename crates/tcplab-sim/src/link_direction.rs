@@ -138,6 +138,7 @@ impl<T> LinkDirection<T> {
                 seq: Seq(self.offered),
                 len: 0,
                 ts_val: None,
+                ts_ecr: None,
                 retransmission: 0,
                 ect: true,
                 ce: false,

@@ -260,6 +260,7 @@ mod tests {
             seq: Seq(0),
             len: 1460,
             ts_val: Some(Time::ZERO),
+            ts_ecr: None,
             retransmission: 0,
             ect: false,
             ce: false,
@@ -278,6 +279,7 @@ mod tests {
             ack: Seq(0),
             sack,
             ts_ecr: Some(Time::ZERO),
+            ts_val: None,
             window: 1,
             ece: false,
         };

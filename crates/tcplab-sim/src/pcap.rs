@@ -479,6 +479,7 @@ mod tests {
             seq: Seq(4_294_967_296 + 1000),
             len,
             ts_val: Some(Time::from_nanos(2_500_000)),
+            ts_ecr: None,
             retransmission: 1,
             ect,
             ce,
@@ -505,6 +506,7 @@ mod tests {
             ack: Seq(7000),
             sack,
             ts_ecr: ts.then(|| Time::from_nanos(1_000_000)),
+            ts_val: None,
             window: 1 << 20,
             ece: true,
         };
@@ -699,6 +701,7 @@ mod golden {
             seq: Seq(seq),
             len,
             ts_val: ts.map(Time::from_nanos),
+            ts_ecr: None,
             retransmission: 0,
             ect,
             ce,
@@ -725,6 +728,7 @@ mod golden {
             ack: Seq(ack),
             sack,
             ts_ecr: ecr.map(Time::from_nanos),
+            ts_val: None,
             window,
             ece,
         };

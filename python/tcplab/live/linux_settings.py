@@ -17,11 +17,13 @@ flow runs, if the kernel allows it (`allowed_congestion_controls`).
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tcplab import _native
 from tcplab.live.netns import TUN, LiveError, Testbed
 
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -49,9 +51,18 @@ RECORDED = (
     "net.ipv4.tcp_autocorking",
 )
 
-#: The socket buffers' sysctls (min, default, max bytes): large enough for 100 Mb/s over a
-#: 1 s RTT, so the kernel's buffers do not limit a flow unless `rcv_buf` says so.
-RMEM = "4096 131072 16777216"
+def _profile_rmem() -> str:
+    """tcp_rmem as the `linux` profile's receiver models it (``tcplab_core::LINUX_RMEM``: its
+    ``rcv_buf_initial`` and ``rcv_buf``), so that the kernel's receive window autotunes as the
+    simulated one does."""
+    tcp = json.loads(_native.profile_json("linux"))["tcp"]
+    return f"4096 {tcp['rcv_buf_initial']} {tcp['rcv_buf']}"
+
+
+#: The socket buffers' sysctls (min, default, max bytes): the receive buffer as the `linux`
+#: profile has it (16 MiB at most: 100 Mb/s over a 1 s RTT), so the kernel's buffers do not
+#: limit a flow unless `rcv_buf` says so.
+RMEM = _profile_rmem()
 WMEM = "4096 16384 16777216"
 
 #: Scenario TCP settings with a kernel counterpart (sysctl, socket option or route attribute).

@@ -161,6 +161,9 @@ class TcpOverrides(StrictModel):
     delayed_ack_timeout: Duration | None = None
     sack_blocks: Annotated[int, count_field("SACK blocks", 0, 255)] | None = None
     rcv_buf: Size | None = None
+    rcv_autotune: bool | None = None
+    rcv_buf_initial: Size | None = None
+    rcv_truesize: Annotated[int, count_field("bytes", 0, _U32)] | None = None
     ecn: bool | None = None
     dsack: bool | None = None
     repeated_rto: Annotated[str, name_field("repeated-RTO style", "repeated_rto")] | None = None

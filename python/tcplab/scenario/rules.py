@@ -135,7 +135,7 @@ def _plain(value: Any) -> Any:
 #: TCP settings that are times (ns in the canonical form, shown as durations).
 _TCP_DURATIONS = ("rto_min", "rto_initial", "rto_max", "clock_granularity", "delayed_ack_timeout", "delayed_ack_min")
 #: TCP settings in bytes (the unit a range of theirs is worded in).
-_TCP_BYTES = ("mss", "initial_ssthresh", "rcv_buf")
+_TCP_BYTES = ("mss", "initial_ssthresh", "rcv_buf", "rcv_buf_initial", "rcv_truesize")
 
 
 def tcp_value(field: str, value: Any) -> Any:

@@ -289,6 +289,8 @@ impl Connection {
                     .timestamps
                     .filter(|_| ts)
                     .map(|(_, ecr)| clock.from_wire(ecr, now)),
+                // The connection echoes the peer's TSval itself (`ts_recent`), not the core.
+                ts_val: None,
                 window: (t.window as u64) << n.map_or(0, |n| n.snd_wscale),
                 ece: n.is_some_and(|n| n.ecn) && t.flags.contains(TcpFlags::ECE),
             };
@@ -300,9 +302,13 @@ impl Connection {
     fn on_data(&mut self, now: Time, p: &TcpPacket<'_>) {
         let t = &p.tcp;
         let n = self.negotiated;
-        let ts_val = match (n.is_some_and(|n| n.timestamps), t.options.timestamps) {
-            (true, Some((val, _))) => Some(self.peer_time(val)),
-            _ => None,
+        let (ts_val, ts_ecr) = match (n.is_some_and(|n| n.timestamps), t.options.timestamps) {
+            (true, Some((val, ecr))) => (
+                Some(self.peer_time(val)),
+                // An echo of our own ACKs' TSval (0 before the peer saw one).
+                (ecr != 0).then(|| self.clock.from_wire(ecr, now)),
+            ),
+            _ => (None, None),
         };
         let theirs = self.theirs;
         let Core::Receiver(r) = &mut self.core else {
@@ -317,6 +323,7 @@ impl Connection {
             seq,
             len: p.payload.len() as u32,
             ts_val,
+            ts_ecr,
             retransmission: 0,
             ect: ecn && p.ip.ecn.is_ect(),
             ce: ecn && p.ip.ecn.is_ce(),

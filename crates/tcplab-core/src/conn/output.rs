@@ -209,7 +209,7 @@ impl Connection {
             let ecn = tcp_cfg.ecn;
             (TcpFlags::SYN.with(TcpFlags::ECE | TcpFlags::CWR, ecn), 0)
         };
-        let window = self.cfg.tcp.rcv_buf.min(65535) as u16;
+        let window = crate::Receiver::syn_window(&self.cfg.tcp).min(65535) as u16;
         let tcp = self.header(self.cfg.iss, ack, flags, window, options);
         self.emit(out, &tcp, Ecn::NotEct, None)
     }

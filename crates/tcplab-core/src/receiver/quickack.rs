@@ -84,6 +84,12 @@ impl QuickAck {
         self.lrcvtime = now;
     }
 
+    /// tcp_grow_window's `icsk_ack.quick |= 1`: the receive window grew, so this ACK goes at
+    /// once (the bit is or-ed in, as Linux does: a credit of 2 becomes 3).
+    pub fn at_least_one(&mut self) {
+        self.quick |= 1;
+    }
+
     /// tcp_in_quickack_mode.
     pub fn active(&self) -> bool {
         self.quick > 0

@@ -17,6 +17,10 @@ impl Sender {
         }
         let prev_una = self.snd_una();
         self.rwnd = ack.window;
+        // RFC 7323 §4.3: a pure ACK never lies beyond Last.ACK.sent; a newer TSval replaces.
+        if ack.ts_val > self.ts_recent {
+            self.ts_recent = ack.ts_val;
+        }
         self.sb.take_delivery(); // what follows is this ACK's
         let acked = if ack.ack > prev_una {
             let to = self.sb.idx_covered_below(ack.ack);

@@ -143,6 +143,11 @@ impl Sender {
             seq,
             len,
             ts_val: self.cfg.timestamps.then_some(now),
+            ts_ecr: if self.cfg.timestamps {
+                self.ts_recent
+            } else {
+                None
+            },
             retransmission: tx_before,
             // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
             ect: self.cfg.ecn && tx_before == 0,

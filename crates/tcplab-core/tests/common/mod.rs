@@ -47,6 +47,7 @@ impl Script {
             ack: Seq(ack * MSS),
             sack,
             ts_ecr,
+            ts_val: None,
             window: 1 << 30,
             ece: false,
         };
@@ -82,6 +83,7 @@ pub fn seg(seq: u64, len: u32) -> DataSegment {
         seq: Seq(seq),
         len,
         ts_val: None,
+        ts_ecr: None,
         retransmission: 0,
         ect: false,
         ce: false,
