@@ -199,7 +199,11 @@ pub fn run(cfg: &FlowConfig, dev: File, out: &Path, stop: &AtomicBool) -> Result
     r.wire.flush().map_err(|e| format!("wire.csv: {e}"))?;
     r.summary(cfg, finished_at, established_at, &mut summary);
     write_whole(out, "series.csv", &series).map_err(|e| e.to_string())?;
-    write_json(out, "summary.json", &summary)
+    write_json(out, "summary.json", &summary)?;
+    match r.conn.refusal() {
+        Some(e) => Err(format!("flows[{}]: the negotiated settings: {e}", cfg.flow)),
+        None => Ok(()),
+    }
 }
 
 impl Run {

@@ -174,8 +174,10 @@ impl Connection {
         cfg.sack_blocks = if n.sack { cfg.sack_blocks.min(room) } else { 0 };
         cfg.ecn = n.ecn;
         if let Role::Sender { .. } = self.role {
-            // A sender core's rcv_buf is only its window before the first ACK: the peer's.
+            // A sender core's rcv_buf is only its window before the first ACK: the peer's
+            // (and its own receive window's autotuning has nothing to do).
             cfg.rcv_buf = (self.peer_syn_window as u64).max(cfg.mss as u64);
+            cfg.rcv_autotune = false;
         }
         let core = match &self.role {
             Role::Sender {
@@ -193,7 +195,8 @@ impl Connection {
                     }
                     Core::Sender(Box::new(s))
                 }
-                Err(_) => {
+                Err(e) => {
+                    self.refusal = Some(e);
                     let (seq, ack) = (self.snd_nxt_wire(), self.rcv_nxt_wire());
                     self.send_rst = Some((seq, ack, true, self.cfg.remote.1));
                     self.finish(Outcome::Config);

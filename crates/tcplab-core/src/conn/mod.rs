@@ -238,6 +238,8 @@ pub struct Connection {
     role: Role,
     state: State,
     outcome: Option<Outcome>,
+    /// Why the core refused the negotiated settings ([`Outcome::Config`]).
+    refusal: Option<crate::ConfigError>,
     core: Core,
     /// The data segment of the last packet polled, and its kind ([`Connection::take_transmitted`]).
     transmitted: Option<(DataSegment, TxKind)>,
@@ -308,6 +310,7 @@ impl Connection {
             role,
             state,
             outcome: None,
+            refusal: None,
             core: Core::None,
             transmitted: None,
             core_cfg: None,
@@ -361,6 +364,10 @@ impl Connection {
     /// How it ended, once [`State::Closed`].
     pub fn outcome(&self) -> Option<Outcome> {
         self.outcome
+    }
+    /// Why the core refused the negotiated settings, when it ended with [`Outcome::Config`].
+    pub fn refusal(&self) -> Option<&crate::ConfigError> {
+        self.refusal.as_ref()
     }
     /// Over: nothing more will be sent or accepted.
     pub fn is_done(&self) -> bool {

@@ -365,6 +365,8 @@ fn syn_ack_without_options_turns_them_off() {
         seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1)),
     );
     assert_eq!(c.outcome(), Some(Outcome::Config));
+    let why = c.refusal().expect("the reason is kept").to_string();
+    assert!(why.contains("sack_blocks"), "names the setting: {why}");
     let r = recv(&mut c, t(5)).expect("RST");
     assert_eq!(r.tcp.flags, TcpFlags::RST | TcpFlags::ACK);
     assert_eq!((r.tcp.seq, r.tcp.ack), (ISS.wrapping_add(1), IRS + 1));
@@ -1171,4 +1173,51 @@ fn an_echo_of_the_retransmission_does_not_undo_its_reduction() {
         "the reduction stands: ssthresh {}",
         s.controller().ssthresh()
     );
+}
+
+/// Under the `linux` profile (receive-window autotuning on) a sender connects to a peer
+/// whose SYN window (65,160) is below the profile's first buffer: the sender core's window
+/// is the peer's, its own autotuning has nothing to do, and data flows.
+#[test]
+fn a_linux_profile_sender_connects_to_a_linux_window() {
+    let mut cfg = cfg();
+    cfg.tcp = TcpConfig::linux();
+    let mut c = Connection::connect(t(0), cfg, sender_role(100_000)).expect("config");
+    let syn = recv(&mut c, t(0)).expect("SYN");
+    let ts = syn.tcp.options.timestamps.map_or(0, |x| x.0);
+    let mut sa = seg(TcpFlags::SYN | TcpFlags::ACK, IRS, ISS.wrapping_add(1));
+    sa.options = full_syn_ack_options();
+    sa.options.timestamps = Some((PEER_TS, ts));
+    sa.window = 65160;
+    send(&mut c, t(10), sa);
+    assert!(c.sender().is_some(), "the sender core was built");
+    assert_eq!(recv_all(&mut c, t(10)).len(), 10, "the initial window of 10");
+}
+
+/// A `linux`-profile receiver offers Linux's first window in its SYN-ACK (65,160: 128 KiB of
+/// buffer at half window, in whole MSS), measures its RTT from the echo of its ACKs' TSval,
+/// and opens its window as segments arrive.
+#[test]
+fn a_linux_profile_receiver_offers_and_grows_linux_windows() {
+    let mut cfg = cfg();
+    cfg.remote.1 = 0;
+    cfg.tcp = TcpConfig::linux();
+    let mut c = Connection::listen(cfg, Role::Receiver).expect("config");
+    send(&mut c, t(0), syn_from_peer(full_syn_ack_options()));
+    let sa = recv(&mut c, t(0)).expect("SYN-ACK");
+    assert_eq!(sa.tcp.window, 65160);
+    let shift = sa.tcp.options.window_scale.expect("window scale offered");
+    send(
+        &mut c,
+        t(1),
+        seg(TcpFlags::ACK, IRS + 1, ISS.wrapping_add(1)).ts(PEER_TS, 5),
+    );
+    let mut windows = Vec::new();
+    for i in 0..4u32 {
+        send(&mut c, t(2 + u64::from(i)), data(IRS + 1 + i * 1448, 1448, 900 + i));
+        let a = recv(&mut c, t(2 + u64::from(i))).expect("an ACK per segment");
+        windows.push(u64::from(a.tcp.window) << shift);
+    }
+    assert!(windows[0] > 65160, "{windows:?}");
+    assert!(windows.windows(2).all(|w| w[1] > w[0]), "{windows:?}");
 }
