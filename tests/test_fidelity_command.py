@@ -53,3 +53,41 @@ def test_one_short_cell_runs_both_ways(emu: Path, tmp_path: Path) -> None:
         assert (out / "cells" / cell["name"] / f"{side}-s1" / "flows.parquet").exists()
     assert cell["pass"] or cell["first_divergence"] is not None
     assert "tcplab fidelity" in (out / "report.html").read_text()
+
+
+def _doc() -> dict:
+    def side(v: float, r: float) -> dict:
+        return {"value": v, "value_spread": 0.1, "retransmits": r, "retransmits_spread": 0.0}
+
+    cells = [{"name": "reno-10M-loss0-deep-long", "kind": "long", **judge([{"value": 9.5e6, "retransmits": 10.0}],
+                                                                          [{"value": 9.4e6, "retransmits": 11.0}])},
+             {"name": "cubic-1.6M-loss0.01-shallow-short", "kind": "short",
+              **judge([{"value": 2.0, "retransmits": 9.0}], [{"value": 1.5, "retransmits": 3.0}]),
+              "first_divergence": {"stream": "drop", "index": 0, "a": {"stream": "drop", "time_ms": 12.5, "key": [2896]},
+                                   "b": None}}]
+    for c in cells:
+        c["sim"], c["linux"] = side(c["sim"]["value"], c["sim"]["retransmits"]), \
+            side(c["linux"]["value"], c["linux"]["retransmits"])
+    return {"machine": {"kernel": "6.18-test", "cpus": 2, "load_average": [0.5, 0.4, 0.3],
+                        "sysctls": {"net.ipv4.tcp_rmem": "4096 131072 16777216"}},
+            "seeds": 3, "wall_time_s": 12.0, "passed": 1, "cells": cells}
+
+
+def test_render_writes_the_markdown_table_from_fidelity_json(tmp_path: Path) -> None:
+    (tmp_path / "fidelity.json").write_text(json.dumps(_doc()))
+    r = runner.invoke(app, ["fidelity", "--render", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    md = (tmp_path / "fidelity.md").read_text()
+    assert md.startswith("1 of 2 cells pass against Linux 6.18-test; 3 seeds")
+    lines = md.splitlines()
+    assert lines[2].startswith("| cell | sim | linux | diff |")
+    assert "| reno-10M-loss0-deep-long | 9.500 Mb/s ±5 % | 9.400 Mb/s ±5 % | +1 % |" in md
+    assert "+33 % miss" in md and "drop #0: (2896,) at 12.5 ms / end" in md
+    assert "`net.ipv4.tcp_rmem` = 4096 131072 16777216" in md
+    assert "cubic-1.6M-loss0.01-shallow-short" in (tmp_path / "report.html").read_text()
+
+
+def test_render_of_a_missing_file_is_one_line(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["fidelity", "--render", str(tmp_path / "none")])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "--render" in r.output

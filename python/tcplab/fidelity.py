@@ -176,7 +176,7 @@ def run_grid(cells: list[Cell], seeds: int, out: Path,
     doc["passed"] = sum(c["pass"] for c in doc["cells"])
     out.mkdir(parents=True, exist_ok=True)
     (out / "fidelity.json").write_text(json.dumps(doc, indent=1, default=str))
-    (out / "report.html").write_text(report_html(doc))
+    write_reports(doc, out)
     return doc
 
 
@@ -186,26 +186,78 @@ def _fmt(v: float | None, kind: str) -> str:
     return f"{v / 1e6:.3f} Mb/s" if kind == "long" else f"{v:.3f} s"
 
 
+#: The columns of a cell's row, in the terminal, the HTML page and the Markdown table alike.
+COLUMNS = ("cell", "sim", "linux", "diff", "retx sim", "retx linux", "retx", "first divergence")
+
+
+def rows(doc: dict[str, Any]) -> list[list[str]]:
+    """One row of `COLUMNS` per cell: both sides' means (± their spread over the seeds), the
+    verdicts, and a missed cell's first divergence (stream, index, both sides' event)."""
+    out = []
+    for c in doc["cells"]:
+        s, li = c["sim"], c["linux"]
+        fd = c.get("first_divergence") or {}
+        if c["pass"]:
+            where = ""
+        elif "stream" in fd:
+            where = f"{fd['stream']} #{fd['index']}: {_event(fd.get('a'))} / {_event(fd.get('b'))}"
+        else:
+            where = str(fd.get("error", ""))
+        out.append([c["name"],
+                    f"{_fmt(s['value'], c['kind'])} ±{s['value_spread'] * 50:.0f} %",
+                    f"{_fmt(li['value'], c['kind'])} ±{li['value_spread'] * 50:.0f} %",
+                    f"{(c['value_diff'] or 0) * 100:+.0f} %" + ("" if c["value_ok"] else " miss"),
+                    f"{s['retransmits']:.1f}", f"{li['retransmits']:.1f}",
+                    "ok" if c["retransmits_ok"] else "miss", where])
+    return out
+
+
+def _event(e: Any) -> str:
+    """A divergent event as diff gives it (a dict with stream, key and time), or "end"."""
+    if not isinstance(e, dict):
+        return "end" if e is None else str(e)
+    key = e.get("key")
+    at = e.get("time_ms")
+    return f"{tuple(key) if isinstance(key, list) else key}" + \
+        (f" at {at:.1f} ms" if isinstance(at, (int, float)) else "")
+
+
+def headline(doc: dict[str, Any]) -> str:
+    m = doc["machine"]
+    return (f"{doc['passed']} of {len(doc['cells'])} cells pass against Linux {m['kernel']}; {doc['seeds']} seeds; "
+            f"wall time {doc['wall_time_s']:.0f} s. Rule (fixed before running): throughput or completion time "
+            f"within ±{THROUGHPUT_TOLERANCE:.0%} of Linux's mean, retransmissions within "
+            f"±{RETRANSMIT_TOLERANCE:.0%} or both under {FEW_RETRANSMITS:g}; ± after a mean is half its spread "
+            f"(max − min) over the seeds.")
+
+
 def report_html(doc: dict[str, Any]) -> str:
     """The grid as one HTML page: the machine, the rule, a row per cell."""
     from tcplab.report.html import esc, html_table, page
 
     m = doc["machine"]
-    rows = []
-    for c in doc["cells"]:
-        s, li = c["sim"], c["linux"]
-        fd = c.get("first_divergence") or {}
-        where = "" if c["pass"] else (f"{fd.get('stream')} #{fd.get('index')}" if "stream" in fd
-                                      else fd.get("error", ""))
-        rows.append([c["name"], _fmt(s["value"], c["kind"]), _fmt(li["value"], c["kind"]),
-                     f"{(c['value_diff'] or 0) * 100:+.0f} %" + ("" if c["value_ok"] else " miss"),
-                     f"{s['retransmits']:.1f}", f"{li['retransmits']:.1f}",
-                     "ok" if c["retransmits_ok"] else "miss", where])
     body = [f"<h1>tcplab fidelity: the linux profile against Linux {esc(m['kernel'])}</h1>",
-            f"<p>{doc['passed']} of {len(doc['cells'])} cells pass; {doc['seeds']} seeds; wall time "
-            f"{doc['wall_time_s']:.0f} s. Rule (fixed before running): throughput or completion time within "
-            f"±{THROUGHPUT_TOLERANCE:.0%} of Linux's mean, retransmissions within ±{RETRANSMIT_TOLERANCE:.0%} "
-            f"or both under {FEW_RETRANSMITS:g}.</p>",
-            html_table(["cell", "sim", "linux", "diff", "retx sim", "retx linux", "retx", "first divergence"], rows),
+            f"<p>{esc(headline(doc))}</p>", html_table(list(COLUMNS), rows(doc)),
             "<h2>Machine</h2>", html_table(["setting", "value"], [[k, v] for k, v in m["sysctls"].items()])]
     return page("tcplab fidelity", body)
+
+
+def report_markdown(doc: dict[str, Any]) -> str:
+    """The grid as Markdown (the table of docs/fidelity.md): the rule, a row per cell, the
+    machine's kernel and settings."""
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    m = doc["machine"]
+    out = [headline(doc), "", line(list(COLUMNS)), line(["---"] * len(COLUMNS))]
+    out += [line(r) for r in rows(doc)]
+    out += ["", f"Machine: Linux {m['kernel']}, {m['cpus']} CPUs, load average at the start "
+            f"{', '.join(f'{x:.2f}' for x in m.get('load_average', []))}; "
+            + "; ".join(f"`{k}` = {v}" for k, v in m["sysctls"].items() if v is not None) + "."]
+    return "\n".join(out) + "\n"
+
+
+def write_reports(doc: dict[str, Any], out: Path) -> None:
+    """report.html and fidelity.md of `doc` into `out`."""
+    (out / "report.html").write_text(report_html(doc))
+    (out / "fidelity.md").write_text(report_markdown(doc))

@@ -32,12 +32,21 @@ def fidelity(
     buffers: Annotated[str, typer.Option(help="Buffers: shallow (0.25 BDP), deep (1.5 BDP).")] = "shallow,deep",
     kinds: Annotated[str, typer.Option(help="Transfers: long (30 s), short (200 kB).")] = "long,short",
     seeds: Annotated[int, typer.Option(help="Seeds per cell, both ways.", min=1)] = 3,
+    render: Annotated[Path | None, typer.Option(help="Run nothing: write report.html and fidelity.md again "
+                                                 "from the fidelity.json of this results directory.")] = None,
 ) -> None:
     """Run the grid simulated and with the kernel's TCP through the live emulator (root), judge
     each cell by the tolerances fixed in docs/fidelity.md, and give every missed cell's first
     divergence (tcplab diff). Writes fidelity.json, report.html and every run's results."""
-    from tcplab.fidelity import grid, run_grid
+    from tcplab.fidelity import COLUMNS, grid, rows, run_grid, write_reports
     from tcplab.live.netns import LiveError, live_support
+
+    if render is not None:
+        doc = _load(render / "fidelity.json")
+        write_reports(doc, render)
+        _print(doc, COLUMNS, rows)
+        stdout_console().print(f"reports: {render / 'report.html'}, {render / 'fidelity.md'}")
+        return
 
     try:
         cells = grid(_list(controllers, "--controllers"), _list(rates, "--rates", float),
@@ -52,19 +61,27 @@ def fidelity(
         doc = run_grid(cells, seeds, target, progress=lambda what: err.print(f"[dim]{what}[/]"))
     except (LiveError, OSError, RuntimeError) as e:
         fail(str(e), EXIT_INTERNAL)
+    _print(doc, COLUMNS, rows)
+    stdout_console().print(f"results: {target}")
+
+
+def _load(path: Path) -> dict:
+    import json
+
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        fail(f"--render: {path}: {e}", EXIT_INVALID)
+
+
+def _print(doc: dict, columns: tuple[str, ...], rows) -> None:  # noqa: ANN001 (tcplab.fidelity.rows)
     t = Table(title=f"linux profile against Linux {doc['machine']['kernel']}: {doc['passed']} of "
                     f"{len(doc['cells'])} cells pass")
-    for col in ("cell", "sim", "linux", "diff", "retx sim", "retx linux", "first divergence"):
+    for col in columns:
         t.add_column(col, justify="left" if col in ("cell", "first divergence") else "right")
-    for c in doc["cells"]:
-        unit, scale = ("Mb/s", 1e-6) if c["kind"] == "long" else ("s", 1.0)
-        fd = c.get("first_divergence") or {}
-        t.add_row(c["name"], f"{c['sim']['value'] * scale:.3f} {unit}", f"{c['linux']['value'] * scale:.3f} {unit}",
-                  f"{(c['value_diff'] or 0) * 100:+.0f} %{'' if c['value_ok'] else ' miss'}",
-                  f"{c['sim']['retransmits']:.1f}", f"{c['linux']['retransmits']:.1f}{'' if c['retransmits_ok'] else ' miss'}",
-                  "" if c["pass"] else f"{fd.get('stream', fd.get('error', ''))} #{fd.get('index', '')}")
+    for r in rows(doc):
+        t.add_row(*r)
     stdout_console().print(t)
-    stdout_console().print(f"results: {target}")
 
 
 def register(app: typer.Typer) -> None:
