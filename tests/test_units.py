@@ -37,6 +37,13 @@ def test_durations(value, ns):
         ("100bps", 100),
         (1e6, 1_000_000),
         (64000, 64000),
+        # tc(8)'s forms (issue 28): SI with "bit", IEC with "ibit".
+        ("10mbit", 10_000_000),
+        ("100kbit", 100_000),
+        ("1gbit", 1_000_000_000),
+        ("100kibit", 102_400),
+        ("2mibit", 2 * 2**20),
+        ("1.6Mbit/s", 1_600_000),
     ],
 )
 def test_rates(value, bps):
@@ -91,3 +98,13 @@ def test_a_size_may_be_zero_bytes_the_fields_rule_is_the_simulators():
 def test_positive_duration():
     with pytest.raises(UnitError, match="must be > 0"):
         parse_duration("0s", positive=True)
+
+
+@pytest.mark.parametrize("value", ["10ibit", "10kibps", "10mbitx", "10 kB/s/s"])
+def test_rate_unit_errors_list_every_form(value):
+    with pytest.raises(UnitError) as e:
+        parse_rate(value)
+    msg = str(e.value)
+    assert msg.startswith("has an unknown rate unit")
+    for form in ("Mbps", "Mbit/s", "mbit", "kibit", "MBps"):
+        assert form in msg, (form, msg)

@@ -74,7 +74,8 @@ SIZE_UNITS: dict[str, int] = {
 }
 
 _DURATION_HELP = "seconds as a number, or a string like '120ms' (units: ns, us, ms, s, min, h)"
-_RATE_HELP = "bit/s as a number, or a string like '1.6Mbps' (units: bps, kbps, Mbps, Gbps, Tbps; Bps, kBps, MBps, GBps for bytes/s)"
+_RATE_HELP = ("bit/s as a number, or a string like '1.6Mbps' (units: bps, kbps, Mbps, Gbps, Tbps, also written "
+              "Mbit/s or tc's mbit, and kibit, mibit, gibit for x1024; Bps, kBps, MBps, GBps for bytes/s)")
 _SIZE_HELP = (
     "bytes as a number, or a string like '64KiB' (units: B, KB, MB, GB = x1000; KiB, MiB, GiB = x1024)"
 )
@@ -132,11 +133,13 @@ def parse_rate(value: object) -> int:
         x, unit = _split(value, "a rate", _RATE_HELP)
         if not unit:
             raise UnitError(f"needs a unit (expected {_RATE_HELP})")
-        m = re.fullmatch(r"([kKmMgGtT]?)(bps|bit/s|b/s|Bps|B/s)", unit)
-        if not m:
+        # tc(8)'s forms too: "10mbit" (x1000), "100kibit" (x1024).
+        m = re.fullmatch(r"([kKmMgGtT]?)(i?)(bps|bit/s|b/s|bit|Bps|B/s)", unit)
+        if not m or (m.group(2) and (not m.group(1) or m.group(3) != "bit")):
             raise UnitError(f"has an unknown rate unit {unit!r} (expected {_RATE_HELP})")
-        per_byte = 8 if m.group(2) in ("Bps", "B/s") else 1
-        bps = x * _SI[m.group(1)] * per_byte
+        per_byte = 8 if m.group(3) in ("Bps", "B/s") else 1
+        scale = 1024 ** " kmgt".index(m.group(1).lower()) if m.group(2) else _SI[m.group(1)]
+        bps = x * scale * per_byte
     else:
         bps = _number(value, "a rate", _RATE_HELP)
     if bps <= 0:
