@@ -64,7 +64,8 @@ def test_bad_sack_style_is_one_line_naming_field_and_value(bad):
         Scenario.from_toml(text)
     msg = str(info.value)
     assert msg.startswith("flows[0].tcp.sack_style: ") and "\n" not in msg, msg
-    assert "is not a known SACK style (known: ranges, eth_packets)" in msg, msg
+    assert "is not a known SACK style (" in msg and "known: ranges, eth_packets)" in msg, msg
+    assert ("did you mean 'eth_packets'?" in msg) == (bad == '"packets"'), msg
 
 
 def test_areno_options_pass_through():

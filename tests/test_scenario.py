@@ -282,7 +282,8 @@ INVALID = {
     ),
     "unknown_controller": (
         _mutate('controller = "reno"', 'controller = "renoo"'),
-        f"flows[0].controller: 'renoo' is not a known controller (known: {', '.join(_native.controllers())})",
+        f"flows[0].controller: 'renoo' is not a known controller (did you mean 'reno'? known: "
+        f"{', '.join(_native.controllers())})",
     ),
     "loss_above_one": (
         _mutate("forward = { loss = 1e-2 }", 'forward = { loss = { model = "bernoulli", p = 1.5 } }'),
@@ -294,7 +295,16 @@ INVALID = {
     ),
     "unknown_recovery": (
         _mutate('recovery = "sack"', 'recovery = "fackk"'),
-        f"flows[1].recovery: 'fackk' is not a known recovery (known: {', '.join(_native.recoveries())})",
+        f"flows[1].recovery: 'fackk' is not a known recovery (did you mean 'fack'? known: "
+        f"{', '.join(_native.recoveries())})",
+    ),
+    "misspelt_field": (
+        _mutate('rto_min = "200ms"', 'rto_mn = "200ms"'),
+        "tcp.rto_mn: is not a known field (did you mean 'rto_min'? allowed: mss, initial_cwnd,",
+    ),
+    "misspelt_host": (
+        _mutate('name = "sack"', 'name = "sack"\nsrc = "S1"'),
+        "flows[1].src: 'S1' is not a host (did you mean 's1'? hosts: s0, s1, r0, r1;",
     ),
     "bad_unit": (
         _mutate('duration = "2s"', 'duration = "2 fortnights"'),

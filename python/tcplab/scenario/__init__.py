@@ -4,7 +4,7 @@ canonical JSON the simulator reads (durations in ns, rates in bit/s, sizes in by
 docs/scenario.md describes the format. Every validation error is reported as ONE line that
 names the field path, the bad value and what is allowed::
 
-    flows[0].controller: 'renoo' is not a known controller (known: reno)
+    flows[0].controller: 'renoo' is not a known controller (did you mean 'reno'? known: reno, ...)
     topology.bottleneck.rate: -5 must be > 0
     links[2].forward.loss.p: 1.5 must be within [0, 1]
 

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from tcplab import _native
-from tcplab.scenario.errors import FieldError, RawText
+from tcplab.scenario.errors import FieldError, RawText, did_you_mean
 from tcplab.scenario.flows import TcpOverrides, profile_defaults
 from tcplab.scenario.links import Duplex
 from tcplab.scenario.rules import HIDDEN, tcp_value, word, word_tcp
@@ -81,7 +81,7 @@ class ScenarioChecks:
                 show=False,
             )
         more = "; set topology.pairs for more" if self.topology is not None and not isinstance(self.topology, WlanAccess) else ""
-        return FieldError(f"is not a host (hosts: {', '.join(limit)}{more})", path, value)
+        return FieldError(f"is not a host ({did_you_mean(value, limit)}hosts: {', '.join(limit)}{more})", path, value)
 
     def _check_simulator(self) -> None:
         """The simulator's checks of the canonical scenario (``tcplab_sim::validate``, the one

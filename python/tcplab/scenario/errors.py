@@ -43,6 +43,19 @@ class FieldError(ValueError):
         self.show = show
 
 
+def did_you_mean(value: Any, known: Any) -> str:
+    """``"did you mean 'cubic'? "`` when `value` (a string) is close to one of `known`, case
+    aside (difflib's ratio at least 0.6, the closest), else ``""``: the start of a
+    "(... known: ...)" parenthesis."""
+    import difflib
+
+    if not isinstance(value, str):
+        return ""
+    by_lower = {str(k).lower(): str(k) for k in known}
+    close = difflib.get_close_matches(value.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f"did you mean {by_lower[close[0]]!r}? " if close else ""
+
+
 def field_path(loc: tuple[str | int, ...]) -> str:
     out = ""
     for part in loc:

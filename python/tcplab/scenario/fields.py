@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 
-from tcplab.scenario.errors import FieldError
+from tcplab.scenario.errors import FieldError, did_you_mean
 from tcplab.units import UnitError, parse_duration, parse_rate, parse_size
 
 
@@ -52,6 +52,8 @@ class StrictModel(BaseModel):
             for key in data:
                 if key not in allowed:
                     raise FieldError(
-                        f"is not a known field (allowed: {', '.join(allowed)})", (key,), show=False
+                        f"is not a known field ({did_you_mean(key, allowed)}allowed: {', '.join(allowed)})",
+                        (key,),
+                        show=False,
                     )
         return data

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator
 
 from tcplab import _native
-from tcplab.scenario.errors import FieldError, RawText
+from tcplab.scenario.errors import FieldError, RawText, did_you_mean
 from tcplab.scenario.fields import Duration, Rate, Size, StrictModel, count_field, unit_field
 from tcplab.scenario.vocabulary import DEFAULTS, name_field, names
 from tcplab.units import UnitError, parse_duration, parse_size
@@ -82,7 +82,7 @@ def _choice(what: str):
     def validate(v: Any) -> str:
         profiles = tuple(_native.profiles())
         if not isinstance(v, str) or v not in profiles:
-            raise FieldError(f"is not a known {what} (known: {', '.join(profiles)})")
+            raise FieldError(f"is not a known {what} ({did_you_mean(v, profiles)}known: {', '.join(profiles)})")
         return v
 
     return BeforeValidator(validate)
@@ -119,7 +119,7 @@ def _component(kind: str):
         if not isinstance(name, str):
             raise FieldError(f"is not a {kind} name (known: {', '.join(known)})", sub, name)
         if name not in known:
-            raise FieldError(f"is not a known {kind} (known: {', '.join(known)})", sub, name)
+            raise FieldError(f"is not a known {kind} ({did_you_mean(name, known)}known: {', '.join(known)})", sub, name)
         for k, x in params.items():
             if not isinstance(x, (bool, int, float, str)):
                 raise FieldError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcplab.scenario.errors import RawText
+from tcplab.scenario.errors import RawText, did_you_mean
 from tcplab.units import format_duration
 
 __all__ = ["HIDDEN", "tcp_value", "word", "word_tcp"]
@@ -76,7 +76,7 @@ _WORDS = {
         value,
     ),
     "pcap_direction": _words("has an unknown direction (expected <link>/forward or <link>/reverse)"),
-    "unknown_node": lambda value, limit: (f"is not a node (nodes: {', '.join(limit)})", value),
+    "unknown_node": lambda value, limit: (f"is not a node ({did_you_mean(value, limit)}nodes: {', '.join(limit)})", value),
     "duplicate_node": _words("is already the name of nodes[{limit}]"),
     "self_link": _words("links a node to itself"),
     "ap_not_router": _words("is a host; the access point must be a router (it relays)"),
@@ -110,7 +110,7 @@ _WORDS = {
     ),
     "duplicate_wlan_name": _words("is already the name of wlan[{limit}]"),
     "no_stations": _words("must list at least one station"),
-    "station_not_a_host": lambda value, limit: (f"is not a host (hosts: {', '.join(limit)})", value),
+    "station_not_a_host": lambda value, limit: (f"is not a host ({did_you_mean(value, limit)}hosts: {', '.join(limit)})", value),
     "duplicate_station": _words("is already stations[{limit}]"),
     "station_of_other_segment": _words("is already a station of segment {limit!r}"),
     "reserved_name": lambda value, limit: (

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BeforeValidator
 
 from tcplab import _native
-from tcplab.scenario.errors import FieldError
+from tcplab.scenario.errors import FieldError, did_you_mean
 
 __all__ = ["DEFAULTS", "default_access", "name_field", "names"]
 
@@ -47,7 +47,7 @@ def name_field(what: str, field: str) -> Any:
 
     def validate(v: Any) -> str:
         if not isinstance(v, str) or v not in known:
-            raise FieldError(f"is not a known {what} (known: {', '.join(known)})")
+            raise FieldError(f"is not a known {what} ({did_you_mean(v, known)}known: {', '.join(known)})")
         return v
 
     return BeforeValidator(validate)
