@@ -138,3 +138,30 @@ def test_the_watchdog_ends_a_worker_whose_parent_died(tmp_path):
     if _alive(pid):
         os.kill(pid, signal.SIGKILL)
         raise AssertionError("the watchdog did not end the orphan")
+
+
+def test_sigterm_while_writing_leaves_nothing_and_stale_ones_are_removed(tmp_path, small_file):
+    """Issue 28: SIGTERM is handled as Ctrl-C (the partial directory goes); a hidden
+    directory a SIGKILLed run left is removed by the next run to the same place."""
+    pause = tmp_path / "pause"
+    proc = _start(["run", str(small_file), "--out", "out", "--no-report", "-q"], tmp_path, pause)
+    _wait_for(pause / "writing", proc)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.tmp-")]
+    proc.send_signal(signal.SIGTERM)
+    (pause / "cleanup.go").touch()
+    proc.wait(timeout=60)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr.read()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pause", "small.toml"]
+
+    pause2 = tmp_path / "pause2"
+    proc = _start(["run", str(small_file), "--out", "out", "--no-report", "-q"], tmp_path, pause2)
+    _wait_for(pause2 / "writing", proc)
+    proc.kill()  # SIGKILL: nothing can clean up
+    proc.wait(timeout=10)
+    left = [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.tmp-")]
+    assert left
+    r = subprocess.run([sys.executable, "-m", "tcplab", "run", str(small_file), "--out", "out", "--no-report", "-q"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "pause", "pause2", "small.toml"]

@@ -9,7 +9,8 @@ or interrupt without leaving anything behind.
 - :func:`building`: a hidden sibling ``.NAME.tmp-PID-RANDOM`` renamed to ``out`` when
   complete; on any error (KeyboardInterrupt included) it is removed by :func:`remove_tree`,
   which defers SIGINT/SIGTERM/SIGHUP while it removes, so a second Ctrl-C cannot leave it
-  half removed.
+  half removed. SIGTERM while it builds is a Ctrl-C (KeyboardInterrupt); the siblings of
+  ``out`` that processes no longer running left (SIGKILL) are removed first.
 """
 
 from __future__ import annotations
@@ -173,11 +174,69 @@ def remove_tree(path: Path) -> None:
         raise interrupted
 
 
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's
+    return True
+
+
+def remove_stale(out: Path) -> list[Path]:
+    """Removes the hidden siblings ``.NAME.tmp-PID-*`` of ``out`` whose process is no longer
+    running (left by a SIGKILL); returns them."""
+    gone = []
+    prefix = f".{out.name[:64]}.tmp-"
+    try:
+        siblings = list(out.parent.glob(f"{glob_escape(prefix)}*"))
+    except OSError:
+        return gone
+    for p in siblings:
+        pid = p.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _pid_running(int(pid)) and p.is_dir() and not p.is_symlink():
+            remove_tree(p)
+            gone.append(p)
+    return gone
+
+
+def glob_escape(text: str) -> str:
+    """`text` with glob's special characters taken literally."""
+    import glob
+
+    return glob.escape(text)
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """Inside, SIGTERM raises KeyboardInterrupt as SIGINT does (main thread only)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 @contextmanager
 def building(out: Path) -> Iterator[Path]:
     """Yields a fresh hidden sibling of ``out`` to fill; renames it to ``out`` when the block
-    ends normally (``out`` must still be absent or empty), removes it on any exception."""
+    ends normally (``out`` must still be absent or empty), removes it on any exception
+    (SIGTERM included: it interrupts as Ctrl-C does)."""
     check_out_dir(out, probe=False)
+    remove_stale(out)
+    with _sigterm_interrupts():
+        with _building(out) as tmp:
+            yield tmp
+
+
+@contextmanager
+def _building(out: Path) -> Iterator[Path]:
     tmp = temporary_name(out)
     with _as_out_dir_error(out):
         out.parent.mkdir(parents=True, exist_ok=True)
