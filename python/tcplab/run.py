@@ -219,6 +219,12 @@ class RunResult:
         counts = ", ".join(f"{t}={self.tables[t].height}" for t in TABLES)
         return f"<RunResult {self.name!r} seed={self.seed} rows: {counts}>"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the flows table and a cwnd plot (:mod:`tcplab.notebook`)."""
+        from tcplab.notebook import run_html
+
+        return run_html(self)
+
 
 #: The actual causes of a loss in Veno's Table I, in column-suffix order.
 LOSS_CAUSES = ("congestion", "random", "none")

@@ -349,6 +349,12 @@ class Scenario(ScenarioChecks, StrictModel):
         """What the scenario was built from: ``given`` (dict), ``toml`` (text), ``path``."""
         return self._source
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the scenario's description (:mod:`tcplab.notebook`)."""
+        from tcplab.notebook import scenario_html
+
+        return scenario_html(self)
+
     def describe(self) -> str:
         """One line of the main parameters, for captions."""
         parts = [f"{self.name}", f"seed {self.seed}", f"duration {format_duration(self.duration)}"]
