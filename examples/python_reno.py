@@ -46,6 +46,7 @@ class Reno(tcplab.Controller):
             self.cwnd += mss
             return 0
         if self.growth == "byte_counting":
+            assert self.growth_limit is not None  # given in byte_counting mode
             inc = min(acked, self.growth_limit * mss)
             used = min(inc, max(self.ssthresh - self.cwnd, 0))
             self.cwnd += used

@@ -189,3 +189,13 @@ def test_a_controller_missing_a_required_method_is_refused_when_built():
             raise AssertionError("a controller without on_congestion ran")
     finally:
         tcplab.unregister_controller("half")
+
+
+def test_the_example_passes_mypy() -> None:
+    """Issue 28: the shipped example is typed as the package is."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "mypy", str(ROOT / "examples" / "python_reno.py")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr

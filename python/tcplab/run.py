@@ -117,38 +117,47 @@ class RunResult:
 
     @property
     def flows(self) -> pl.DataFrame:
+        """One row per TCP flow: throughput, retransmissions, timeouts, RTT, loss classification (docs/results.md)."""
         return self.tables["flows"]
 
     @property
     def udp(self) -> pl.DataFrame:
+        """One row per UDP flow: packets sent, delivered and lost, throughput."""
         return self.tables["udp"]
 
     @property
     def links(self) -> pl.DataFrame:
+        """One row per link direction: bytes and packets carried, drops by cause, utilization."""
         return self.tables["links"]
 
     @property
     def series(self) -> pl.DataFrame:
+        """Per-flow samples over time: cwnd, ssthresh, smoothed RTT, RTO, in flight, delivered."""
         return self.tables["series"]
 
     @property
     def queues(self) -> pl.DataFrame:
+        """Per-link-direction queue length over time (packets and bytes)."""
         return self.tables["queues"]
 
     @property
     def drops(self) -> pl.DataFrame:
+        """Every dropped packet: time, link, flow, sequence number and cause."""
         return self.tables["drops"]
 
     @property
     def events(self) -> pl.DataFrame:
+        """Every sender event: loss responses, recovery exits, timeouts, undos, window records."""
         return self.tables["events"]
 
     @property
     def segments(self) -> pl.DataFrame:
+        """Every data transmission: time, flow, sequence number, length, transmission number."""
         return self.tables["segments"]
 
     @property
     def verdicts(self) -> pl.DataFrame:
+        """Every loss response: the controller's verdict and the loss's actual cause."""
         return self.tables["verdicts"]
 
     @property
@@ -158,6 +167,7 @@ class RunResult:
 
     @property
     def delay_histogram(self) -> pl.DataFrame:
+        """Per-flow histograms of one-way delay and jitter (docs/delay.md)."""
         return self.tables["delay_histogram"]
 
     @property
