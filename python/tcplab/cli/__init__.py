@@ -8,7 +8,7 @@ written; 2 invalid scenario or usage (one line on stderr, no traceback).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -16,6 +16,24 @@ from tcplab import _native
 from tcplab.cli import campaigns, compare, diff, fidelity, live, runs, scenarios, sweeps
 
 __all__ = ["app"]
+
+
+def _flags_without_type() -> None:
+    """Help shows no type beside a plain flag (``--json``, ``--help``): typer labels every
+    option with its type, ``<bool>`` for a flag, which takes no value (issue 28)."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        if getattr(self, "is_bool_flag", False) and self.metavar is None:
+            return None
+        return shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign,assignment]
+
+
+_flags_without_type()
 
 app = typer.Typer(
     name="tcplab",
