@@ -63,13 +63,24 @@ def _runs(text: str, seeds: list[int], base) -> list:
 
 
 def test_spread_is_the_mean_with_its_t_interval_and_min_max():
-    s = spread([1.0, 2.0, 3.0, None, math.nan])
-    assert s.n == 3 and s.mean == 2.0 and s.sd == 1.0 and (s.min, s.max) == (1.0, 3.0)
+    s = spread([11.0, 12.0, 13.0, None, math.nan])
+    assert s.n == 3 and s.mean == 12.0 and s.sd == 1.0 and (s.min, s.max) == (11.0, 13.0)
     half = 4.302652729911275 / math.sqrt(3)  # t(0.975, 2)
-    assert s.ci_low == pytest.approx(2 - half) and s.ci_high == pytest.approx(2 + half)
+    assert s.ci_low == pytest.approx(12 - half) and s.ci_high == pytest.approx(12 + half)
     one = spread([5.0])
     assert one.n == 1 and one.mean == 5.0 and one.sd is None and one.ci_low is None
     assert spread([]).n == 0 and spread([None]).mean is None
+
+
+def test_a_non_negative_quantity_gets_a_non_negative_interval():
+    """Issue 28: two seeds of a throughput, 1.0 and 6.1 Mb/s, gave [-5.01, 12.1]; the mean of
+    values that are all >= 0 cannot be below 0, so the interval stops there. A quantity that
+    can be negative keeps its whole t interval."""
+    s = spread([1.0e6, 6.1e6])
+    half = 12.706204736174707 * s.sd / math.sqrt(2)  # t(0.975, 1)
+    assert s.ci_low == 0.0 and s.ci_high == pytest.approx(s.mean + half)
+    d = spread([-1.0, 4.0])
+    assert d.ci_low == pytest.approx(d.mean - 12.706204736174707 * d.sd / math.sqrt(2))
 
 
 def test_rule_welch_t():

@@ -162,8 +162,9 @@ METRICS = (
 class Spread:
     """One quantity over the seeds of one mode: ``n`` seeds with a value, their ``mean``,
     sample standard deviation ``sd`` (ddof 1; None below 2 seeds), the 95 % Student-t
-    interval of the mean [``ci_low``, ``ci_high``] (None below 2 seeds), ``min``, ``max`` and
-    the ``values`` in seed order."""
+    interval of the mean [``ci_low``, ``ci_high``] (None below 2 seeds; for a quantity whose
+    values are all >= 0, its part below 0 is cut off: the mean cannot be there, and the
+    interval keeps its coverage), ``min``, ``max`` and the ``values`` in seed order."""
 
     n: int
     mean: float | None
@@ -200,6 +201,8 @@ def spread(values: Sequence[float | None], confidence: float = CONFIDENCE) -> Sp
         sd = float(x.std(ddof=1))
         half = t_quantile(confidence, n - 1) * sd / math.sqrt(n)
         lo, hi = mean - half, mean + half
+        if float(x.min()) >= 0:
+            lo = max(lo, 0.0)  # a throughput, a count, a time: never below 0
     return Spread(n, mean, sd, lo, hi, float(x.min()), float(x.max()), tuple(float(v) for v in x))
 
 
