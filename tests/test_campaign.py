@@ -341,6 +341,36 @@ def test_directions_hold_and_fail_on_synthetic_data():
     # a missing protocol: not checked rather than a verdict
     d = {x["key"]: x for x in analysis.directions(df.filter(pl.col("protocol") != "vegas-ca"))}
     assert d["vegas_lower_throughput"]["holds"] is None
+    assert d["vegas_lower_throughput"]["verdict"] == "not probed"
+
+
+def test_weak_support_is_inconclusive_and_says_how_many_samples_would_decide():
+    """Issue 28: a direction seen in only some bootstrap resamples (here Vegas a little slower
+    than Reno over noisy connections) is inconclusive, not "does not hold", with about how
+    many connections per protocol would decide it."""
+    df = _synthetic_probes()
+    noisy = df.with_columns(
+        pl.when(pl.col("protocol") == "vegas-ca")
+        .then(pl.col("throughput_bps") * 1.9 + pl.col("timeouts") * 2e5)
+        .otherwise(pl.col("throughput_bps") + pl.col("timeouts") * 2e5)
+        .alias("throughput_bps")
+    )
+    d = {x["key"]: x for x in analysis.directions(noisy)}["vegas_lower_throughput"]
+    (support,) = d["support"]
+    assert 0.025 < support < 0.975, support
+    assert d["verdict"] == "inconclusive" and d["holds"] is None
+    assert d["decide_n"] is not None and d["decide_n"] > 4
+
+
+def test_samples_to_decide_scales_with_the_square_of_the_z_ratio():
+    from tcplab.aggregate import samples_to_decide, support_verdict
+
+    assert support_verdict(0.98) is True and support_verdict(0.02) is False and support_verdict(0.7) is None
+    assert support_verdict(None) is None
+    # support 0.8413 is Phi(1): z must grow to 1.96, so n grows by 1.96^2 = 3.84
+    assert samples_to_decide(40, 0.8413447) == 154
+    assert samples_to_decide(40, 0.5) is None
+    assert samples_to_decide(40, 0.99) == 40, "already decided: no more needed"
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import polars as pl
 
 __all__ = [
+    "support_verdict",
+    "samples_to_decide",
     "t_quantile",
     "mean_ci",
     "jain",
@@ -65,6 +67,32 @@ def t_quantile(confidence: float, df: int) -> float:
         if hi - lo < 1e-12 * max(1.0, hi):
             break
     return (lo + hi) / 2
+
+
+def support_verdict(support: float | None, confidence: float = 0.95) -> bool | None:
+    """A direction decided by a bootstrap's ``support`` (the share of resamples in which it
+    holds): True when the two-sided ``confidence`` interval of the difference lies on the
+    claimed side (support >= 1 - (1 - confidence)/2), False when it lies wholly on the other
+    side (support <= (1 - confidence)/2), None (inconclusive) in between or without support."""
+    if support is None or not math.isfinite(support):
+        return None
+    a = (1 - confidence) / 2
+    return True if support >= 1 - a else False if support <= a else None
+
+
+def samples_to_decide(n: int, support: float, confidence: float = 0.95) -> int | None:
+    """About how many samples (``n`` now) would decide an inconclusive bootstrap direction,
+    if the effect stays what it is: the support is about Phi(d / se) and se shrinks with
+    sqrt(n), so n' = n (z / Phi^-1(support))^2 with z the two-sided ``confidence`` quantile.
+    None when the support is 0.5 (no effect seen: no number of samples would decide)."""
+    from statistics import NormalDist
+
+    s = min(max(support, 1e-9), 1 - 1e-9)
+    z_now = abs(NormalDist().inv_cdf(s))
+    if z_now < 1e-6:
+        return None
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    return max(n, math.ceil(n * (z / z_now) ** 2))
 
 
 def mean_ci(df: pl.DataFrame, value: str, by: Sequence[str] = (), confidence: float = 0.95) -> pl.DataFrame:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tcplab.aggregate import samples_to_decide, support_verdict
 from tcplab.campaign import published
 
 __all__ = [
@@ -238,13 +239,15 @@ def _compare(
     """stat(lower) < stat(higher), with the numbers and the bootstrap support."""
     a, b = _values(df, lower, expr), _values(df, higher, expr)
     if a.size == 0 or b.size == 0:
-        return {"holds": None, "text": f"{what}: {lower} or {higher} not probed", "support": None}
+        return {"holds": None, "text": f"{what}: {lower} or {higher} not probed", "support": None, "missing": True}
     sa, sb = float(stat(a)), float(stat(b))
     support = _bootstrap_share(a, b, stat, rng)
+    holds = support_verdict(support)
     return {
-        "holds": bool(sa < sb),
+        "holds": holds,
         "text": f"{what}: {lower} {sa:.3g} vs {higher} {sb:.3g}",
         "support": support,
+        "decide_n": None if holds is not None or math.isnan(support) else samples_to_decide(min(a.size, b.size), support),
     }
 
 
@@ -259,10 +262,16 @@ def _median(x: np.ndarray, axis: int | None = None) -> Any:
 def directions(df: pl.DataFrame, seed: int = 1) -> list[dict[str, Any]]:
     """The report's published directions as predicates on this campaign's probes.
 
-    Each entry: key, claim (published.DIRECTIONS), holds (True/False, None when a protocol
-    it needs was not probed: all its parts must hold), numbers (one line per comparison) and
-    support (per comparison: the share of 1000 bootstrap resamples of the connections in
-    which it holds; near 1 is robust, near 0.5 is noise).
+    Each entry: key, claim (published.DIRECTIONS), verdict (``holds`` when every comparison
+    holds, ``does not hold`` when one does not, ``inconclusive`` when one is undecided,
+    ``not probed`` when a protocol it needs was not probed), holds (True, False, or None for
+    the last two), numbers (one line per comparison), support (per comparison: the share of
+    1000 bootstrap resamples of the connections in which it holds; a comparison holds at
+    >= 0.975, does not at <= 0.025: the two-sided 95 % interval of the difference on one
+    side of 0, :func:`tcplab.aggregate.support_verdict`) and decide_n (about how many
+    connections per protocol would decide the undecided comparisons if the effect stayed,
+    :func:`tcplab.aggregate.samples_to_decide`; None when nothing is undecided or no effect
+    is seen).
     """
     rng = np.random.default_rng([seed, 99])
     timeouts = pl.col("timeouts")
@@ -290,7 +299,7 @@ def directions(df: pl.DataFrame, seed: int = 1) -> list[dict[str, Any]]:
             + [_compare(df, "lrd", "rh", lost_mpl, _mean, "mean lost-MPL-rtx timeouts/connection", rng)]
         )
         if "lrd" in present and len(present) > 1
-        else [{"holds": None, "text": "lrd or another protocol not probed", "support": None}],
+        else [{"holds": None, "text": "lrd or another protocol not probed", "support": None, "missing": True}],
         "vegas_fewer_multiple_loss": [
             _compare(
                 df,
@@ -320,12 +329,22 @@ def directions(df: pl.DataFrame, seed: int = 1) -> list[dict[str, Any]]:
     out = []
     for key, parts in checks.items():
         verdicts = [p["holds"] for p in parts]
-        holds = None if any(v is None for v in verdicts) else all(verdicts)
+        if any(p.get("missing") for p in parts):
+            verdict = "not probed"
+        elif any(v is False for v in verdicts):
+            verdict = "does not hold"
+        elif any(v is None for v in verdicts):
+            verdict = "inconclusive"
+        else:
+            verdict = "holds"
+        need = [p["decide_n"] for p in parts if p.get("decide_n") is not None]
         out.append(
             {
                 "key": key,
                 "claim": published.DIRECTIONS[key],
-                "holds": holds,
+                "verdict": verdict,
+                "holds": {"holds": True, "does not hold": False}.get(verdict),
+                "decide_n": max(need) if need else None,
                 "numbers": [p["text"] for p in parts],
                 "support": [
                     None if p["support"] is None or math.isnan(p["support"]) else p["support"] for p in parts

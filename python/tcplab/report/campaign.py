@@ -224,9 +224,12 @@ def _directions_html(dirs: list[dict[str, Any]]) -> str:
     rows = []
     for d in dirs:
         verdict = {
-            True: "<span class='ok'>holds</span>",
-            False: "<span class='bad'>does not hold</span>",
-        }.get(d["holds"], "<span class='muted'>not checked</span>")
+            "holds": "<span class='ok'>holds</span>",
+            "does not hold": "<span class='bad'>does not hold</span>",
+            "inconclusive": "<span class='muted'>inconclusive</span>"
+            + (f" <span class='muted'>(about {d['decide_n']} connections per protocol would decide)</span>"
+               if d.get("decide_n") else ""),
+        }.get(d.get("verdict", ""), "<span class='muted'>not probed</span>")
         nums = "<br>".join(
             esc(n) + ("" if s is None else f" <span class='muted'>(bootstrap support {s:.2f})</span>")
             for n, s in zip(d["numbers"], d["support"])

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcplab.aggregate import t_quantile
+from tcplab.aggregate import support_verdict, t_quantile
 
 HOLDS = "holds"
 FAILS = "does not hold"
@@ -254,5 +254,5 @@ def from_support(label: str, support: float | None, bound: str, confidence: floa
     if support is None or not math.isfinite(support):
         return Test(label, Estimate(math.nan, -math.inf, math.inf, 0, "bootstrap support"), bound, INCONCLUSIVE)
     est = Estimate(support, math.nan, math.nan, 0, "bootstrap support")
-    v = HOLDS if support >= 1 - a else FAILS if support <= a else INCONCLUSIVE
+    v = {True: HOLDS, False: FAILS, None: INCONCLUSIVE}[support_verdict(support, confidence)]
     return Test(label, est, f"{bound}; support ≥ {1 - a:g}", v)
