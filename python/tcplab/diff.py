@@ -97,10 +97,11 @@ class Run:
 
 
 def _table(path: Path, name: str) -> pl.DataFrame:
-    for ext, read in ((".parquet", pl.read_parquet), (".csv", pl.read_csv)):
-        f = path / f"{name}{ext}"
-        if f.exists():
-            return read(f)
+    from tcplab.results import read_table
+
+    frame = read_table(path, name)
+    if frame is not None:
+        return frame
     raise DiffError(f"{path}: no {name} table (a results directory of tcplab run holds {name}.parquet)")
 
 

@@ -218,6 +218,18 @@ def write_table(frame: Any, path: Path, table_format: str) -> None:
         frame.write_parquet(path)
 
 
+def read_table(path: Path, name: str) -> Any:
+    """Table `name` of the results directory `path` as a polars frame, whichever format it was
+    written in; None when it is not there."""
+    import polars as pl
+
+    for ext, read in ((".parquet", pl.read_parquet), (".csv", pl.read_csv)):
+        f = path / f"{name}{ext}"
+        if f.exists():
+            return read(f)
+    return None
+
+
 def write_results(
     result: RunLike, out: str | Path | None = None, *, report: bool = True, table_format: str = "parquet"
 ) -> Path:

@@ -51,7 +51,8 @@ def run(
         bool,
         typer.Option(
             "--json",
-            help="Print the summary (summary.json plus the results path) as JSON on stdout, nothing else.",
+            help="Print the summary (summary.json plus the results path, and iperf3 -J's per-second "
+            "intervals) as JSON on stdout, nothing else.",
         ),
     ] = False,
     quiet: Annotated[
@@ -125,9 +126,10 @@ def run(
 
 
 def _print_json_summary(path: Path) -> None:
+    from tcplab.intervals import intervals
 
     doc = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-    typer.echo(json.dumps({"results": str(path), **doc}, indent=2))
+    typer.echo(json.dumps({"results": str(path), **doc, "intervals": intervals(path)}, indent=2))
 
 
 def _run_live(
