@@ -49,6 +49,17 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), name="tcplab-parent-watchdog", daemon=True).start()
 
 
+def start_worker(parent: int, plugins: list[tuple[str, str]]) -> None:
+    """A local pool worker's initializer: it dies with ``parent`` (:func:`die_with_parent`) and
+    runs the plugin files the sweep's process loaded (:mod:`tcplab.plugins`), so that their
+    controllers are known here too."""
+    die_with_parent(parent)
+    if plugins:
+        from tcplab.plugins import load_sources
+
+        load_sources(plugins)
+
+
 def _watch_parent(parent: int) -> None:
     while True:
         time.sleep(WATCHDOG_INTERVAL_S)
@@ -114,11 +125,13 @@ class LocalPool:
             self.pool = None
         if self.pool is None:
             # spawn: no fork of a process holding polars/rayon threads.
+            from tcplab.plugins import plugin_sources
+
             self.pool = ProcessPoolExecutor(
                 max_workers=self.jobs,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=die_with_parent,
-                initargs=(os.getpid(),),
+                initializer=start_worker,
+                initargs=(os.getpid(), plugin_sources()),
             )
         return self.pool.submit(fn, p.document, target)
 
@@ -147,6 +160,11 @@ class DaskCluster:
         self.lost: tuple[type[BaseException], ...] = (KilledWorker,)
         self.own = not hasattr(scheduler, "submit")
         self.client = distributed.Client(scheduler) if self.own else scheduler
+        from tcplab.plugins import plugin_sources
+
+        if sources := plugin_sources():
+            # every worker, present and future, runs the plugin files before any point
+            self.client.register_plugin(_plugin_files(sources), name="tcplab-plugin-files")
         self._window, self._asked = DASK_MIN_IN_FLIGHT, -float("inf")
         # one iterator over every point in flight: a wait costs what finished, not the window
         self.finished = distributed.as_completed()
@@ -171,6 +189,20 @@ class DaskCluster:
     def close(self, failed: bool) -> None:
         if self.own:
             self.client.close()
+
+
+def _plugin_files(sources: list[tuple[str, str]]) -> Any:
+    """A Dask worker plugin that runs the sweep's plugin files on each worker (their source
+    travels with it: a worker needs only tcplab)."""
+    from distributed import WorkerPlugin
+
+    class PluginFiles(WorkerPlugin):
+        def setup(self, worker: Any) -> None:
+            from tcplab.plugins import load_sources
+
+            load_sources(sources)
+
+    return PluginFiles()
 
 
 #: Points a Dask cluster gets in flight at least (one with no workers yet included).

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -29,6 +29,30 @@ def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
     """One line on stderr (nothing else) and exit `code`."""
     sys.stderr.write(f"error: {' '.join(message.splitlines())}\n")
     raise typer.Exit(code)
+
+
+#: ``--plugin FILE.py`` (repeatable): Python files that register controllers.
+PluginFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--plugin",
+        help="Python file that registers controllers (tcplab.register_controller), run before the scenario is "
+        "read; repeatable. Sweep workers run it too (docs/controllers/writing.md).",
+        show_default=False,
+        metavar="FILE.py",
+    ),
+]
+
+
+def load_plugins(paths: list[Path] | None) -> None:
+    """Runs every ``--plugin`` file; a missing or failing one is one line and exit 2."""
+    from tcplab.plugins import PluginError, load_plugin
+
+    for p in paths or []:
+        try:
+            load_plugin(p)
+        except PluginError as e:
+            fail(str(e), EXIT_INVALID)
 
 
 def load(path: Path, seed: int | None = None) -> Scenario:

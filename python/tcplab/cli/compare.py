@@ -11,7 +11,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from tcplab.cli.common import EXIT_INTERNAL, EXIT_INVALID, fail, load_base, out_dir, stdout_console, write_out
+from tcplab.cli.common import (
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    PluginFiles,
+    fail,
+    load_base,
+    load_plugins,
+    out_dir,
+    stdout_console,
+    write_out,
+)
 from tcplab.scenario import ScenarioError
 
 
@@ -40,6 +50,7 @@ def compare(
         bool, typer.Option("--no-run-reports", help="No report.html in each simulated run's directory.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table; print only the path.")] = False,
+    plugin: PluginFiles = None,
 ) -> None:
     """Run a scenario simulated, live and with Linux flows over the same seeds; one report side by side.
 
@@ -54,6 +65,7 @@ def compare(
         mode_list = parse_modes(modes)
     except ValueError as e:
         fail(str(e), EXIT_INVALID)
+    load_plugins(plugin)
     sc, sweep_table = load_base(scenario)
     if sweep_table is not None:
         sys.stderr.write(f"note: {scenario} has a [sweep] table; comparing the base scenario only, without it\n")

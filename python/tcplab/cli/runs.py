@@ -14,9 +14,11 @@ from rich.table import Table
 from tcplab.cli.common import (
     EXIT_INTERNAL,
     EXIT_INVALID,
+    PluginFiles,
     TableFormat,
     fail,
     load_base,
+    load_plugins,
     out_dir,
     stdout_console,
     write_out,
@@ -76,6 +78,7 @@ def run(
     realtime: Annotated[
         bool, typer.Option("--realtime", help="With --live: SCHED_FIFO for the emulator and tcplab's endpoints.")
     ] = False,
+    plugin: PluginFiles = None,
 ) -> None:
     """Run a scenario and write its results directory (Parquet or CSV tables, summary.json, report.html).
 
@@ -84,6 +87,7 @@ def run(
     from tcplab.run import recording_line
     from tcplab.run import run as run_scenario
 
+    load_plugins(plugin)
     sc, sweep_table = load_base(scenario, seed)
     if sweep_table is not None:
         sys.stderr.write(

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from tcplab import _native
-from tcplab.cli.common import EXIT_INTERNAL, EXIT_INVALID, check_sweep, fail, load_base
+from tcplab.cli.common import EXIT_INTERNAL, EXIT_INVALID, PluginFiles, check_sweep, fail, load_base, load_plugins
 
 
 def validate(
@@ -19,10 +19,12 @@ def validate(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the canonical JSON the simulator would run.")
     ] = False,
+    plugin: PluginFiles = None,
 ) -> None:
     """Check a scenario file (schema, then the simulator's own checks) without running it.
 
     With a \\[sweep] table: the base scenario, then every point of the sweep."""
+    load_plugins(plugin)
     sc, sweep_table = load_base(scenario)
     text = sc.canonical_json(indent=2)
     try:
@@ -40,8 +42,16 @@ def validate(
             typer.echo(f"ok: all {points} sweep points valid (tcplab sweep runs them)")
 
 
-def list_components() -> None:
-    """List the congestion controllers and loss-recovery strategies, one line each."""
+def list_components(plugin: PluginFiles = None) -> None:
+    """List the congestion controllers and loss-recovery strategies, one line each (installed
+    and --plugin controllers included)."""
+    from tcplab.plugins import PluginError, load_entry_points
+
+    load_plugins(plugin)
+    try:
+        load_entry_points()
+    except PluginError as e:
+        fail(str(e), EXIT_INVALID)
     for kind, title in (("controller", "controllers"), ("recovery", "recoveries")):
         typer.echo(f"{title}:")
         rows = [(name, about) for k, name, about in _native.components() if k == kind]

@@ -9,7 +9,16 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from tcplab.cli.common import EXIT_INTERNAL, EXIT_INVALID, fail, file_target, stdout_console, store_dir
+from tcplab.cli.common import (
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    PluginFiles,
+    fail,
+    file_target,
+    load_plugins,
+    stdout_console,
+    store_dir,
+)
 from tcplab.scenario import ScenarioError
 
 
@@ -34,10 +43,12 @@ def sweep(
         typer.Option("--scheduler", help="Run on a Dask cluster instead: its scheduler, tcp://HOST:PORT."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    plugin: PluginFiles = None,
 ) -> None:
     """Run every point of a scenario's \\[sweep] (grid x zip x seeds) in parallel; store each as Parquet."""
     from tcplab.sweep import SweepError, load_sweep, run_sweep, sweep_points
 
+    load_plugins(plugin)
     try:
         doc, spec = load_sweep(scenario)
         points = sweep_points(doc, spec)  # lazy: each point is validated when the sweep reaches it

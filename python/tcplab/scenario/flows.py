@@ -118,6 +118,14 @@ def _component(kind: str):
             name, sub, params = v, (), {}
         if not isinstance(name, str):
             raise FieldError(f"is not a {kind} name (known: {', '.join(known)})", sub, name)
+        if name not in known and kind == "controller":
+            from tcplab.plugins import PluginError, load_entry_points
+
+            try:
+                if load_entry_points():  # installed controllers (entry points), once per process
+                    known = _known(kind)
+            except PluginError as e:
+                raise FieldError(f"is not a known controller ({e})", sub, name) from None
         if name not in known:
             raise FieldError(f"is not a known {kind} ({did_you_mean(name, known)}known: {', '.join(known)})", sub, name)
         for k, x in params.items():
