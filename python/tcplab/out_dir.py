@@ -187,7 +187,7 @@ def _pid_running(pid: int) -> bool:
 def remove_stale(out: Path) -> list[Path]:
     """Removes the hidden siblings ``.NAME.tmp-PID-*`` of ``out`` whose process is no longer
     running (left by a SIGKILL); returns them."""
-    gone = []
+    gone: list[Path] = []
     prefix = f".{out.name[:64]}.tmp-"
     try:
         siblings = list(out.parent.glob(f"{glob_escape(prefix)}*"))

@@ -60,7 +60,32 @@ def list_components(plugin: PluginFiles = None) -> None:
             typer.echo(f"  {name:<{width}}  {about}".rstrip())
 
 
+def scenarios(
+    copy: Annotated[
+        Path | None,
+        typer.Option("--copy", help="Copy them (with their sweeps and traces) into this directory, which must not "
+                                    "exist or be empty.", show_default=False),
+    ] = None,
+) -> None:
+    """List the scenarios tcplab ships (the papers' settings, the demo, sweeps), or copy them out."""
+    from tcplab.out_dir import OutDirError
+    from tcplab.shipped import copy_shipped, shipped
+
+    if copy is not None:
+        try:
+            copy_shipped(copy)
+        except OutDirError as e:
+            fail(f"--copy: {str(e).replace('--out', '--copy')}", EXIT_INVALID)
+        typer.echo(f"copied {len(shipped())} scenarios to {copy} (run one: tcplab run {copy}/demo-dumbbell.toml)")
+        return
+    rows = shipped()
+    width = max((len(n) for n, _, _ in rows), default=0)
+    for name, about, _ in rows:
+        typer.echo(f"{name:<{width}}  {about}".rstrip())
+
+
 def register(app: typer.Typer) -> None:
-    """Adds ``validate``, ``list`` to the CLI."""
+    """Adds ``validate``, ``list``, ``scenarios`` to the CLI."""
     app.command("validate")(validate)
     app.command("list")(list_components)
+    app.command("scenarios")(scenarios)
