@@ -69,6 +69,13 @@ def sweep(
         f"{len(points)} points: {len(res.computed)} run, {len(res.cached)} reused; "
         f"{res.wall_time_s:.1f} s; results: {out}"
     )
+    from tcplab.report.sweep_page import SUMMARY_MAX_POINTS, write_sweep_summary
+
+    if len(points) <= SUMMARY_MAX_POINTS:
+        write_sweep_summary(res, out)
+        typer.echo(f"summary: {out / 'flows.parquet'}, {out / 'report.html'}")
+    else:
+        typer.echo(f"no summary above {SUMMARY_MAX_POINTS} points (read them with tcplab.sweep: SweepResult.flows())")
 
 
 def reproduce(
