@@ -277,8 +277,24 @@ def test_cli_compare_notes_skipped_modes(tmp_path, monkeypatch):
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert doc["skipped"] == {"live": why, "linux": why} and list(doc["modes"]) == ["simulated"]
     r = runner.invoke(app, ["compare", "small.toml", "--modes", "live", "--out", "d"])
-    assert r.exit_code == 2 and r.stderr == f"error: nothing to run: live skipped: {why}\n"
+    assert r.exit_code == 2 and r.stderr == f"error: --modes live: cannot run: {why}\n"
     assert not (tmp_path / "d").exists()
+
+
+def test_a_mode_asked_for_by_name_that_cannot_run_is_an_error(tmp_path, monkeypatch):
+    """Issue 28: ``--modes simulated,live`` where live cannot run is exit 2 in one line
+    before anything runs (the default modes skip it with a note instead)."""
+    import tcplab.compare
+
+    monkeypatch.setattr(tcplab.compare, "live_unavailable", lambda: "no namespaces here (test)")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "small.toml").write_text(SMALL_TOML)
+    r = runner.invoke(app, ["compare", "small.toml", "--seeds", "1", "--modes", "simulated,live", "--out", "d"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == "error: --modes live: cannot run: no namespaces here (test)\n"
+    assert not (tmp_path / "d").exists()
+    r = runner.invoke(app, ["compare", "small.toml", "--seeds", "1", "--out", "e", "--no-run-reports", "-q"])
+    assert r.exit_code == 0 and "note: live skipped: no namespaces here (test)" in r.stderr
 
 
 def test_live_modes_through_a_stand_in_run_live(tmp_path, monkeypatch):

@@ -25,6 +25,10 @@ from tcplab.cli.common import (
 from tcplab.scenario import ScenarioError
 
 
+#: The modes a comparison runs when --modes is not given (those that cannot run are skipped).
+DEFAULT_MODES = "simulated,live,linux"
+
+
 def compare(
     scenario: Annotated[
         Path,
@@ -40,9 +44,11 @@ def compare(
         ),
     ] = None,
     modes: Annotated[
-        str,
-        typer.Option("--modes", help="Modes to run, comma-separated: simulated, live, linux (docs/compare.md)."),
-    ] = "simulated,live,linux",
+        str | None,
+        typer.Option("--modes", help="Modes to run, comma-separated: simulated, live, linux (docs/compare.md; "
+                                     "default: all three, skipping those that cannot run here). A mode named "
+                                     "here that cannot run is an error.", show_default=False),
+    ] = None,
     realtime: Annotated[
         bool, typer.Option("--realtime", help="Live modes: run the emulator and endpoints with SCHED_FIFO when granted.")
     ] = False,
@@ -62,7 +68,7 @@ def compare(
 
     try:
         seed_list = parse_seeds(seeds)
-        mode_list = parse_modes(modes)
+        mode_list = parse_modes(modes or DEFAULT_MODES)
     except ValueError as e:
         fail(str(e), EXIT_INVALID)
     load_plugins(plugin)
@@ -71,6 +77,8 @@ def compare(
         sys.stderr.write(f"note: {scenario} has a [sweep] table; comparing the base scenario only, without it\n")
     target = out_dir(out, f"{sc.name}-compare")
     plan = plan_compare(sc, seed_list, mode_list)
+    if modes is not None and plan.skipped:  # asked for by name: not getting it is an error
+        fail("; ".join(f"--modes {m}: cannot run: {why}" for m, why in plan.skipped.items()), EXIT_INVALID)
     if not plan.modes:
         fail("nothing to run: " + "; ".join(f"{m} skipped: {why}" for m, why in plan.skipped.items()), EXIT_INVALID)
     for mode, why in plan.skipped.items():
@@ -101,9 +109,12 @@ def compare(
         fail(str(e), EXIT_INTERNAL)
 
     doc = json.loads((outcome / "compare.json").read_text(encoding="utf-8"))
-    for mode, why in doc["skipped"].items():
-        if mode not in plan.skipped:
-            sys.stderr.write(f"note: {mode} skipped: {why}\n")
+    failed = {m: why for m, why in doc["skipped"].items() if m not in plan.skipped}
+    for mode, why in failed.items():
+        sys.stderr.write(f"note: {mode} skipped: {why}\n")
+    if modes is not None and failed:  # named modes that failed to run: the command failed
+        fail("; ".join(f"--modes {m}: did not run: {why}" for m, why in failed.items()) + f" (results: {outcome})",
+             EXIT_INTERNAL)
     for note in doc["notes"][1:]:
         sys.stderr.write(f"note: {note}\n")
     if quiet:
