@@ -203,3 +203,18 @@ def test_the_report_shows_one_way_delay_and_rtt_over_time_for_many_flows(many_fl
         else:
             mean = (rows["delay_mean_ns"] * rows["packets"]).sum() / rows["packets"].sum() / 1e6
             assert per_flow[5, b] == pytest.approx(mean, rel=1e-12)
+
+
+def test_queues_busiest_first_and_the_controller_legend_on_the_bars():
+    """Issue 28: the bottleneck's queue plot comes before idle access links' (busiest first,
+    as the caption says); the colours of the throughput bars are explained on the bars, not
+    beside the CDF's single line."""
+    import tcplab
+    from conftest import SCENARIOS
+
+    r = tcplab.run(SCENARIOS / "demo-dumbbell.toml", seed=1)
+    fig, names = plot_queues(r)
+    assert names[0].startswith("left-right forward"), names
+    f = plot_flow_throughput(r)
+    bars, cdf = f.axes[:2]
+    assert bars.get_legend() is not None and cdf.get_legend() is None

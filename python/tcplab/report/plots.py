@@ -264,9 +264,8 @@ def plot_queues(result: RunLike) -> tuple[Figure, list[str]] | None:
         q.group_by("link")
         .agg(pl.col("packets").max().alias("peak"))
         .filter(pl.col("peak") > 1)  # 1 = only the packet in service: no queue
-        .sort("peak", descending=True)
-        .head(4)
-        .sort("link")
+        .sort(["peak", "link"], descending=[True, False])
+        .head(4)  # busiest first: the bottleneck before idle access links
     )
     if busy.height == 0:
         return None
