@@ -268,3 +268,13 @@ def test_eth_metrics_columns(tmp_path):
     doc = json.loads((out / "summary.json").read_text())
     assert doc["flows"][0]["eth"]["loss_events"]["multiple"] == 1
     assert "<h2>ETH metrics</h2>" in (out / "report.html").read_text()
+
+
+def test_no_loss_classification_without_a_classifying_controller(tmp_path):
+    """Issue 28: the Table I section only where it applies: with Reno alone (every response
+    1/2) the report has none; with Veno beside it, both flows get their table."""
+    text = VENO_LOSSY.replace('"veno"', '"reno"')
+    r = tcplab.run(tcplab.Scenario.from_toml(text))
+    assert r.flows["fast_retransmits"][0] > 0
+    out = write_results(r, tmp_path / "run")
+    assert "Loss classification" not in (out / "report.html").read_text()

@@ -190,9 +190,14 @@ def summary_html(result: RunLike) -> str:
 
 def classification_html(result: RunLike) -> str:
     """Per flow with loss responses: Veno's Table I (verdict by actual cause of the loss).
-    Empty when no flow had any."""
+    Only where it applies: empty unless some flow's controller classified a loss as random
+    (a 4/5 decision, Veno's); then every flow with loss responses gets its table, for
+    comparison."""
     parts = []
-    for r in result.flow_summary():
+    flows = result.flow_summary()
+    if not any(sum(r["table_one"]["ff45"].values()) for r in flows):
+        return ""
+    for r in flows:
         t = r["table_one"]
         if not any(sum(t[k].values()) for k in ("ff45", "ff12", "ff_other", "timeouts")):
             continue
