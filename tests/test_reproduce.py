@@ -22,6 +22,7 @@ from tcplab.reproduce.verdict import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    DETERMINISTIC,
     VERDICTS,
     Estimate,
     about,
@@ -148,9 +149,13 @@ def test_t_interval_and_bootstrap_intervals():
     assert ratio_of_means([1.0, 2.0], [1.0, 1.0]) == ratio_of_means([1.0, 2.0], [1.0, 1.0])  # seeded
     p = pooled_ratio([1, 0, 2], [10, 10, 10])
     assert p.value == pytest.approx(0.1) and 0 <= p.low <= p.value <= p.high <= 0.2
-    # identical seeds (deterministic runs): a zero-width interval
+    # identical seeds (deterministic runs): one run, judged by its value, and said so
+    # (issue 25: "0.667 [0.667, 0.667], n = 20" passed a single value off as an interval)
     z = ratio_of_means([3.0, 3.0, 3.0], [2.0, 2.0, 2.0])
-    assert z.low == z.high == pytest.approx(1.5)
+    assert z.low == z.high == pytest.approx(1.5) and z.n == 1 and z.method == DETERMINISTIC
+    d = t_interval([0.667] * 20)
+    assert (d.value, d.n, d.method) == (0.667, 1, DETERMINISTIC)
+    assert d.text() == "0.667 (one deterministic run: every seed gave this value)"
 
 
 @pytest.mark.parametrize(

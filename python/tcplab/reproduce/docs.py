@@ -80,7 +80,9 @@ def render_docs(suite: Suite) -> str:
         "claims carry the paper's words and are decided from 95% intervals (t-interval on per-seed "
         "values, percentile bootstrap over seeds for ratios and shares): **holds** when the whole "
         "interval satisfies the bound, **does not hold** when the whole interval violates it, "
-        "**inconclusive** when it straddles the bound. \"About\", \"roughly the same\", \"close to\" "
+        "**inconclusive** when it straddles the bound. Where every seed gives the same value (a "
+        "deterministic run repeated) the claim is one run, n = 1, judged by its value and marked "
+        "\"one deterministic run\", not shown as an interval. \"About\", \"roughly the same\", \"close to\" "
         "mean within ±10% (`ABOUT` in `python/tcplab/reproduce/verdict.py`, chosen from the papers' "
         "own numbers); "
         f"kB = 1000 bytes, kb = 1000 bits. {RUST_CLAIMS_TIME}",

@@ -72,9 +72,16 @@ class Estimate:
             return f"support {self.value:.3f}"
         if self.method == "count":
             return v
+        if self.method == DETERMINISTIC:
+            return f"{v} (one deterministic run: every seed gave this value)"
         if not (math.isfinite(self.low) and math.isfinite(self.high)):
             return f"{v} [CI n/a, n={self.n}]"
         return f"{v} [{self.low:.{digits}g}, {self.high:.{digits}g}]"
+
+
+#: The method of an estimate whose samples were all identical: one deterministic run, n = 1,
+#: judged by its value (an interval of identical seeds would be a false 95 % interval).
+DETERMINISTIC = "deterministic"
 
 
 def _nan(n: int, method: str) -> Estimate:
@@ -83,7 +90,9 @@ def _nan(n: int, method: str) -> Estimate:
 
 def t_interval(samples: Iterable[float], confidence: float = CONFIDENCE) -> Estimate:
     """Mean of the per-seed ``samples`` with its Student-t interval (n - 1 degrees of
-    freedom). One sample: an unbounded interval (inconclusive against any bound)."""
+    freedom). One sample: an unbounded interval (inconclusive against any bound). Identical
+    samples (a deterministic run repeated): n = 1, method :data:`DETERMINISTIC`, the value as
+    its own interval, so the verdict is the value's and says so."""
     x = np.asarray([float(s) for s in samples], dtype=float)
     x = x[np.isfinite(x)]
     n = len(x)
@@ -92,6 +101,8 @@ def t_interval(samples: Iterable[float], confidence: float = CONFIDENCE) -> Esti
     m = float(x.mean())
     if n < 2:
         return Estimate(m, -math.inf, math.inf, n, "t")
+    if float(x.min()) == float(x.max()):
+        return Estimate(m, m, m, 1, DETERMINISTIC)
     half = t_quantile(confidence, n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
     return Estimate(m, m - half, m + half, n, "t")
 
@@ -116,6 +127,8 @@ def bootstrap(
         value = float(stat(*arrs))
     if n < 2:
         return Estimate(value, -math.inf, math.inf, n, "bootstrap")
+    if all(bool(np.all(a == a[0])) for a in arrs):  # every seed alike in every group
+        return Estimate(value, value, value, 1, DETERMINISTIC)
     rng = np.random.default_rng(seed)
     idx = [rng.integers(0, len(a), size=(resamples, len(a))) for a in arrs]
     out = np.empty(resamples)
