@@ -649,3 +649,18 @@ def test_areno_sensitivity_runs_and_reports_both_readings(tmp_path, monkeypatch)
     assert all(r.mean is not None for r in rows)
     assert [r.published for r in rows if "'printed'" in r.quantity] == ["headline"] * 6
     assert "claims use 'printed'" in areno_claims.readings_note("Fig. 7")
+
+
+def test_an_explanation_quotes_the_numbers_beside_it():
+    """Issue 25 §1: generated text comes from the numbers it sits beside: the AReno lab's
+    explanation states this run's lone rates and gain, not numbers of another run."""
+    from tcplab.reproduce import areno_lab
+
+    frame = pl.DataFrame({"run": ["reno alone"] * 2 + ["areno alone"] * 2, "seed": [1, 2, 1, 2], "key": ["k"] * 4,
+                          "id": [0] * 4, "controller": ["reno", "reno", "areno", "areno"],
+                          "mbps": [50.0, 60.0, 160.0, 164.0]})
+    text = areno_lab.LAB.explain(frame)
+    assert "AReno alone gets 162 Mb/s" in text and "Reno alone 55.0 Mb/s" in text and "2.9x instead of 12.6x" in text
+    assert areno_lab.LAB.explain(None) == ""
+    static = next(e for e in reproduce.ALL if isinstance(e.explanation, str) and e.explanation)
+    assert static.explain(None) == static.explanation

@@ -105,9 +105,9 @@ def _outcome_html(o: Outcome) -> str:
         if e.sensitivity is not None:
             parts.append(md_inline(e.sensitivity.note))
         parts += _rows_table(("setting", "headline?"), o.sensitivity)
-    if e.explanation:
+    if text := e.explain(o.frame):
         parts.append("<h3>Differences from the paper</h3>")
-        parts.append(md_inline(e.explanation))
+        parts.append(md_inline(text))
     return "\n".join(parts)
 
 

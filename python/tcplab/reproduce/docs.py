@@ -122,8 +122,8 @@ def render_docs(suite: Suite) -> str:
             out += ["| setting | headline? | tcplab | unit |", "|---|---|---|---|"]
             out += [f"| {_cell(r.quantity)} | {_cell(r.published)} | {_cell(r.measured())} | {r.unit} |" for r in o.sensitivity]
             out.append("")
-        if e.explanation:
-            out += [e.explanation, ""]
+        if text := e.explain(o.frame):
+            out += [text, ""]
         out += [f"Rerun: `{e.command(o.mode)}` ({o.runs} runs).", ""]
     ran = {o.experiment.id for o in suite.outcomes}
     out += render_live_section([e for e in ALL if e.live is not None and e.pending is None and e.id not in ran])
@@ -148,8 +148,8 @@ def render_live_section(experiments: list) -> list[str]:
         out += [f"### {e.paper.split(',')[0]} {e.reference}: {e.title} (`{e.id}`)", "", e.setting, ""]
         if note:
             out += [f"Live: {note}.", ""]
-        if e.explanation:
-            out += [e.explanation, ""]
+        if text := e.explain(None):
+            out += [text, ""]
         out += [f"Run: `sudo {e.command('quick')}` (or `--full`).", ""]
     return out
 

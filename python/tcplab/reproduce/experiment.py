@@ -213,7 +213,9 @@ class Experiment:
     result, mode)``: figures with captions; ``table(frame)``: published vs measured rows;
     ``claims``: predicates on the frame; ``setting`` and ``explanation``: Markdown text for the
     report and docs/reproductions.md (the explanation says why tcplab's numbers differ from
-    the paper's). ``pending``: the feature the experiment still needs (then it cannot run).
+    the paper's; a function of the frame when it quotes measured numbers, so that the text
+    says what the table beside it shows: :meth:`explain`). ``pending``: the feature the
+    experiment still needs (then it cannot run).
     """
 
     id: str
@@ -226,11 +228,18 @@ class Experiment:
     table: Callable[[pl.DataFrame], list[Row]] | None = None
     claims: tuple[Claim, ...] = ()
     setting: str = ""
-    explanation: str = ""
+    explanation: str | Callable[[pl.DataFrame], str] = ""
     seeds: dict[str, int] = field(default_factory=lambda: {"quick": 3, "full": 10})
     pending: str | None = None
     sensitivity: Sensitivity | None = None
     live: Live | None = None
+
+    def explain(self, frame: pl.DataFrame | None) -> str:
+        """The explanation, its measured numbers taken from `frame` (the outcome's analysis);
+        without a frame (an experiment that did not run) a function gives nothing."""
+        if callable(self.explanation):
+            return self.explanation(frame) if frame is not None and frame.height else ""
+        return self.explanation
 
     def command(self, mode: Mode) -> str:
         return f"tcplab reproduce {self.id}" + (" --full" if mode == "full" else " --quick")
