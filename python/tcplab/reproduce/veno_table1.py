@@ -11,7 +11,7 @@ import polars as pl
 
 from tcplab.reproduce.common import NETBSD_TCP, VENO_LINUX, figure, points, row, seeds_text, stats, with_kbps
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row, Sensitivity
-from tcplab.reproduce.verdict import ABOUT, Estimate, Test, at_least, at_most, pooled_ratio
+from tcplab.reproduce.verdict import Estimate, Test, at_least, at_most, pooled_ratio
 from tcplab.sweep import SweepResult
 
 PAPER = "Fu & Liew, TCP Veno, IEEE JSAC 21(2), 2003"
@@ -93,7 +93,7 @@ def misdiagnosis(s: pl.DataFrame) -> Estimate:
 
 def _accuracy_claim(flavor: str, udp: str):
     def check(frame: pl.DataFrame) -> Test:
-        return at_least(f"4/5 accuracy, UDP {udp}", accuracy(_sel(frame, flavor, udp)), PUBLISHED_WORST_ACCURACY * (1 - ABOUT))
+        return at_least(f"4/5 accuracy, UDP {udp}", accuracy(_sel(frame, flavor, udp)), PUBLISHED_WORST_ACCURACY)
 
     return check
 
@@ -197,14 +197,15 @@ TABLE1 = Experiment(
     claims=(
         *(
             Claim(
-                f"4/5 accuracy ≥ 0.88, UDP background {udp} (paper flavor, pooled over seeds)",
+                f"4/5 accuracy ≥ {PUBLISHED_WORST_ACCURACY:.3f}, UDP background {udp} (paper flavor, pooled over seeds)",
                 _accuracy_claim("paper", udp),
                 PUBLISHED_ACCURACY[udp],
                 quote=ACCURACY_QUOTE,
                 section="§III-A, Table I",
                 threshold=(
                     "\"consistently high\" is read against the paper's own per-run accuracies, 97.6% .. 100% "
-                    "(Table I): reproduced within ABOUT (±10%, verdict.py), i.e. ≥ 0.976 × 0.9 = 0.88."
+                    "(Table I): at least the worst of its nine published runs, 0.976 (an earlier reading "
+                    "allowed ABOUT's 10% below it, 0.88, looser than every run the paper shows)."
                 ),
             )
             for udp in UDP
