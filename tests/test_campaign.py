@@ -495,3 +495,16 @@ def test_probe_row_reads_the_simulators_loss_event_columns():
     # Mathis: MSS 1024 B, RTT 0.1 s, p = 6/1100
     assert math.isclose(row["mathis_bps"], 1024 * 8 / 0.1 * math.sqrt(1.5) / math.sqrt(6 / 1100))
     assert list(row) == list(PROBE_COLUMNS)
+
+
+def test_direction_claims_show_the_effect_beside_the_published_one():
+    """Issue 25 §1: a direction-only claim shows its measured effect size beside the report's
+    and says when it is outside the published one ± 10 % (synthetic probes: FACK 0.5 timeouts
+    per connection against Reno's 3, -83 % against the report's -48 %)."""
+    from tcplab.reproduce.eth_claims import direction_claim, effect_text
+
+    tests = direction_claim("sack_fewer_timeouts", {("fack", "reno"): -0.48})(_synthetic_probes())
+    fack = next(t for t in tests if "fack" in t.label)
+    assert "; effect -83% (published -48%, outside ±10 %)" in fack.label, fack.label
+    assert effect_text(("reno", "vegas-ca"), (2.0, 2.7), {("vegas-ca", "reno"): 0.347}) == \
+        "; effect +35% (published +35%)"

@@ -246,6 +246,8 @@ def _compare(
     return {
         "holds": holds,
         "text": f"{what}: {lower} {sa:.3g} vs {higher} {sb:.3g}",
+        "pair": (lower, higher),
+        "values": (sa, sb),
         "support": support,
         "decide_n": None if holds is not None or math.isnan(support) else samples_to_decide(min(a.size, b.size), support),
     }
@@ -346,6 +348,8 @@ def directions(df: pl.DataFrame, seed: int = 1) -> list[dict[str, Any]]:
                 "holds": {"holds": True, "does not hold": False}.get(verdict),
                 "decide_n": max(need) if need else None,
                 "numbers": [p["text"] for p in parts],
+                "pairs": [p.get("pair") for p in parts],
+                "values": [p.get("values") for p in parts],
                 "support": [
                     None if p["support"] is None or math.isnan(p["support"]) else p["support"] for p in parts
                 ],

@@ -6,21 +6,48 @@ from __future__ import annotations
 import polars as pl
 
 from tcplab.campaign import analysis
-from tcplab.reproduce.verdict import Test, from_support
+from tcplab.reproduce.verdict import ABOUT, Test, from_support
 
 
-def direction_claim(key: str):
+def direction_claim(key: str, published: dict[tuple[str, str], float] | None = None):
     """A published direction, decided by the campaign's bootstrap over connections: each
     comparison holds when its support (share of resamples in which it holds) is ≥ 0.975, does
-    not hold when ≤ 0.025 (the two-sided 95% interval of the difference on one side of 0)."""
+    not hold when ≤ 0.025 (the two-sided 95% interval of the difference on one side of 0).
+
+    ``published``: the report's effect sizes by (protocol, other) pair, as relative changes
+    (−0.48: 48 % fewer); each comparison with one shows its measured effect beside it and says
+    when the measured ratio is outside the published one ± ABOUT (the direction decides the
+    verdict; the size is shown, as the report's magnitudes are not comparable)."""
 
     def check(frame: pl.DataFrame) -> list[Test]:
         d = {x["key"]: x for x in analysis.directions(frame)}[key]
         nums = d["numbers"] or [d.get("text", key)]
         sup = d["support"] or [None]
-        return [from_support(n, s, "the published direction") for n, s in zip(nums, sup, strict=False)]
+        pairs = d.get("pairs") or [None] * len(nums)
+        values = d.get("values") or [None] * len(nums)
+        out = []
+        for n, s, pair, v in zip(nums, sup, pairs, values, strict=False):
+            out.append(from_support(n + effect_text(pair, v, published or {}), s, "the published direction"))
+        return out
 
     return check
+
+
+def effect_text(pair: tuple[str, str] | None, values: tuple[float, float] | None,
+                published: dict[tuple[str, str], float]) -> str:
+    """``"; effect −76 % (published −48 %, outside ±10 %)"`` for a comparison whose pair has a
+    published effect; "" otherwise."""
+    if pair is None or values is None:
+        return ""
+    a, b = tuple(pair)
+    if (a, b) in published and values[1]:
+        effect, pub = values[0] / values[1] - 1, published[(a, b)]
+    elif (b, a) in published and values[0]:  # stated the other way round: b against a
+        effect, pub = values[1] / values[0] - 1, published[(b, a)]
+    else:
+        return ""
+    outside = abs((1 + effect) / (1 + pub) - 1) > ABOUT
+    return f"; effect {effect:+.0%} (published {pub:+.0%}{', outside ±10 %' if outside else ''})"
 
 
 #: The threshold text of every direction claim.
