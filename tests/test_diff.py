@@ -148,3 +148,23 @@ def test_cli_json_html_and_bad_input(base: Path, tmp_path: Path) -> None:
         r = runner.invoke(app, ["diff", *args])
         assert r.exit_code == 2, r.output
         assert expected in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_bbr_slow_start_exits_are_shown_not_compared(tmp_path: Path) -> None:
+    """BBR leaves STARTUP on its bandwidth estimate: the kernel's first ssthresh and tcplab's
+    first non-slow-start window change are different events, so a pair of BBR runs whose
+    only difference is that stream is identical to diff (the stream is still shown)."""
+    text = SMALL_TOML.replace('controller = "reno"', 'controller = "bbr"', 1)
+    assert text != SMALL_TOML
+    a = write_results(tcplab.run(tcplab.Scenario.from_toml(text)), tmp_path / "a")
+
+    def edit(name: str, f: pl.DataFrame) -> pl.DataFrame:
+        if name != "events":
+            return f
+        return f.filter(~((pl.col("event") == "window") & (pl.col("reason") != "slow_start") & (pl.col("flow") == 0)))
+
+    b = _copy(a, tmp_path, edit)
+    ra, rb = diff.load(a), diff.load(b)
+    assert ra.streams["slow_start_exit"] != rb.streams["slow_start_exit"]
+    d = diff.diff(ra, rb)
+    assert d["first_divergence"] is None or d["first_divergence"]["stream"] != "slow_start_exit"
