@@ -1191,7 +1191,11 @@ fn a_linux_profile_sender_connects_to_a_linux_window() {
     sa.window = 65160;
     send(&mut c, t(10), sa);
     assert!(c.sender().is_some(), "the sender core was built");
-    assert_eq!(recv_all(&mut c, t(10)).len(), 10, "the initial window of 10");
+    assert_eq!(
+        recv_all(&mut c, t(10)).len(),
+        10,
+        "the initial window of 10"
+    );
 }
 
 /// A `linux`-profile receiver offers Linux's first window in its SYN-ACK (65,160: 128 KiB of
@@ -1214,7 +1218,11 @@ fn a_linux_profile_receiver_offers_and_grows_linux_windows() {
     );
     let mut windows = Vec::new();
     for i in 0..4u32 {
-        send(&mut c, t(2 + u64::from(i)), data(IRS + 1 + i * 1448, 1448, 900 + i));
+        send(
+            &mut c,
+            t(2 + u64::from(i)),
+            data(IRS + 1 + i * 1448, 1448, 900 + i),
+        );
         let a = recv(&mut c, t(2 + u64::from(i))).expect("an ACK per segment");
         windows.push(u64::from(a.tcp.window) << shift);
     }
