@@ -16,6 +16,7 @@ or interrupt without leaving anything behind.
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import secrets
 import shutil
@@ -190,7 +191,7 @@ def remove_stale(out: Path) -> list[Path]:
     gone: list[Path] = []
     prefix = f".{out.name[:64]}.tmp-"
     try:
-        siblings = list(out.parent.glob(f"{glob_escape(prefix)}*"))
+        siblings = list(out.parent.glob(f"{glob.escape(prefix)}*"))
     except OSError:
         return gone
     for p in siblings:
@@ -199,13 +200,6 @@ def remove_stale(out: Path) -> list[Path]:
             remove_tree(p)
             gone.append(p)
     return gone
-
-
-def glob_escape(text: str) -> str:
-    """`text` with glob's special characters taken literally."""
-    import glob
-
-    return glob.escape(text)
 
 
 @contextmanager

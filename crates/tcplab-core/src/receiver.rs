@@ -449,11 +449,14 @@ impl Receiver {
 
     /// The window of the ACK being sent: `cfg.rcv_buf`, or Linux's (`cfg.rcv_autotune`).
     fn advertise(&mut self) -> u64 {
-        let held = self.held_segments() + u64::from(std::mem::take(&mut self.unread));
-        match self.win.as_mut() {
-            Some(w) => w.select(self.rcv_nxt.0, held),
-            None => self.cfg.rcv_buf,
+        if self.win.is_none() {
+            return self.cfg.rcv_buf; // every ACK without autotuning: no walk of the held data
         }
+        let held = self.held_segments() + u64::from(std::mem::take(&mut self.unread));
+        let rcv_nxt = self.rcv_nxt.0;
+        self.win
+            .as_mut()
+            .map_or(self.cfg.rcv_buf, |w| w.select(rcv_nxt, held))
     }
 
     /// When `on_timeout` is due (the delayed-ACK timer).

@@ -25,10 +25,6 @@ from tcplab.cli.common import (
 from tcplab.scenario import ScenarioError
 
 
-#: The modes a comparison runs when --modes is not given (those that cannot run are skipped).
-DEFAULT_MODES = "simulated,live,linux"
-
-
 def compare(
     scenario: Annotated[
         Path,
@@ -63,12 +59,12 @@ def compare(
     Writes <mode>/seed-<N>/ (results directories), compare.json (the verdicts) and report.html.
     A mode that cannot run here (live without root, a controller the kernel lacks) is skipped
     with the reason."""
-    from tcplab.compare import parse_modes, parse_seeds, plan_compare, run_compare
+    from tcplab.compare import MODES, parse_modes, parse_seeds, plan_compare, run_compare
     from tcplab.progress import CountProgress
 
     try:
         seed_list = parse_seeds(seeds)
-        mode_list = parse_modes(modes or DEFAULT_MODES)
+        mode_list = parse_modes(modes or ",".join(MODES))  # default: every mode, skipping what cannot run
     except ValueError as e:
         fail(str(e), EXIT_INVALID)
     load_plugins(plugin)

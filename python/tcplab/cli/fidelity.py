@@ -38,13 +38,13 @@ def fidelity(
     """Run the grid simulated and with the kernel's TCP through the live emulator (root), judge
     each cell by the tolerances fixed in docs/fidelity.md, and give every missed cell's first
     divergence (tcplab diff). Writes fidelity.json, report.html and every run's results."""
-    from tcplab.fidelity import COLUMNS, grid, rows, run_grid, write_reports
+    from tcplab.fidelity import grid, run_grid, write_reports
     from tcplab.live.netns import LiveError, live_support
 
     if render is not None:
         doc = _load(render / "fidelity.json")
         write_reports(doc, render)
-        _print(doc, COLUMNS, rows)
+        _print(doc)
         stdout_console().print(f"reports: {render / 'report.html'}, {render / 'fidelity.md'}")
         return
 
@@ -61,7 +61,7 @@ def fidelity(
         doc = run_grid(cells, seeds, target, progress=lambda what: err.print(f"[dim]{what}[/]"))
     except (LiveError, OSError, RuntimeError) as e:
         fail(str(e), EXIT_INTERNAL)
-    _print(doc, COLUMNS, rows)
+    _print(doc)
     stdout_console().print(f"results: {target}")
 
 
@@ -74,10 +74,12 @@ def _load(path: Path) -> dict:
         fail(f"--render: {path}: {e}", EXIT_INVALID)
 
 
-def _print(doc: dict, columns: tuple[str, ...], rows) -> None:  # noqa: ANN001 (tcplab.fidelity.rows)
+def _print(doc: dict) -> None:
+    from tcplab.fidelity import COLUMNS, rows
+
     t = Table(title=f"linux profile against Linux {doc['machine']['kernel']}: {doc['passed']} of "
                     f"{len(doc['cells'])} cells pass")
-    for col in columns:
+    for col in COLUMNS:
         t.add_column(col, justify="left" if col in ("cell", "first divergence") else "right")
     for r in rows(doc):
         t.add_row(*r)

@@ -17,13 +17,11 @@ flow runs, if the kernel allows it (`allowed_congestion_controls`).
 
 from __future__ import annotations
 
-import json
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tcplab import _native
 from tcplab.live.netns import TUN, LiveError, Testbed
 
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -55,7 +53,9 @@ def _profile_rmem() -> str:
     """tcp_rmem as the `linux` profile's receiver models it (``tcplab_core::LINUX_RMEM``: its
     ``rcv_buf_initial`` and ``rcv_buf``), so that the kernel's receive window autotunes as the
     simulated one does."""
-    tcp = json.loads(_native.profile_json("linux"))["tcp"]
+    from tcplab.scenario.flows import profile_defaults
+
+    tcp = profile_defaults("linux")["tcp"]
     return f"4096 {tcp['rcv_buf_initial']} {tcp['rcv_buf']}"
 
 

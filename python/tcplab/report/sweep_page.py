@@ -30,9 +30,9 @@ def sweep_flows(res: SweepResult) -> pl.DataFrame:
         return flows
     delay = res.table("delay")
     if delay.height and "delay_p95_ns" in delay.columns:
-        p95 = delay.filter(pl.col("flow_kind") == "tcp").select("point", "flow", "delay_p95_ns")
-        flows = flows.join(p95.rename({"flow": "id"}) if "id" in flows.columns else p95, how="left",
-                           on=["point", "id"] if "id" in flows.columns else ["point", "flow"])
+        # the delay table's `flow` is the flows table's `id` (TCP flows)
+        p95 = delay.filter(pl.col("flow_kind") == "tcp").select("point", pl.col("flow").alias("id"), "delay_p95_ns")
+        flows = flows.join(p95, how="left", on=["point", "id"])
     return flows
 
 
