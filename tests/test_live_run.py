@@ -235,6 +235,9 @@ def test_a_linux_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Pat
                               "udp": []}
     assert flows["bytes_delivered"].to_list() == [1_000_000] * 3
     assert r.live["flows"]["flow2"]["intact"]
+    # --realtime covers the kernel flow's sender and sink as tcplab's endpoints (a sink that
+    # reads late makes the kernel's receiver ACK late and in stretches: docs/fidelity.md).
+    assert r.live["flows"]["flow2"]["linux"]["scheduling"] == {"sender": "SCHED_FIFO", "receiver": "SCHED_FIFO"}
     assert flows["throughput_bps"][2] > 0
     series = pl.read_parquet(r.out_dir / "series.parquet")
     assert set(series["flow"].unique().to_list()) == {0, 1, 2}

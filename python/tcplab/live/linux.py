@@ -180,6 +180,9 @@ class LinuxHandle:
             extra_s += ["--duration-ns", str(flow.duration_ns)]
         if flow.sport:
             extra_s += ["--sport", str(flow.sport)]
+        if tb.realtime:  # as tcplab's own endpoints: the application is not what is measured
+            extra_r.append("--realtime")
+            extra_s.append("--realtime")
         idle = max(0.0, (at - time.monotonic_ns()) * 1e-9) + ACCEPT_WAIT_S
         py = [sys.executable, str(Path(__file__).with_name("linux_endpoint.py"))]
         self._r = tb.popen(flow.dst, [*py, "recv", "--port", str(flow.port), "--out", str(self._rfile),
@@ -431,6 +434,7 @@ def _result(run: LinuxRun, tb: Testbed) -> LinuxFlowResult:
         "socket_options": run.socket_options,
         "unmapped_tcp_settings": sorted(k for k in run.flow.tcp if k not in MAPPED),
         "congestion_read_back": snd["cc"],
+        "scheduling": {"sender": snd.get("scheduling", "off"), "receiver": rcv.get("scheduling", "off")},
         "bytes_written": snd["bytes_written"],
         "bytes_received": delivered,
         "intact": intact,

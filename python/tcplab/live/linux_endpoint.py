@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import os
 import select
 import signal
 import socket
@@ -52,6 +53,20 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+def _realtime(on: bool) -> str:
+    """SCHED_FIFO at priority 10 when `on` (as tcplab's own endpoints and the emulator ask with
+    ``--realtime``): ``SCHED_FIFO``, ``refused`` or ``off``. A receiver that reads late makes
+    the kernel acknowledge late and in stretches (its window cannot open until the data is
+    read), which is the receiving application, not the TCP under test."""
+    if not on:
+        return "off"
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+    except (OSError, AttributeError):
+        return "refused"
+    return "SCHED_FIFO"
 
 
 def pattern(offset: int, n: int) -> bytes:
@@ -106,6 +121,7 @@ def _wait_for(ready: Path, start_ns: int) -> bool:
 
 
 def send(a: argparse.Namespace) -> int:
+    scheduling = _realtime(a.realtime)
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, a.cc.encode())
@@ -187,7 +203,7 @@ def send(a: argparse.Namespace) -> int:
     s.close()
     out = {"cc": cc, "isn1": isn, "cookie": cookie, "t_connect_ns": t_connect, "t_start_ns": t_start,
            "t_end_ns": t_end, "bytes_written": written, "sport": sport,
-           "sample_ns": times, "tcp_info": infos}
+           "sample_ns": times, "tcp_info": infos, "scheduling": scheduling}
     Path(a.out).write_text(json.dumps(out))
     return 0
 
@@ -214,6 +230,7 @@ def _close_and_wait(c: socket.socket, wait_s: float) -> bool:
 
 
 def recv(a: argparse.Namespace) -> int:
+    scheduling = _realtime(a.realtime)
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if a.window_clamp:
@@ -257,7 +274,8 @@ def recv(a: argparse.Namespace) -> int:
     c.close()
     Path(a.out).write_text(json.dumps({
         "bytes": got, "first_bad_offset": bad, "t_first_ns": t_first, "t_last_ns": t_last,
-        "peer_port": peer[1], "error": error, "closed": closed, "tcp_info": info}))
+        "peer_port": peer[1], "error": error, "closed": closed, "tcp_info": info,
+        "scheduling": scheduling}))
     return 0
 
 
@@ -288,6 +306,8 @@ def main(argv: list[str] | None = None) -> None:
     pr.add_argument("--ready-file")
     pr.add_argument("--close-wait", type=float, default=5.0,
                     help="seconds to wait for the acknowledgment of our FIN before the last TCP_INFO")
+    for sp in (ps, pr):
+        sp.add_argument("--realtime", action="store_true", help="ask SCHED_FIFO (priority 10)")
     a = p.parse_args(argv)
     sys.exit(send(a) if a.cmd == "send" else recv(a))
 
