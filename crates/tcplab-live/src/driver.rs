@@ -36,6 +36,7 @@ use crate::ecn;
 use crate::histogram::Histogram;
 use crate::ident::{self, Ident};
 use crate::plan::{Plan, QueueSeries};
+use crate::unmodelled::Unmodelled;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, Write};
@@ -88,13 +89,15 @@ pub struct DropRecord {
 }
 
 /// A packet inside the model: its bytes, its destination node, its flow when that flow's
-/// route is pinned, and whether it was ECN-capable when it entered (a packet marked CE at
-/// one hop stays ECN-capable at the next, as in the simulator).
+/// route is pinned, whether it was ECN-capable when it entered (a packet marked CE at
+/// one hop stays ECN-capable at the next, as in the simulator) and whether a simulation has
+/// its counterpart ([`crate::unmodelled`]: wired loss models draw only for those).
 pub struct Packet {
     pub dst: u32,
     /// The flow (and the packet's kind in it) whose pinned route it follows.
     pub flow: Option<(PacketKind, u32)>,
     pub ect: bool,
+    pub modelled: bool,
     pub bytes: Vec<u8>,
 }
 
@@ -168,6 +171,7 @@ pub struct Emulator {
     host_of_addr: HashMap<Ipv4Addr, usize>,
     /// Packets read this turn: (time read, host, packet), in time order.
     arrivals: VecDeque<(Time, usize, Packet)>,
+    unmodelled: Unmodelled,
     /// What the directions held, when the plan records queues.
     pub queue_rows: Vec<QueueRow>,
     /// Rows not kept past [`MAX_QUEUE_ROWS`].
@@ -250,6 +254,7 @@ impl Emulator {
             host_of_node,
             host_of_addr,
             arrivals: VecDeque::new(),
+            unmodelled: Unmodelled::default(),
             queue_rows: Vec::new(),
             queue_rows_cut: 0,
             captures,
@@ -361,6 +366,7 @@ impl Emulator {
                 dst: self.plan.hosts[dst].node,
                 flow,
                 ect: ecn::ect(pkt),
+                modelled: !self.unmodelled.is_unmodelled(pkt),
                 bytes: pkt.to_vec(),
             };
             self.arrivals.push_back((now, k, p));
@@ -418,7 +424,11 @@ impl Emulator {
         let offered = match self.dirs.get_mut(l as usize) {
             Some(d) => {
                 d.offered += 1;
-                d.link.enqueue(t, size, ect, p)
+                if p.modelled {
+                    d.link.enqueue(t, size, ect, p)
+                } else {
+                    d.link.enqueue_unmodelled(t, size, p)
+                }
             }
             None => {
                 let h = &self.plan.wlan_hops[l as usize - self.dirs.len()];
@@ -591,6 +601,7 @@ mod tests {
                 dst: node,
                 flow: None,
                 ect: false,
+                modelled: true,
                 bytes: p.clone(),
             },
         ));
@@ -623,6 +634,7 @@ mod tests {
                         dst: node,
                         flow: None,
                         ect: false,
+                        modelled: true,
                         bytes: p,
                     },
                 ));
@@ -818,6 +830,7 @@ mod tests {
                 dst,
                 flow: None,
                 ect: false,
+                modelled: true,
                 bytes: p,
             };
             emu.arrivals.push_back((t, sv, pkt));

@@ -47,4 +47,5 @@ pub mod tcp_receiver;
 pub mod tcp_sender;
 pub mod tun;
 pub mod udp;
+pub mod unmodelled;
 pub mod wire;

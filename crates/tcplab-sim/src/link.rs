@@ -286,7 +286,8 @@ impl Link {
         st
     }
 
-    /// A packet arrives from the node at the link's input.
+    /// A packet arrives from the node at the link's input; `drawn`: the loss model draws
+    /// for it (see [`Queued::drawn`]; always in the simulator).
     #[inline]
     pub fn offer(
         &mut self,
@@ -294,6 +295,7 @@ impl Link {
         id: PacketId,
         pool: &mut PacketPool,
         wake: &mut Wakeups,
+        drawn: bool,
     ) -> Offer {
         self.retire_finished(now);
         if self.in_service.is_none() && self.held.packets > 0 {
@@ -307,6 +309,7 @@ impl Link {
             id,
             size: pkt.size,
             ect,
+            drawn,
         };
         let admission = self.queue.enqueue(now, q, self.held);
         match admission {
@@ -398,8 +401,8 @@ impl Link {
             None => self.departure(now, q.size),
         };
         let lost = match &mut self.loss {
-            Some(m) => m.lose(done, q.size),
-            None => false,
+            Some(m) if q.drawn => m.lose(done, q.size),
+            _ => false,
         };
         if !lost {
             // Not before the packet ahead (only possible after a delay decrease).

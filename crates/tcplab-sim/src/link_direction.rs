@@ -130,6 +130,30 @@ impl<T> LinkDirection<T> {
         ect: bool,
         pkt: T,
     ) -> Result<(), (DropCause, T)> {
+        self.offer(now, size, ect, true, pkt)
+    }
+
+    /// Offers `pkt` as [`LinkDirection::enqueue`] does, for a packet the simulation has no
+    /// counterpart of (a real TCP connection's handshake or teardown): it is queued and
+    /// serialized like any other, but the loss model does not draw for it, so that the packets
+    /// both runs have meet the same draws of the loss stream.
+    pub fn enqueue_unmodelled(
+        &mut self,
+        now: Time,
+        size: u32,
+        pkt: T,
+    ) -> Result<(), (DropCause, T)> {
+        self.offer(now, size, false, false, pkt)
+    }
+
+    fn offer(
+        &mut self,
+        now: Time,
+        size: u32,
+        ect: bool,
+        drawn: bool,
+        pkt: T,
+    ) -> Result<(), (DropCause, T)> {
         self.advance(now);
         // The link reads ECN capability from a data segment's flag; nothing else of the
         // payload matters to it.
@@ -156,7 +180,10 @@ impl<T> LinkDirection<T> {
         });
         self.offered += 1;
         let mut wake = Wakeups::default();
-        match self.link.offer(now, id, &mut self.held.pool, &mut wake) {
+        match self
+            .link
+            .offer(now, id, &mut self.held.pool, &mut wake, drawn)
+        {
             Offer::Dropped(cause) => {
                 self.held.pool.release(id);
                 Err((cause, pkt))
@@ -389,6 +416,33 @@ mod tests {
                     assert_eq!(cause, DropCause::LinkError);
                     Some(pkt)
                 }
+                Event::Deliver { .. } => None,
+            })
+            .collect();
+        assert_eq!(lost, [1, 4]);
+    }
+
+    #[test]
+    fn an_unmodelled_packet_takes_no_draw_of_the_loss_stream() {
+        // Trace loss [1, 4]: the second and fifth packets the model draws for. Two
+        // unmodelled packets first (a handshake) leave the draws to the modelled ones.
+        let spec = dir(
+            10,
+            LossSpec::Trace {
+                packets: vec![1, 4],
+            },
+        );
+        let mut d = LinkDirection::new(&spec, 1, "x").unwrap();
+        let at = |i: u32| Time::ZERO + Dur::from_millis(2 * i as u64);
+        d.enqueue_unmodelled(at(0), 60, 100).unwrap();
+        d.enqueue_unmodelled(at(1), 60, 101).unwrap();
+        for i in 0..6u32 {
+            d.enqueue(at(2 + i), 100, false, i).unwrap();
+        }
+        let lost: Vec<u32> = drain(&mut d)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Lost { pkt, .. } => Some(pkt),
                 Event::Deliver { .. } => None,
             })
             .collect();

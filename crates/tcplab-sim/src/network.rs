@@ -395,7 +395,7 @@ impl Network {
         debug_assert!(matches!(self.hops[l as usize], Hop::Wired(i) if i == l));
         let link = &mut self.links[l as usize];
         let mut wake = Wakeups::default();
-        let offer = link.offer(now, id, &mut self.pool, &mut wake);
+        let offer = link.offer(now, id, &mut self.pool, &mut wake, true);
         schedule(q, l, wake);
         if matches!(offer, Offer::Marked) {
             let flow = self.pool.get(id).flow;

@@ -79,6 +79,7 @@ mod tests {
                 id,
                 size: 100,
                 ect: false,
+                drawn: true,
             };
             let a = q.enqueue(Time::ZERO, pkt, held);
             if i < 2 {
@@ -103,6 +104,7 @@ mod tests {
                 id,
                 size: 100,
                 ect: false,
+                drawn: true,
             };
             let a = q.enqueue(Time::ZERO, pkt, held);
             if a == Admission::Accept {

@@ -47,6 +47,10 @@ pub struct Queued {
     pub size: u32,
     /// ECN-capable: may be marked instead of dropped.
     pub ect: bool,
+    /// The link's loss model draws for it. Every simulated packet is drawn; the live emulator
+    /// passes packets the simulation has no counterpart of (a real TCP connection's handshake
+    /// and teardown) without a draw, so that the others meet the simulated run's draws.
+    pub drawn: bool,
 }
 
 /// A discipline's answer to an arriving packet.

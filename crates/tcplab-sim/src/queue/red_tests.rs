@@ -46,6 +46,7 @@ fn pkt(size: u32, ect: bool) -> Queued {
         id: id(),
         size,
         ect,
+        drawn: true,
     }
 }
 
