@@ -278,7 +278,7 @@ impl Sender {
     }
 
     fn send_window(&self) -> u64 {
-        if self.rec.in_recovery() {
+        if self.rec.in_recovery() && !self.cc.owns_recovery_window() {
             self.rec.window()
         } else {
             self.cc.cwnd()

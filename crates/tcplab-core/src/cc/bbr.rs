@@ -15,8 +15,9 @@
 //! - **ProbeBW**: cwnd gain `cwnd_gain` (2); the pacing gain cycles through 8 phases of
 //!   about one RTprop each, 5/4, 3/4, 1, 1, 1, 1, 1, 1, starting at a random phase other
 //!   than 3/4 (drawn from the flow's seeded stream). The 5/4 phase lasts at least RTprop and
-//!   until the data in flight reaches 5/4 BDP; the 3/4 phase ends after RTprop or as soon
-//!   as the data in flight is down to one BDP.
+//!   until the data in flight reaches 5/4 BDP or a loss is declared (the rate sample's
+//!   `losses`, which count what the previous ACK revealed: Linux counts this ACK's); the 3/4
+//!   phase ends after RTprop or as soon as the data in flight is down to one BDP.
 //! - **ProbeRTT**: entered from any state when RTprop was not refreshed (a sample at most
 //!   the current minimum) for `min_rtt_window` (10 s): cwnd 4 segments until `probe_rtt_time`
 //!   (200 ms) and one round have passed since the data in flight fell to 4 segments; then
@@ -35,17 +36,22 @@
 //! was filled or when it raises the rate; before any bandwidth sample, `2/ln 2 * cwnd /
 //! RTT` with the smoothed RTT (1 ms before one is known), as `bbr_init_pacing_rate_from_rtt`.
 //!
-//! Losses (as Linux, BBR does not treat loss as a congestion signal): at a fast retransmit
-//! ssthresh is set to the current cwnd (no reduction; the recovery strategy repairs within
-//! it, PRR sending as packet conservation then slow start would) and cwnd is saved; at the
-//! end of recovery cwnd = max(cwnd, saved). A timeout sets cwnd to one segment and restarts
-//! the search for a full pipe's bandwidth growth; an undo restores the saved cwnd. ECN echoes
-//! are ignored (BBR v1 has no ECN response).
+//! Losses (as Linux, BBR does not treat loss as a congestion signal, and sets the window in
+//! recovery itself: [`CongestionControl::owns_recovery_window`], Linux's `cong_control`, so
+//! PRR does not apply): at a fast retransmit cwnd is saved and ssthresh left as it is
+//! (bbr_ssthresh). On every ACK that delivered data (bbr_set_cwnd_to_recover_or_restore):
+//! cwnd falls by the bytes newly marked lost (at least one segment); the first ACK of
+//! recovery starts a round and sets cwnd to the data in flight plus the bytes delivered,
+//! and until that round ends cwnd is at least that (packet conservation); then cwnd grows
+//! toward the target as outside recovery (at most 2 segments sent per segment delivered);
+//! the first ACK after recovery restores cwnd to at least the saved one. A timeout sets cwnd
+//! to one segment and restarts the search for a full pipe's bandwidth growth; an undo
+//! restores the saved cwnd. ECN echoes are ignored (BBR v1 has no ECN response).
 //!
-//! Not modelled, on purpose: Linux's long-term bandwidth sampling for token-bucket policers
+//! Not modelled: the restore after a timeout's recovery (Linux restores the saved cwnd when
+//! its Loss state ends); on purpose: Linux's long-term bandwidth sampling for token-bucket policers
 //! (`lt_bw`, not in the draft), the ACK-aggregation cwnd bonus (`extra_acked`, added to Linux
-//! in 4.19, not in the draft), the restart from idle (`CA_EVENT_TX_START`), and the
-//! losses term of the 5/4 phase's exit (`rs->losses`; the samples carry no loss count).
+//! in 4.19, not in the draft) and the restart from idle (`CA_EVENT_TX_START`).
 //! Data in flight is the recovery strategy's count after the ACK (Linux: before it,
 //! projected to the next departure time). BBR v3 (draft-ietf-ccwg-bbr) is a different
 //! algorithm with loss and ECN bounds: `cc::bbr3`, registered as `bbr3`.
@@ -148,6 +154,10 @@ pub struct Bbr {
     cwnd: u64,
     ssthresh: u64,
     prior_cwnd: u64,
+    /// The previous ACK that delivered data came in recovery (Linux `prev_ca_state`).
+    prev_in_recovery: bool,
+    /// The first round of recovery: cwnd at least what is in flight plus what was delivered.
+    packet_conservation: bool,
     pacing_rate: u64,
     has_seen_rtt: bool,
     pacing_gain: f64,
@@ -186,6 +196,8 @@ impl Bbr {
             cwnd: ctx.initial_cwnd.max(mss),
             ssthresh: ctx.initial_ssthresh,
             prior_cwnd: 0,
+            prev_in_recovery: false,
+            packet_conservation: false,
             pacing_rate: 0,
             has_seen_rtt: false,
             pacing_gain: p.high_gain,
@@ -313,6 +325,7 @@ impl Bbr {
             self.next_round_delivered = self.delivered;
             self.rounds += 1;
             self.round_start = true;
+            self.packet_conservation = false;
         }
         let app_limited = rs.is_app_limited
             || self
@@ -337,7 +350,9 @@ impl Bbr {
             .is_some_and(|m| s.now.saturating_since(self.cycle_stamp) > m);
         let bw = self.bw.get();
         let next = if self.pacing_gain > 1.0 {
-            full_length && s.in_flight >= self.inflight_target(bw, self.pacing_gain)
+            // tcp_bbr.c: "perhaps pacing_gain*BDP won't fit" when the probe met losses.
+            let losses = s.rate.is_some_and(|r| r.losses > 0);
+            full_length && (losses || s.in_flight >= self.inflight_target(bw, self.pacing_gain))
         } else if self.pacing_gain < 1.0 {
             full_length || s.in_flight <= self.inflight_target(bw, 1.0)
         } else {
@@ -429,8 +444,9 @@ impl Bbr {
         };
     }
 
+    /// bbr_save_cwnd: loss recovery and ProbeRTT have cut cwnd for a while, keep the larger.
     fn save_cwnd(&mut self) {
-        self.prior_cwnd = if self.mode == Mode::ProbeRtt {
+        self.prior_cwnd = if self.mode == Mode::ProbeRtt || self.prev_in_recovery {
             self.prior_cwnd.max(self.cwnd)
         } else {
             self.cwnd
@@ -474,8 +490,30 @@ impl CongestionControl for Bbr {
         self.set_pacing_rate();
     }
 
-    fn on_ack(&mut self, _s: &AckSample) {
+    fn owns_recovery_window(&self) -> bool {
+        true
+    }
+
+    /// Every ACK (the window in recovery is BBR's): tcp_bbr.c bbr_set_cwnd with
+    /// bbr_set_cwnd_to_recover_or_restore.
+    fn on_ack(&mut self, s: &AckSample) {
         if self.acked == 0 {
+            return;
+        }
+        if s.newly_lost > 0 {
+            self.cwnd = self.cwnd.saturating_sub(s.newly_lost).max(self.mss);
+        }
+        if s.in_recovery && !self.prev_in_recovery {
+            self.packet_conservation = true;
+            self.next_round_delivered = self.delivered; // the round starts now
+            self.cwnd = s.in_flight + self.acked;
+        } else if !s.in_recovery && self.prev_in_recovery {
+            self.cwnd = self.cwnd.max(self.prior_cwnd);
+            self.packet_conservation = false;
+        }
+        self.prev_in_recovery = s.in_recovery;
+        if self.packet_conservation {
+            self.cwnd = self.cwnd.max(s.in_flight + self.acked);
             return;
         }
         let target = self.inflight_target(self.bw.get(), self.cwnd_gain);
@@ -495,7 +533,6 @@ impl CongestionControl for Bbr {
         match ev.kind {
             CongestionKind::FastRetransmit => {
                 self.save_cwnd();
-                self.ssthresh = self.cwnd();
                 Verdict {
                     label: "model",
                     value: 1.0,
@@ -522,9 +559,9 @@ impl CongestionControl for Bbr {
         self.cwnd = self.mss;
     }
 
-    fn on_recovery_exit(&mut self, _now: Time, _cwnd: u64) {
-        self.cwnd = self.cwnd.max(self.prior_cwnd);
-    }
+    /// Nothing: the first ACK after recovery restores the saved cwnd (`on_ack`). (A
+    /// recovery the strategy restarts for a lost retransmission is one recovery for Linux.)
+    fn on_recovery_exit(&mut self, _now: Time, _cwnd: u64) {}
 
     fn on_undo(&mut self, _now: Time, prior_cwnd: u64, prior_ssthresh: u64) {
         self.full_bw = 0;

@@ -22,6 +22,8 @@ struct Script {
     now: Time,
     delivered: u64,
     rtt: Dur,
+    /// Bytes the next ACK's rate sample says were declared lost since the previous one.
+    rate_losses: u64,
 }
 
 impl Script {
@@ -31,12 +33,20 @@ impl Script {
             now: Time::ZERO,
             delivered: 0,
             rtt: Dur::from_millis(40),
+            rate_losses: 0,
         }
     }
     /// One round at `rate` bytes/s with `in_flight` bytes after the ACK; RTT `rtt_ms`.
     fn round(&mut self, rate: u64, in_flight: u64, rtt_ms: u64) {
         let prior = self.delivered;
         let bytes = rate * self.rtt.as_nanos() / 1_000_000_000;
+        self.ack(bytes, prior, in_flight, rtt_ms, (false, 0));
+    }
+
+    /// One ACK delivering `bytes`, whose newest segment was sent when `prior` bytes had
+    /// been delivered (a new round when that is at least the round's start), one RTT
+    /// after the previous; `recovery`: in recovery, bytes newly marked lost.
+    fn ack(&mut self, bytes: u64, prior: u64, in_flight: u64, rtt_ms: u64, recovery: (bool, u64)) {
         self.now += self.rtt;
         self.delivered += bytes;
         let s = AckBuilder::at(self.now)
@@ -45,6 +55,7 @@ impl Script {
             .min_rtt(Dur::from_millis(40))
             .delivered(self.delivered)
             .in_flight(in_flight)
+            .recovery(recovery.0, recovery.1)
             .rate(RateSample {
                 prior_delivered: prior,
                 delivered: bytes,
@@ -53,7 +64,7 @@ impl Script {
                 rtt: Some(Dur::from_millis(rtt_ms)),
                 tx_in_flight: 0,
                 lost: 0,
-                losses: 0,
+                losses: std::mem::take(&mut self.rate_losses),
             })
             .build();
         self.b.observe(&s);
@@ -154,6 +165,28 @@ fn probe_bw_cycles_the_gains_one_rtprop_per_phase() {
     assert_eq!((probes, drains), (4, 4), "{gains:?}");
 }
 
+/// tcp_bbr.c bbr_is_next_cycle_phase: a probe that met losses ends after RTprop even though
+/// the data in flight never reached 5/4 BDP ("perhaps pacing_gain*BDP won't fit").
+#[test]
+fn the_probing_phase_ends_after_rtprop_when_it_met_losses() {
+    let mut s = Script::new(bbr(5));
+    for rate in [400_000; 5] {
+        s.round(rate, 100 * M, 40);
+    }
+    s.round(400_000, 0, 40);
+    while s.b.cycle_index() != 0 {
+        s.round(400_000, 16 * M, 40);
+    }
+    // One BDP in flight: without losses the probe goes on round after round.
+    for _ in 0..5 {
+        s.round(400_000, 16 * M, 40);
+        assert_eq!(s.b.cycle_index(), 0);
+    }
+    s.rate_losses = M;
+    s.round(400_000, 16 * M, 40);
+    assert_eq!((s.b.cycle_index(), s.b.pacing_gain()), (1, 0.75));
+}
+
 #[test]
 fn cwnd_grows_to_two_bdp_plus_quantization_once_the_pipe_is_full() {
     let mut s = Script::new(bbr(5));
@@ -201,21 +234,47 @@ fn probe_rtt_after_10_s_without_a_new_minimum_holds_4_segments_for_200_ms() {
     assert!(s.b.cwnd() > 4 * M);
 }
 
+/// tcp_bbr.c bbr_set_cwnd_to_recover_or_restore, step by step.
 #[test]
-fn losses_do_not_reduce_and_recovery_exit_restores() {
+fn recovery_conserves_packets_for_a_round_then_grows_and_its_end_restores() {
     let mut s = Script::new(bbr(1));
     for rate in [200_000; 3] {
         s.round(rate, 10 * M, 40);
     }
-    let before = s.b.cwnd();
+    assert!(s.b.owns_recovery_window());
+    let (before, ssthresh) = (s.b.cwnd(), s.b.ssthresh());
+    assert!(before > 12 * M, "a window to cut: {before}");
     let v =
         s.b.on_congestion(&testutil::event(CongestionKind::FastRetransmit, s.now));
+    // bbr_ssthresh: the window is saved, nothing is reduced.
     assert_eq!(
         (v.label, s.b.ssthresh(), s.b.cwnd()),
-        ("model", before, before)
+        ("model", ssthresh, before)
     );
+    // The first ACK of recovery: 2 segments delivered, 6 in flight, 1 newly lost. The
+    // round restarts (the segment was sent in the old round) and cwnd = in flight + acked.
+    let round_start = s.delivered;
+    s.ack(2 * M, round_start - M, 6 * M, 40, (true, M));
+    assert_eq!(s.b.cwnd(), 8 * M);
+    // Still the first round: a loss cuts cwnd, but never below in flight + acked.
+    s.ack(M, round_start - M, 8 * M, 40, (true, 3 * M));
+    assert_eq!(s.b.cwnd(), 9 * M, "max(8 - 3, 8 + 1) segments");
+    s.ack(M, round_start - M, 2 * M, 40, (true, 2 * M));
+    assert_eq!(s.b.cwnd(), 7 * M, "max(9 - 2, 2 + 1) segments");
+    // A segment sent after the round began is delivered: conservation ends, cwnd grows by
+    // what was delivered (at most 2 segments sent per segment delivered).
+    s.ack(M, round_start + 2 * M, 2 * M, 40, (true, 0));
+    assert_eq!(s.b.cwnd(), 8 * M);
+    s.ack(M, round_start + 3 * M, 2 * M, 40, (true, M));
+    assert_eq!(s.b.cwnd(), 8 * M, "8 - 1 lost + 1 delivered");
+    // The first ACK after recovery: back to the saved window.
     s.b.on_recovery_exit(s.now, 1);
-    assert_eq!(s.b.cwnd(), before);
+    assert_eq!(s.b.cwnd(), 8 * M, "restored on the next ACK, not before");
+    s.ack(M, round_start + 4 * M, 2 * M, 40, (false, 0));
+    // Restored to the saved window, then capped by the target as on any ACK once the pipe
+    // is full: ProbeBW, BDP 8 segments (200 kB/s over 40 ms) x 2 + 3 quanta of 2 segments.
+    assert_eq!(s.b.mode(), Mode::ProbeBw);
+    assert_eq!((before, s.b.cwnd()), (26 * M, 22 * M));
     s.b.on_congestion(&testutil::event(CongestionKind::Timeout, s.now));
     assert_eq!(s.b.cwnd(), M);
     let v =

@@ -48,6 +48,11 @@ pub struct AckSample {
     pub delivered: u64,
     /// The ACK arrived while the recovery strategy is repairing losses.
     pub in_recovery: bool,
+    /// Bytes the recovery strategy marked lost while it took this ACK (Linux `rs->losses`).
+    /// Known only after the strategy has taken the ACK: 0 in `observe`; `in_flight`,
+    /// `in_recovery` and this are as of after it in the `on_ack` of a controller that
+    /// [owns the recovery window](CongestionControl::owns_recovery_window).
+    pub newly_lost: u64,
     /// The delivery-rate sample of this ACK ([`crate::rate`]), when it delivered a segment
     /// and the controller asked for samples (`CongestionControl::uses_rate_samples`).
     pub rate: Option<RateSample>,
@@ -115,7 +120,9 @@ pub trait CongestionControl: Send {
     fn ssthresh(&self) -> u64;
     /// Every ACK, before anything else: RTT and rate samples. Must not grow the window.
     fn observe(&mut self, _s: &AckSample) {}
-    /// An ACK that advanced the cumulative ACK point outside recovery: grow the window.
+    /// An ACK that advanced the cumulative ACK point outside recovery: grow the window. A
+    /// controller that [owns the recovery window](Self::owns_recovery_window) gets every
+    /// ACK here instead, in recovery too, after the recovery strategy has taken it.
     fn on_ack(&mut self, s: &AckSample);
     /// A congestion signal: set ssthresh (and cwnd, for timeouts and ECN) and say why.
     fn on_congestion(&mut self, ev: &CongestionEvent) -> Verdict;
@@ -132,6 +139,14 @@ pub trait CongestionControl: Send {
     /// Reno, CUBIC, Veno and Westwood all use: cwnd = max(cwnd, prior_cwnd), ssthresh =
     /// max(ssthresh, prior_ssthresh).
     fn on_undo(&mut self, now: Time, prior_cwnd: u64, prior_ssthresh: u64);
+    /// The controller sets the window during loss recovery too (Linux's `cong_control`
+    /// hook, which BBR uses and which bypasses PRR's tcp_cwnd_reduction): the sender sends
+    /// within `cwnd()` in recovery as outside it (the recovery strategy still finds the
+    /// losses and chooses what to retransmit) and calls `on_ack` for every ACK. False by
+    /// default: in recovery the strategy's own window (PRR, NewReno's inflation, ...) rules.
+    fn owns_recovery_window(&self) -> bool {
+        false
+    }
     /// The controller reads `AckSample::rate`: the sender then runs the delivery-rate
     /// estimator ([`crate::rate`]; it costs a mark per segment sent). False by default, and
     /// `rate` is None.

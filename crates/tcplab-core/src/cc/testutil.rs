@@ -38,6 +38,7 @@ impl AckBuilder {
             in_flight: 0,
             delivered: 0,
             in_recovery: false,
+            newly_lost: 0,
             rate: None,
         })
     }
@@ -90,6 +91,12 @@ impl AckBuilder {
     }
     pub fn in_flight(mut self, bytes: u64) -> Self {
         self.0.in_flight = bytes;
+        self
+    }
+    /// The ACK came in recovery, and the strategy marked `lost` bytes lost while taking it.
+    pub fn recovery(mut self, in_recovery: bool, lost: u64) -> Self {
+        self.0.in_recovery = in_recovery;
+        self.0.newly_lost = lost;
         self
     }
     pub fn rate(mut self, rate: crate::rate::RateSample) -> Self {

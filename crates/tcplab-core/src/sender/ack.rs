@@ -119,6 +119,7 @@ impl Sender {
             delivered: self.delivered,
             rate: None,
             in_recovery: self.rec.in_recovery(),
+            newly_lost: 0,
         };
         // Set in place (a sample is ten words, and most controllers take none).
         if let Some(r) = self.rate.as_mut() {
@@ -140,6 +141,7 @@ impl Sender {
             dsack,
         };
         let was_in_recovery = self.rec.in_recovery();
+        let owns_window = self.cc.owns_recovery_window();
         let action = self.rec.on_ack(&info, &mut self.sb);
         if dsack && !was_in_recovery && self.rto_recover.is_none() {
             self.try_undo(now, None, "dsack");
@@ -154,12 +156,20 @@ impl Sender {
                     WindowReason::CongestionAvoidance
                 };
                 // RFC 3168 §6.1.2: an ACK that echoes congestion never grows the window.
-                if acked.bytes > 0 && !(ack.ece && self.cfg.ecn) {
+                if acked.bytes > 0 && !(ack.ece && self.cfg.ecn) && !owns_window {
                     self.cc.on_ack(&sample);
                 }
                 reason
             }
         };
+        if owns_window {
+            // Linux's cong_control: every ACK, after loss detection (tcp_ack calls it after
+            // tcp_fastretrans_alert), with the losses this ACK revealed.
+            sample.in_flight = self.rec.in_flight(&self.sb);
+            sample.in_recovery = self.rec.in_recovery();
+            sample.newly_lost = self.sb.lost_total().saturating_sub(lost);
+            self.cc.on_ack(&sample);
+        }
         if self.rto_recover.is_some_and(|r| self.snd_una() >= r) {
             self.rto_recover = None;
         }
