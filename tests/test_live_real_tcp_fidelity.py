@@ -13,9 +13,10 @@ an older original (Eifel). Asserted here, in both runs:
   those events;
 - the live sender reduces its window as its simulation does: the mean cwnd before a
   reduction, and the throughput, within the issue's ±5 % of the simulated run's;
-- ``tcplab diff`` names the first divergence: the first drop, one segment earlier live
-  than simulated, since the live connection's SYN took the loss stream's first draw (the
-  simulated flow starts established);
+- the same drops until the runs' decisions part (``tcplab diff``'s first divergence is not a
+  drop): the emulator's loss model does not draw for the live connection's handshake, which
+  the simulation does not have (before it did, the SYN took the first draw and every live
+  drop fell one segment earlier);
 - tcplab's UDP transport (no handshake) on the same path sees the same drops until its
   decisions part from the simulation's, and its throughput is within the same ±5 %.
 """
@@ -119,9 +120,7 @@ def test_diff_names_the_first_divergence(runs: tuple[Path, Path]) -> None:
     d = diff.diff(a, b)
     fd = d["first_divergence"]
     assert d["time_tolerance_ms"] == diff.LIVE_TIME_TOLERANCE_NS / 1e6
-    assert fd is not None and (fd["stream"], fd["index"]) == ("drop", 0), fd
-    mss = 1448
-    assert fd["b"]["key"][0] == fd["a"]["key"][0] - mss, "live loses the packet before: the SYN drew first"
+    assert fd is None or fd["stream"] != "drop", fd
     assert d["streams"]["undo"] == [0, 0]
 
 
