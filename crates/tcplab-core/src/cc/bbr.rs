@@ -494,6 +494,11 @@ impl CongestionControl for Bbr {
         true
     }
 
+    /// tcp_tso_autosize with bbr_min_tso_segs: the send quantum of the target's budget.
+    fn send_quantum(&self) -> u64 {
+        self.quantum_segments()
+    }
+
     /// Every ACK (the window in recovery is BBR's): tcp_bbr.c bbr_set_cwnd with
     /// bbr_set_cwnd_to_recover_or_restore.
     fn on_ack(&mut self, s: &AckSample) {

@@ -160,6 +160,13 @@ pub trait CongestionControl: Send {
     fn pacing_rate(&self) -> Option<u64> {
         None
     }
+    /// Segments a paced sender sends back to back at one departure (Linux's TSO/GSO
+    /// autosizing, tcp_tso_autosize with the controller's min_tso_segs: socket buffers of
+    /// several segments, each leaving the host at once; `sender::pacing`). 1, the default:
+    /// every segment is paced on its own. Read only when the sender is paced.
+    fn send_quantum(&self) -> u64 {
+        1
+    }
     /// A cross-layer report from a lossy hop. Only controllers that use such information
     /// (Venoplus) override this; for the others it is a no-op.
     fn on_cross_layer(&mut self, _report: &CrossLayerReport) {}

@@ -4,6 +4,13 @@
 //! `max(release, now) + len / r` (rounded up to the nanosecond; Linux rounds down): idle
 //! time earns no credit, so two transmissions are never closer than `len / r`.
 //!
+//! Bursts (Linux's TSO/GSO autosizing, tcp_tso_autosize): the stack builds socket buffers of
+//! several segments and paces between them, each leaving the host at once. A departure at or
+//! after `release` opens a burst of `quantum` segments (`CongestionControl::send_quantum`,
+//! 1 by default): the next `quantum - 1` may leave before `release` (which still advances by
+//! each one's `len / r`), then the sender waits for it. With a quantum of 1 every segment
+//! waits, as before bursts were modelled.
+//!
 //! The rate is the controller's (`CongestionControl::pacing_rate`); a controller that sets
 //! none is not paced and its sender behaves exactly as without this module. A paced sender's
 //! `poll_transmit(now)` returns None before the release time while it has something to send,
@@ -18,20 +25,27 @@ pub(super) struct Pacer {
     release: Time,
     /// The last poll found something to send and was held back until `release`.
     waiting: bool,
+    /// Segments the current burst may still send before `release`.
+    credit: u64,
 }
 
 impl Pacer {
     /// Whether a transmission at `now` must wait (only ever with a rate); remembers that
     /// the sender waits when `ready` (it has something to send).
     pub fn holds(&mut self, now: Time, rate: Option<u64>, ready: bool) -> bool {
-        let hold = ready && rate.is_some() && now < self.release;
+        let hold = ready && rate.is_some() && now < self.release && self.credit == 0;
         self.waiting = hold;
         hold
     }
 
-    /// A segment of `len` bytes left at `now`.
-    pub fn on_send(&mut self, now: Time, len: u64, rate: Option<u64>) {
+    /// A segment of `len` bytes left at `now`, bursts being of `quantum` segments.
+    pub fn on_send(&mut self, now: Time, len: u64, rate: Option<u64>, quantum: u64) {
         if let Some(r) = rate {
+            self.credit = if now >= self.release {
+                quantum.max(1) - 1
+            } else {
+                self.credit.saturating_sub(1)
+            };
             self.release = self.release.max(now) + gap(len, r);
         }
     }
@@ -57,7 +71,7 @@ mod tests {
         let mut p = Pacer::default();
         let rate = Some(1_000_000); // 1 MB/s: 1000 bytes per ms
         assert!(!p.holds(Time::ZERO, rate, true));
-        p.on_send(Time::ZERO, 1000, rate);
+        p.on_send(Time::ZERO, 1000, rate, 1);
         assert!(p.holds(Time::from_micros(999), rate, true));
         assert_eq!(p.poll_timeout(), Some(Time::from_millis(1)));
         assert!(
@@ -67,12 +81,34 @@ mod tests {
         assert_eq!(p.poll_timeout(), None);
         assert!(!p.holds(Time::from_millis(1), rate, true));
         // Sent late, at 5 ms: the next release is 6 ms, not 2 ms.
-        p.on_send(Time::from_millis(5), 1000, rate);
+        p.on_send(Time::from_millis(5), 1000, rate, 1);
         assert!(p.holds(Time::from_micros(5999), rate, true));
         assert!(
             !p.holds(Time::from_micros(5999), None, true),
             "no rate, no pacing"
         );
         assert_eq!(gap(1, 3), Dur::from_nanos(333_333_334));
+    }
+
+    #[test]
+    fn a_burst_of_the_quantum_leaves_at_once_then_waits_for_all_of_it() {
+        let mut p = Pacer::default();
+        let rate = Some(1_000_000);
+        let t = |us: u64| Time::from_micros(us);
+        // Three segments at 0 (a live sender's clock moves a little between them).
+        for (i, at) in [0, 1, 2].into_iter().enumerate() {
+            assert!(!p.holds(t(at), rate, true), "segment {i} of the burst");
+            p.on_send(t(at), 1000, rate, 3);
+        }
+        assert!(p.holds(t(3), rate, true), "the quantum is spent");
+        assert!(p.holds(t(2999), rate, true));
+        assert_eq!(p.poll_timeout(), Some(t(3000)));
+        // The next burst opens at 3 ms; one segment sent late (at 4 ms) is a burst too.
+        assert!(!p.holds(t(3000), rate, true));
+        p.on_send(t(3000), 1000, rate, 3);
+        p.on_send(t(3000), 1000, rate, 3);
+        assert!(!p.holds(t(3000), rate, true));
+        p.on_send(t(3000), 1000, rate, 3);
+        assert!(p.holds(t(3001), rate, true));
     }
 }

@@ -174,7 +174,8 @@ impl Sender {
             );
         }
         if self.paced {
-            self.pacer.on_send(now, len, self.cc.pacing_rate());
+            self.pacer
+                .on_send(now, len, self.cc.pacing_rate(), self.cc.send_quantum());
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
