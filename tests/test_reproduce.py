@@ -114,8 +114,16 @@ def test_tiny_experiment_end_to_end():
     assert all(c.numbers and c.verdict in VERDICTS and c.quote and c.section for c in fig5.claims)
     assert "Veno/Reno at 1e-2 = " in fig5.claims[0].numbers
     assert len(fig5.plots) == 1 and fig5.plots[0].figure.axes[0].get_xscale() == "log"
-    assert fig4.plots and fig4.claims == []
+    assert fig4.plots and fig4.claims == [] and fig4.readings == []
+    # its reading: the same points, each with initial_cwnd 1, judged by the same claims
+    (under,) = fig5.readings
+    assert under.error is None and [c.text for c in under.claims] == [c.text for c in fig5.claims]
+    assert all(c.verdict in VERDICTS for c in under.claims)
+    heads = fig5.headlines()
+    assert [s["reading"] for s in heads[0]["settings"]] == ["the initial window of 2 segments",
+                                                         "initial window: 1 segment"]
     html = render_report(suite)
+    assert "<h3>Readings</h3>" in html and "initial window: 1 segment" in html
     assert html.count("data:image/png;base64,") == 2
     assert "tcplab reproduce veno-fig5 --quick" in html and "Published vs measured" in html
     assert "holds" in html
@@ -302,6 +310,7 @@ def test_generated_docs_replace_the_whole_file(tmp_path):
     assert "quick mode" in text and "## Summary" in text and "Veno/Reno throughput at loss 1e-2 within 1.79 ± 10%" in text
     assert "| published | measured (95% CI) | verdict |" in text and "§III-B, Fig. 5" in text
     assert "Sensitivity:" in text and "| setting | headline? | tcplab | unit |" in text
+    assert "| initial window: 1 segment | a test's reading |" in text
     assert "## Pending" not in text
     write_docs(suite, doc)
     assert doc.read_text() == text
@@ -320,8 +329,14 @@ def test_reproduce_command_writes_report_and_docs(tmp_path, monkeypatch):
     html = (tmp_path / "out" / "report.html").read_text()
     assert "data:image/png;base64," in html and "tcplab reproduce veno-fig5 --quick" in html
     assert "Veno/Reno throughput at loss 1e-2 within 1.79 ± 10%" in doc.read_text()
-    assert (tmp_path / "out" / "summary.json").exists()
-    assert len(list((tmp_path / "out" / "points").iterdir())) == 18 + 4  # 4 sensitivity runs not in the main grid
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (exp,) = summary["experiments"]
+    assert exp["reading"] == "the initial window of 2 segments"
+    assert [r["value"] for r in exp["readings"]] == ["1 segment"]
+    assert all(len(c["headline"]["settings"]) == 2 for c in exp["claims"])
+    # 4 sensitivity runs not in the main grid; the 18 again under the reading
+    assert len(list((tmp_path / "out" / "points").iterdir())) == 18 + 4 + 18
+    assert "| main runs | the initial window of 2 segments |" in doc.read_text()
 
 
 # --------------------------------------------------------------------------------------------
@@ -664,3 +679,38 @@ def test_an_explanation_quotes_the_numbers_beside_it():
     assert areno_lab.LAB.explain(None) == ""
     static = next(e for e in reproduce.ALL if isinstance(e.explanation, str) and e.explanation)
     assert static.explain(None) == static.explanation
+
+
+def test_a_reading_changes_only_the_documents_it_applies_to():
+    from tcplab.reproduce import venoplus
+    from tcplab.reproduce.readings import Reading, set_controller_param
+
+    pts = [p for p in venoplus.venoplus_points("quick") if p.params["flows"] == 1 and p.params["seed"] == 1]
+    r = Reading("W", "1000", "test", set_controller_param("venoplus", window=1000))
+    under = r.points(pts)
+    assert [(p.index, p.params) for p in under] == [(p.index, p.params) for p in pts]
+    for p, q in zip(pts, under, strict=True):
+        changed = p.params["controller"] == "venoplus"
+        # Veno's runs are the same runs (shared with the main ones); Venoplus's are new.
+        assert (p.key != q.key) == changed, p.params
+        if changed:
+            assert q.document["flows"][0]["controller"] == {"name": "venoplus", "window": 1000}
+
+
+def test_a_headline_names_the_reading_a_claim_holds_under():
+    from tcplab.reproduce.experiment import ClaimResult
+    from tcplab.reproduce.readings import Reading, ReadingOutcome, headline
+
+    def claim(verdict):
+        return ClaimResult("c", verdict, "n", estimate=Estimate(1.0, 0.9, 1.1, 3, "t"))
+
+    r = Reading("RTT", "180 ms", "s", lambda d: d)
+    h = headline(claim(FAILS), "RTT 120 ms", [ReadingOutcome(r, [claim(HOLDS)])], 0)
+    assert (h["verdict"], h["reading"]) == (HOLDS, "RTT: 180 ms")
+    h = headline(claim(HOLDS), "RTT 120 ms", [ReadingOutcome(r, [claim(HOLDS)])], 0)
+    assert (h["verdict"], h["reading"]) == (HOLDS, "RTT 120 ms")
+    h = headline(claim(FAILS), "RTT 120 ms", [ReadingOutcome(r, [claim(FAILS)])], 0)
+    assert (h["verdict"], h["note"]) == (FAILS, "holds under no tested reading")
+    h = headline(claim(FAILS), "RTT 120 ms", [ReadingOutcome(r, [], "ValueError: x")], 0)
+    assert h["settings"][1] == {"reading": "RTT: 180 ms", "verdict": INCONCLUSIVE, "measured": "ValueError: x"}
+    assert h["note"] == "holds under no tested reading; undecided under some"

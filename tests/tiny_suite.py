@@ -10,6 +10,7 @@ import tempfile
 from tcplab.reproduce import veno
 from tcplab.reproduce.common import bulk_flows, points
 from tcplab.reproduce.experiment import run_suite
+from tcplab.reproduce.readings import Reading, set_tcp
 from tcplab.sweep import expand
 
 LOSSES = [1e-5, 1e-4, 1e-2]
@@ -34,8 +35,12 @@ def tiny_sensitivity_points(mode):
     return pts
 
 
+#: A reading of the tiny experiment (the suite runs its points again with it).
+TINY_READING = Reading("initial window", "1 segment", "a test's reading", set_tcp(initial_cwnd=1))
+
 TINY_FIG5 = dataclasses.replace(
-    veno.FIG5, points=tiny_points, sensitivity=dataclasses.replace(veno.FIG5.sensitivity, points=tiny_sensitivity_points)
+    veno.FIG5, points=tiny_points, sensitivity=dataclasses.replace(veno.FIG5.sensitivity, points=tiny_sensitivity_points),
+    reading="the initial window of 2 segments", readings=(TINY_READING,),
 )
 TINY_FIG4 = dataclasses.replace(veno.FIG4, points=tiny_points)
 

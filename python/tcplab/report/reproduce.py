@@ -100,6 +100,8 @@ def _outcome_html(o: Outcome) -> str:
                 f"<td>{html.escape(c.published)}</td><td>{html.escape(c.numbers)}</td>{_verdict_cell(c.verdict)}</tr>"
             )
         parts.append("</table>")
+    if o.readings:
+        parts += _readings_html(o)
     if o.sensitivity:
         parts.append("<h3>Sensitivity</h3>")
         if e.sensitivity is not None:
@@ -111,16 +113,50 @@ def _outcome_html(o: Outcome) -> str:
     return "\n".join(parts)
 
 
+def _readings_html(o: Outcome) -> list[str]:
+    """The claims under every reading: which setting each row is, where it comes from, and
+    each claim's verdict and measured value under it."""
+    e = o.experiment
+    head = "".join(f"<th>{html.escape(c.text)}</th>" for c in o.claims)
+    out = ["<h3>Readings</h3>",
+           "<p>What the paper leaves open, set otherwise; the same points and seeds.</p>",
+           f"<table><tr><th>setting</th><th>where it comes from</th>{head}</tr>",
+           f"<tr><td>main runs</td><td>{md_inline(e.reading)}</td>"
+           + "".join(f"<td>{_verdict_word(c.verdict)}: {html.escape(c.measured())}</td>" for c in o.claims) + "</tr>"]
+    for r in o.readings:
+        cells = ([f"<td>{_verdict_word(c.verdict)}: {html.escape(c.measured())}</td>" for c in r.claims] if r.error is None
+                 else [f'<td colspan="{len(o.claims)}">{html.escape(r.error)}</td>'])
+        out.append(f"<tr><td>{html.escape(r.reading.name)}</td><td>{md_inline(r.reading.source)}</td>{''.join(cells)}</tr>")
+    out.append("</table>")
+    return out
+
+
+def _verdict_word(verdict: str) -> str:
+    return f'<span class="{html.escape(verdict.replace(" ", "-"))}">{html.escape(verdict)}</span>'
+
+
+def _headline_cell(h: dict) -> str:
+    """A claim's headline verdict, with the reading it holds under when that is not the main
+    runs' and the note when no reading holds."""
+    extra = ""
+    if h["reading"] != "main runs":
+        extra = f"<br><small>under {html.escape(h['reading'])}</small>"
+    elif h["note"] and len(h["settings"]) > 1:
+        extra = f"<br><small>{html.escape(h['note'])}</small>"
+    return _verdict_cell(h["verdict"]).replace("</td>", f"{extra}</td>", 1)
+
+
 def render_report(suite: Suite) -> str:
-    counts = {v: sum(c.verdict == v for o in suite.outcomes for c in o.claims) for v in VERDICTS}
+    counts = {v: sum(h["verdict"] == v for o in suite.outcomes for h in o.headlines()) for v in VERDICTS}
+    other = sum(h["verdict"] == HOLDS and h["reading"] != "main runs" for o in suite.outcomes for h in o.headlines())
     total = sum(counts.values())
     rows = []
     for o in suite.outcomes:
-        for c in o.claims:
+        for c, h in zip(o.claims, o.headlines(), strict=True):
             rows.append(
                 f'<tr><td><a href="#{html.escape(o.experiment.id)}">{html.escape(o.experiment.id)}</a></td>'
                 f"<td>{html.escape(c.text)}{_weak(c)}</td><td>{_quote(c)}</td><td>{html.escape(c.published)}</td>"
-                f'<td class="num">{html.escape(c.measured())}</td>{_verdict_cell(c.verdict)}</tr>'
+                f'<td class="num">{html.escape(c.measured())}</td>{_headline_cell(h)}</tr>'
             )
     pending = [f"<li><code>{html.escape(e.id)}</code> ({html.escape(e.reference)}): pending, needs {html.escape(e.pending or '')}</li>" for e in PENDING]
     body = [
@@ -130,9 +166,10 @@ def render_report(suite: Suite) -> str:
         f"{suite.computed} runs computed, {suite.cached} reused from <code>{html.escape(str(suite.out))}</code>"
         + (f"; live: {suite.live_computed} runs made, {suite.live_cached} reused" if suite.live_computed or suite.live_cached else "")
         + ". "
-        f"Of {total} claims, {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[INCONCLUSIVE]} are "
+        f"Of {total} claims, {counts[HOLDS]} hold ({other} of them under a reading other than the main runs'), "
+        f"{counts[FAILS]} do not hold, {counts[INCONCLUSIVE]} are "
         "inconclusive (decided from 95% confidence intervals over seeds; see each experiment for every "
-        "test).</p>",
+        "test and, where the paper leaves a setting open, every reading of it).</p>",
         "<h2>Claims</h2><table><tr><th>experiment</th><th>claim (as tested)</th><th>the paper's words</th>"
         "<th>published</th><th>measured (95% CI)</th><th>verdict</th></tr>",
         *rows,
@@ -165,7 +202,10 @@ def summary(suite: Suite) -> dict:
                 "runs": o.runs,
                 "live": o.experiment.live is not None,
                 "error": o.error,
-                "claims": [c.summary() for c in o.claims],
+                "reading": o.experiment.reading or None,
+                "readings": [{"parameter": r.reading.parameter, "value": r.reading.value, "source": r.reading.source,
+                              "error": r.error} for r in o.readings],
+                "claims": [{**c.summary(), "headline": h} for c, h in zip(o.claims, o.headlines(), strict=True)],
             }
             for o in suite.outcomes
         ],

@@ -9,6 +9,8 @@ import numpy as np
 import polars as pl
 
 from tcplab.reproduce.areno_claims import (
+    ARENO_MAIN_READING,
+    ARENO_READINGS_OPEN,
     FIG6_CLAIMS,
     FIG7_CLAIMS,
     fig6_sensitivity,
@@ -197,6 +199,8 @@ FIG7 = Experiment(
     table=fig7_table,
     claims=FIG7_CLAIMS,
     sensitivity=Sensitivity(fig7_sensitivity_points, fig7_sensitivity, readings_note("Fig. 7")),
+    reading=ARENO_MAIN_READING,
+    readings=ARENO_READINGS_OPEN,
     seeds=SEEDS,
     setting=SETTING + " Loss sweep at 100 Mb/s (`scenarios/areno-fig7.toml`).",
     explanation=(

@@ -19,6 +19,7 @@ from tcplab.reproduce.common import (
 )
 from tcplab.reproduce.areno_setup import CAPACITIES, FIG6_SEEDS, FIG7_SECS, SEEDS, areno_doc, areno_pairs
 from tcplab.reproduce.experiment import Claim, Mode, Row
+from tcplab.reproduce.readings import Reading, set_controller_param
 from tcplab.reproduce.verdict import (
     ABOUT,
     INCONCLUSIVE,
@@ -272,3 +273,25 @@ def fig7_sensitivity_points(mode: Mode):
 
 def fig7_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:
     return _sensitivity_rows(res, "loss", FIG7_SENS, lambda p: f"loss {lossfmt(p)}")
+
+
+# ---- what the paper leaves open, as readings (tcplab.reproduce.readings) ------------------------
+
+#: The main runs' setting of what ARENO_READINGS_OPEN vary.
+ARENO_MAIN_READING = (
+    "RTT_cong updated at every loss event: the paper's words (§II, \"RTT_cong is updated upon each packet loss "
+    "event\"), tcplab's default (`rtt_cong_update = \"every_loss\"`)."
+)
+
+#: RTT_cong from congestion losses only: the paper defines RTT_cong as "the value that RTT is expected to
+#: take when a packet is lost due to congestion" (§II), and a loss it judges non-congestive says nothing of it.
+ARENO_READINGS_OPEN = (
+    Reading(
+        "RTT_cong update",
+        "congestion losses only",
+        "§II defines RTT_cong as \"the value that RTT is expected to take when a packet is lost due to congestion\", "
+        "estimated \"given that packet losses are mainly due to congestion\": where they are not, updating it only at "
+        "the losses AReno judges congestive keeps that meaning (`rtt_cong_update = \"congestive\"`).",
+        set_controller_param("areno", rtt_cong_update="congestive"),
+    ),
+)

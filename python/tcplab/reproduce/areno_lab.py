@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from tcplab.reproduce.areno_setup import PAPER
-from tcplab.reproduce.areno_claims import readings_note
+from tcplab.reproduce.areno_claims import ARENO_MAIN_READING, ARENO_READINGS_OPEN, readings_note
 from tcplab.reproduce.common import (
     ARENO_HEADLINE,
     areno_controller,
@@ -206,6 +206,8 @@ LAB = Experiment(
         ),
     ),
     sensitivity=Sensitivity(lab_sensitivity_points, lab_sensitivity, readings_note("The lab measurement")),
+    reading=ARENO_MAIN_READING,
+    readings=ARENO_READINGS_OPEN,
     seeds=SEEDS,
     setting=(
         f"A dumbbell with a {MBPS} Mb/s bottleneck (the lab's network emulator), Bernoulli loss 1e-5 on "

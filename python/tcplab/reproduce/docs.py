@@ -18,6 +18,16 @@ def _cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
+def _headline(h: dict) -> str:
+    """A claim's headline verdict, naming the reading it holds under when that is not the
+    main runs', or saying that no tested reading holds."""
+    if h["reading"] != "main runs":
+        return f"{_verdict(h['verdict'])} (under {_cell(h['reading'])})"
+    if h["note"] and len(h["settings"]) > 1:
+        return f"{_verdict(h['verdict'])} ({h['note']})"
+    return _verdict(h["verdict"])
+
+
 #: The measured times of the whole suites, quoted when the run that writes the file reused
 #: cached points (updated by hand when they are measured again; the rest of the header comes
 #: from that run).
@@ -85,6 +95,11 @@ def render_docs(suite: Suite) -> str:
         "\"one deterministic run\", not shown as an interval. \"About\", \"roughly the same\", \"close to\" "
         "mean within ±10% (`ABOUT` in `python/tcplab/reproduce/verdict.py`, chosen from the papers' "
         "own numbers); "
+        "Where a paper leaves open a setting its result depends on (an RTT, an estimator's update rule, the "
+        "initial window of the stack of its time), the experiment's *readings* set it otherwise, each with where "
+        "it comes from, and every claim is judged under each on the same points and seeds "
+        "(`python/tcplab/reproduce/readings.py`); a claim's headline holds when it holds under the main runs or "
+        "under a reading, which the verdict then names. "
         f"kB = 1000 bytes, kb = 1000 bits. {RUST_CLAIMS_TIME}",
         "",
         "## Summary",
@@ -94,11 +109,11 @@ def render_docs(suite: Suite) -> str:
     ]
     for o in suite.outcomes:
         e = o.experiment
-        for c in o.claims:
+        for c, h in zip(o.claims, o.headlines(), strict=True):
             weak = f" (weakened: {c.weakened})" if c.weakened else ""
             out.append(
                 f"| {e.paper.split(',')[0]} {e.reference} | {_cell(c.text + weak)} | \"{_cell(c.quote)}\" ({_cell(c.section)}) | "
-                f"{_cell(c.published)} | {_cell(c.measured())} | {_verdict(c.verdict)} |"
+                f"{_cell(c.published)} | {_cell(c.measured())} | {_headline(h)} |"
             )
     for o in suite.outcomes:
         e = o.experiment
@@ -109,13 +124,24 @@ def render_docs(suite: Suite) -> str:
             out += ["| quantity | published | tcplab | unit |", "|---|---|---|---|"]
             out += [f"| {_cell(r.quantity)} | {_cell(r.published)} | {_cell(r.measured())} | {r.unit} |" for r in o.rows]
             out.append("")
-        for c in o.claims:
+        for i, c in enumerate(o.claims, 1):
             out.append(
-                f"- {_verdict(c.verdict)}: {c.text}. Paper ({c.section}): \"{c.quote}\". Threshold: {c.threshold}"
+                f"{i}. {_verdict(c.verdict)}: {c.text}. Paper ({c.section}): \"{c.quote}\". Threshold: {c.threshold}"
                 + (f" **Weakened**: {c.weakened}" if c.weakened else "")
                 + f" Measured: {c.numbers} (published: {c.published})."
             )
         if o.claims:
+            out.append("")
+        if o.readings:
+            out += ["Readings (what the paper leaves open, set otherwise; the same points and seeds):", ""]
+            out += ["| setting | where it comes from | " + " | ".join(f"claim {i + 1}" for i in range(len(o.claims))) + " |",
+                    "|---|---|" + "---|" * len(o.claims)]
+            out.append(f"| main runs | {_cell(e.reading)} | "
+                       + " | ".join(f"{_verdict(c.verdict)}: {_cell(c.measured())}" for c in o.claims) + " |")
+            for r in o.readings:
+                cells = ([f"{_verdict(c.verdict)}: {_cell(c.measured())}" for c in r.claims] if r.error is None
+                         else [_cell(r.error)] + [""] * (len(o.claims) - 1))
+                out.append(f"| {_cell(r.reading.name)} | {_cell(r.reading.source)} | " + " | ".join(cells) + " |")
             out.append("")
         if o.sensitivity:
             out += ["Sensitivity: " + (e.sensitivity.note if e.sensitivity else ""), ""]

@@ -4,6 +4,8 @@ An :class:`Experiment` names a figure or table of a paper and says how to reprod
 the sweep points (scenario documents) for a mode (quick or full), an analysis that turns the
 runs into a polars frame, plots in the paper's form, the published values next to the
 measured ones, the paper's claims as predicates, and the explanation of every known gap.
+Its ``readings`` (:mod:`tcplab.reproduce.readings`) are the other settings the paper allows
+for what it leaves open; its claims are judged under each of them too.
 
 An experiment marked live (``Experiment.live``, a :class:`Live`) also runs points on real
 packets: one at a time through :func:`tcplab.live.run.run_live` (root or user namespaces),
@@ -27,6 +29,7 @@ from typing import Any, Literal
 import polars as pl
 from matplotlib.figure import Figure
 
+from tcplab.reproduce.readings import Reading, ReadingOutcome, headline
 from tcplab.reproduce.verdict import HOLDS, INCONCLUSIVE, Estimate, Test, combine
 from tcplab.sweep import Point, SweepResult, run_sweep
 
@@ -215,7 +218,9 @@ class Experiment:
     report and docs/reproductions.md (the explanation says why tcplab's numbers differ from
     the paper's; a function of the frame when it quotes measured numbers, so that the text
     says what the table beside it shows: :meth:`explain`). ``pending``: the feature the
-    experiment still needs (then it cannot run).
+    experiment still needs (then it cannot run). ``reading``: the main runs' setting of what
+    ``readings`` vary (and where it comes from); ``readings``: the other settings the paper
+    allows, each judged on the same points and seeds.
     """
 
     id: str
@@ -233,6 +238,8 @@ class Experiment:
     pending: str | None = None
     sensitivity: Sensitivity | None = None
     live: Live | None = None
+    reading: str = ""
+    readings: tuple[Reading, ...] = ()
 
     def explain(self, frame: pl.DataFrame | None) -> str:
         """The explanation, its measured numbers taken from `frame` (the outcome's analysis);
@@ -258,6 +265,13 @@ class Outcome:
     runs: int
     error: str | None = None
     sensitivity: list[Row] = field(default_factory=list)
+    #: the claims under each of the experiment's readings
+    readings: list[ReadingOutcome] = field(default_factory=list)
+
+    def headlines(self) -> list[dict[str, Any]]:
+        """Per claim, its headline over the main setting and the readings
+        (:func:`tcplab.reproduce.readings.headline`)."""
+        return [headline(c, self.experiment.reading, self.readings, i) for i, c in enumerate(self.claims)]
 
 
 @dataclass
@@ -303,8 +317,10 @@ def run_suite(
     runnable_now = [e for e in runnable if e.id not in not_run]
     per_exp: dict[str, list[Point]] = {e.id: e.points(mode) for e in runnable_now}
     per_sens: dict[str, list[Point]] = {e.id: e.sensitivity.points(mode) for e in runnable_now if e.sensitivity}
+    per_read: dict[str, list[tuple[Reading, list[Point]]]] = {
+        e.id: [(r, r.points(per_exp[e.id])) for r in e.readings] for e in runnable_now if e.live is None}
     seen: dict[str, Point] = {}
-    for pts in [*per_exp.values(), *per_sens.values()]:
+    for pts in [*per_exp.values(), *per_sens.values(), *(p for rs in per_read.values() for _, p in rs)]:
         for p in pts:
             seen.setdefault(p.key, p)
     res = run_sweep(
@@ -327,7 +343,9 @@ def run_suite(
         if e.id in live_res:
             sub = LiveSweepResult(out=out, points=per_exp[e.id], live=live_res[e.id])
         sens = SweepResult(out=out, points=per_sens[e.id]) if e.id in per_sens else None
-        outcomes.append(_outcome(e, sub, mode, sens))
+        o = _outcome(e, sub, mode, sens)
+        o.readings = [_under(e, r, SweepResult(out=out, points=pts), mode) for r, pts in per_read.get(e.id, [])]
+        outcomes.append(o)
     return Suite(
         outcomes=outcomes,
         mode=mode,
@@ -369,6 +387,16 @@ def _live_point(document: dict[str, Any], target: str, *, realtime: bool) -> Non
     from tcplab.live.run import run_live
 
     run_live(document, target, report=False, realtime=realtime)
+
+
+def _under(e: Experiment, r: Reading, res: SweepResult, mode: Mode) -> ReadingOutcome:
+    """The claims of `e` under reading `r` (its runs `res`); a failed analysis in one line."""
+    assert e.analyze is not None
+    try:
+        frame = e.analyze(res, mode)
+    except Exception as err:  # noqa: BLE001 (an analysis that cannot read a reading's runs)
+        return ReadingOutcome(r, [], f"{type(err).__name__}: {err}")
+    return ReadingOutcome(r, [c.evaluate(frame) for c in e.claims])
 
 
 def _outcome(e: Experiment, res: SweepResult, mode: Mode, sens: SweepResult | None = None) -> Outcome:

@@ -16,6 +16,7 @@ import polars as pl
 
 from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, row, seed_values, stats
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
+from tcplab.reproduce.readings import Reading, set_tcp
 from tcplab.reproduce.verdict import ABOUT, Estimate, Test, about, above, ratio_of_means
 from tcplab.reproduce.veno import PAPER, SETTING, fig3a_doc
 from tcplab.sweep import SweepResult, point_dir
@@ -23,6 +24,16 @@ from tcplab.sweep import SweepResult, point_dir
 SEEDS = {"quick": 10, "full": 20}
 SPAN_S = 120.0
 LOSSES = [0.0, 1e-2]
+
+
+def _bottleneck_delay(delay: str):
+    """A reading's ``apply``: the bottleneck's one-way delay `delay`."""
+
+    def apply(doc: dict) -> dict:
+        doc["topology"]["bottleneck"]["delay"] = delay
+        return doc
+
+    return apply
 
 
 def cwnd_points(mode: Mode):
@@ -145,6 +156,16 @@ FIG1 = Experiment(
         ),
     ),
     seeds=SEEDS,
+    reading=(
+        "RTT 120 ms (the pipe of Fig. 3(a), as the other Veno experiments) and tcplab's initial window of 2 "
+        "segments (the paper states neither for these traces)."
+    ),
+    readings=(
+        Reading("RTT", "180 ms", "§II-B, Fig. 2's path: \"the round-trip time as traced by traceroute is 180 ms\" "
+                "(bottleneck delay 90 ms each way).", _bottleneck_delay("90ms")),
+        Reading("initial window", "1 segment", "the paper's Veno \"has been implemented in NetBSD1.1, FreeBSD4.2 and Linux 2.2\" (§I), and NetBSD 1.1's 4.4BSD-Lite "
+                "TCP starts with a window of one segment.", set_tcp(initial_cwnd=1)),
+    ),
     setting=SETTING + f" One flow alone, 1.6 Mb/s, buffer 12, {SPAN_S:g} s, cwnd series recorded at every change.",
     explanation=(
         "The paper's Fig. 1 and 2 are traces over a campus network and a lossy path whose rates, "
