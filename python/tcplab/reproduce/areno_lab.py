@@ -24,6 +24,7 @@ from tcplab.reproduce.common import (
     stats,
 )
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row, Sensitivity
+from tcplab.reproduce.readings import Reading
 from tcplab.reproduce.verdict import ABOUT, Test, about, ratio_of_means, within
 from tcplab.sweep import SweepResult, point_dir
 
@@ -56,6 +57,13 @@ def _doc(controllers: list[str], secs: int, reading: str | None = None) -> dict:
         "flows": bulk_flows(controllers, "sack"),
         "trace": {"series": "interval", "interval": "200ms", "segments": False, "drops": False, "events": False},
     }
+
+
+def _rtt_250(doc: dict) -> dict:
+    """The lab path at an RTT of 250 ms (2 x 1 ms access each way + 123 ms), buffer one BDP."""
+    doc["topology"]["bottleneck"]["delay"] = "123ms"
+    doc["topology"]["bottleneck"]["buffer"] = round(MBPS * 1e6 * 0.25 / 8 / 1500)
+    return doc
 
 
 def lab_points(mode: Mode):
@@ -206,8 +214,18 @@ LAB = Experiment(
         ),
     ),
     sensitivity=Sensitivity(lab_sensitivity_points, lab_sensitivity, readings_note("The lab measurement")),
-    reading=ARENO_MAIN_READING,
-    readings=ARENO_READINGS_OPEN,
+    reading=ARENO_MAIN_READING + " RTT 100 ms and a buffer of one BDP (the lab's are not given).",
+    readings=(
+        *ARENO_READINGS_OPEN,
+        Reading(
+            "RTT",
+            "250 ms",
+            "the paper's own Reno number: 18.3 Mb/s at loss 1e-5 (§IV-B) is what the Mathis et al. law "
+            "(MSS/RTT x 1.22/sqrt(p), MSS 1460) gives at an RTT of 246 ms; bottleneck delay 123 ms each way and "
+            "the buffer one BDP at that RTT.",
+            _rtt_250,
+        ),
+    ),
     seeds=SEEDS,
     setting=(
         f"A dumbbell with a {MBPS} Mb/s bottleneck (the lab's network emulator), Bernoulli loss 1e-5 on "
