@@ -10,7 +10,7 @@ import polars as pl
 from tcplab.aggregate import jain_index, mean_ci
 from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, row, seed_values, seeds_text, value
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
-from tcplab.reproduce.readings import Reading, set_controller_param
+from tcplab.reproduce.readings import Reading, set_controller_param, set_tcp
 from tcplab.reproduce.verdict import ABOUT, Estimate, Test, about, above, at_least, bootstrap, ratio_of_means, t_interval, within
 from tcplab.sweep import SweepResult
 
@@ -235,12 +235,18 @@ EXPERIMENT = Experiment(
         ),
     ),
     seeds=SEEDS,
-    reading="the loss-monitoring window W of 100 received packets (tcplab's default; the paper gives no value).",
+    reading=(
+        "the loss-monitoring window W of 100 received packets (tcplab's default; the paper gives no value); "
+        "delayed ACKs, as the Veno setting."
+    ),
     readings=(
         Reading("loss-monitoring window W", "1000 packets",
                 "§3: W \"is a configurable parameter which represents the number of received packets for observation "
                 "of packet losses\"; the paper gives no value, and a longer window keeps a report and the loss signal it "
                 "explains in one window more often.", set_controller_param("venoplus", window=1000)),
+        Reading("delayed ACKs", "none", "§4: \"We use network simulator ns-2\", whose default sink (Agent/TCPSink) "
+                "acknowledges every segment; delayed ACKs need the DelAck sink, which the paper does not name.",
+                set_tcp(delayed_ack=False)),
     ),
     setting=(
         "Fig. 2: wired sources → 10 Mb/s, 1 ms → R2 → bottleneck 10 Mb/s, 80 ms → R1 → 10 Mb/s, "
