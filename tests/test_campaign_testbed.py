@@ -313,12 +313,13 @@ def test_a_three_host_testbed_runs_probes_of_each_stack_in_every_direction(tmp_p
 
 
 @needs_testbed
-def test_tcp_cross_traffic_runs_beside_the_probes(tmp_path: Path) -> None:
+def test_tcp_cross_traffic_runs_beside_the_probes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tcplab.campaign.testbed import Testbed
 
     pop = CampaignConfig.from_dict({**POPULATION.model_dump(), "paths": {
         **POPULATION.model_dump()["paths"], "tcp_flows": 2, "udp_load": 0}})
-    with Testbed(2, pop, seed=4, out_dir=tmp_path / "tb", cross_tcp=1) as tb:
+    monkeypatch.chdir(tmp_path)  # a relative out_dir, as `tcplab testbed ... --out tb` gives it
+    with Testbed(2, pop, seed=4, out_dir="tb", cross_tcp=1) as tb:
         assert tb.paths[0].tcp_cross == 1 and tb.paths[0].udp_bps == 0 and len(tb.cross_flows) == 1
         sender = tmp_path / "tb" / "cross" / "tcp0" / "sender"
         assert (sender / "facts.jsonl").resolve() == Path(os.devnull)
@@ -396,3 +397,15 @@ def test_tcplab_testbed_runs_until_a_signal_and_leaves_nothing(tmp_path: Path, s
     assert not any(ns.startswith(_tag(ours)) for ns in _namespaces())
     daemons = subprocess.run(["pgrep", "-f", str(tmp_path / "tb")], capture_output=True, text=True).stdout
     assert daemons.strip() == ""
+
+
+def test_an_endpoint_that_fails_to_start_is_reported_with_its_own_error() -> None:
+    # It was "I/O operation on closed file": the pipes were closed before stderr was read.
+    from tcplab.campaign.probe_runner import ProbeFailed, _wait_ready
+
+    msg = 'reno: unknown parameter(s) ["beta"]'
+    p = subprocess.Popen([sys.executable, "-c", f"import sys; sys.exit({msg!r})"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    with pytest.raises(ProbeFailed, match=r'^reno: unknown parameter\(s\) \["beta"\]$'):
+        _wait_ready(p, "receiver")
+    assert p.returncode is not None

@@ -232,13 +232,15 @@ def _last_line(text: str | None, default: str) -> str:
     return lines[-1] if lines else default
 
 
-def _kill(p: subprocess.Popen[Any]) -> None:
+def _kill(p: subprocess.Popen[Any]) -> str:
+    """Kills `p` if it runs and reaps it; what it wrote to stderr (a pipe), or ""."""
     if p.poll() is None:
         p.kill()
     try:
-        p.communicate(timeout=5)
+        return p.communicate(timeout=5)[1] or ""
     except (subprocess.TimeoutExpired, ValueError, OSError):
         p.wait()
+        return ""
 
 
 def _free_port() -> int:
@@ -575,8 +577,8 @@ def _wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> N
     ready, _, _ = select.select([p.stdout], [], [], timeout)
     line = p.stdout.readline() if ready else ""
     if line.strip() != "ready":
-        _kill(p)
-        raise ProbeFailed(_last_line(p.stderr.read() if p.stderr else "", f"{what} did not start"))
+        # Its error, read as it is reaped (the pipes are closed after).
+        raise ProbeFailed(_last_line(_kill(p), f"{what} did not start"))
 
 
 # --------------------------------------------------------------------------------------------

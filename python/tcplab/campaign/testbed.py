@@ -188,7 +188,8 @@ class Testbed:
         self.n, self.seed = n, seed
         self.probe_timeout_s = probe_timeout_s
         self._own_dir = out_dir is None
-        self.out_dir = FsPath(out_dir) if out_dir is not None else None
+        # Absolute: the daemons run in their hosts' directories, and read the key from there.
+        self.out_dir = FsPath(out_dir).resolve() if out_dir is not None else None
         self.hosts: dict[str, TestbedHost] = {}
         self.key = b""
         self.key_file: FsPath | None = None
