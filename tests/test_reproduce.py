@@ -322,7 +322,8 @@ def test_reproduce_command_writes_report_and_docs(tmp_path, monkeypatch):
 
     monkeypatch.setattr(reproduce, "select", lambda ids: [TINY_FIG5])
     doc = tmp_path / "reproductions.md"
-    args = ["reproduce", "veno-fig5", "--out", str(tmp_path / "out"), "--jobs", "1", "-q", "--write-docs", str(doc)]
+    args = ["reproduce", "veno-fig5", "--out", str(tmp_path / "out"), "--jobs", "1", "-q", "--readings",
+            "--write-docs", str(doc)]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     assert "1 experiments, " in r.output and "holds" in r.output and "inconclusive" in r.output

@@ -48,4 +48,4 @@ TINY_FIG4 = dataclasses.replace(veno.FIG4, points=tiny_points)
 @functools.cache
 def tiny_suite():
     out = tempfile.mkdtemp(prefix="tcplab-tiny-suite-")
-    return run_suite([TINY_FIG4, TINY_FIG5], mode="quick", out=out, jobs=1, progress=False)
+    return run_suite([TINY_FIG4, TINY_FIG5], mode="quick", out=out, jobs=1, progress=False, readings=True)

@@ -109,6 +109,11 @@ def reproduce(
             "the two builds bit-identical.",
         ),
     ] = None,
+    readings: Annotated[
+        bool | None,
+        typer.Option("--readings/--no-readings", help="Also judge every claim under the other settings the paper "
+                     "allows (the experiments' readings). Default: with --full only."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Reproduce the papers' figures and tables: run, check the claims, write one HTML report."""
@@ -135,6 +140,7 @@ def reproduce(
             scheduler=scheduler,
             progress=False if quiet else err,
             adopt_from=adopt_runs,
+            readings=readings,
         )
     except (RuntimeError, OSError, ValueError) as e:
         fail(str(e), EXIT_INTERNAL)
