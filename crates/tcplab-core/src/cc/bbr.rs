@@ -38,8 +38,8 @@
 //!
 //! Losses (as Linux, BBR does not treat loss as a congestion signal, and sets the window in
 //! recovery itself: [`CongestionControl::owns_recovery_window`], Linux's `cong_control`, so
-//! PRR does not apply): at a fast retransmit cwnd is saved and ssthresh left as it is
-//! (bbr_ssthresh). On every ACK that delivered data (bbr_set_cwnd_to_recover_or_restore):
+//! PRR does not apply): at a fast retransmit cwnd is saved and ssthresh set to cwnd (Linux
+//! leaves it; the recovery strategies, whose windows BBR does not use, need it finite). On every ACK that delivered data (bbr_set_cwnd_to_recover_or_restore):
 //! cwnd falls by the bytes newly marked lost (at least one segment); the first ACK of
 //! recovery starts a round and sets cwnd to the data in flight plus the bytes delivered,
 //! and until that round ends cwnd is at least that (packet conservation); then cwnd grows
@@ -538,6 +538,9 @@ impl CongestionControl for Bbr {
         match ev.kind {
             CongestionKind::FastRetransmit => {
                 self.save_cwnd();
+                // Linux leaves ssthresh (bbr_ssthresh); tcplab's recovery strategies size
+                // their own (unused: the window is BBR's) windows from it, so it is finite.
+                self.ssthresh = self.cwnd();
                 Verdict {
                     label: "model",
                     value: 1.0,

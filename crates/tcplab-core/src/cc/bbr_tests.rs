@@ -242,14 +242,14 @@ fn recovery_conserves_packets_for_a_round_then_grows_and_its_end_restores() {
         s.round(rate, 10 * M, 40);
     }
     assert!(s.b.owns_recovery_window());
-    let (before, ssthresh) = (s.b.cwnd(), s.b.ssthresh());
+    let before = s.b.cwnd();
     assert!(before > 12 * M, "a window to cut: {before}");
     let v =
         s.b.on_congestion(&testutil::event(CongestionKind::FastRetransmit, s.now));
-    // bbr_ssthresh: the window is saved, nothing is reduced.
+    // The window is saved, nothing is reduced.
     assert_eq!(
         (v.label, s.b.ssthresh(), s.b.cwnd()),
-        ("model", ssthresh, before)
+        ("model", before, before)
     );
     // The first ACK of recovery: 2 segments delivered, 6 in flight, 1 newly lost. The
     // round restarts (the segment was sent in the old round) and cwnd = in flight + acked.

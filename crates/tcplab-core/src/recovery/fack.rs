@@ -147,7 +147,7 @@ impl LossRecovery for Fack {
         true
     }
     fn window(&self) -> u64 {
-        self.ssthresh + self.trim
+        self.ssthresh.saturating_add(self.trim)
     }
     fn in_flight(&self, sb: &Scoreboard) -> u64 {
         if self.in_recovery() {

@@ -100,7 +100,7 @@ impl LossRecovery for NewReno {
         self.in_recovery = true;
         self.recover = Some(snd_max);
         self.partial_acks = 0;
-        self.window = ssthresh + self.dupthresh as u64 * self.mss;
+        self.window = ssthresh.saturating_add(self.dupthresh as u64 * self.mss);
         sb.force_retransmit(sb.una());
     }
     fn window(&self) -> u64 {

@@ -58,7 +58,7 @@ impl LossRecovery for RenoRecovery {
     }
     fn enter(&mut self, _now: Time, _cwnd: u64, ssthresh: u64, _snd_max: Seq, sb: &mut Scoreboard) {
         self.in_recovery = true;
-        self.window = ssthresh + self.dupthresh as u64 * self.mss;
+        self.window = ssthresh.saturating_add(self.dupthresh as u64 * self.mss);
         sb.force_retransmit(sb.una());
     }
     fn window(&self) -> u64 {
