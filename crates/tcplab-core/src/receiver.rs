@@ -454,9 +454,8 @@ impl Receiver {
         }
         let held = self.held_segments() + u64::from(std::mem::take(&mut self.unread));
         let rcv_nxt = self.rcv_nxt.0;
-        self.win
-            .as_mut()
-            .map_or(self.cfg.rcv_buf, |w| w.select(rcv_nxt, held))
+        let w = self.win.as_mut().expect("checked above");
+        w.select(rcv_nxt, held)
     }
 
     /// When `on_timeout` is due (the delayed-ACK timer).

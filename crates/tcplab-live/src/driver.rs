@@ -366,7 +366,7 @@ impl Emulator {
                 dst: self.plan.hosts[dst].node,
                 flow,
                 ect: ecn::ect(pkt),
-                modelled: !self.unmodelled.is_unmodelled(pkt),
+                modelled: !self.unmodelled.is_unmodelled(&id),
                 bytes: pkt.to_vec(),
             };
             self.arrivals.push_back((now, k, p));

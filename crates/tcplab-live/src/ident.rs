@@ -34,6 +34,9 @@ pub struct Ident {
     /// TCP: payload bytes (IP length minus the IP and TCP headers); 0 for a pure ACK.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp_payload: Option<u16>,
+    /// TCP: the flags byte (FIN 0x01, SYN 0x02, RST 0x04, ...; not in the drop log).
+    #[serde(skip)]
+    pub tcp_flags: Option<u8>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub transport: Option<WireIdent>,
 }
@@ -64,7 +67,12 @@ pub fn ipv4(p: &[u8]) -> Option<Ident> {
     let tcp = l4.filter(|l| proto == 6 && l.len() >= 13).map(|l| {
         let seq = u32::from_be_bytes([l[4], l[5], l[6], l[7]]);
         let headers = ihl + (l[12] >> 4) as usize * 4;
-        (seq, (be16(2) as usize).saturating_sub(headers) as u16)
+        let flags = l.get(13).copied();
+        (
+            seq,
+            (be16(2) as usize).saturating_sub(headers) as u16,
+            flags,
+        )
     });
     let transport = l4
         .filter(|_| proto == 17)
@@ -81,6 +89,7 @@ pub fn ipv4(p: &[u8]) -> Option<Ident> {
         probe_seq,
         tcp_seq: tcp.map(|t| t.0),
         tcp_payload: tcp.map(|t| t.1),
+        tcp_flags: tcp.and_then(|t| t.2),
         transport,
     })
 }

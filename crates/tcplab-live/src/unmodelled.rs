@@ -14,6 +14,7 @@
 //! (they take the link's time); only the loss model skips them. Everything else (UDP,
 //! tcplab's own transport, pure ACKs of a connection that carries data) is modelled.
 
+use crate::ident::Ident;
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
 
@@ -31,54 +32,33 @@ pub struct Unmodelled {
 }
 
 impl Unmodelled {
-    /// Whether IPv4 packet `p` has no counterpart in a simulation (updates the connection's
-    /// state when `p` carries payload).
-    pub fn is_unmodelled(&mut self, p: &[u8]) -> bool {
-        let Some(s) = tcp(p) else {
-            return false;
+    /// Whether the packet of identity `id` ([`crate::ident::ipv4`], which the emulator reads
+    /// for every packet) has no counterpart in a simulation; updates the connection's state
+    /// when it carries payload.
+    pub fn is_unmodelled(&mut self, id: &Ident) -> bool {
+        let (Some(sport), Some(dport), Some(payload), Some(flags)) =
+            (id.sport, id.dport, id.tcp_payload, id.tcp_flags)
+        else {
+            return false; // not TCP, or a later fragment, or a header cut short
         };
-        let (a, b) = (s.src, s.dst);
+        let (a, b) = ((id.src, sport), (id.dst, dport));
         let conn = if a <= b { (a, b) } else { (b, a) };
-        if s.payload > 0 {
+        if payload > 0 {
             self.carrying.insert(conn);
             return false;
         }
-        s.flags & (SYN | FIN | RST) != 0 || !self.carrying.contains(&conn)
+        flags & (SYN | FIN | RST) != 0 || !self.carrying.contains(&conn)
     }
-}
-
-struct Tcp {
-    src: (Ipv4Addr, u16),
-    dst: (Ipv4Addr, u16),
-    flags: u8,
-    payload: usize,
-}
-
-/// The TCP header facts of an IPv4 packet; None for anything else (other protocols, later
-/// fragments, headers cut short).
-fn tcp(p: &[u8]) -> Option<Tcp> {
-    if p.len() < 20 || p[0] >> 4 != 4 || p[9] != 6 {
-        return None;
-    }
-    let be16 = |i: usize| u16::from_be_bytes([p[i], p[i + 1]]);
-    if be16(6) & 0x1fff != 0 {
-        return None;
-    }
-    let ihl = (p[0] & 0x0f) as usize * 4;
-    let l4 = p.get(ihl..).filter(|l| ihl >= 20 && l.len() >= 20)?;
-    let headers = ihl + (l4[12] >> 4) as usize * 4;
-    let addr = |i: usize| Ipv4Addr::new(p[i], p[i + 1], p[i + 2], p[i + 3]);
-    Some(Tcp {
-        src: (addr(12), u16::from_be_bytes([l4[0], l4[1]])),
-        dst: (addr(16), u16::from_be_bytes([l4[2], l4[3]])),
-        flags: l4[13],
-        payload: (be16(2) as usize).saturating_sub(headers),
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ident;
+
+    fn unmodelled(u: &mut Unmodelled, p: &[u8]) -> bool {
+        ident::ipv4(p).is_some_and(|id| u.is_unmodelled(&id))
+    }
 
     /// An IPv4 TCP segment from 10.0.0.1:`sport` to 10.0.0.2:`dport` (or back when `back`)
     /// with `flags` and `payload` bytes.
@@ -107,20 +87,23 @@ mod tests {
     #[test]
     fn the_handshake_and_the_teardown_are_unmodelled_the_transfer_is_not() {
         let mut u = Unmodelled::default();
-        assert!(u.is_unmodelled(&seg(false, SYN, 0)), "SYN");
-        assert!(u.is_unmodelled(&seg(true, SYN | ACK, 0)), "SYN+ACK");
-        assert!(u.is_unmodelled(&seg(false, ACK, 0)), "the handshake's ACK");
-        assert!(!u.is_unmodelled(&seg(false, ACK, 1448)), "data");
+        assert!(unmodelled(&mut u, &seg(false, SYN, 0)), "SYN");
+        assert!(unmodelled(&mut u, &seg(true, SYN | ACK, 0)), "SYN+ACK");
         assert!(
-            !u.is_unmodelled(&seg(true, ACK, 0)),
+            unmodelled(&mut u, &seg(false, ACK, 0)),
+            "the handshake's ACK"
+        );
+        assert!(!unmodelled(&mut u, &seg(false, ACK, 1448)), "data");
+        assert!(
+            !unmodelled(&mut u, &seg(true, ACK, 0)),
             "the receiver's ACK of data"
         );
         assert!(
-            !u.is_unmodelled(&seg(false, ACK | FIN, 100)),
+            !unmodelled(&mut u, &seg(false, ACK | FIN, 100)),
             "a FIN with the last data"
         );
-        assert!(u.is_unmodelled(&seg(false, ACK | FIN, 0)), "a bare FIN");
-        assert!(u.is_unmodelled(&seg(true, RST, 0)), "RST");
+        assert!(unmodelled(&mut u, &seg(false, ACK | FIN, 0)), "a bare FIN");
+        assert!(unmodelled(&mut u, &seg(true, RST, 0)), "RST");
     }
 
     #[test]
@@ -128,21 +111,21 @@ mod tests {
         let mut u = Unmodelled::default();
         let mut udp = seg(false, 0, 10);
         udp[9] = 17;
-        assert!(!u.is_unmodelled(&udp));
-        assert!(!u.is_unmodelled(&[0x45, 0, 0]), "cut short");
+        assert!(!unmodelled(&mut u, &udp));
+        assert!(!unmodelled(&mut u, &[0x45, 0, 0]), "cut short");
         let mut later_fragment = seg(false, SYN, 0);
         later_fragment[7] = 8;
-        assert!(!u.is_unmodelled(&later_fragment));
+        assert!(!unmodelled(&mut u, &later_fragment));
     }
 
     #[test]
     fn a_second_connection_has_its_own_handshake() {
         let mut u = Unmodelled::default();
-        assert!(!u.is_unmodelled(&seg(false, ACK, 1448)));
+        assert!(!unmodelled(&mut u, &seg(false, ACK, 1448)));
         let mut other = seg(false, ACK, 0);
         other[21] = 99; // another source port
         assert!(
-            u.is_unmodelled(&other),
+            unmodelled(&mut u, &other),
             "a connection that has carried nothing"
         );
     }

@@ -396,20 +396,9 @@ mod tests {
         assert!(lost > 30 && lost < 90, "{lost} lost of 200 at p = 0.3");
     }
 
-    #[test]
-    fn a_loss_trace_loses_the_listed_indices() {
-        let spec = dir(
-            10,
-            LossSpec::Trace {
-                packets: vec![1, 4],
-            },
-        );
-        let mut d = LinkDirection::new(&spec, 1, "x").unwrap();
-        for i in 0..6u32 {
-            d.enqueue(Time::ZERO + Dur::from_millis(2 * i as u64), 100, false, i)
-                .unwrap();
-        }
-        let lost: Vec<u32> = drain(&mut d)
+    /// The packets `d` lost on the wire (cause `link_error`), in order.
+    fn lost(d: &mut LinkDirection<u32>) -> Vec<u32> {
+        drain(d)
             .into_iter()
             .filter_map(|e| match e {
                 Event::Lost { pkt, cause, .. } => {
@@ -418,35 +407,35 @@ mod tests {
                 }
                 Event::Deliver { .. } => None,
             })
-            .collect();
-        assert_eq!(lost, [1, 4]);
+            .collect()
+    }
+
+    fn trace_loss(packets: Vec<u64>) -> LinkDir {
+        dir(10, LossSpec::Trace { packets })
+    }
+
+    #[test]
+    fn a_loss_trace_loses_the_listed_indices() {
+        let mut d = LinkDirection::new(&trace_loss(vec![1, 4]), 1, "x").unwrap();
+        for i in 0..6u32 {
+            d.enqueue(Time::ZERO + Dur::from_millis(2 * i as u64), 100, false, i)
+                .unwrap();
+        }
+        assert_eq!(lost(&mut d), [1, 4]);
     }
 
     #[test]
     fn an_unmodelled_packet_takes_no_draw_of_the_loss_stream() {
         // Trace loss [1, 4]: the second and fifth packets the model draws for. Two
         // unmodelled packets first (a handshake) leave the draws to the modelled ones.
-        let spec = dir(
-            10,
-            LossSpec::Trace {
-                packets: vec![1, 4],
-            },
-        );
-        let mut d = LinkDirection::new(&spec, 1, "x").unwrap();
+        let mut d = LinkDirection::new(&trace_loss(vec![1, 4]), 1, "x").unwrap();
         let at = |i: u32| Time::ZERO + Dur::from_millis(2 * i as u64);
         d.enqueue_unmodelled(at(0), 60, 100).unwrap();
         d.enqueue_unmodelled(at(1), 60, 101).unwrap();
         for i in 0..6u32 {
             d.enqueue(at(2 + i), 100, false, i).unwrap();
         }
-        let lost: Vec<u32> = drain(&mut d)
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Lost { pkt, .. } => Some(pkt),
-                Event::Deliver { .. } => None,
-            })
-            .collect();
-        assert_eq!(lost, [1, 4]);
+        assert_eq!(lost(&mut d), [1, 4]);
     }
 
     #[test]

@@ -169,11 +169,7 @@ fn probe_bw_cycles_the_gains_one_rtprop_per_phase() {
 /// the data in flight never reached 5/4 BDP ("perhaps pacing_gain*BDP won't fit").
 #[test]
 fn the_probing_phase_ends_after_rtprop_when_it_met_losses() {
-    let mut s = Script::new(bbr(5));
-    for rate in [400_000; 5] {
-        s.round(rate, 100 * M, 40);
-    }
-    s.round(400_000, 0, 40);
+    let mut s = full_pipe_at_400_kbps(5);
     while s.b.cycle_index() != 0 {
         s.round(400_000, 16 * M, 40);
     }
@@ -187,13 +183,19 @@ fn the_probing_phase_ends_after_rtprop_when_it_met_losses() {
     assert_eq!((s.b.cycle_index(), s.b.pacing_gain()), (1, 0.75));
 }
 
-#[test]
-fn cwnd_grows_to_two_bdp_plus_quantization_once_the_pipe_is_full() {
-    let mut s = Script::new(bbr(5));
+/// Startup at 400 kB/s until the pipe is full, then a round that drains it: ProbeBW.
+fn full_pipe_at_400_kbps(seed: u64) -> Script {
+    let mut s = Script::new(bbr(seed));
     for rate in [400_000; 5] {
         s.round(rate, 100 * M, 40);
     }
     s.round(400_000, 0, 40);
+    s
+}
+
+#[test]
+fn cwnd_grows_to_two_bdp_plus_quantization_once_the_pipe_is_full() {
+    let mut s = full_pipe_at_400_kbps(5);
     for _ in 0..50 {
         s.round(400_000, 16 * M, 40);
     }
