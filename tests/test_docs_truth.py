@@ -52,6 +52,8 @@ def test_the_readme_tour_runs_in_order(tmp_path):
         args = argv[1:] if argv[0] == ".venv/bin/tcplab" else argv[3:]
         if args[0] == "campaign":
             args += ["--max-probes", "2"]  # the campaign's own size override: the tour, not the study
+        if args[0] == "compare":
+            args += ["--modes", "simulated"]  # live modes (root, minutes): tests/test_compare_live.py
         r = subprocess.run(
             [sys.executable, "-m", "tcplab", *args],
             cwd=tmp_path,

@@ -44,8 +44,9 @@ def md_inline(text: str) -> str:
 _VERDICT_CLASS = {HOLDS: "holds", FAILS: "fails", INCONCLUSIVE: "inconclusive"}
 
 
-def _verdict_cell(verdict: str) -> str:
-    return f'<td class="{_VERDICT_CLASS.get(verdict, "fails")}">{html.escape(verdict)}</td>'
+def _verdict_cell(verdict: str, note: str = "") -> str:
+    small = f"<br><small>{html.escape(note)}</small>" if note else ""
+    return f'<td class="{_VERDICT_CLASS.get(verdict, "fails")}">{html.escape(verdict)}{small}</td>'
 
 
 def _quote(c) -> str:
@@ -118,37 +119,23 @@ def _readings_html(o: Outcome) -> list[str]:
     each claim's verdict and measured value under it."""
     e = o.experiment
     head = "".join(f"<th>{html.escape(c.text)}</th>" for c in o.claims)
+    def cells(claims: list) -> str:
+        return "".join(_verdict_cell(c.verdict, c.measured()) for c in claims)
+
     out = ["<h3>Readings</h3>",
            "<p>What the paper leaves open, set otherwise; the same points and seeds.</p>",
            f"<table><tr><th>setting</th><th>where it comes from</th>{head}</tr>",
-           f"<tr><td>main runs</td><td>{md_inline(e.reading)}</td>"
-           + "".join(f"<td>{_verdict_word(c.verdict)}: {html.escape(c.measured())}</td>" for c in o.claims) + "</tr>"]
+           f"<tr><td>main runs</td><td>{md_inline(e.reading)}</td>{cells(o.claims)}</tr>"]
     for r in o.readings:
-        cells = ([f"<td>{_verdict_word(c.verdict)}: {html.escape(c.measured())}</td>" for c in r.claims] if r.error is None
-                 else [f'<td colspan="{len(o.claims)}">{html.escape(r.error)}</td>'])
-        out.append(f"<tr><td>{html.escape(r.reading.name)}</td><td>{md_inline(r.reading.source)}</td>{''.join(cells)}</tr>")
+        row = cells(r.claims) if r.error is None else f'<td colspan="{len(o.claims)}">{html.escape(r.error)}</td>'
+        out.append(f"<tr><td>{html.escape(r.reading.name)}</td><td>{md_inline(r.reading.source)}</td>{row}</tr>")
     out.append("</table>")
     return out
 
 
-def _verdict_word(verdict: str) -> str:
-    return f'<span class="{html.escape(verdict.replace(" ", "-"))}">{html.escape(verdict)}</span>'
-
-
-def _headline_cell(h: dict) -> str:
-    """A claim's headline verdict, with the reading it holds under when that is not the main
-    runs' and the note when no reading holds."""
-    extra = ""
-    if h["reading"] != "main runs":
-        extra = f"<br><small>under {html.escape(h['reading'])}</small>"
-    elif h["note"] and len(h["settings"]) > 1:
-        extra = f"<br><small>{html.escape(h['note'])}</small>"
-    return _verdict_cell(h["verdict"]).replace("</td>", f"{extra}</td>", 1)
-
-
 def render_report(suite: Suite) -> str:
     counts = {v: sum(h["verdict"] == v for o in suite.outcomes for h in o.headlines()) for v in VERDICTS}
-    other = sum(h["verdict"] == HOLDS and h["reading"] != "main runs" for o in suite.outcomes for h in o.headlines())
+    other = sum(h["verdict"] == HOLDS and not h["main"] for o in suite.outcomes for h in o.headlines())
     total = sum(counts.values())
     rows = []
     for o in suite.outcomes:
@@ -156,7 +143,7 @@ def render_report(suite: Suite) -> str:
             rows.append(
                 f'<tr><td><a href="#{html.escape(o.experiment.id)}">{html.escape(o.experiment.id)}</a></td>'
                 f"<td>{html.escape(c.text)}{_weak(c)}</td><td>{_quote(c)}</td><td>{html.escape(c.published)}</td>"
-                f'<td class="num">{html.escape(c.measured())}</td>{_headline_cell(h)}</tr>'
+                f'<td class="num">{html.escape(c.measured())}</td>{_verdict_cell(h["verdict"], h["qualifier"])}</tr>'
             )
     pending = [f"<li><code>{html.escape(e.id)}</code> ({html.escape(e.reference)}): pending, needs {html.escape(e.pending or '')}</li>" for e in PENDING]
     body = [

@@ -19,13 +19,8 @@ def _cell(s: str) -> str:
 
 
 def _headline(h: dict) -> str:
-    """A claim's headline verdict, naming the reading it holds under when that is not the
-    main runs', or saying that no tested reading holds."""
-    if h["reading"] != "main runs":
-        return f"{_verdict(h['verdict'])} (under {_cell(h['reading'])})"
-    if h["note"] and len(h["settings"]) > 1:
-        return f"{_verdict(h['verdict'])} ({h['note']})"
-    return _verdict(h["verdict"])
+    """A claim's headline verdict with its qualifier (:func:`tcplab.reproduce.readings.headline`)."""
+    return _verdict(h["verdict"]) + (f" ({_cell(h['qualifier'])})" if h["qualifier"] else "")
 
 
 #: The measured times of the whole suites, quoted when the run that writes the file reused

@@ -69,20 +69,26 @@ class ReadingOutcome:
 def headline(main: ClaimResult, main_reading: str, under: Sequence[ReadingOutcome], index: int) -> dict[str, Any]:
     """The headline of claim `index` over the main setting (`main`, named `main_reading`) and
     the readings: ``verdict`` holds when any setting holds (``reading`` names the first that
-    does, the main one first); otherwise the main setting's verdict, with ``note`` saying
-    that no tested reading holds. ``settings``: every setting's verdict and measured value."""
+    does, the main one first; ``main``: that is the main setting); otherwise the main
+    setting's verdict, with ``note`` saying that no tested reading holds. ``settings``: every
+    setting's verdict and measured value. ``qualifier``: what a report prints beside the
+    verdict ("under <reading>" for a reading other than the main one, the note when there
+    are readings and none holds, else "")."""
     settings = [{"reading": main_reading or "main runs", "verdict": main.verdict, "measured": main.measured()}]
     for r in under:
         c = r.claims[index] if r.error is None and index < len(r.claims) else None
         settings.append({"reading": r.reading.name, "verdict": c.verdict if c else INCONCLUSIVE,
                          "measured": c.measured() if c else (r.error or "—")})
-    holding = [s["reading"] for s in settings if s["verdict"] == HOLDS]
+    holding = [i for i, s in enumerate(settings) if s["verdict"] == HOLDS]
     if holding:
-        return {"verdict": HOLDS, "reading": holding[0], "note": "", "settings": settings}
+        i = holding[0]
+        return {"verdict": HOLDS, "reading": settings[i]["reading"], "main": i == 0, "note": "",
+                "qualifier": f"under {settings[i]['reading']}" if i else "", "settings": settings}
     verdicts = {s["verdict"] for s in settings}
     note = ("holds under no tested reading" if verdicts == {FAILS}
             else "holds under no tested reading; undecided under some")
-    return {"verdict": main.verdict, "reading": settings[0]["reading"], "note": note, "settings": settings}
+    return {"verdict": main.verdict, "reading": settings[0]["reading"], "main": True, "note": note,
+            "qualifier": note if len(settings) > 1 else "", "settings": settings}
 
 
 # ---- changes to scenario documents the readings share --------------------------------------
