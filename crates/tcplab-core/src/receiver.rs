@@ -223,11 +223,13 @@ impl Receiver {
                 q.on_data(now);
             }
             self.advance(end);
-            if self.win.is_some() {
-                self.window_on_data(now, seg.len, true);
-            }
+            // Linux's tcp_cleanup_rbuf: the application read a small (pushed) segment and
+            // emptied the receive queue: the ACK goes now.
+            let pushed = self.win.is_some()
+                && self.window_on_data(now, seg.len, true)
+                && self.ooo.is_empty();
             let quick = self.quick.as_ref().is_some_and(|q| q.active());
-            if fills_hole || !self.cfg.delayed_ack || quick {
+            if fills_hole || !self.cfg.delayed_ack || quick || pushed {
                 self.ack_due = true;
             } else {
                 self.delay_ack(now, seg.len);
@@ -253,8 +255,9 @@ impl Receiver {
     /// Linux's receive window after a new segment of `len` bytes (`in_order`: it moved
     /// rcv_nxt, and the application reads it at once): the window may grow (and then an
     /// ACK goes at once, as Linux's `icsk_ack.quick |= 1`), the RTT and the buffer follow.
+    /// True when the segment was small enough for Linux to mark it pushed.
     #[inline(never)]
-    fn window_on_data(&mut self, now: Time, len: u32, in_order: bool) {
+    fn window_on_data(&mut self, now: Time, len: u32, in_order: bool) -> bool {
         let held = self.held_segments() + u64::from(in_order);
         let rcv_nxt = self.rcv_nxt.0;
         let span = self
@@ -262,12 +265,13 @@ impl Receiver {
             .last_key_value()
             .map_or(0, |(_, h)| h.end - rcv_nxt);
         let Some(w) = self.win.as_mut() else {
-            return;
+            return false;
         };
         if in_order {
             w.on_in_order(now, rcv_nxt);
         }
-        if w.on_segment(len, held) {
+        let (grew, pushed) = w.on_segment(len, held);
+        if grew {
             if let Some(q) = self.quick.as_mut() {
                 q.at_least_one();
             }
@@ -276,6 +280,7 @@ impl Receiver {
             self.unread = true;
             w.on_read(now, rcv_nxt, span);
         }
+        pushed
     }
 
     /// Segments held out of order (MSS-sized, rounded up): buffer space they take.

@@ -62,8 +62,11 @@ pub(super) struct Window {
     truesize: u64,
     /// tp->scaling_ratio.
     ratio: u64,
-    /// icsk_ack.rcv_mss.
+    /// icsk_ack.rcv_mss, and icsk_ack.last_seg_size.
     rcv_mss: u64,
+    last_seg_size: u64,
+    /// tp->tcp_header_len: the TCP header with the timestamp option when it is on.
+    header_len: u64,
     /// sk->sk_rcvbuf.
     rcvbuf: u64,
     window_clamp: u64,
@@ -109,6 +112,8 @@ impl Window {
             truesize: u64::from(cfg.rcv_truesize),
             ratio: DEFAULT_RATIO,
             rcv_mss: MSS_DEFAULT.min(advmss),
+            last_seg_size: 0,
+            header_len: if cfg.timestamps { 32 } else { 20 },
             rcvbuf,
             window_clamp: full,
             rcv_ssthresh,
@@ -147,17 +152,30 @@ impl Window {
     }
 
     /// A data segment of `len` bytes arrived, in order or not; `held` segments (this one
-    /// among them) now take buffer space. True when the window grew: an ACK is due at once.
-    pub fn on_segment(&mut self, len: u32, held: u64) -> bool {
+    /// among them) now take buffer space. Whether the window grew (an ACK is due at once)
+    /// and whether the segment was a small one Linux marks pushed (see `measure_mss`).
+    pub fn on_segment(&mut self, len: u32, held: u64) -> (bool, bool) {
         let len = u64::from(len);
-        self.measure_mss(len);
-        len >= 128 && self.grow(len, held)
+        let pushed = self.measure_mss(len);
+        (len >= 128 && self.grow(len, held), pushed)
     }
 
     /// tcp_measure_rcv_mss: a full segment sets the ratio; a changed ratio moves the clamp.
-    fn measure_mss(&mut self, len: u64) {
+    /// True for a segment smaller than `rcv_mss` that Linux marks pushed (ICSK_ACK_PUSHED):
+    /// all but a second one in a row of the same size of at least TCP_MSS_DEFAULT bytes with
+    /// the header (then it becomes `rcv_mss`). The segment is taken to carry PSH, as the last
+    /// segment of a write does (the simulator has no flags).
+    fn measure_mss(&mut self, len: u64) -> bool {
+        let lss = std::mem::take(&mut self.last_seg_size);
         if len < self.rcv_mss {
-            return;
+            if len + self.header_len >= MSS_DEFAULT + 20 {
+                self.last_seg_size = len;
+                if len == lss {
+                    self.rcv_mss = len;
+                    return false;
+                }
+            }
+            return true;
         }
         if len != self.rcv_mss {
             let old = self.ratio;
@@ -168,6 +186,7 @@ impl Window {
             }
         }
         self.rcv_mss = len.min(self.advmss);
+        false
     }
 
     /// tcp_set_window_clamp.
@@ -380,6 +399,56 @@ mod tests {
         );
         let (clamp, ssthresh, buf, _) = r.win.as_ref().unwrap().state();
         assert_eq!((clamp, ssthresh, buf), (81_920, 80_480, 131_072));
+    }
+
+    /// tcp_measure_rcv_mss and tcp_cleanup_rbuf: once the window has stopped growing, a full
+    /// segment waits for the delayed ACK, but a small one at the end of a transfer (pushed)
+    /// is acknowledged as soon as it is read; two equal segments of at least 536 bytes with
+    /// the header in a row are a new rcv_mss instead.
+    #[test]
+    fn a_small_last_segment_is_acknowledged_at_once() {
+        let cfg = TcpConfig::linux();
+        let mut r = Receiver::new(&cfg);
+        let at = |i: u64| Time::from_micros(100 * i);
+        // Full segments until one waits for the delayed ACK (quick ACKs and window growth
+        // are over), then one more: the second of two is acknowledged at once.
+        let mut i = 0u64;
+        loop {
+            r.on_segment(at(i), &data(i * 1448, None));
+            let acked = r.poll_transmit(at(i)).is_some();
+            i += 1;
+            if !acked {
+                break;
+            }
+            assert!(i < 1_000, "the receiver never delays an ACK");
+        }
+        r.on_segment(at(i), &data(i * 1448, None));
+        assert!(r.poll_transmit(at(i)).is_some(), "the second full segment");
+        i += 1;
+        r.on_segment(at(i), &data(i * 1448, None));
+        assert!(
+            r.poll_transmit(at(i)).is_none(),
+            "one full segment: the delayed ACK"
+        );
+        r.on_segment(at(i + 1), &data((i + 1) * 1448, None));
+        assert!(r.poll_transmit(at(i + 1)).is_some());
+        i += 2;
+        let tail = DataSegment {
+            len: 176,
+            ..data(i * 1448, None)
+        };
+        r.on_segment(at(i), &tail);
+        let a = r
+            .poll_transmit(at(i))
+            .expect("the small segment's ACK at once");
+        assert_eq!(a.ack, Seq(i * 1448 + 176));
+        // Two 600-byte segments in a row: the second sets rcv_mss (not pushed).
+        let mut w = Window::new(&cfg);
+        assert!(!w.measure_mss(1448));
+        assert!(w.measure_mss(600), "the first small one");
+        assert!(!w.measure_mss(600), "the same size again: the peer's MSS");
+        assert_eq!(w.rcv_mss, 600);
+        assert!(w.measure_mss(100), "too small to be an MSS");
     }
 
     /// Dynamic right-sizing as the kernel's tcp:tcp_rcvbuf_grow trace shows it (same run):
