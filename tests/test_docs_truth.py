@@ -105,3 +105,32 @@ def test_every_column_is_documented_with_the_schemas_unit():
             assert unit == c["unit"], f"{table}.{c['name']}: docs say {unit!r}, the schema {c['unit']!r}"
             if c["dtype"] not in ("str", "bool"):
                 assert unit, f"{table}.{c['name']}: a number without a unit"
+
+
+#: Dotted names in the docs that are not Python objects: a logger's name.
+NOT_OBJECTS = {"tcplab.daemon"}
+
+
+def test_every_dotted_name_the_docs_give_exists():
+    """`tcplab.x.y` in README.md and docs/*.md names a module or an attribute a user can
+    import (`tcplab.run.SCHEMA` was documented while `tcplab.run` is the function)."""
+    import importlib
+
+    missing = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for name in sorted(set(re.findall(r"`(tcplab(?:\.[A-Za-z_]\w*)+)`", path.read_text(encoding="utf-8")))):
+            if name in NOT_OBJECTS:
+                continue
+            parts = name.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                except ImportError:
+                    continue
+                try:
+                    for attr in parts[i:]:
+                        obj = getattr(obj, attr)
+                except AttributeError:
+                    missing.append(f"{path.name}: {name}")
+                break
+    assert not missing, missing

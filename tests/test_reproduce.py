@@ -43,7 +43,7 @@ from tcplab.report.reproduce import render_report
 def test_every_runnable_experiment_is_complete_and_ids_are_unique():
     ids = [e.id for e in reproduce.ALL]
     assert len(ids) == len(set(ids))
-    ready = [e for e in reproduce.ALL if e.pending is None]
+    ready = reproduce.ALL
     assert {
         "veno-fig1",
         "veno-fig4",
@@ -65,7 +65,6 @@ def test_every_runnable_experiment_is_complete_and_ids_are_unique():
         "eth-loss-events",
         "veno-fig5-live",
     } == {e.id for e in ready}
-    assert ready == reproduce.ALL  # nothing is pending
     for e in ready:
         assert e.points and e.analyze and e.plots and e.table and e.setting and e.explanation, e.id
         assert e.command("full") == f"tcplab reproduce {e.id} --full"
@@ -75,24 +74,19 @@ def test_every_runnable_experiment_is_complete_and_ids_are_unique():
         assert pts and len({p.key for p in pts}) == len(pts), e.id
 
 
-def test_list_shows_every_experiment_and_none_pending():
+def test_list_shows_every_experiment():
     r = CliRunner().invoke(app, ["reproduce", "--list"])
     assert r.exit_code == 0, r.output
     for needle in ("veno-fig5", "areno-fig7", "venoplus", "wlan-exp1", "areno-fig8", "eth-timeouts"):
         assert needle in r.output
-    assert "pending" not in r.output
 
 
-def test_select_rejects_unknown_and_pending_ids(monkeypatch):
+def test_select_rejects_unknown_ids_and_leaves_live_ones_out_of_all():
     assert [e.id for e in reproduce.select(["veno-fig5"])] == ["veno-fig5"]
-    assert all(e.pending is None for e in reproduce.select(["all"]))
+    assert "veno-fig5-live" not in [e.id for e in reproduce.select(["all"])]
+    assert "veno-fig5-live" in [e.id for e in reproduce.select(["all", "veno-fig5-live"])]
     with pytest.raises(KeyError, match="unknown experiment 'nope'"):
         reproduce.select(["nope"])
-    waiting = reproduce.Experiment("x-later", "t", "p", "Fig. 1", pending="a feature")
-    monkeypatch.setattr(reproduce, "ALL", [*reproduce.ALL, waiting])
-    with pytest.raises(KeyError, match="'x-later' is pending: needs a feature"):
-        reproduce.select(["x-later"])
-    assert "x-later" not in [e.id for e in reproduce.select(["all"])]
     r = CliRunner().invoke(app, ["reproduce", "nope"])
     assert r.exit_code == 2
 

@@ -79,10 +79,6 @@ def legend_outside(fig: Figure, ax: Any, handles: list[Any] | None = None) -> No
     ax.legend(**kw)
 
 
-def _flow_names(result: RunLike) -> list[str]:
-    return [str(n) for n in result.flows["name"].to_list()] or [f["name"] for f in result.canonical["flows"]]
-
-
 def _mss(result: RunLike, flow: int) -> int:
     try:
         return int(result.canonical["flows"][flow]["tcp"]["mss"])

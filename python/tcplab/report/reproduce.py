@@ -11,7 +11,6 @@ from pathlib import Path
 from tcplab import _native
 from tcplab.report.html import page, png_data_uri
 from tcplab.reproduce.experiment import Outcome, Suite
-from tcplab.reproduce.pending import EXPERIMENTS as PENDING
 from tcplab.reproduce.verdict import FAILS, HOLDS, INCONCLUSIVE, VERDICTS
 
 CSS = """
@@ -145,7 +144,6 @@ def render_report(suite: Suite) -> str:
                 f"<td>{html.escape(c.text)}{_weak(c)}</td><td>{_quote(c)}</td><td>{html.escape(c.published)}</td>"
                 f'<td class="num">{html.escape(c.measured())}</td>{_verdict_cell(h["verdict"], h["qualifier"])}</tr>'
             )
-    pending = [f"<li><code>{html.escape(e.id)}</code> ({html.escape(e.reference)}): pending, needs {html.escape(e.pending or '')}</li>" for e in PENDING]
     body = [
         "<h1>tcplab: reproductions of the papers</h1>",
         f'<p class="meta">tcplab {html.escape(_native.version())}; {suite.mode} mode; '
@@ -163,8 +161,6 @@ def render_report(suite: Suite) -> str:
         "</table>",
         *[_outcome_html(o) for o in suite.outcomes],
     ]
-    if pending:
-        body += ["<h2>Pending experiments</h2><ul>", *pending, "</ul>"]
     return page("tcplab reproductions", body, css=CSS)
 
 

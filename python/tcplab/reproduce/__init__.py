@@ -6,15 +6,14 @@
 
 One module per paper (some split in two); each exports ``EXPERIMENTS``. Claims quote the
 papers and are decided three-valued from 95% intervals over seeds (:mod:`tcplab.reproduce.verdict`);
-``write_report`` also writes ``summary.json``, the claims in machine-readable form. Experiments whose feature is not built
-yet are listed in :mod:`tcplab.reproduce.pending`. Experiments marked live (``Experiment.live``:
+``write_report`` also writes ``summary.json``, the claims in machine-readable form. Experiments marked live (``Experiment.live``:
 they run points on real packets, root or user namespaces, in real time) run only when named:
 ``all`` leaves them out.
 """
 
 from __future__ import annotations
 
-from tcplab.reproduce import areno, areno_fig8, areno_lab, eth, pending, veno, veno_cwnd, veno_live, venoplus, wlan, wlan_red
+from tcplab.reproduce import areno, areno_fig8, areno_lab, eth, veno, veno_cwnd, veno_live, venoplus, wlan, wlan_red
 from tcplab.reproduce.docs import write_docs
 from tcplab.reproduce.experiment import Claim, Experiment, Outcome, Row, Suite, run_suite
 from tcplab.report.reproduce import render_report, write_report
@@ -47,7 +46,6 @@ ALL: list[Experiment] = [
     *areno_lab.EXPERIMENTS,
     *venoplus.EXPERIMENTS,
     *veno_live.EXPERIMENTS,
-    *pending.EXPERIMENTS,
 ]
 
 
@@ -60,16 +58,14 @@ def get(id: str) -> Experiment:
 
 def select(ids: list[str]) -> list[Experiment]:
     """The experiments named (``all``: every runnable one that is not marked live; a live one
-    runs only when named, with ``all`` or alone). Pending ones cannot be selected."""
-    out = [e for e in ALL if e.pending is None and e.live is None] if not ids or "all" in ids else []
+    runs only when named, with ``all`` or alone)."""
+    out = [e for e in ALL if e.live is None] if not ids or "all" in ids else []
     for i in ids or []:
         if i == "all":
             continue
         e = get(i)
         if e in out:
             continue
-        if e.pending is not None:
-            raise KeyError(f"experiment {i!r} is pending: needs {e.pending}")
         out.append(e)
     return out
 
@@ -81,12 +77,8 @@ def list_table():
     for col in ("id", "paper", "figure/table", "title", "status"):
         t.add_column(col)
     for e in ALL:
-        status = (
-            f"pending: needs {e.pending}"
-            if e.pending
-            else f"ready; {len(e.claims)} claims; seeds quick {e.seeds['quick']}, full {e.seeds['full']}"
-        )
-        if e.live is not None and not e.pending:
+        status = f"ready; {len(e.claims)} claims; seeds quick {e.seeds['quick']}, full {e.seeds['full']}"
+        if e.live is not None:
             status = f"LIVE (root; runs only when named, not with 'all'); {status}"
         t.add_row(e.id, e.paper, e.reference, e.title, status)
     return t

@@ -115,16 +115,6 @@ def seed_values(frame: pl.DataFrame, col: str, **where: Any) -> np.ndarray:
     return sel[col].cast(pl.Float64).to_numpy()
 
 
-def per_seed_sum(frame: pl.DataFrame, col: str, by: Sequence[str] = ("seed",), **where: Any) -> pl.DataFrame:
-    """Sum of ``col`` per seed (and ``by``) over the rows selected by ``where``."""
-    sel = frame
-    for k, v in where.items():
-        sel = sel.filter(pl.col(k) == v)
-    if sel.height == 0:
-        raise KeyError(f"no data for {where}")
-    return sel.group_by(list(by)).agg(pl.col(col).sum()).sort(list(by))
-
-
 # ---- AReno's two readings of W_inc (and its RTT_cong update) -------------------------------
 #: The controller parameters that select the readings, in one place (the core's names may
 #: still change): ``w_inc`` = "printed" (the paper's formula as printed) or "prose" (as its

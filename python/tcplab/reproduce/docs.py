@@ -48,7 +48,7 @@ def render_docs(suite: Suite) -> str:
     from tcplab.reproduce import ALL
 
     ids = " ".join(o.experiment.id for o in suite.outcomes)
-    every = {e.id for e in ALL if e.pending is None and e.live is None} == {
+    every = {e.id for e in ALL if e.live is None} == {
         o.experiment.id for o in suite.outcomes if o.experiment.live is None
     }
     cmd = f"tcplab reproduce {'all' if every else ids} --{suite.mode} --write-docs docs/reproductions.md"
@@ -147,12 +147,7 @@ def render_docs(suite: Suite) -> str:
             out += [text, ""]
         out += [f"Rerun: `{e.command(o.mode)}` ({o.runs} runs).", ""]
     ran = {o.experiment.id for o in suite.outcomes}
-    out += render_live_section([e for e in ALL if e.live is not None and e.pending is None and e.id not in ran])
-    pending = [e for e in ALL if e.pending]
-    if pending:
-        out += ["## Pending", ""]
-        out += [f"- `{e.id}` ({e.paper.split(',')[0]} {e.reference}, {e.title}): needs {e.pending}" for e in pending]
-        out.append("")
+    out += render_live_section([e for e in ALL if e.live is not None and e.id not in ran])
     return "\n".join(out).rstrip() + "\n"
 
 

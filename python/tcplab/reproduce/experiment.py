@@ -217,8 +217,7 @@ class Experiment:
     ``claims``: predicates on the frame; ``setting`` and ``explanation``: Markdown text for the
     report and docs/reproductions.md (the explanation says why tcplab's numbers differ from
     the paper's; a function of the frame when it quotes measured numbers, so that the text
-    says what the table beside it shows: :meth:`explain`). ``pending``: the feature the
-    experiment still needs (then it cannot run). ``reading``: the main runs' setting of what
+    says what the table beside it shows: :meth:`explain`). ``reading``: the main runs' setting of what
     ``readings`` vary (and where it comes from); ``readings``: the other settings the paper
     allows, each judged on the same points and seeds.
     """
@@ -235,7 +234,6 @@ class Experiment:
     setting: str = ""
     explanation: str | Callable[[pl.DataFrame], str] = ""
     seeds: dict[str, int] = field(default_factory=lambda: {"quick": 3, "full": 10})
-    pending: str | None = None
     sensitivity: Sensitivity | None = None
     live: Live | None = None
     reading: str = ""
@@ -309,7 +307,7 @@ def run_suite(
     started = datetime.now(UTC)
     t0 = time.perf_counter()
     out = Path(out)
-    runnable = [e for e in experiments if e.pending is None]
+    runnable = list(experiments)
     # an experiment marked live that cannot run live here is not run at all (one line why)
     not_run: dict[str, str] = {}
     live_pts: dict[str, list[Point]] = {}
