@@ -90,6 +90,28 @@ def canonical_of(toml_text: str) -> dict:
     return json.loads(Scenario.from_toml(toml_text).canonical_json())
 
 
+#: Test modules that drive real time: the live emulator and testbeds in network namespaces,
+#: the kernel's TCP, the campaign's daemons and controller over sockets. What they check is
+#: timing (rates, lateness, retransmissions against a simulation), so .ci/run runs them one at
+#: a time, after the rest has run on every core (pytest-xdist).
+LIVE_MODULES = (
+    "test_live",  # test_live_*.py
+    "test_campaign_live",
+    "test_campaign_testbed",
+    "test_campaign_controller",
+    "test_compare_live",
+    "test_fidelity_linux",
+    "test_kernel_trace",
+    "test_reproduce_live",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem.startswith(LIVE_MODULES):
+            item.add_marker(pytest.mark.live)
+
+
 @pytest.fixture(scope="module")
 def binaries() -> None:
     """The live testbed's binaries (tcplab-emu, tcplab-flow) built from this tree; skips
