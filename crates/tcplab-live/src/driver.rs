@@ -36,6 +36,7 @@ use crate::ecn;
 use crate::histogram::Histogram;
 use crate::ident::{self, Ident};
 use crate::plan::{Plan, QueueSeries};
+use crate::tcp_sends::TcpSends;
 use crate::unmodelled::Unmodelled;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -176,6 +177,8 @@ pub struct Emulator {
     pub queue_rows: Vec<QueueRow>,
     /// Rows not kept past [`MAX_QUEUE_ROWS`].
     pub queue_rows_cut: u64,
+    /// The hosts' TCP data segments, when the plan logs them.
+    pub tcp_sends: TcpSends,
     /// Interval mode: the next tick (model time).
     next_tick: Option<Time>,
     /// `captures[k]` is `plan.pcap[k]`.
@@ -257,6 +260,7 @@ impl Emulator {
             unmodelled: Unmodelled::default(),
             queue_rows: Vec::new(),
             queue_rows_cut: 0,
+            tcp_sends: TcpSends::default(),
             captures,
             capture_of_dir,
             capture_bytes: 0,
@@ -356,6 +360,9 @@ impl Emulator {
                 continue;
             };
             host.sent += 1;
+            if self.plan.tcp_sends {
+                self.tcp_sends.record(now, &id);
+            }
             let flow = match (id.sport, id.dport) {
                 (Some(sp), Some(dp)) if self.plan.has_pinned_routes() => {
                     self.plan.flow_of(id.src, id.dst, sp, dp)

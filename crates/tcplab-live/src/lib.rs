@@ -45,6 +45,7 @@ pub mod report;
 pub mod stream;
 pub mod tcp_receiver;
 pub mod tcp_sender;
+pub mod tcp_sends;
 pub mod tun;
 pub mod udp;
 pub mod unmodelled;

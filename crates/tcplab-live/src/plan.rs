@@ -128,6 +128,9 @@ pub struct Plan {
     pub point_to_point: bool,
     /// What the link directions' queues record (the scenario's `trace.series`).
     pub queues: QueueSeries,
+    /// Whether the emulator logs every TCP data segment the hosts send
+    /// ([`crate::tcp_sends`]): when the scenario traces segments.
+    pub tcp_sends: bool,
     /// The capture files the scenario's `trace.pcap` asks for (`tcplab_sim::pcap::plan`:
     /// file name, link, its direction indices and names), and the bytes of a packet kept.
     pub pcap: Vec<PcapFilePlan>,
@@ -262,6 +265,7 @@ impl Plan {
                 SeriesMode::Interval => QueueSeries::Interval(s.trace.interval.as_nanos().max(1)),
                 SeriesMode::Change => QueueSeries::Change,
             },
+            tcp_sends: s.trace.segments,
             pcap,
             pcap_snaplen: s.trace.pcap_snaplen,
         })
@@ -314,6 +318,7 @@ impl Plan {
             wlan_hops: Vec::new(),
             point_to_point: true,
             queues: QueueSeries::Off,
+            tcp_sends: false,
             pcap: Vec::new(),
             pcap_snaplen: 0,
         }

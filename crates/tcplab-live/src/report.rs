@@ -3,8 +3,9 @@
 //! delivered, drops outside the model, lateness percentiles of its deliveries; an 802.11b
 //! hop: offered, delivered, frames acknowledged and drops by cause),
 //! `drops.jsonl` (every drop: model time, link direction, cause, packet identity),
-//! `queues.jsonl` (what each wired link direction held, when the scenario records series)
-//! and `<name>.pcap` per capture file of the scenario's `trace.pcap` (model time stamps). The
+//! `queues.jsonl` (what each wired link direction held, when the scenario records series),
+//! `tcp_sends.csv` (every TCP data segment a host sent, when it traces segments:
+//! [`crate::tcp_sends`]) and `<name>.pcap` per capture file of the scenario's `trace.pcap` (model time stamps). The
 //! one-link plan also keeps the first step's `forward` / `reverse` sections.
 
 use crate::driver::{Direction, Emulator, Host};
@@ -123,6 +124,8 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
         "hosts": hosts,
         "queue_rows": emu.queue_rows.len(),
         "queue_rows_cut": emu.queue_rows_cut,
+        "tcp_sends": emu.tcp_sends.rows.len(),
+        "tcp_sends_cut": emu.tcp_sends.cut,
         "pcap": emu.plan.pcap.iter().zip(&emu.captures).map(|(p, c)| json!({
             "name": p.name,
             "link": p.link,
@@ -173,6 +176,14 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
     f.flush()?;
     drop(f);
     fs::rename(&tmp, dir.join("queues.jsonl"))?;
+    if emu.plan.tcp_sends {
+        let tmp = dir.join(".tcp_sends.csv.tmp");
+        let mut f = std::io::BufWriter::new(fs::File::create(&tmp)?);
+        emu.tcp_sends.write_csv(&mut f)?;
+        f.flush()?;
+        drop(f);
+        fs::rename(&tmp, dir.join("tcp_sends.csv"))?;
+    }
     for (p, c) in emu.plan.pcap.iter().zip(&emu.captures) {
         let tmp = dir.join(format!(".{}.pcap.tmp", p.name));
         fs::write(&tmp, &c.bytes)?;

@@ -184,26 +184,22 @@ def _ends(r: Record) -> tuple[str, str, str, str]:
     return f.get("saddr", ""), f.get("sport", ""), f.get("daddr", ""), f.get("dport", "")
 
 
-def rows(records: list[Record], origin_ns: int, flow: int, isn1: int, mss: int,
-         start_ns: int) -> dict[str, list[dict[str, Any]]]:
+def rows(records: list[Record], origin_ns: int, flow: int, isn1: int, mss: int) -> dict[str, list[dict[str, Any]]]:
     """One Linux flow's records as rows of the simulator's tables, times on the run's axis
     (origin: CLOCK_MONOTONIC ns of model time 0), sequence numbers from the first data byte
-    (`isn1`), `start_ns` when the connection was established (the run's axis):
+    (`isn1`):
     ``series`` (per ACK: cwnd and ssthresh in bytes, srtt, in flight, bytes
     acknowledged and sent), ``events`` (each congestion-state change: ``recovery_enter``,
     ``timeout`` for Loss, ``ecn_response`` for CWR, ``recovery_exit`` back to Open or
-    Disorder; cwnd and ssthresh as the last probe had them, ``seq`` snd_una), and
-    ``segments`` (new data as snd_nxt advanced between two probes, cut in `mss` segments at
-    the earlier probe's time (sent after that ACK was taken in; the first window at
-    `start_ns`), and each retransmission at snd_una, the segment Linux resends first)."""
+    Disorder; cwnd and ssthresh as the last probe had them, ``seq`` snd_una). The trace does
+    not say which bytes a retransmission carried: a Linux sender's ``segments`` are the
+    wire's (:mod:`tcplab.live.tcp_sends`)."""
     wrap = 1 << 32
     series: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
-    segments: list[dict[str, Any]] = []
-    una = nxt = 0
+    una = 0
     cwnd = ssthresh = 0
     state = 0
-    sent_at = start_ns  # when the data between the last two probes left
     for r in records:
         t = max(0, r.time_ns - origin_ns)
         f = r.fields
@@ -212,16 +208,9 @@ def rows(records: list[Record], origin_ns: int, flow: int, isn1: int, mss: int,
             new_nxt = (int(f["snd_nxt"], 16) - isn1) % wrap
             cwnd, ss = int(f["snd_cwnd"]) * mss, int(f["ssthresh"])
             ssthresh = (1 << 64) - 1 if ss >= 0x7FFFFFFF else ss * mss
-            while nxt < new_nxt:
-                n = min(mss, new_nxt - nxt)
-                segments.append({"time_ns": sent_at, "flow": flow, "seq": nxt, "len": n, "retransmission": 0})
-                nxt += n
-            sent_at = t
             series.append({"time_ns": t, "flow": flow, "cwnd": cwnd, "ssthresh": ssthresh,
                            "srtt_ns": int(f["srtt"]) * 1000, "in_flight": max(0, new_nxt - una),
                            "delivered": una, "bytes_sent": new_nxt})
-        elif r.event == "tcp_retransmit_skb":
-            segments.append({"time_ns": t, "flow": flow, "seq": una, "len": mss, "retransmission": 1})
         elif r.event == "tcp_cong_state_set":
             new = int(f["cong_state"])
             name = {3: "recovery_enter", 4: "timeout", 2: "ecn_response"}.get(new)
@@ -232,4 +221,4 @@ def rows(records: list[Record], origin_ns: int, flow: int, isn1: int, mss: int,
                                "ssthresh": ssthresh, "seq": una, "label": CA_STATES[new] if new < 5 else str(new),
                                "value": 0.0})
             state = new
-    return {"series": series, "events": events, "segments": segments}
+    return {"series": series, "events": events}

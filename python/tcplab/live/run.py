@@ -42,6 +42,7 @@ from tcplab.live.netns import LiveError, Testbed, live_support, scenario_plan
 from tcplab.live.pcap import PORTS as LIVE_PCAP_PORTS
 from tcplab.live.pcap import live_captures
 from tcplab.live import real_tcp_results as real_tcp
+from tcplab.live import tcp_sends
 from tcplab.live.real_tcp import RealTcpRun, start_real_tcp_flow, start_real_tcp_receiver_flow
 from tcplab.live.transport import (GRACE_S, PORT, FlowRun, drop_facts, link_directions, log_rows, queue_facts,
                                    sender_columns, start_flow)
@@ -324,7 +325,7 @@ def _kernel_rows(st: _Started, i: int, res: Any) -> dict[str, list[dict[str, Any
     if st.kernel_trace is None or snd.get("cookie") is None or snd.get("isn1") is None:
         return None
     return kernel_trace.rows(st.kernel_trace.flow(int(snd["cookie"])), st.origin, i, int(snd["isn1"]),
-                             int(res.final["snd_mss"]), int(snd["t_start_ns"]) - st.origin)
+                             int(res.final["snd_mss"]))
 
 
 def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, realtime: bool,
@@ -366,8 +367,16 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     linux_results = {i: h.result(tb) for i, h in linux.items()}
     linux_results.update({i: real_tcp.receiver_result(h, r, origin, tb) for i, (h, r) in st.tcp_receivers.items()})
     series_rows = _rows(series)
+    iss = {i: int(r.sender["iss"]) for i, r in st.tcp_senders.items()}
+    senders = {i: h.run.sender for i, h in st.linux.items() if h.run is not None}
+    senders.update({i: r.sender for i, (_, r) in st.tcp_receivers.items()})
+    kernel_iss = {i: int(s["isn1"]) - 1 for i, s in senders.items() if s.get("isn1") is not None}
+    iss.update(kernel_iss)
+    assert tb.emu_origin_ns is not None
+    wire = tcp_sends.segments(tb.out_dir / tcp_sends.FILE, tb.emu_origin_ns - origin,
+                              {i: (PORT + i, n) for i, n in kernel_iss.items()})
     event_rows: list[dict[str, Any]] = []
-    segment_rows: list[dict[str, Any]] = []  # tcplab senders' logs, Linux senders' traces
+    segment_rows: list[dict[str, Any]] = []  # tcplab senders' logs, the wire's for Linux senders
     traced: list[str] = []  # Linux flows with the kernel's trace
     for i, spec in enumerate(flows):
         rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
@@ -384,12 +393,13 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
             if (k := _kernel_rows(st, i, linux_results[i])) is not None:
                 series_rows += k["series"]
                 event_rows += k["events"]
-                segment_rows += k["segments"] if trace.get("segments", True) else []
+                segment_rows += wire.get(i, []) if trace.get("segments", True) else []
                 traced.append(spec["name"])
                 continue
             shared = {c["name"] for c in SCHEMA["series"]}
             series_rows += [{**{k: v for k, v in r.items() if k in shared}, "flow": i}
                             for r in linux_results[i].series.iter_rows(named=True)]
+            segment_rows += wire.get(i, []) if trace.get("segments", True) else []
     stats = tb.stats or {}
     receivers = set(st.tcp_receivers)
     section = live_section(
@@ -430,10 +440,6 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
         }
     tables["flows"] = frame_of("flows", rows).with_columns(pl.lit(section["verdict"]).alias(LIVE_COLUMN))
     tables["series"] = frame_of("series", sorted(series_rows, key=lambda r: (r["time_ns"], r["flow"])))
-    iss = {i: int(r.sender["iss"]) for i, r in st.tcp_senders.items()}
-    senders = {i: h.run.sender for i, h in st.linux.items() if h.run is not None}
-    senders.update({i: r.sender for i, (_, r) in st.tcp_receivers.items()})
-    iss.update({i: int(s["isn1"]) - 1 for i, s in senders.items() if s.get("isn1") is not None})
     tables["drops"] = frame_of("drops", _drops_table(tb, origin, iss))
     tables["segments"] = frame_of("segments", sorted(segment_rows, key=lambda r: (r["time_ns"], r["flow"])))
     tables["events"] = frame_of("events", sorted(event_rows, key=lambda r: (r["time_ns"], r["flow"])))
