@@ -212,17 +212,29 @@ def test_the_summary_has_a_live_section_with_bounds_and_a_verdict(live: LiveRun)
 
 
 def test_live_throughput_is_within_15_percent_of_simulated_over_three_seeds(live: LiveRun, tmp_path: Path) -> None:
-    lives = [live.result.flows["throughput_bps"].to_list()]
-    for seed in (2, 3):
-        r = run_live(scenario(seed), tmp_path / f"s{seed}", realtime=True, report=False)
-        lives.append(r.result.flows["throughput_bps"].to_list())
-    sims = [run(scenario(seed)).flows["throughput_bps"].to_list() for seed in (1, 2, 3)]
-    for f in range(2):
-        mean_live = sum(x[f] for x in lives) / 3
-        mean_sim = sum(x[f] for x in sims) / 3
-        assert abs(mean_live / mean_sim - 1) <= 0.15, (f, lives, sims)
+    """The bottleneck's throughput (both flows together), mean over seeds 1-3, live within
+    ±15 % of simulated. Not per flow: the two flows share one loss stream, and a live run
+    departs from its simulation by tenths of a millisecond (flow 1 starts 0.2 ms after flow
+    0 instead of with it; the endpoints' processing adds about 1 ms per 400 ms), so each
+    loss draw can fall on the other flow's packet and the flows' shares are another
+    realization of the model (docs/live.md, "Checks"). A live run outside the emulator's
+    timing bounds is not a measurement of the model: its seed runs again, at most twice."""
+    def measured(r: LiveRun) -> float | None:
+        return sum(r.result.flows["throughput_bps"].to_list()) if r.live["verdict"] == "ok" else None
 
+    def seed_run(seed: int, got: float | None) -> float | None:
+        for attempt in range(3 if got is None else 0):
+            if got is not None:
+                break
+            got = measured(run_live(scenario(seed), tmp_path / f"s{seed}-{attempt}", realtime=True, report=False))
+        return got
 
+    lives = [seed_run(1, measured(live)), seed_run(2, None), seed_run(3, None)]
+    if None in lives:
+        pytest.skip(f"the emulator kept its timing bounds in no run of seed {lives.index(None) + 1} of 3 "
+                    "(the machine is too loaded to measure the model live)")
+    sims = [sum(run(scenario(seed)).flows["throughput_bps"].to_list()) for seed in (1, 2, 3)]
+    assert abs(sum(lives) / sum(sims) - 1) <= 0.15, (lives, sims)
 def test_a_linux_flow_runs_beside_the_tcplab_flows(binaries: None, tmp_path: Path) -> None:
     # Three 1 MB transfers share the 10 Mb/s bottleneck: at a third each, 2.4 s without
     # losses, more with the 5e-3 loss and slow start; the run lasts 6 s so that each can
