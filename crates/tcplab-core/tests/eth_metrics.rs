@@ -10,7 +10,7 @@ use tcplab_core::{
     Time, TxKind,
 };
 
-mod common;
+use crate::common;
 
 use common::{new, Script, MSS};
 

@@ -3,7 +3,7 @@
 
 use tcplab_core::{AckSegment, DataSegment, Receiver, Seq, TcpConfig, Time};
 
-mod common;
+use crate::common;
 
 use common::seg;
 

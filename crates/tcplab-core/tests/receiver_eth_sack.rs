@@ -10,7 +10,7 @@ use tcplab_core::{
     AckSegment, ControllerSpec, DataSegment, Receiver, RecoverySpec, Sender, Seq, TcpConfig, Time,
 };
 
-mod common;
+use crate::common;
 
 use common::seg;
 

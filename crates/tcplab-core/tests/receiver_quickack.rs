@@ -4,7 +4,7 @@
 
 use tcplab_core::{DataSegment, Dur, Receiver, TcpConfig, Time};
 
-mod common;
+use crate::common;
 
 use common::seg;
 

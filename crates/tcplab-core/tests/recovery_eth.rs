@@ -18,7 +18,7 @@ use tcplab_core::{
     SenderCounters, TcpConfig, Time,
 };
 
-mod common;
+use crate::common;
 
 use common::{new, Script, MSS};
 

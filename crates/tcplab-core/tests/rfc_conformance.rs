@@ -6,7 +6,7 @@
 use tcplab_core::cc::{Growth, CONTROLLERS};
 use tcplab_core::{ControllerSpec, Dur, ParamValue, RecoverySpec, RepeatedRto, Sender, TcpConfig};
 
-mod common;
+use crate::common;
 
 use common::{new, Script, MSS};
 

@@ -8,7 +8,7 @@ use tcplab_core::{
     Time,
 };
 
-mod common;
+use crate::common;
 
 use common::{new, Script, MSS};
 

@@ -5,7 +5,7 @@
 use tcplab_core::cc::Growth;
 use tcplab_core::{ControllerSpec, Dur, RecoverySpec, Sender, TcpConfig, Time};
 
-mod common;
+use crate::common;
 
 use common::{new, Script, MSS};
 

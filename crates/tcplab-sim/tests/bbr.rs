@@ -36,9 +36,9 @@
 //!   allows bandwidth-based convergence to approximate fairness"). Asserted: two bbr3
 //!   flows over 60 s, Jain's index at least 0.9 and utilization at least 90 %.
 //!
-//! The measured numbers are printed (`cargo test --release --test bbr -- --nocapture`).
+//! The measured numbers are printed (`cargo test --release -p tcplab-sim --test integration bbr:: -- --nocapture`).
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

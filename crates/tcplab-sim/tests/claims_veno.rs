@@ -11,7 +11,7 @@
 //! 12 MB for Table I), each point is the mean of 3 seeds (the paper: one run per point,
 //! three runs for Table I).
 
-mod common;
+use crate::common;
 
 use tcplab_core::cc::Growth;
 use tcplab_core::{ControllerSpec, Dur, ParamValue, RepeatedRto, TcpConfig};

@@ -15,7 +15,7 @@
 //! 1000 s (1 flow, 4 seeds, to see enough losses at 1e-4); the paper sweeps 1..64 flows,
 //! this file 1 and 16.
 
-mod common;
+use crate::common;
 
 use tcplab_core::cc::Growth;
 use tcplab_core::{Dur, TcpConfig};

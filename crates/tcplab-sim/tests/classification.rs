@@ -3,7 +3,7 @@
 //! traces tell it; the accounting does not depend on tracing; random drops on a reporting
 //! link reach the flow's sender (Venoplus uses them, other controllers ignore them).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use tcplab_core::Dur;

@@ -1,7 +1,7 @@
 //! Conservation and exactly-once, in-order delivery under random loss on the data and ACK
 //! directions, for every recovery strategy.
 
-mod common;
+use crate::common;
 
 use tcplab_core::{Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

@@ -2,7 +2,7 @@
 //! memory and through JSON lines) gives its conservation verdict and its series and queues
 //! tables exactly; a fabricated lost or duplicated packet in a fact stream is caught.
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

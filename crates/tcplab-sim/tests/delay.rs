@@ -3,7 +3,7 @@
 //! recorded per-packet log, UDP loss against the drop counts, and the same figures from a
 //! replay of the recorded facts.
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

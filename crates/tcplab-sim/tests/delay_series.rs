@@ -3,7 +3,7 @@
 //! computed over the same packets; a replay of the recorded facts gives it again; it is
 //! empty (and nothing else moves) when series are off.
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

@@ -4,7 +4,7 @@
 //! are refused with one line, and TCP over a varying trace is deterministic and conserves
 //! packets.
 
-mod common;
+use crate::common;
 
 use common::one_link::Outcome;
 use tcplab_core::{Dur, Time};

@@ -1,7 +1,7 @@
 //! Same scenario and seed: identical results, column for column. Another seed: another loss
 //! process. Simulations running in parallel threads match sequential runs (no shared state).
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

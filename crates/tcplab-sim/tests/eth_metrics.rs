@@ -2,7 +2,7 @@
 //! verdicts table (docs/eth-metrics.md): constructed loss patterns on a two-host path, with
 //! trace-driven loss (`LossSpec::Trace`) dropping chosen data packets.
 
-mod common;
+use crate::common;
 
 use tcplab_core::TcpConfig;
 use tcplab_sim::scenario::Scenario;

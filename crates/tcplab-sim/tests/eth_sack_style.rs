@@ -8,7 +8,7 @@
 //! *second* entry of the next ACK. So on the same seed the share of used blocks at
 //! positions 2..6 must be higher with packets. Only that direction is asserted.
 
-mod common;
+use crate::common;
 
 use common::{dir, run_completed};
 use tcplab_core::cc::Growth;

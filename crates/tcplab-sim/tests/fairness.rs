@@ -1,6 +1,6 @@
 //! Two Reno flows with equal RTTs on one drop-tail bottleneck share it fairly.
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::ScenarioBuilder;

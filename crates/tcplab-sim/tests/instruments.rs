@@ -2,7 +2,7 @@
 //! them (in memory, and through a JSON-lines file) gives exactly the figures of the run:
 //! drops and marks per flow, Table I, the timeout taxonomy, loss events, the verdicts table.
 
-mod common;
+use crate::common;
 
 use tcplab_core::{Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

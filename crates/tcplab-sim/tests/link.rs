@@ -5,7 +5,7 @@
 use tcplab_core::{Dur, Time};
 use tcplab_sim::scenario::{Buffer, LinkDir};
 
-mod common;
+use crate::common;
 
 use common::one_link::Outcome;
 

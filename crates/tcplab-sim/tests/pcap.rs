@@ -1,7 +1,7 @@
 //! pcap capture through a whole run: what each file holds matches the simulator's own
 //! counters, captures do not change results, and bad selectors are reported by field.
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

@@ -3,7 +3,7 @@
 //! estimate stops with an error instead of growing, and `trace.max_rows_per_flow` keeps every
 //! table bounded, deterministically.
 
-mod common;
+use crate::common;
 
 use tcplab_core::registry::Registries;
 use tcplab_core::Dur;

@@ -8,7 +8,7 @@
 //!   senders transmit first is ECN-capable, CE is echoed until CWR, and each window with
 //!   marks costs one window reduction, not one per mark.
 
-mod common;
+use crate::common;
 
 use common::dir;
 use tcplab_core::{Dur, TcpConfig, Time};

@@ -7,7 +7,7 @@ use tcplab_core::{Dur, Time};
 use tcplab_sim::builder::{explicit, ScenarioBuilder};
 use tcplab_sim::scenario::{Buffer, Duplex, LinkChange, LinkDir, LossSpec, NodeKind, UdpFlowSpec};
 
-mod common;
+use crate::common;
 
 /// Sends UDP packets `(time, size)` over one link direction `fwd` from host a to host b;
 /// returns (packet number, arrival time) in arrival order and the drop causes in order.

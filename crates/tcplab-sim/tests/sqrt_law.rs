@@ -3,8 +3,6 @@
 //! `MSS/RTT * sqrt(3 / (2 b p))`, within ±20%, with b = 2 for delayed ACKs and per-ACK
 //! growth and b = 1 for byte counting (which makes up for delayed ACKs).
 
-mod common;
-
 use tcplab_core::cc::Growth;
 use tcplab_core::{Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

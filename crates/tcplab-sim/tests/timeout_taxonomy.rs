@@ -2,7 +2,7 @@
 //! trace-driven loss (`LossSpec::Trace`) dropping chosen data packets, and the class each
 //! timeout gets in the verdicts table and the flow summary.
 
-mod common;
+use crate::common;
 
 use tcplab_sim::instruments::timeouts::TimeoutClass;
 use tcplab_sim::scenario::Scenario;

@@ -1,7 +1,7 @@
 //! General graphs (routes by hops, by delay, pinned per flow, static entries) and the
 //! parking-lot and wired-cum-wireless presets, run end to end.
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::{explicit, ScenarioBuilder};

@@ -1,7 +1,7 @@
 //! What each trace setting records: series on change or at intervals, queue lengths, the
 //! senders' event logs, every data segment and every drop; nothing when off.
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

@@ -1,7 +1,7 @@
 //! UDP constant-bit-rate sources: the configured rate is delivered over an idle path, and
 //! what the bottleneck drops is counted, per flow, per link and in the drop log.
 
-mod common;
+use crate::common;
 
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};

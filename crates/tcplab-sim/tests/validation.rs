@@ -1,7 +1,7 @@
 //! Invalid scenarios are refused with messages naming the field, the value and what is
 //! allowed; `Simulation::new` never panics on them.
 
-mod common;
+use crate::common;
 
 use tcplab_core::{ControllerSpec, Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, explicit, ScenarioBuilder};

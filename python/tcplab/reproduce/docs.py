@@ -37,8 +37,7 @@ QUICK_SUITE_TIME = (
 )
 RUST_CLAIMS_TIME = (
     "The Rust claims tests took about 47 s in `cargo test --workspace` on the shared machine "
-    "(`cargo test -p tcplab-sim --test claims_veno --test claims_areno --test claims_venoplus "
-    "--test claims_wlan --test claims_red`; AReno 37 s, Veno 7 s, Venoplus 2 s, WLAN and RED "
+    "(`cargo test -p tcplab-sim --test integration claims_`; AReno 37 s, Veno 7 s, Venoplus 2 s, WLAN and RED "
     "under 1 s each); their ignored tests (`-- --ignored`) add the failing claims, the WLAN "
     "explorations and AReno at 1 Gb/s (several minutes)."
 )
