@@ -90,26 +90,33 @@ def canonical_of(toml_text: str) -> dict:
     return json.loads(Scenario.from_toml(toml_text).canonical_json())
 
 
-#: Test modules that drive real time: the live emulator and testbeds in network namespaces,
-#: the kernel's TCP, the campaign's daemons and controller over sockets. What they check is
-#: timing (rates, lateness, retransmissions against a simulation), so .ci/run runs them one at
-#: a time, after the rest has run on every core (pytest-xdist).
-LIVE_MODULES = (
-    "test_live",  # test_live_*.py
+#: Test modules that judge real-time behaviour: rates, lateness, a live run's agreement with
+#: its simulation or with the kernel's TCP. Other cores' work would move what they measure,
+#: so .ci/run runs them one at a time, after the rest has run on every core (pytest-xdist).
+#: Live tests that check plumbing only (results, files, processes, the campaign's records:
+#: test_live_attach, test_live_binaries, test_live_pinned, test_live_real_tcp,
+#: test_live_run_real_tcp, test_compare_live, test_campaign_controller, test_campaign_testbed,
+#: test_reproduce_live) run with the rest.
+TIMING_MODULES = (
+    "test_live",
+    "test_live_linux",
+    "test_live_real_tcp_fidelity",
+    "test_live_real_tcp_receiver",
+    "test_live_run",
+    "test_live_topology",
+    "test_live_transport",
+    "test_live_udp",
+    "test_live_userns",
     "test_campaign_live",
-    "test_campaign_testbed",
-    "test_campaign_controller",
-    "test_compare_live",
     "test_fidelity_linux",
     "test_kernel_trace",
-    "test_reproduce_live",
 )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.stem.startswith(LIVE_MODULES):
-            item.add_marker(pytest.mark.live)
+        if item.path.stem in TIMING_MODULES:
+            item.add_marker(pytest.mark.timing)
 
 
 @pytest.fixture(scope="module")
