@@ -118,7 +118,7 @@ def test_the_watchdog_ends_a_worker_whose_parent_died(tmp_path):
     parent is gone (here the parent is SIGKILLed; no PR_SET_PDEATHSIG is set)."""
     pid_file = tmp_path / "child.pid"
     child = (
-        "import os, sys; from tcplab.sweep_backends import _watch_parent; "
+        "import os, sys; from tcplab.sweep.backends import _watch_parent; "
         f"open({str(pid_file)!r}, 'w').write(str(os.getpid())); _watch_parent(os.getppid())"
     )
     parent = subprocess.Popen(

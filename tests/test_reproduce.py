@@ -693,7 +693,7 @@ def test_a_reading_changes_only_the_documents_it_applies_to():
 
 
 def test_a_headline_names_the_reading_a_claim_holds_under():
-    from tcplab.reproduce.experiment import ClaimResult
+    from tcplab.reproduce.verdict import ClaimResult
     from tcplab.reproduce.readings import Reading, ReadingOutcome, headline
 
     def claim(verdict):

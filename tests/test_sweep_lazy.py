@@ -19,8 +19,8 @@ from conftest import SMALL_TOML
 from tcplab.scenario import Scenario
 from tcplab.sweep import SeedRange, SweepError, cache_key, expand, load_sweep, point_complete, point_dir, run_point
 from tcplab.sweep import run_sweep, sweep_points
-from tcplab.sweep_backends import LocalPool, run_stream
-from tcplab.sweep_store import INDEX_FILE, SweepResult
+from tcplab.sweep.backends import LocalPool, run_stream
+from tcplab.sweep.store import INDEX_FILE, SweepResult
 from test_sweep import BASE, LOSS, dask_client  # noqa: F401 (dask_client: a fixture)
 
 
@@ -166,7 +166,7 @@ def stop_after_six(document, target):
 
 @pytest.mark.parametrize("where", ["local", "dask"])
 def test_points_are_taken_only_as_workers_free_up(tmp_path, where, request):
-    from tcplab.sweep_backends import DaskCluster
+    from tcplab.sweep.backends import DaskCluster
 
     backend = LocalPool(2) if where == "local" else DaskCluster(request.getfixturevalue("dask_client"))
     window = backend.window()

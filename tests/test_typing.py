@@ -91,7 +91,7 @@ def test_mypy_accepts_user_code_and_reveals_run_result(tmp_path):
 CHECKED = ["tcplab", "tcplab.run", "tcplab.results", "tcplab.out_dir", "tcplab.schema", "tcplab.cli",
            "tcplab.cli.common", "tcplab.cli.runs", "tcplab.cli.compare", "tcplab.cli.scenarios", "tcplab.cli.sweeps",
            "tcplab.cli.campaigns", "tcplab.cli.live",
-           "tcplab.sweep", "tcplab.sweep_spec", "tcplab.sweep_points", "tcplab.sweep_store", "tcplab.sweep_backends",
+           "tcplab.sweep", "tcplab.sweep.spec", "tcplab.sweep.points", "tcplab.sweep.store", "tcplab.sweep.backends",
            "tcplab.controller_registry"]
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 if TYPE_CHECKING:
-    from tcplab.sweep_store import SweepResult
+    from tcplab.sweep.store import SweepResult
 
 #: The largest sweep ``tcplab sweep`` summarizes (the summary reads every point's tables).
 SUMMARY_MAX_POINTS = 20_000

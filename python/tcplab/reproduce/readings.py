@@ -19,13 +19,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tcplab.reproduce.verdict import FAILS, HOLDS, INCONCLUSIVE
+from tcplab.reproduce.verdict import FAILS, HOLDS, INCONCLUSIVE, ClaimResult
 from tcplab.sweep import Point, expand
-
-if TYPE_CHECKING:
-    from tcplab.reproduce.experiment import ClaimResult
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -269,3 +270,55 @@ def from_support(label: str, support: float | None, bound: str, confidence: floa
     est = Estimate(support, math.nan, math.nan, 0, "bootstrap support")
     v = {True: HOLDS, False: FAILS, None: INCONCLUSIVE}[support_verdict(support, confidence)]
     return Test(label, est, f"{bound}; support ≥ {1 - a:g}", v)
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """A claim checked on the measured data: the three-valued ``verdict``, the headline
+    ``estimate`` (point value and 95% interval), ``numbers`` (every test with its interval and
+    bound), and the claim's words and operationalization."""
+
+    text: str
+    verdict: str
+    numbers: str
+    published: str = ""
+    quote: str = ""
+    section: str = ""
+    threshold: str = ""
+    weakened: str = ""
+    estimate: Estimate | None = None
+    #: what ``estimate`` measures, when the claim has several tests
+    estimate_label: str = ""
+    #: for an inconclusive headline: the samples that would decide it at the measured spread
+    samples_to_decide: int | None = None
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict == HOLDS
+
+    def measured(self) -> str:
+        if self.estimate is None:
+            return "—"
+        return f"{self.estimate_label}: {self.estimate.text()}" if self.estimate_label else self.estimate.text()
+
+    def summary(self) -> dict[str, Any]:
+        """The machine-readable form (summary.json)."""
+        e = self.estimate
+        num = lambda x: x if x is not None and math.isfinite(x) else None  # noqa: E731
+        return {
+            "claim": self.text,
+            "quote": self.quote,
+            "section": self.section,
+            "published": self.published,
+            "threshold": self.threshold,
+            "weakened": self.weakened or None,
+            "verdict": self.verdict,
+            "measured": None if e is None else num(e.value),
+            "ci_low": None if e is None else num(e.low),
+            "ci_high": None if e is None else num(e.high),
+            "measured_quantity": self.estimate_label or None,
+            "n": None if e is None else e.n,
+            "method": None if e is None else e.method,
+            "samples_to_decide": self.samples_to_decide,
+            "numbers": self.numbers,
+        }

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tcplab.progress import CountProgress
-from tcplab.sweep_store import MAX_RETRIES, Point, PointFn, SweepError, SweepResult, point_complete, point_dir
+from tcplab.sweep.store import MAX_RETRIES, Point, PointFn, SweepError, SweepResult, point_complete, point_dir
 
 __all__ = ["Backend", "DaskCluster", "InProcess", "LocalPool", "backend_for", "die_with_parent", "run_stream"]
 

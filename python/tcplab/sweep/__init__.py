@@ -9,7 +9,7 @@ A scenario file may declare a ``[sweep]`` table (docs/sweeps.md)::
 
 Keys are dotted paths into the scenario document (list items by index). The points are
 the cartesian product of the grid axes, times the zipped lists taken together (equal
-lengths), times the seeds. The points are produced lazily (:mod:`tcplab.sweep_points`):
+lengths), times the seeds. The points are produced lazily (:mod:`tcplab.sweep.points`):
 each is resolved and validated (the scenario schema, then the simulator's own checks) when
 the sweep reaches it, and points that differ only in their seed share that work.
 
@@ -19,7 +19,7 @@ a hash of the point's canonical scenario JSON, the tcplab version and the native
 extension's build: a sweep that is interrupted resumes where it stopped and a point that did
 not change is never recomputed. Points run on local cores (a process pool) or on a Dask
 cluster (``scheduler="tcp://host:port"``), a bounded number in flight
-(:mod:`tcplab.sweep_backends`); the index ``sweep.json`` grows as points are reached.
+(:mod:`tcplab.sweep.backends`); the index ``sweep.json`` grows as points are reached.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ import polars as pl
 from tcplab.progress import CountProgress
 from tcplab.scenario import Scenario, ScenarioError
 from tcplab.scenario.model import resolve_files
-from tcplab.sweep_backends import backend_for, run_stream
-from tcplab.sweep_points import SweepPoints, expand, sweep_points
-from tcplab.sweep_spec import SeedRange, SweepSpec, base_seed, set_path
-from tcplab.sweep_store import (  # noqa: F401 (re-exported: the sweep API)
+from tcplab.sweep.backends import backend_for, run_stream
+from tcplab.sweep.points import SweepPoints, expand, sweep_points
+from tcplab.sweep.spec import SeedRange, SweepSpec, base_seed, set_path
+from tcplab.sweep.store import (  # noqa: F401 (re-exported: the sweep API)
     INDEX_FILE,
     MAX_RETRIES,
     IndexWriter,
@@ -159,17 +159,17 @@ def run_sweep(
 ) -> SweepResult:
     """Runs every point not yet stored under ``out``.
 
-    ``points``: a sequence (a list, or the lazy :class:`~tcplab.sweep_points.SweepPoints` of
+    ``points``: a sequence (a list, or the lazy :class:`~tcplab.sweep.points.SweepPoints` of
     :func:`sweep_points`, read in order as the sweep goes: its points cost memory only while
     in flight) or any iterable (made a list). ``jobs``: worker processes on this machine
     (default: the number of cores; 1 runs the points in this process). ``scheduler``: a Dask
     scheduler address (``tcp://host:port``) or a ``distributed.Client``; then the points run
     on that cluster. Either way a bounded number of points is in flight
-    (:mod:`tcplab.sweep_backends`). ``progress``: a rich progress bar with ETA on stderr (or a
+    (:mod:`tcplab.sweep.backends`). ``progress``: a rich progress bar with ETA on stderr (or a
     rich Console to draw it on), counting ``unit``. ``point_fn(document, target)`` runs one
     point and stores it at ``target`` (default :func:`run_point`). ``adopt_from``: another
     store whose runs of the same canonical scenarios are taken over instead of computed
-    (:func:`~tcplab.sweep_store.adopt_runs`; only for builds shown bit-identical by
+    (:func:`~tcplab.sweep.store.adopt_runs`; only for builds shown bit-identical by
     ``bench/compare_builds.sh``).
     """
     seq: Sequence[Point] = points if isinstance(points, Sequence) else list(points)

@@ -1,6 +1,6 @@
 """What a ``[sweep]`` table declares (:class:`SweepSpec`: grid axes, zipped lists, seeds) and
 how one of its dotted paths replaces a field of a scenario document (:func:`set_path`).
-:mod:`tcplab.sweep_points` expands a spec into points; docs/sweeps.md describes the table."""
+:mod:`tcplab.sweep.points` expands a spec into points; docs/sweeps.md describes the table."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from tcplab.sweep_store import SweepError
+from tcplab.sweep.store import SweepError
 
 __all__ = ["SeedRange", "SweepSpec", "base_seed", "set_path"]
 

@@ -2,7 +2,7 @@
 results directory lives (``<out>/points/<key>/``, complete once renamed into place), running
 one point into it (:func:`run_point`), the index file, and reading every point's tables back
 (:class:`SweepResult`). :mod:`tcplab.sweep` declares and expands sweeps and runs them with
-:mod:`tcplab.sweep_backends`; both build on this module."""
+:mod:`tcplab.sweep.backends`; both build on this module."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ class SweepResult:
     the store, and where they are."""
 
     out: Path
-    #: every point of the sweep, in order (a list, or the lazy :class:`~tcplab.sweep_points.SweepPoints`)
+    #: every point of the sweep, in order (a list, or the lazy :class:`~tcplab.sweep.points.SweepPoints`)
     points: Sequence[Point]
     computed: list[str] = field(default_factory=list)
     cached: list[str] = field(default_factory=list)

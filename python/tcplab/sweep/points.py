@@ -22,8 +22,8 @@ from typing import Any, overload
 from tcplab.scenario import Scenario, ScenarioError
 from tcplab.scenario.flows import seed_dependent
 from tcplab.scenario.model import resolve_files
-from tcplab.sweep_spec import SweepSpec, base_seed, set_path
-from tcplab.sweep_store import Point, SweepError, cache_key, key_text
+from tcplab.sweep.spec import SweepSpec, base_seed, set_path
+from tcplab.sweep.store import Point, SweepError, cache_key, key_text
 
 __all__ = ["SweepPoints", "expand", "sweep_points"]
 
