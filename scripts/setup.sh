@@ -4,7 +4,7 @@
 #   built from crates/tcplab-py (release profile) and installed in development mode; the live
 #   testbed's binaries (tcplab-emu, tcplab-flow: crates/tcplab-live, release) are built and
 #   linked into .venv/bin, where tcplab.live finds them (a link, like the editable package:
-#   a later `cargo build --release -p tcplab-live` is what the venv runs).
+#   a later `cargo build --release -p tcplab-live -p tcplab-py --bins` is what the venv runs).
 # Idempotent: run it again after pulling; it reuses .venv and rebuilds incrementally.
 # Usage: bash scripts/setup.sh        (PYTHON=/path/to/python3 to pick another interpreter)
 set -euo pipefail
@@ -60,8 +60,12 @@ VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
 # built here and linked into the venv's bin (tcplab.live.netns.emulator_binary looks there
 # after $TCPLAB_EMU). For a copy that does not depend on this checkout's target directory:
 #   cargo install --path crates/tcplab-live --root .venv
+# `-p tcplab-py --bins` builds no more than tcplab-live's binaries, but resolves features as
+# maturin's build of the extension did (pyo3's proc-macros want more of syn), so the binaries
+# link the libraries that build compiled instead of compiling tcplab-core and tcplab-sim again
+# (48 s on 2 cores).
 log "building the live binaries (tcplab-emu, tcplab-flow) and linking them into $venv/bin"
-cargo build --release -p tcplab-live
+cargo build --release -p tcplab-live -p tcplab-py --bins
 target="$(cargo metadata --format-version 1 --no-deps \
     | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 for exe in tcplab-emu tcplab-flow; do

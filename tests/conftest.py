@@ -119,6 +119,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.timing)
 
 
+#: How the tests build the live binaries: as scripts/setup.sh does, so that nothing is built
+#: again after it.
+LIVE_BUILD = ["cargo", "build", "-q", "--release", "-p", "tcplab-live", "-p", "tcplab-py", "--bins"]
+
+
 @pytest.fixture(scope="module")
 def binaries() -> None:
     """The live testbed's binaries (tcplab-emu, tcplab-flow) built from this tree; skips
@@ -134,5 +139,5 @@ def binaries() -> None:
     if shutil.which("cargo") is None and not flow_binary().exists():
         pytest.skip("cargo is needed to build tcplab-emu and tcplab-flow")
     if shutil.which("cargo") is not None:
-        subprocess.run(["cargo", "build", "-q", "--release", "-p", "tcplab-live"], cwd=ROOT, check=True)
+        subprocess.run(LIVE_BUILD, cwd=ROOT, check=True)
     assert emulator_binary().exists() and flow_binary().exists()

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import LIVE_BUILD
 from tcplab.live import Testbed, emulator_binary, live_support
 from tcplab.live.netns import _namespaces
 from tcplab.live.probe import run_probe
@@ -43,7 +44,7 @@ def emu() -> Path:
     if shutil.which("cargo") is None and not emulator_binary().exists():
         pytest.skip("cargo is needed to build tcplab-emu")
     if shutil.which("cargo") is not None:
-        subprocess.run(["cargo", "build", "-q", "--release", "-p", "tcplab-live"], cwd=ROOT, check=True)
+        subprocess.run(LIVE_BUILD, cwd=ROOT, check=True)
     return emulator_binary()
 
 

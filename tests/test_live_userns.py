@@ -24,6 +24,7 @@ import numpy
 import pytest
 
 import tcplab
+from conftest import LIVE_BUILD
 from tcplab.live import emulator_binary, live_support
 from tcplab.live import userns as userns_mod
 
@@ -65,7 +66,7 @@ def emu() -> Path:
     if shutil.which("cargo") is None and not emulator_binary().exists():
         pytest.skip("cargo is needed to build tcplab-emu")
     if shutil.which("cargo") is not None:
-        subprocess.run(["cargo", "build", "-q", "--release", "-p", "tcplab-live"], cwd=ROOT, check=True)
+        subprocess.run(LIVE_BUILD, cwd=ROOT, check=True)
     return emulator_binary()
 
 
