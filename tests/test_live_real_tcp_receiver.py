@@ -46,7 +46,7 @@ TCPI_OPT_TIMESTAMPS, TCPI_OPT_SACK, TCPI_OPT_WSCALE = 1, 2, 4
 TOLERANCE = 0.10
 
 
-def scenario(cc: str, receiver: str, loss: float = 0.0, size: int = MB10) -> Scenario:
+def scenario(cc: str, receiver: str, loss: float = 0.0, size: int = MB10, seed: int = 1) -> Scenario:
     recv = f'receiver = "{receiver}"' if receiver != "stack" else ""
     return dumbbell(f"""[[flows]]
 src = "s0"
@@ -56,11 +56,12 @@ recovery = {{ name = "sack" }}
 bytes = {size}
 stack = "linux"
 {recv}
-""", loss, duration="30s", name="real-tcp-receiver")
+""", loss, duration="30s", name="real-tcp-receiver").with_seed(seed)
 
 
-def run_into_tcplab(tmp: Path, cc: str, loss: float = 0.0, size: int = MB10) -> tuple[Testbed, RealTcpReceiverRun]:
-    sc = scenario(cc, "tcplab", loss, size)
+def run_into_tcplab(tmp: Path, cc: str, loss: float = 0.0, size: int = MB10,
+                    seed: int = 1) -> tuple[Testbed, RealTcpReceiverRun]:
+    sc = scenario(cc, "tcplab", loss, size, seed)
     with Testbed.for_scenario(sc, tmp / "emu", attached=("r0",)) as tb:
         origin = time.monotonic_ns() + START_MARGIN_NS
         h = start_real_tcp_receiver_flow(tb, sc.canonical(), 0, origin, tmp / "flow")
@@ -68,8 +69,8 @@ def run_into_tcplab(tmp: Path, cc: str, loss: float = 0.0, size: int = MB10) -> 
     return tb, r
 
 
-def run_linux_to_linux(tmp: Path, cc: str, loss: float = 0.0, size: int = MB10) -> float:
-    sc = scenario(cc, "stack", loss, size)
+def run_linux_to_linux(tmp: Path, cc: str, loss: float = 0.0, size: int = MB10, seed: int = 1) -> float:
+    sc = scenario(cc, "stack", loss, size, seed)
     with Testbed.for_scenario(sc, tmp / "emu-linux") as tb:
         origin = time.monotonic_ns() + START_MARGIN_NS
         h = start_linux_flow(tb, sc.canonical(), 0, origin, tmp / "linux")
@@ -106,10 +107,18 @@ def test_linux_sender_into_tcplab_receiver_negotiates_options_and_10_mb_arrive_b
 @pytest.mark.parametrize(("cc", "loss", "size"), [("reno", 0.0, MB10), ("cubic", 0.0, MB10), ("cubic", 0.01, MB5)])
 def test_linux_sender_into_tcplab_receiver_matches_linux_to_linux_throughput(
         emu: Path, tmp_path: Path, cc: str, loss: float, size: int) -> None:
-    linux = run_linux_to_linux(tmp_path, cc, loss, size)
-    _, r = run_into_tcplab(tmp_path, cc, loss, size)
-    assert r.receiver["intact"] and r.receiver["bytes_delivered"] == size, r.receiver["stream"]
-    ours = r.throughput_bps
+    """Mean over seeds 1-3 with loss, one run without. A lossy transfer is a chaotic
+    system: the Linux sender's timing decides which packet each loss draw hits, so one run
+    of each receiver compared two realizations (it missed once in CI: 8.57 against 7.59 Mb/s,
+    +13 %)."""
+    seeds = (1, 2, 3) if loss else (1,)
+    linux = ours = 0.0
+    for seed in seeds:
+        (tmp_path / f"s{seed}").mkdir()
+        linux += run_linux_to_linux(tmp_path / f"s{seed}", cc, loss, size, seed) / len(seeds)
+        _, r = run_into_tcplab(tmp_path / f"s{seed}", cc, loss, size, seed)
+        assert r.receiver["intact"] and r.receiver["bytes_delivered"] == size, r.receiver["stream"]
+        ours += r.throughput_bps / len(seeds)
     assert abs(ours - linux) <= TOLERANCE * linux, (
         f"{cc}, loss {loss}: Linux -> tcplab {ours / 1e6:.2f} Mb/s, Linux -> Linux {linux / 1e6:.2f} Mb/s")
 
