@@ -69,7 +69,7 @@ def test_linux_profile_gives_linux_defaults_cubic_hystart_and_rack_prr():
     for f in c["flows"]:
         assert f["tcp"] == LINUX_TCP
         assert f["controller"] == {"name": "cubic", "params": {"hystart": True, "flavor": "linux"}}
-        assert f["recovery"] == {"name": "rack", "params": {"window": "prr"}}
+        assert f["recovery"] == {"name": "rack", "params": {"bound": "safe_ack", "window": "prr"}}
 
 
 def test_explicit_fields_beat_the_profile_at_both_levels():

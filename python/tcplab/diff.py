@@ -165,10 +165,19 @@ def _streams(run: Run) -> dict[str, list[Event]]:
 
 def _ss_exit(run: Run) -> list[tuple[int, str, int]]:
     """When slow start ended (absolute time, why, cwnd), if it did: the first window change
-    of the event log that is not slow start's; for a Linux sender (no window log) the first
-    ``series`` row whose ssthresh is set, why ``ssthresh``."""
+    of the event log that is not slow start's. For a Linux sender (no window log): its first
+    congestion-state change to Recovery or Loss, why ``fast_retransmit`` or ``timeout``, with
+    the cwnd of the next probe (the reduced window, as the simulator logs it), unless a
+    ``series`` row with ssthresh set comes first (HyStart), why ``ssthresh``."""
     if run.kernel:
-        s = run.tables["series"].filter(pl.col("ssthresh") < (1 << 64) - 1).head(1)
+        series = run.tables["series"]
+        s = series.filter(pl.col("ssthresh") < (1 << 64) - 1).head(1)
+        ev = run.tables["events"].filter(pl.col("event").is_in(["recovery_enter", "timeout"])).head(1)
+        if ev.height and (not s.height or ev["time_ns"][0] <= s["time_ns"][0]):
+            t = int(ev["time_ns"][0])
+            why = "fast_retransmit" if ev["event"][0] == "recovery_enter" else "timeout"
+            after = series.filter(pl.col("time_ns") > t).head(1)
+            return [(t, why, int(after["cwnd"][0]) if after.height else int(ev["cwnd"][0]))]
         return [(r["time_ns"], "ssthresh", r["cwnd"]) for r in s.iter_rows(named=True)]
     ev = run.tables["events"]
     ss = ev.filter((pl.col("event") == "window") & (pl.col("reason") != "slow_start")).head(1)

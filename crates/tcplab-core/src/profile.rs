@@ -71,6 +71,8 @@ impl Profile {
                 let mut r = RecoverySpec::named("rack");
                 r.params
                     .insert("window".into(), ParamValue::Str("prr".into()));
+                r.params
+                    .insert("bound".into(), ParamValue::Str("safe_ack".into()));
                 Some(r)
             }
         }
@@ -191,6 +193,10 @@ mod tests {
         let r = Profile::Linux.recovery().unwrap();
         assert_eq!(r.name, "rack");
         assert_eq!(r.params.get("window"), Some(&ParamValue::Str("prr".into())));
+        assert_eq!(
+            r.params.get("bound"),
+            Some(&ParamValue::Str("safe_ack".into()))
+        );
         // An explicit hystart wins; other controllers are left alone.
         let mut c = ControllerSpec::named("cubic");
         c.params.insert("hystart".into(), ParamValue::Bool(false));

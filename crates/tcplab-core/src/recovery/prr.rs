@@ -10,6 +10,8 @@
 //! else (bound = "ssrb"): sndcnt = MIN(ssthresh - pipe,
 //!                                  MAX(prr_delivered - prr_out, DeliveredData) + MSS)
 //!      (bound = "crb"):  sndcnt = MIN(ssthresh - pipe, prr_delivered - prr_out)
+//!      (bound = "safe_ack"): as "ssrb", the + MSS only when the ACK advanced snd.una
+//!                        and marked no new loss (RFC 6937bis SafeACK; Linux)
 //! cwnd = pipe + sndcnt;  prr_out += every byte (re)transmitted
 //! ```
 //!
@@ -63,8 +65,10 @@ impl LossRecovery for Prr {
             if self.det.recovery_ends(ack) {
                 return RecoveryAction::Exit { cwnd: None };
             }
+            let lost_before = sb.lost_total();
             self.det.mark_lost(sb);
-            self.prr.on_ack(ack.delivered_bytes, sb.pipe());
+            let safe = ack.snd_una > ack.prev_una && sb.lost_total() == lost_before;
+            self.prr.on_ack(ack.delivered_bytes, sb.pipe(), safe);
             return RecoveryAction::None;
         }
         if self.det.should_enter(ack, sb) {
@@ -77,7 +81,7 @@ impl LossRecovery for Prr {
         self.prr.start(ssthresh, sb.outstanding());
         self.det.enter(snd_max, sb);
         let delivered = std::mem::take(&mut self.entry_delivered);
-        self.prr.on_ack(delivered, sb.pipe());
+        self.prr.on_ack(delivered, sb.pipe(), false); // the entering ACK marked losses
     }
     fn uses_sack(&self) -> bool {
         true

@@ -287,7 +287,11 @@ impl LossRecovery for Rack {
         let lost = self.detect_loss(ack.now, ack.snd_una, sb);
         if self.in_recovery() {
             if let Some(p) = self.prr.as_mut() {
-                p.on_ack(ack.delivered_bytes, sb.pipe());
+                p.on_ack(
+                    ack.delivered_bytes,
+                    sb.pipe(),
+                    ack.snd_una > ack.prev_una && !lost,
+                );
             }
             return RecoveryAction::None;
         }
@@ -332,7 +336,7 @@ impl LossRecovery for Rack {
         }
         let delivered = std::mem::take(&mut self.entry_delivered);
         if let Some(p) = self.prr.as_mut() {
-            p.on_ack(delivered, sb.pipe());
+            p.on_ack(delivered, sb.pipe(), false); // the entering ACK marked losses
         }
     }
     fn uses_sack(&self) -> bool {

@@ -5,21 +5,28 @@
 
 use crate::{ConfigError, ParamReader};
 
-/// RFC 6937's two reduction bounds, used when pipe falls to ssthresh or below.
+/// The reduction bounds used when pipe falls to ssthresh or below: RFC 6937's two, and
+/// RFC 6937bis's (Linux's tcp_cwnd_reduction).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PrrBound {
     /// Slow-start reduction bound: may send one MSS more than delivered per ACK.
     Ssrb,
     /// Conservative reduction bound: never more than was delivered.
     Crb,
+    /// The slow-start bound's extra MSS only on a SafeACK: an ACK that advanced snd.una and
+    /// marked no new loss (RFC 6937bis; Linux: `FLAG_SND_UNA_ADVANCED && !newly_lost`).
+    SafeAck,
 }
 
 impl PrrBound {
     pub fn parse(r: &mut ParamReader) -> Result<Self, ConfigError> {
-        Ok(match r.choice("bound", "ssrb", &["ssrb", "crb"])? {
-            "ssrb" => PrrBound::Ssrb,
-            _ => PrrBound::Crb,
-        })
+        Ok(
+            match r.choice("bound", "ssrb", &["ssrb", "crb", "safe_ack"])? {
+                "ssrb" => PrrBound::Ssrb,
+                "safe_ack" => PrrBound::SafeAck,
+                _ => PrrBound::Crb,
+            },
+        )
     }
 }
 
@@ -63,8 +70,9 @@ impl PrrWindow {
         self.delivered = 0;
         self.out = 0;
     }
-    /// One ACK in recovery: `delivered` bytes newly delivered, `pipe` after loss marking.
-    pub fn on_ack(&mut self, delivered: u64, pipe: u64) {
+    /// One ACK in recovery: `delivered` bytes newly delivered, `pipe` after loss marking,
+    /// `safe`: the ACK advanced snd.una and marked no new loss (for [`PrrBound::SafeAck`]).
+    pub fn on_ack(&mut self, delivered: u64, pipe: u64, safe: bool) {
         self.delivered += delivered;
         let sndcnt = if pipe > self.ssthresh {
             let share =
@@ -75,6 +83,9 @@ impl PrrWindow {
             let limit = match self.bound {
                 PrrBound::Crb => owed,
                 PrrBound::Ssrb => owed.max(delivered as i128) + self.mss as i128,
+                PrrBound::SafeAck => {
+                    owed.max(delivered as i128) + if safe { self.mss as i128 } else { 0 }
+                }
             };
             (self.ssthresh as i128 - pipe as i128).min(limit)
         };
@@ -104,22 +115,38 @@ mod tests {
         let mss = 100;
         let mut w = PrrWindow::new(PrrBound::Ssrb, mss);
         w.start(1000, 2000);
-        w.on_ack(100, 1900);
+        w.on_ack(100, 1900, true);
         assert_eq!(w.window(), 1900 + 100, "ceil(0.5) segment");
         w.on_transmit(100);
-        w.on_ack(100, 1900);
+        w.on_ack(100, 1900, true);
         assert_eq!(w.window(), 1900, "ceil(1) - 1 = 0");
         // Heavy loss: pipe far below ssthresh. SSRB catches up by what is owed (400 > this
         // ACK's 300) plus one MSS.
-        w.on_ack(300, 400);
+        w.on_ack(300, 400, true);
         assert_eq!(w.window(), 400 + 400 + 100);
         for (bound, extra) in [(PrrBound::Ssrb, 100), (PrrBound::Crb, 0)] {
             let mut c = PrrWindow::new(bound, mss);
             c.start(1000, 2000);
-            c.on_ack(100, 400);
+            c.on_ack(100, 400, true);
             assert_eq!(c.window(), 400 + 100 + extra, "{bound:?}");
-            c.on_ack(900, 400);
+            c.on_ack(900, 400, true);
             assert_eq!(c.window(), 1000, "{bound:?}: up to ssthresh only");
+        }
+    }
+
+    /// RFC 6937bis / Linux tcp_cwnd_reduction: the slow-start bound's extra MSS only on an
+    /// ACK that advanced snd.una and marked no new loss; RFC 6937's SSRB adds it always.
+    #[test]
+    fn the_extra_segment_needs_a_safe_ack() {
+        for (bound, safe, extra) in [
+            (PrrBound::SafeAck, true, 100),
+            (PrrBound::SafeAck, false, 0),
+            (PrrBound::Ssrb, false, 100),
+        ] {
+            let mut c = PrrWindow::new(bound, 100);
+            c.start(1000, 2000);
+            c.on_ack(100, 400, safe);
+            assert_eq!(c.window(), 400 + 100 + extra, "{bound:?}, safe {safe}");
         }
     }
 }
