@@ -390,16 +390,15 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
             segment_rows += log_rows(st.tcp_senders[i].out_dir / "sender", "segments", i)
         elif i in linux_results:
             rows[i].update({k: v for k, v in linux_results[i].flow.items() if k not in ("name", "src", "dst")})
+            segment_rows += wire.get(i, [])  # logged when the scenario traces segments
             if (k := _kernel_rows(st, i, linux_results[i])) is not None:
                 series_rows += k["series"]
                 event_rows += k["events"]
-                segment_rows += wire.get(i, []) if trace.get("segments", True) else []
                 traced.append(spec["name"])
                 continue
             shared = {c["name"] for c in SCHEMA["series"]}
             series_rows += [{**{k: v for k, v in r.items() if k in shared}, "flow": i}
                             for r in linux_results[i].series.iter_rows(named=True)]
-            segment_rows += wire.get(i, []) if trace.get("segments", True) else []
     stats = tb.stats or {}
     receivers = set(st.tcp_receivers)
     section = live_section(

@@ -62,8 +62,9 @@ pub(super) struct Window {
     truesize: u64,
     /// tp->scaling_ratio.
     ratio: u64,
-    /// icsk_ack.rcv_mss, and icsk_ack.last_seg_size.
+    /// icsk_ack.rcv_mss.
     rcv_mss: u64,
+    /// icsk_ack.last_seg_size: the last short segment's payload, 0 after any other.
     last_seg_size: u64,
     /// tp->tcp_header_len: the TCP header with the timestamp option when it is on.
     header_len: u64,
