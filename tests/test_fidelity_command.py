@@ -11,7 +11,7 @@ import test_live
 from typer.testing import CliRunner
 
 from tcplab.cli import app
-from tcplab.fidelity import Cell, judge
+from tcplab.fidelity import Cell, judge, stall_drops
 
 runner = CliRunner()
 emu = test_live.emu  # skips without root, builds tcplab-emu and tcplab-flow
@@ -53,6 +53,53 @@ def test_one_short_cell_runs_both_ways(emu: Path, tmp_path: Path) -> None:
         assert (out / "cells" / cell["name"] / f"{side}-s1" / "flows.parquet").exists()
     assert cell["pass"] or cell["first_divergence"] is not None
     assert "tcplab fidelity" in (out / "report.html").read_text()
+    kernel = cell["runs"]["linux"][0]
+    assert kernel["overflow_drops_after_stalls"] <= kernel["overflow_drops"], kernel
+    assert 0.0 <= kernel["stall_window_share"] <= 1.0 and cell["linux_stalls"] is not None
+
+    # The same cell against the kernel run just recorded: only the simulation runs again.
+    again = tmp_path / "again"
+    r = runner.invoke(app, ["fidelity", "--controllers", "reno", "--rates", "10e6", "--losses", "0",
+                            "--buffers", "shallow", "--kinds", "short", "--seeds", "1", "--out", str(again),
+                            "--kernel-runs", str(out)])
+    assert r.exit_code == 0, r.output
+    redo = json.loads((again / "fidelity.json").read_text())
+    assert redo["kernel_runs"] == str(out.resolve()) and redo["machine"] == doc["machine"]
+    assert redo["cells"][0]["runs"] == cell["runs"], "the same simulation, the same recorded kernel run"
+    assert not (again / "cells" / cell["name"] / "linux-s1").exists()
+    assert "kernel runs recorded earlier" in (again / "fidelity.md").read_text()
+
+
+def test_kernel_runs_missing_a_cell_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "fidelity.json").write_text(json.dumps(_doc()))
+    r = runner.invoke(app, ["fidelity", "--controllers", "reno", "--rates", "10e6", "--losses", "0",
+                            "--buffers", "deep", "--kinds", "long", "--seeds", "2", "--kernel-runs",
+                            str(tmp_path / "old"), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "no kernel run reno-10M-loss0-deep-long seed 1" in r.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_overflow_drops_are_set_beside_the_emulators_stalls(tmp_path: Path) -> None:
+    import polars as pl
+
+    ms = 1_000_000
+    # Two stalls: 100-117 ms and 500-502 ms (run time); a drain time of 10 ms makes the
+    # windows 100-127 and 500-512 ms, 39 ms of a 1 s run.
+    stalls = {"threshold_ns": ms, "count": 2, "total_ns": 19 * ms, "cut": 0, "from_ns": [100 * ms, 500 * ms],
+              "until_ns": [117 * ms, 502 * ms], "worst_ns": [17 * ms, 2 * ms], "packets": [14, 2]}
+    (tmp_path / "summary.json").write_text(json.dumps({"duration_s": 1.0, "live": {"emulator_stalls": stalls}}))
+    drops = [(99, "buffer_overflow"), (100, "buffer_overflow"), (126, "buffer_overflow"), (128, "buffer_overflow"),
+             (505, "link_error"), (511, "buffer_overflow"), (900, "buffer_overflow")]
+    pl.DataFrame({"time_ns": [t * ms for t, _ in drops], "cause": [c for _, c in drops]}) \
+        .write_parquet(tmp_path / "drops.parquet")
+    st = stall_drops(tmp_path, 10 * ms)
+    assert st == {"stalls": 2.0, "stall_ms": 19.0, "overflow_drops": 6.0, "overflow_drops_after_stalls": 3.0,
+                  "stall_window_share": pytest.approx(0.039)}
+    (tmp_path / "summary.json").write_text(json.dumps({"duration_s": 1.0}))
+    assert stall_drops(tmp_path, 10 * ms) is None, "a simulation has no stalls"
+    assert Cell("reno", 10e6, 0.0, "shallow", "long").drain_ns == 9_600_000
 
 
 def _doc() -> dict:

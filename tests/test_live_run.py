@@ -206,6 +206,12 @@ def test_the_summary_has_a_live_section_with_bounds_and_a_verdict(live: LiveRun)
     for k in ("p50", "p99", "max"):
         assert s["emulator_lateness_ns"][k] is not None
     assert set(s["drops_outside_model"]) >= {"tun_write_errors", "receiver_socket_overflows", "endpoint_send_errors"}
+    st = s["emulator_stalls"]  # each stretch of deliveries at least 1 ms late, in the run's time
+    n = len(st["from_ns"])
+    assert n == len(st["until_ns"]) == len(st["worst_ns"]) == len(st["packets"]) == st["count"] - st["cut"]
+    assert all(a <= b for a, b in zip(st["from_ns"], st["until_ns"])) and all(w >= st["threshold_ns"]
+                                                                              for w in st["worst_ns"])
+    assert (n > 0) == (s["emulator_lateness_ns"]["max"] >= st["threshold_ns"])
     flows = pl.read_parquet(live.out_dir / "flows.parquet")
     assert flows[LIVE_COLUMN].to_list() == [s["verdict"]] * 2
     assert "live fidelity" in (live.out_dir / "report.html").read_text()

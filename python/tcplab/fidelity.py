@@ -16,6 +16,12 @@ retransmitted segments. The tolerances are the issue's, fixed before any run: th
 completion time within ±10 % of the kernel's mean over the seeds; retransmissions within
 ±20 %, or both means under 5 segments. A cell that misses carries the first divergence of its
 first seed from ``tcplab diff``.
+
+A kernel run also says how its overflow drops sit against the emulator's stalls (stretches in
+which it delivered packets at least 1 ms late, ``tcplab_live::stalls``): a stall compresses
+what the hosts sent in it into a burst the model did not see coming. `stall_drops` counts the
+drops inside a stall or within one buffer's drain time after it, beside the share of the run
+those windows cover: the share the drops would have if stalls did not matter.
 """
 
 from __future__ import annotations
@@ -56,6 +62,11 @@ class Cell:
     def buffer_packets(self) -> int:
         return max(2, round(BUFFER_BDP[self.buffer] * self.rate_bps * RTT_S / (1500 * 8)))
 
+    @property
+    def drain_ns(self) -> int:
+        """The time the link takes to send a full buffer of 1500-byte packets."""
+        return round(self.buffer_packets * 1500 * 8 / self.rate_bps * 1e9)
+
     def scenario(self, seed: int, linux: bool) -> dict[str, Any]:
         """The cell's scenario as a dict (``stack = "linux"`` when `linux`)."""
         link: dict[str, Any] = {"from": "a", "to": "b", "rate": f"{self.rate_bps / 1e6:g}Mbps",
@@ -84,9 +95,11 @@ def grid(controllers: list[str], rates: list[float], losses: list[float], buffer
     return [Cell(c, r, p, b, k) for c in controllers for r in rates for p in losses for b in buffers for k in kinds]
 
 
-def measure(results: Path, kind: str) -> dict[str, float]:
+def measure(results: Path, kind: str, drain_ns: int | None = None) -> dict[str, float]:
     """A run's measures from its results directory: ``value`` (throughput in bit/s, or the
-    completion time in s from the first data transmission) and ``retransmits``."""
+    completion time in s from the first data transmission) and ``retransmits``; with
+    `drain_ns` (a live run) also how its overflow drops sit against the emulator's stalls
+    (`stall_drops`)."""
     import polars as pl
 
     f = pl.read_parquet(results / "flows.parquet").row(0, named=True)
@@ -98,7 +111,43 @@ def measure(results: Path, kind: str) -> dict[str, float]:
         first = seg["time_ns"].min() if len(seg) else f["start_ns"]
         out["value"] = (int(f["end_ns"]) - int(first)) / 1e9  # type: ignore[arg-type]
         out["completed"] = float(bool(f["completed"]))
+    if drain_ns is not None and (st := stall_drops(results, drain_ns)) is not None:
+        out.update(st)
     return out
+
+
+def stall_drops(results: Path, drain_ns: int) -> dict[str, float] | None:
+    """How a live run's overflow drops sit against the emulator's stalls
+    (``tcplab.live.fidelity.stalls``): a stall compresses what the hosts sent during it into a
+    burst the model did not see coming, which stays in the queue for at most one buffer's
+    drain time (`drain_ns`) after the stall's last late write. Returns the stalls, their
+    time, the overflow drops, those inside a stall or its drain time, and the share of the
+    run those windows cover (what the drops' share would be if stalls did not matter). None
+    when the run records no stalls (a simulation, or an emulator that does not log them)."""
+    import polars as pl
+
+    summary = json.loads((results / "summary.json").read_text())
+    st = (summary.get("live") or {}).get("emulator_stalls")
+    if st is None:
+        return None
+    windows = sorted(zip(st["from_ns"], (u + drain_ns for u in st["until_ns"])))
+    merged: list[list[int]] = []
+    for a, b in windows:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    drops = pl.read_parquet(results / "drops.parquet").filter(pl.col("cause") == "buffer_overflow")
+    times = sorted(drops["time_ns"].to_list())
+    inside, k = 0, 0
+    for t in times:
+        while k < len(merged) and merged[k][1] < t:
+            k += 1
+        inside += k < len(merged) and merged[k][0] <= t
+    span = int(summary.get("duration_s", 0) * 1e9) or 1
+    return {"stalls": float(st["count"]), "stall_ms": st["total_ns"] / 1e6, "overflow_drops": float(len(times)),
+            "overflow_drops_after_stalls": float(inside),
+            "stall_window_share": sum(b - a for a, b in merged) / span}
 
 
 def _mean(xs: list[float]) -> float:
@@ -121,7 +170,18 @@ def judge(sim: list[dict[str, float]], linux: list[dict[str, float]]) -> dict[st
             "linux": {"value": lv, "value_spread": _spread([r["value"] for r in linux]), "retransmits": lr,
                       "retransmits_spread": _spread([r["retransmits"] for r in linux])},
             "value_diff": (sv - lv) / lv if lv else None, "retransmits_diff": (sr - lr) / lr if lr else None,
-            "value_ok": value_ok, "retransmits_ok": retx_ok, "pass": value_ok and retx_ok}
+            "value_ok": value_ok, "retransmits_ok": retx_ok, "pass": value_ok and retx_ok,
+            "linux_stalls": _stalls(linux)}
+
+
+def _stalls(runs: list[dict[str, float]]) -> dict[str, float] | None:
+    """The kernel runs' stalls summed over the seeds: the overflow drops, those after a
+    stall, and the share of time those windows cover (mean over the seeds)."""
+    if not runs or any("overflow_drops" not in r for r in runs):
+        return None
+    return {"stall_ms": sum(r["stall_ms"] for r in runs), "overflow_drops": sum(r["overflow_drops"] for r in runs),
+            "overflow_drops_after_stalls": sum(r["overflow_drops_after_stalls"] for r in runs),
+            "stall_window_share": _mean([r["stall_window_share"] for r in runs])}
 
 
 def machine() -> dict[str, Any]:
@@ -134,21 +194,41 @@ def machine() -> dict[str, Any]:
             "load_average": list(os.getloadavg())}
 
 
-def run_grid(cells: list[Cell], seeds: int, out: Path,
-             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def recorded_kernel_runs(cells: list[Cell], seeds: int, kernel_runs: Path) -> dict[str, Any]:
+    """The machine of an earlier grid whose kernel runs are to be reused (its
+    ``fidelity.json``), after checking that it holds every cell's runs for every seed; raises
+    ValueError naming the first one missing."""
+    try:
+        recorded = json.loads((kernel_runs / "fidelity.json").read_text())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"--kernel-runs {str(kernel_runs)!r}: {e}") from e
+    for cell in cells:
+        for seed in range(1, seeds + 1):
+            run = kernel_runs / "cells" / cell.name / f"linux-s{seed}"
+            if not (run / "flows.parquet").exists():
+                raise ValueError(f"--kernel-runs {str(kernel_runs)!r}: no kernel run {cell.name} seed {seed} ({run})")
+    return dict(recorded["machine"])
+
+
+def run_grid(cells: list[Cell], seeds: int, out: Path, progress: Callable[[str], None] | None = None,
+             kernel_runs: Path | None = None) -> dict[str, Any]:
     """Runs every cell `seeds` times both ways into `out` (``cells/<cell>/{sim,linux}-s<seed>``)
-    and writes ``fidelity.json``; returns its content."""
+    and writes ``fidelity.json``; returns its content. With `kernel_runs` (an earlier grid's
+    results directory) the kernel side is not run again: each cell is judged against that
+    grid's recorded kernel runs, and the machine is theirs."""
     import tcplab
     from tcplab import diff
-    from tcplab.live.run import run_live
     from tcplab.results import write_results
     from tcplab.scenario import Scenario
 
-    doc: dict[str, Any] = {"machine": machine(), "seeds": seeds,
+    here = machine() if kernel_runs is None else recorded_kernel_runs(cells, seeds, kernel_runs)
+    doc: dict[str, Any] = {"machine": here, "seeds": seeds,
                            "tolerances": {"throughput_or_completion": THROUGHPUT_TOLERANCE,
                                           "retransmits": RETRANSMIT_TOLERANCE,
                                           "few_retransmits": FEW_RETRANSMITS},
                            "cells": []}
+    if kernel_runs is not None:
+        doc["kernel_runs"] = str(kernel_runs.resolve())
     t0 = time.monotonic()
     for cell in cells:
         base = out / "cells" / cell.name
@@ -159,14 +239,12 @@ def run_grid(cells: list[Cell], seeds: int, out: Path,
             s_dir = write_results(tcplab.run(Scenario.from_dict(cell.scenario(seed, False))), base / f"sim-s{seed}",
                                   report=False)
             sim.append(measure(s_dir, cell.kind))
-            live = run_live(Scenario.from_dict(cell.scenario(seed, True)), base / f"linux-s{seed}", realtime=True,
-                            report=False)
-            lin.append(measure(live.out_dir, cell.kind))
+            lin.append(measure(_kernel_run(cell, seed, base, kernel_runs), cell.kind, cell.drain_ns))
         row: dict[str, Any] = {**asdict(cell), "name": cell.name, "buffer_packets": cell.buffer_packets,
                                "runs": {"sim": sim, "linux": lin}, **judge(sim, lin)}
         if not row["pass"]:
             try:
-                d = diff.diff(diff.load(base / "sim-s1"), diff.load(base / "linux-s1"))
+                d = diff.diff(diff.load(base / "sim-s1"), diff.load(_kernel_dir(cell, 1, base, kernel_runs)))
                 fd = d["first_divergence"]
                 row["first_divergence"] = None if fd is None else {k: fd[k] for k in ("stream", "index", "a", "b")}
             except diff.DiffError as e:
@@ -180,6 +258,22 @@ def run_grid(cells: list[Cell], seeds: int, out: Path,
     return doc
 
 
+def _kernel_dir(cell: Cell, seed: int, base: Path, kernel_runs: Path | None) -> Path:
+    return (base if kernel_runs is None else kernel_runs / "cells" / cell.name) / f"linux-s{seed}"
+
+
+def _kernel_run(cell: Cell, seed: int, base: Path, kernel_runs: Path | None) -> Path:
+    """The results directory of the cell's kernel run for `seed`: run now through the live
+    emulator, or the recorded one of `kernel_runs`."""
+    if kernel_runs is not None:
+        return _kernel_dir(cell, seed, base, kernel_runs)
+    from tcplab.live.run import run_live
+    from tcplab.scenario import Scenario
+
+    return run_live(Scenario.from_dict(cell.scenario(seed, True)), base / f"linux-s{seed}", realtime=True,
+                    report=False).out_dir
+
+
 def _fmt(v: float | None, kind: str) -> str:
     if v is None or v != v:
         return "–"
@@ -187,7 +281,7 @@ def _fmt(v: float | None, kind: str) -> str:
 
 
 #: The columns of a cell's row, in the terminal, the HTML page and the Markdown table alike.
-COLUMNS = ("cell", "sim", "linux", "diff", "retx sim", "retx linux", "retx", "first divergence")
+COLUMNS = ("cell", "sim", "linux", "diff", "retx sim", "retx linux", "retx", "linux stalls", "first divergence")
 
 
 def rows(doc: dict[str, Any]) -> list[list[str]]:
@@ -208,8 +302,17 @@ def rows(doc: dict[str, Any]) -> list[list[str]]:
                     f"{_fmt(li['value'], c['kind'])} ±{li['value_spread'] * 50:.0f} %",
                     f"{(c['value_diff'] or 0) * 100:+.0f} %" + ("" if c["value_ok"] else " miss"),
                     f"{s['retransmits']:.1f}", f"{li['retransmits']:.1f}",
-                    "ok" if c["retransmits_ok"] else "miss", where])
+                    "ok" if c["retransmits_ok"] else "miss", _stall_text(c.get("linux_stalls")), where])
     return out
+
+
+def _stall_text(st: dict[str, float] | None) -> str:
+    """The kernel runs' overflow drops that followed an emulator stall, against the share of
+    time such windows cover: "9 of 40 drops in 3 % of time"."""
+    if not st:
+        return "–"
+    return (f"{st['overflow_drops_after_stalls']:.0f} of {st['overflow_drops']:.0f} drops "
+            f"in {st['stall_window_share']:.0%} of time")
 
 
 def _event(e: Any) -> str:
@@ -224,7 +327,9 @@ def _event(e: Any) -> str:
 
 def headline(doc: dict[str, Any]) -> str:
     m = doc["machine"]
-    return (f"{doc['passed']} of {len(doc['cells'])} cells pass against Linux {m['kernel']}; {doc['seeds']} seeds; "
+    reused = " (its kernel runs recorded earlier, the simulations run again)" if doc.get("kernel_runs") else ""
+    return (f"{doc['passed']} of {len(doc['cells'])} cells pass against Linux {m['kernel']}{reused}; "
+            f"{doc['seeds']} seeds; "
             f"wall time {doc['wall_time_s']:.0f} s. Rule (fixed before running): throughput or completion time "
             f"within ±{THROUGHPUT_TOLERANCE:.0%} of Linux's mean, retransmissions within "
             f"±{RETRANSMIT_TOLERANCE:.0%} or both under {FEW_RETRANSMITS:g}; ± after a mean is half its spread "

@@ -36,6 +36,7 @@ use crate::ecn;
 use crate::histogram::Histogram;
 use crate::ident::{self, Ident};
 use crate::plan::{Plan, QueueSeries};
+use crate::stalls::Stalls;
 use crate::tcp_sends::TcpSends;
 use crate::unmodelled::Unmodelled;
 use std::collections::{HashMap, VecDeque};
@@ -179,6 +180,8 @@ pub struct Emulator {
     pub queue_rows_cut: u64,
     /// The hosts' TCP data segments, when the plan logs them.
     pub tcp_sends: TcpSends,
+    /// When deliveries were late ([`crate::stalls`]).
+    pub stalls: Stalls,
     /// Interval mode: the next tick (model time).
     next_tick: Option<Time>,
     /// `captures[k]` is `plan.pcap[k]`.
@@ -261,6 +264,7 @@ impl Emulator {
             queue_rows: Vec::new(),
             queue_rows_cut: 0,
             tcp_sends: TcpSends::default(),
+            stalls: Stalls::default(),
             captures,
             capture_of_dir,
             capture_bytes: 0,
@@ -527,6 +531,7 @@ impl Emulator {
             // A TUN write takes the whole packet or fails.
             Ok(n) if n == bytes.len() => {
                 h.lateness.record(t.saturating_since(at).as_nanos());
+                self.stalls.record(at, t);
                 h.delivered += 1;
                 h.delivered_bytes += bytes.len() as u64;
                 h.first_write.get_or_insert(t);

@@ -42,6 +42,7 @@ pub mod ident;
 pub mod plan;
 pub mod process;
 pub mod report;
+pub mod stalls;
 pub mod stream;
 pub mod tcp_receiver;
 pub mod tcp_sender;

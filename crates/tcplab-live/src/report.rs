@@ -2,7 +2,7 @@
 //! offered and delivered, the model's counts and drops by cause; per host: packets sent and
 //! delivered, drops outside the model, lateness percentiles of its deliveries; an 802.11b
 //! hop: offered, delivered, frames acknowledged and drops by cause),
-//! `drops.jsonl` (every drop: model time, link direction, cause, packet identity),
+//! the stalls ([`crate::stalls`]: when deliveries were late, as columns), `drops.jsonl` (every drop: model time, link direction, cause, packet identity),
 //! `queues.jsonl` (what each wired link direction held, when the scenario records series),
 //! `tcp_sends.csv` (every TCP data segment a host sent, when it traces segments:
 //! [`crate::tcp_sends`]) and `<name>.pcap` per capture file of the scenario's `trace.pcap` (model time stamps). The
@@ -126,6 +126,16 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
         "queue_rows_cut": emu.queue_rows_cut,
         "tcp_sends": emu.tcp_sends.rows.len(),
         "tcp_sends_cut": emu.tcp_sends.cut,
+        "stalls": {
+            "threshold_ns": crate::stalls::THRESHOLD_NS,
+            "count": emu.stalls.stalls.len() as u64 + emu.stalls.cut,
+            "total_ns": emu.stalls.total_ns(),
+            "cut": emu.stalls.cut,
+            "from_ns": emu.stalls.stalls.iter().map(|s| s.from.as_nanos()).collect::<Vec<_>>(),
+            "until_ns": emu.stalls.stalls.iter().map(|s| s.until.as_nanos()).collect::<Vec<_>>(),
+            "worst_ns": emu.stalls.stalls.iter().map(|s| s.worst_ns).collect::<Vec<_>>(),
+            "packets": emu.stalls.stalls.iter().map(|s| s.packets).collect::<Vec<_>>(),
+        },
         "pcap": emu.plan.pcap.iter().zip(&emu.captures).map(|(p, c)| json!({
             "name": p.name,
             "link": p.link,

@@ -34,11 +34,14 @@ def fidelity(
     seeds: Annotated[int, typer.Option(help="Seeds per cell, both ways.", min=1)] = 3,
     render: Annotated[Path | None, typer.Option(help="Run nothing: write report.html and fidelity.md again "
                                                  "from the fidelity.json of this results directory.")] = None,
+    kernel_runs: Annotated[Path | None, typer.Option(
+        help="Run only the simulations: judge them against the kernel runs recorded in this earlier grid's "
+             "results directory (no root needed; for checking a change to the profile in minutes).")] = None,
 ) -> None:
     """Run the grid simulated and with the kernel's TCP through the live emulator (root), judge
     each cell by the tolerances fixed in docs/fidelity.md, and give every missed cell's first
     divergence (tcplab diff). Writes fidelity.json, report.html and every run's results."""
-    from tcplab.fidelity import grid, run_grid, write_reports
+    from tcplab.fidelity import grid, recorded_kernel_runs, run_grid, write_reports
     from tcplab.live.netns import LiveError, live_support
 
     if render is not None:
@@ -53,12 +56,18 @@ def fidelity(
                      _list(losses, "--losses", float), _list(buffers, "--buffers"), _list(kinds, "--kinds"))
     except ValueError as e:
         fail(str(e), EXIT_INVALID)
-    if reason := live_support():
+    if kernel_runs is None and (reason := live_support()):
         fail(f"tcplab fidelity needs live runs: {reason}", EXIT_INVALID)
+    if kernel_runs is not None:
+        try:
+            recorded_kernel_runs(cells, seeds, kernel_runs)
+        except ValueError as e:
+            fail(str(e), EXIT_INVALID)
     target = out_dir(out, "fidelity")
     err = Console(stderr=True)
     try:
-        doc = run_grid(cells, seeds, target, progress=lambda what: err.print(f"[dim]{what}[/]"))
+        doc = run_grid(cells, seeds, target, progress=lambda what: err.print(f"[dim]{what}[/]"),
+                       kernel_runs=kernel_runs)
     except (LiveError, OSError, RuntimeError) as e:
         fail(str(e), EXIT_INTERNAL)
     _print(doc)

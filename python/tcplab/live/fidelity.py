@@ -42,10 +42,11 @@ def _worst(values: list[dict[str, Any]], key: str) -> int | None:
 
 def live_section(stats: dict[str, Any], stacks: dict[str, list[str]],
                  endpoints: dict[str, dict[str, Any]], rcvbuf_errors: dict[str, int],
-                 realtime: bool) -> dict[str, Any]:
+                 realtime: bool, emu_offset_ns: int = 0) -> dict[str, Any]:
     """The section: `stats` the emulator's stats.json, `stacks` flow names by stack,
     `endpoints` per tcplab flow name its sender's and receiver's summaries (``sender``,
-    ``receiver``), `rcvbuf_errors` per host."""
+    ``receiver``), `rcvbuf_errors` per host; `emu_offset_ns` is the run's time of the
+    emulator's time 0 (its stalls are given in the run's time)."""
     hosts = stats.get("hosts", {})
     lateness = [h.get("lateness_ns") or {} for h in hosts.values()]
     outside = {"tun_write_errors": 0, "not_ipv4": 0, "no_route": 0}
@@ -75,11 +76,24 @@ def live_section(stats: dict[str, Any], stacks: dict[str, list[str]],
         "drops_outside_model": {**counted, "not_ipv4": outside["not_ipv4"],
                                 "no_route": outside["no_route"],
                                 "receiver_socket_overflows_by_host": rcvbuf_errors},
+        "emulator_stalls": stalls(stats, emu_offset_ns),
         "bounds": dict(BOUNDS),
         "measured": measured,
         "verdict": OUTSIDE if reasons else OK,
         "outside": reasons,
     }
+
+
+def stalls(stats: dict[str, Any], emu_offset_ns: int) -> dict[str, Any] | None:
+    """The emulator's stalls (``tcplab_live::stalls``: each stretch of deliveries at least
+    ``threshold_ns`` late, from the first late packet's modelled time to the last late
+    write) in the run's time, as columns; None from an emulator that does not log them."""
+    s = stats.get("stalls")
+    if not s:
+        return None
+    return {"threshold_ns": s["threshold_ns"], "count": s["count"], "total_ns": s["total_ns"], "cut": s["cut"],
+            "from_ns": [t + emu_offset_ns for t in s["from_ns"]], "until_ns": [t + emu_offset_ns for t in s["until_ns"]],
+            "worst_ns": s["worst_ns"], "packets": s["packets"]}
 
 
 def verdict_line(live: dict[str, Any]) -> str:

@@ -413,7 +413,7 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
             for i, r in st.tcp_senders.items()},
          **{flows[i]["name"]: {"receiver": r.receiver} for i, (_, r) in st.tcp_receivers.items()},
          **{udp_specs[j]["name"]: {"sender": h.sender, "receiver": h.receiver} for j, h in enumerate(udp)}},
-        st.rcvbuf, realtime)
+        st.rcvbuf, realtime, emu_offset_ns=tb.emu_origin_ns - origin)
     section["flows"] = {
         **{flows[i]["name"]: {"stack": "tcplab", "framing": r.sender["framing"],
                               "acks_after_sender_stopped": max(0, live_facts.acks_unread(
