@@ -368,3 +368,71 @@ fn loss_responses_are_recorded_with_the_log_off() {
     t.s.drain_loss_responses(&mut out);
     assert_eq!(out.len(), 2, "drained once");
 }
+
+/// A reno sender with Linux's growth (segments counted, as the `linux` profile), SACK recovery
+/// (RFC 6675: three duplicate ACKs) and 10 segments in flight.
+fn linux_growth_ten_in_flight() -> Script {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        initial_cwnd: 10,
+        growth: Growth::Linux,
+        timestamps: false,
+        ..TcpConfig::default()
+    };
+    let s = Sender::build(
+        &cfg,
+        &ControllerSpec::named("reno"),
+        &RecoverySpec::named("sack"),
+        None,
+    )
+    .unwrap();
+    let mut t = Script::with(s);
+    assert_eq!(t.sent(), new(0..10));
+    t.advance(100);
+    t
+}
+
+/// Linux's tcp_ack grows the window by what an ACK newly delivered (acked_sacked): a segment
+/// SACKed before, then covered by the cumulative ACK, is not counted again.
+#[test]
+fn linux_growth_counts_what_an_ack_newly_delivered() {
+    let mut t = linux_growth_ten_in_flight();
+    t.ack(0, &[(1, 2)]); // one duplicate ACK: segment 1 arrived, 0 not yet
+    assert_eq!(
+        t.cwnd_segments(),
+        10.0,
+        "no growth without snd.una advancing"
+    );
+    t.ack(2, &[]); // 0 arrives: the ACK covers 0 (new) and 1 (SACKed before)
+    assert_eq!(
+        t.cwnd_segments(),
+        11.0,
+        "slow start adds the one segment newly delivered"
+    );
+}
+
+/// Linux's tcp_cong_control runs after tcp_fastretrans_alert: the ACK that ends recovery
+/// sets cwnd to ssthresh and then counts what it delivered toward congestion avoidance.
+#[test]
+fn linux_growth_counts_the_ack_that_ends_recovery() {
+    let mut t = linux_growth_ten_in_flight();
+    for k in 2..5 {
+        t.ack(0, &[(1, k)]); // segment 0 lost, 1.. arrive
+    }
+    assert_eq!(t.sent().first(), Some(&(0, 1)), "fast retransmit");
+    assert_eq!(t.ssthresh_segments(), 5.0);
+    t.ack(0, &[(1, 10)]);
+    t.sent();
+    t.advance(100);
+    t.ack(10, &[]); // the retransmission arrives: recovery ends, cwnd = ssthresh = 5
+    assert_eq!(t.cwnd_segments(), 5.0);
+    // Congestion avoidance: one segment per 5 counted. The exit ACK counted one (segment 0),
+    // so four more single-segment ACKs make five.
+    t.sent();
+    for k in 11..14 {
+        t.ack(k, &[]);
+        assert_eq!(t.cwnd_segments(), 5.0, "ack {k}");
+    }
+    t.ack(14, &[]);
+    assert_eq!(t.cwnd_segments(), 6.0);
+}

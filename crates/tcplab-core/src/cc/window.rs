@@ -157,8 +157,14 @@ impl Window {
         }
     }
 
-    /// Sets ssthresh to `target` bytes, never below two segments.
+    /// Sets ssthresh to `target` bytes, never below two segments. Linux growth keeps it in
+    /// whole segments, rounded down: the kernel's `snd_ssthresh` counts packets
+    /// (`tcp_reno_ssthresh`: `max(snd_cwnd >> 1, 2)`), so 7 segments halve to 3, not 3.5.
     pub fn set_ssthresh(&mut self, target: u64) {
+        let target = match self.growth {
+            Growth::Linux if target != u64::MAX => target / self.mss() * self.mss(),
+            _ => target,
+        };
         self.ssthresh = target.max(2 * self.mss());
     }
 
@@ -225,6 +231,21 @@ mod tests {
 
     fn ack(bytes: u64) -> AckSample {
         AckBuilder::at(Time::ZERO).acked(bytes).build()
+    }
+
+    #[test]
+    fn linux_growth_keeps_ssthresh_in_whole_segments() {
+        let mut w = Window::new(1000, 7000, u64::MAX, Growth::Linux);
+        w.set_ssthresh(w.cwnd / 2);
+        assert_eq!(
+            w.ssthresh, 3000,
+            "7 segments halve to 3 (tcp_reno_ssthresh)"
+        );
+        let mut b = Window::new(1000, 7000, u64::MAX, Growth::ByteCounting { limit: 2 });
+        b.set_ssthresh(b.cwnd / 2);
+        assert_eq!(b.ssthresh, 3500, "byte counting keeps bytes");
+        w.set_ssthresh(1500);
+        assert_eq!(w.ssthresh, 2000, "never below two segments");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::Sender;
 use crate::ack::AckFacts;
-use crate::cc::AckSample;
+use crate::cc::{AckSample, Growth};
 use crate::log::WindowReason;
 use crate::recovery::AckInfo;
 use crate::{AckSegment, Time};
@@ -146,7 +146,21 @@ impl Sender {
         if dsack && !was_in_recovery && self.rto_recover.is_none() {
             self.try_undo(now, None, "dsack");
         }
+        // RFC 3168 §6.1.2: an ACK that echoes congestion never grows the window.
+        let grows = acked.bytes > 0 && !(ack.ece && self.cfg.ecn) && !owns_window;
+        // Linux counts what the ACK newly delivered, SACKed segments included and those
+        // SACKed before excluded (tcp_ack's acked_sacked), and grows on the ACK that ends
+        // recovery too (tcp_cong_control runs after tcp_fastretrans_alert left Recovery).
+        let linux = self.cfg.growth == Growth::Linux;
+        let mut growth = sample;
+        if linux {
+            growth.facts.acked_bytes = delivered_bytes;
+        }
         let reason = match self.apply(now, action, ack.ts_ecr) {
+            Some(WindowReason::RecoveryExit) if linux && grows => {
+                self.cc.on_ack(&growth);
+                WindowReason::RecoveryExit
+            }
             Some(reason) => reason,
             None if was_in_recovery => WindowReason::Recovery,
             None => {
@@ -155,9 +169,8 @@ impl Sender {
                 } else {
                     WindowReason::CongestionAvoidance
                 };
-                // RFC 3168 §6.1.2: an ACK that echoes congestion never grows the window.
-                if acked.bytes > 0 && !(ack.ece && self.cfg.ecn) && !owns_window {
-                    self.cc.on_ack(&sample);
+                if grows {
+                    self.cc.on_ack(&growth);
                 }
                 reason
             }
