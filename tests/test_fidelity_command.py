@@ -89,14 +89,15 @@ def test_overflow_drops_are_set_beside_the_emulators_stalls(tmp_path: Path) -> N
     # windows 100-127 and 500-512 ms, 39 ms of a 1 s run.
     stalls = {"threshold_ns": ms, "count": 2, "total_ns": 19 * ms, "cut": 0, "from_ns": [100 * ms, 500 * ms],
               "until_ns": [117 * ms, 502 * ms], "worst_ns": [17 * ms, 2 * ms], "packets": [14, 2]}
-    (tmp_path / "summary.json").write_text(json.dumps({"duration_s": 1.0, "live": {"emulator_stalls": stalls}}))
+    (tmp_path / "summary.json").write_text(json.dumps({"duration_s": 1.0, "live": {
+        "emulator_stalls": stalls, "machine_cpu_ms": {"steal": 12.0, "idle": 900.0}}}))
     drops = [(99, "buffer_overflow"), (100, "buffer_overflow"), (126, "buffer_overflow"), (128, "buffer_overflow"),
              (505, "link_error"), (511, "buffer_overflow"), (900, "buffer_overflow")]
     pl.DataFrame({"time_ns": [t * ms for t, _ in drops], "cause": [c for _, c in drops]}) \
         .write_parquet(tmp_path / "drops.parquet")
     st = stall_drops(tmp_path, 10 * ms)
     assert st == {"stalls": 2.0, "stall_ms": 19.0, "overflow_drops": 6.0, "overflow_drops_after_stalls": 3.0,
-                  "stall_window_share": pytest.approx(0.039)}
+                  "stall_window_share": pytest.approx(0.039), "steal_ms": 12.0}
     (tmp_path / "summary.json").write_text(json.dumps({"duration_s": 1.0}))
     assert stall_drops(tmp_path, 10 * ms) is None, "a simulation has no stalls"
     assert Cell("reno", 10e6, 0.0, "shallow", "long").drain_ns == 9_600_000

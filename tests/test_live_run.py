@@ -212,6 +212,9 @@ def test_the_summary_has_a_live_section_with_bounds_and_a_verdict(live: LiveRun)
     assert all(a <= b for a, b in zip(st["from_ns"], st["until_ns"])) and all(w >= st["threshold_ns"]
                                                                               for w in st["worst_ns"])
     assert (n > 0) == (s["emulator_lateness_ns"]["max"] >= st["threshold_ns"])
+    cpu = s["machine_cpu_ms"]  # the machine's CPU time while the flows ran: 2 CPUs or more
+    assert set(cpu) >= {"user", "system", "idle", "steal"} and all(v >= 0 for v in cpu.values())
+    assert sum(cpu.values()) > 0
     flows = pl.read_parquet(live.out_dir / "flows.parquet")
     assert flows[LIVE_COLUMN].to_list() == [s["verdict"]] * 2
     assert "live fidelity" in (live.out_dir / "report.html").read_text()

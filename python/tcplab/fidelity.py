@@ -145,9 +145,13 @@ def stall_drops(results: Path, drain_ns: int) -> dict[str, float] | None:
             k += 1
         inside += k < len(merged) and merged[k][0] <= t
     span = int(summary.get("duration_s", 0) * 1e9) or 1
-    return {"stalls": float(st["count"]), "stall_ms": st["total_ns"] / 1e6, "overflow_drops": float(len(times)),
-            "overflow_drops_after_stalls": float(inside),
-            "stall_window_share": sum(b - a for a, b in merged) / span}
+    out = {"stalls": float(st["count"]), "stall_ms": st["total_ns"] / 1e6, "overflow_drops": float(len(times)),
+           "overflow_drops_after_stalls": float(inside),
+           "stall_window_share": sum(b - a for a, b in merged) / span}
+    cpu = summary["live"].get("machine_cpu_ms") or {}
+    if "steal" in cpu:
+        out["steal_ms"] = float(cpu["steal"])
+    return out
 
 
 def _mean(xs: list[float]) -> float:
@@ -179,9 +183,12 @@ def _stalls(runs: list[dict[str, float]]) -> dict[str, float] | None:
     stall, and the share of time those windows cover (mean over the seeds)."""
     if not runs or any("overflow_drops" not in r for r in runs):
         return None
-    return {"stall_ms": sum(r["stall_ms"] for r in runs), "overflow_drops": sum(r["overflow_drops"] for r in runs),
-            "overflow_drops_after_stalls": sum(r["overflow_drops_after_stalls"] for r in runs),
-            "stall_window_share": _mean([r["stall_window_share"] for r in runs])}
+    out = {"stall_ms": sum(r["stall_ms"] for r in runs), "overflow_drops": sum(r["overflow_drops"] for r in runs),
+           "overflow_drops_after_stalls": sum(r["overflow_drops_after_stalls"] for r in runs),
+           "stall_window_share": _mean([r["stall_window_share"] for r in runs])}
+    if all("steal_ms" in r for r in runs):
+        out["steal_ms"] = sum(r["steal_ms"] for r in runs)
+    return out
 
 
 def machine() -> dict[str, Any]:

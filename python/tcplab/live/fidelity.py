@@ -4,6 +4,7 @@ against `BOUNDS` (stated in docs/live.md before any run was measured against the
 
 from __future__ import annotations
 
+import os
 import subprocess
 from typing import Any
 
@@ -33,6 +34,24 @@ def udp_rcvbuf_errors(tb: Testbed) -> dict[str, int]:
         if len(rows) >= 2 and "RcvbufErrors" in rows[0]:
             out[host] = int(rows[1][rows[0].index("RcvbufErrors")])
     return out
+
+
+#: The columns of /proc/stat's `cpu` line, in order.
+CPU_KINDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def cpu_ms() -> dict[str, float]:
+    """The machine's CPU time so far by kind, in ms summed over its CPUs (/proc/stat's `cpu`
+    line): `steal` is the time the hypervisor ran something else while a CPU of this machine
+    wanted to run, the likeliest cause of the emulator's stalls. Empty where /proc/stat is
+    not readable."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return {}
+    tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
+    return {k: int(v) * tick_ms for k, v in zip(CPU_KINDS, fields[1:])}
 
 
 def _worst(values: list[dict[str, Any]], key: str) -> int | None:

@@ -36,7 +36,7 @@ from tcplab import _native
 from tcplab.instruments import replay
 from tcplab.live import facts as live_facts
 from tcplab.live import kernel_trace
-from tcplab.live.fidelity import live_section, udp_rcvbuf_errors
+from tcplab.live.fidelity import cpu_ms, live_section, udp_rcvbuf_errors
 from tcplab.live.kernel_trace import KernelTrace
 from tcplab.live.netns import LiveError, Testbed, live_support, scenario_plan
 from tcplab.live.pcap import PORTS as LIVE_PCAP_PORTS
@@ -163,6 +163,7 @@ class _Started:
     raw: Path  # the run's scratch directory
     kernel_trace: KernelTrace | None = None  # Linux senders' tracepoints, read
     kernel_trace_note: str | None = None  # why there is none
+    cpu_ms: dict[str, float] | None = None  # the machine's CPU time while the flows ran, by kind
 
 
 def _start(tb: Testbed, canonical: dict[str, Any], i: int, origin: int, raw: Path, realtime: bool) -> Any:
@@ -188,11 +189,13 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
     # Linux senders (to a Linux or to tcplab's receiver): the kernel's trace of them.
     linux = [i for i, f in enumerate(flows) if real_tcp.flow_kind(f) in ("linux", "linux-to-tcplab")]
     trace, note = None, kernel_trace.unavailable() if linux else None
+    cpu_before = cpu_ms()
     with contextlib.ExitStack() as stack:
         if linux and note is None:
             trace = stack.enter_context(KernelTrace([PORT + i for i in linux]))
         st = _run_started(tb, canonical, raw, realtime, progress, origin)
     st.kernel_trace, st.kernel_trace_note = trace, note
+    st.cpu_ms = {k: v - cpu_before.get(k, 0.0) for k, v in cpu_ms().items()}
     return st
 
 
@@ -414,6 +417,7 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
          **{flows[i]["name"]: {"receiver": r.receiver} for i, (_, r) in st.tcp_receivers.items()},
          **{udp_specs[j]["name"]: {"sender": h.sender, "receiver": h.receiver} for j, h in enumerate(udp)}},
         st.rcvbuf, realtime, emu_offset_ns=tb.emu_origin_ns - origin)
+    section["machine_cpu_ms"] = st.cpu_ms
     section["flows"] = {
         **{flows[i]["name"]: {"stack": "tcplab", "framing": r.sender["framing"],
                               "acks_after_sender_stopped": max(0, live_facts.acks_unread(
