@@ -102,6 +102,7 @@ def canonical_of(toml_text: str) -> dict:
 TIMING_MODULES = (
     "test_live",
     "test_live_linux",
+    "test_live_real_tcp",
     "test_live_real_tcp_fidelity",
     "test_live_real_tcp_receiver",
     "test_live_run",
