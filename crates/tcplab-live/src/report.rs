@@ -2,7 +2,8 @@
 //! offered and delivered, the model's counts and drops by cause; per host: packets sent and
 //! delivered, drops outside the model, lateness percentiles of its deliveries; an 802.11b
 //! hop: offered, delivered, frames acknowledged and drops by cause),
-//! the stalls ([`crate::stalls`]: when deliveries were late, as columns), `drops.jsonl` (every drop: model time, link direction, cause, packet identity),
+//! the stalls ([`crate::stalls`]: when deliveries were late, as columns),
+//! `drops.jsonl` (every drop: model time, link direction, cause, packet identity),
 //! `queues.jsonl` (what each wired link direction held, when the scenario records series),
 //! `tcp_sends.csv` (every TCP data segment a host sent, when it traces segments:
 //! [`crate::tcp_sends`]) and `<name>.pcap` per capture file of the scenario's `trace.pcap` (model time stamps). The
