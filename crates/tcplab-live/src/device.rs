@@ -36,6 +36,12 @@ pub fn receive(dev: &mut File, buf: &mut [u8]) -> io::Result<Received> {
     }
 }
 
+/// Whether the device of `spec` has the host's kernel stack behind it (a namespace's TUN
+/// device), not a user-space endpoint.
+pub fn is_kernel(spec: &str) -> bool {
+    !spec.starts_with("fd:")
+}
+
 /// Opens the device of a host given as `spec` (a namespace or `fd:N`); `tun`: the TUN
 /// device's name in a namespace.
 pub fn open(spec: &str, tun: &str) -> Result<File, String> {

@@ -6,7 +6,8 @@
 //! (with the one-link plan: to the other host). Its route is its flow's pinned route when it
 //! belongs to a scenario flow that has one (found by the flow's key, [`Plan::flow_of`]),
 //! else the routing table's. It is offered to the first link direction of the route at the
-//! time it was read; when the model says it reaches the far end of a
+//! time it was read (a kernel host's answer to a delivery: at the delivery's modelled time,
+//! [`Emulator::write`]); when the model says it reaches the far end of a
 //! direction, at a router, it is offered to the next direction at that modelled time (a
 //! router adds no time of its own, as in the simulator); at its destination host it is
 //! written to that host's device (the clock is read just before the write; actual minus
@@ -140,6 +141,14 @@ pub struct Host {
     pub write_errors: u64,
     /// Write time minus modelled arrival of every packet written here.
     pub lateness: Histogram,
+    /// The host's own kernel stack is behind its device (a TUN device in a namespace): it
+    /// answers a packet written to it inside the write ([`Emulator::write`]).
+    pub kernel: bool,
+    /// Packets read right after a delivery to this host (its kernel's answers), stamped
+    /// with the delivery's modelled time; those answering a delivery at least
+    /// [`crate::stalls::THRESHOLD_NS`] late.
+    pub answers: u64,
+    pub answers_late: u64,
 }
 
 impl Host {
@@ -155,6 +164,9 @@ impl Host {
             last_write: None,
             write_errors: 0,
             lateness: Histogram::default(),
+            kernel: false,
+            answers: 0,
+            answers_late: 0,
         }
     }
 }
@@ -171,7 +183,7 @@ pub struct Emulator {
     pub drops: Vec<DropRecord>,
     host_of_node: Vec<Option<usize>>,
     host_of_addr: HashMap<Ipv4Addr, usize>,
-    /// Packets read this turn: (time read, host, packet), in time order.
+    /// Packets read this turn: (time stamped, host, packet), in time order.
     arrivals: VecDeque<(Time, usize, Packet)>,
     unmodelled: Unmodelled,
     /// What the directions held, when the plan records queues.
@@ -189,6 +201,8 @@ pub struct Emulator {
     /// Per direction: the capture file it is recorded to.
     capture_of_dir: Vec<Option<usize>>,
     capture_bytes: usize,
+    /// Where a kernel host's answers are read ([`Emulator::write`]).
+    answer_buf: Vec<u8>,
 }
 
 impl Emulator {
@@ -268,6 +282,7 @@ impl Emulator {
             captures,
             capture_of_dir,
             capture_bytes: 0,
+            answer_buf: vec![0; MAX_PACKET],
             next_tick: match plan_queues {
                 QueueSeries::Interval(_) => Some(Time::ZERO),
                 _ => None,
@@ -327,7 +342,7 @@ impl Emulator {
         let mut buf = vec![0u8; MAX_PACKET];
         while !stop.load(Ordering::Relaxed) {
             for (k, fd) in fds.iter_mut().enumerate() {
-                if *fd >= 0 && self.read_all(k, &mut buf)? == Received::Gone {
+                if *fd >= 0 && self.read_all(k, &mut buf, None)? == Received::Gone {
                     *fd = -1; // poll ignores it: the endpoint closed its socket
                 }
             }
@@ -340,14 +355,21 @@ impl Emulator {
     }
 
     /// Reads every packet host `k` has sent; [`Received::Gone`] when its device ended (a
-    /// user-space endpoint closed its socket: a TUN never ends).
-    fn read_all(&mut self, k: usize, buf: &mut [u8]) -> io::Result<Received> {
+    /// user-space endpoint closed its socket: a TUN never ends). Each is stamped with the
+    /// clock as it is read, or with `answering` (a delivery's modelled time, see
+    /// [`Emulator::write`]).
+    fn read_all(
+        &mut self,
+        k: usize,
+        buf: &mut [u8],
+        answering: Option<Time>,
+    ) -> io::Result<Received> {
         loop {
             let n = match device::receive(&mut self.hosts[k].tun, buf)? {
                 Received::Packet(n) => n,
                 end => return Ok(end),
             };
-            let now = self.clock.now();
+            let now = answering.unwrap_or_else(|| self.clock.now());
             let pkt = &buf[..n];
             let host = &mut self.hosts[k];
             let Some(id) = ident::ipv4(pkt) else {
@@ -380,7 +402,13 @@ impl Emulator {
                 modelled: !self.unmodelled.is_unmodelled(&id),
                 bytes: pkt.to_vec(),
             };
-            self.arrivals.push_back((now, k, p));
+            if answering.is_some() {
+                // Before the packets read at the top of this turn (stamped later).
+                let at = self.arrivals.partition_point(|a| a.0 <= now);
+                self.arrivals.insert(at, (now, k, p));
+            } else {
+                self.arrivals.push_back((now, k, p));
+            }
         }
     }
 
@@ -524,6 +552,14 @@ impl Emulator {
         }
     }
 
+    /// Writes a packet that reached host `k` at model time `at`. A kernel host's stack
+    /// takes the packet inside the write (a TUN write runs the receive path, and the
+    /// transmissions it triggers: an ACK, the data an ACK releases), so what the host has
+    /// sent when the write returns is its answer: it is read at once and stamped `at`, as
+    /// if the write had been on time. A late emulator (the loop or the machine did not run,
+    /// [`crate::stalls`]) thus delivers late but does not compress the answers into a burst
+    /// the model never saw: an ACK clock stays a clock on the modelled links. The kernel's
+    /// own timers still run on the real clock.
     fn write(&mut self, k: usize, at: Time, bytes: &[u8]) {
         let h = &mut self.hosts[k];
         let t = self.clock.now();
@@ -537,7 +573,24 @@ impl Emulator {
                 h.first_write.get_or_insert(t);
                 h.last_write = Some(t);
             }
-            Ok(_) | Err(_) => h.write_errors += 1,
+            Ok(_) | Err(_) => {
+                h.write_errors += 1;
+                return;
+            }
+        }
+        if !self.hosts[k].kernel {
+            return;
+        }
+        let mut buf = std::mem::take(&mut self.answer_buf);
+        let before = self.hosts[k].sent;
+        // A TUN device never ends, and an error reading it ends the run at the next turn.
+        let _ = self.read_all(k, &mut buf, Some(at));
+        self.answer_buf = buf;
+        let h = &mut self.hosts[k];
+        let answers = h.sent - before;
+        h.answers += answers;
+        if t.saturating_since(at).as_nanos() >= crate::stalls::THRESHOLD_NS {
+            h.answers_late += answers;
         }
     }
 }
@@ -628,6 +681,41 @@ mod tests {
         let mut buf = [0u8; 2000];
         let n = (&hosts[2]).read(&mut buf).unwrap();
         assert_eq!(&buf[..n], &p[..]);
+    }
+
+    /// r0 answers s0's packet inside the write that delivers it (a kernel host): the
+    /// answer leaves at the delivery's modelled time and reaches s0 one path later, whatever
+    /// the real clock says; a user-space host's packets wait for the next turn's read.
+    #[test]
+    fn a_kernel_hosts_answer_leaves_at_the_modelled_time_of_the_delivery() {
+        for kernel in [true, false] {
+            let (mut emu, hosts) = emulator(dumbbell(50));
+            emu.hosts[2].kernel = kernel;
+            let (s0, r0) = (emu.plan.hosts[0].addr, emu.plan.hosts[2].addr);
+            (&hosts[2]).write_all(&ipv4(r0, s0, 1000, 2)).unwrap(); // the answer, waiting
+            emu.arrivals.push_back((
+                Time::ZERO,
+                0,
+                Packet {
+                    dst: emu.plan.hosts[2].node,
+                    flow: None,
+                    ect: false,
+                    modelled: true,
+                    bytes: ipv4(s0, r0, 1000, 1),
+                },
+            ));
+            let path = 1_080_000 + 5_800_000 + 1_080_000;
+            emu.process(Time::from_nanos(2 * path - 1));
+            assert_eq!(emu.hosts[2].delivered, 1);
+            assert_eq!(emu.hosts[0].delivered, 0, "kernel {kernel}");
+            emu.process(Time::from_nanos(2 * path));
+            let answered = u64::from(kernel);
+            assert_eq!(emu.hosts[2].answers, answered);
+            assert_eq!(
+                (emu.hosts[2].sent, emu.hosts[0].delivered),
+                (answered, answered)
+            );
+        }
     }
 
     /// Five 1000-byte packets from each of s0 and s1 at once (to r0 and r1), processed for
@@ -798,7 +886,7 @@ mod tests {
         }
         let mut buf = vec![0u8; MAX_PACKET];
         for k in 0..2 {
-            emu.read_all(k, &mut buf).unwrap();
+            emu.read_all(k, &mut buf, None).unwrap();
         }
         let t = emu.arrivals.back().unwrap().0;
         emu.process(t + tcplab_core::Dur::from_secs(1));

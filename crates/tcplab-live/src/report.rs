@@ -61,6 +61,9 @@ fn host(h: &Host, addr: &str) -> Value {
             "no_route": h.no_route,
         },
         "lateness_ns": lateness(h),
+        "kernel": h.kernel,
+        "answers": h.answers,
+        "answers_late": h.answers_late,
     })
 }
 

@@ -2,7 +2,8 @@
 //! said (the loop or the whole machine did not run). A packet read from a host during a
 //! stall is offered to the link when it is read, not when the host sent it, so a stall
 //! compresses what arrived in it into a burst that the model did not see coming: on a
-//! shallow buffer the burst overflows it. The lateness histogram says how often deliveries
+//! shallow buffer the burst overflows it. (A kernel host's answer to a late delivery is
+//! stamped with the delivery's modelled time instead: `Emulator::write`.) The lateness histogram says how often deliveries
 //! were late; this log says when, so that a drop can be set beside the stall before it.
 //!
 //! A delivery at least [`THRESHOLD_NS`] late opens a stall, or belongs to the one open when

@@ -96,6 +96,10 @@ def live_section(stats: dict[str, Any], stacks: dict[str, list[str]],
                                 "no_route": outside["no_route"],
                                 "receiver_socket_overflows_by_host": rcvbuf_errors},
         "emulator_stalls": stalls(stats, emu_offset_ns),
+        # Packets the kernel hosts sent in answer to a delivery, stamped with its modelled
+        # time (docs/live.md#stalls), and those answering a delivery at least 1 ms late.
+        "kernel_answers": {"packets": sum(int(h.get("answers", 0)) for h in hosts.values()),
+                           "late": sum(int(h.get("answers_late", 0)) for h in hosts.values())},
         "bounds": dict(BOUNDS),
         "measured": measured,
         "verdict": OUTSIDE if reasons else OK,

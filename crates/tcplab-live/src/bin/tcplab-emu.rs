@@ -154,7 +154,11 @@ fn setup(a: &Args, plan: Plan, ns: &[String]) -> Result<Emulator, String> {
         .iter()
         .map(|n| device::open(n, &a.tun))
         .collect::<Result<Vec<_>, _>>()?;
-    Emulator::new(plan, tuns, Clock::start()).map_err(|e| format!("config: {e}"))
+    let mut emu = Emulator::new(plan, tuns, Clock::start()).map_err(|e| format!("config: {e}"))?;
+    for (h, spec) in emu.hosts.iter_mut().zip(ns) {
+        h.kernel = device::is_kernel(spec);
+    }
+    Ok(emu)
 }
 
 fn main() -> ExitCode {
