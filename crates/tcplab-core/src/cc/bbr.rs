@@ -15,7 +15,7 @@
 //! - **ProbeBW**: cwnd gain `cwnd_gain` (2); the pacing gain cycles through 8 phases of
 //!   about one RTprop each, 5/4, 3/4, 1, 1, 1, 1, 1, 1, starting at a random phase other
 //!   than 3/4 (drawn from the flow's seeded stream). The 5/4 phase lasts at least RTprop and
-//!   until the data in flight reaches 5/4 BDP or a loss is declared (the rate sample's
+//!   until the data in flight reaches 5/4 BDP (with its budget) or a loss is declared (the rate sample's
 //!   `losses`, which count what the previous ACK revealed: Linux counts this ACK's); the 3/4
 //!   phase ends after RTprop or as soon as the data in flight is down to one BDP.
 //! - **ProbeRTT**: entered from any state when RTprop was not refreshed (a sample at most
@@ -52,8 +52,11 @@
 //! its Loss state ends); on purpose: Linux's long-term bandwidth sampling for token-bucket policers
 //! (`lt_bw`, not in the draft), the ACK-aggregation cwnd bonus (`extra_acked`, added to Linux
 //! in 4.19, not in the draft) and the restart from idle (`CA_EVENT_TX_START`).
-//! Data in flight is the recovery strategy's count after the ACK (Linux: before it,
-//! projected to the next departure time). BBR v3 (draft-ietf-ccwg-bbr) is a different
+//! The phase and Drain checks take the data in flight as Linux does
+//! (`bbr_packets_in_net_at_edt`): the 5/4 and 3/4 phases the count before the ACK
+//! (`rs->prior_in_flight`), Drain the count after it, each projected to the pacing
+//! release (plus the send quantum about to leave while probing, less what BtlBw delivers
+//! until then). BBR v3 (draft-ietf-ccwg-bbr) is a different
 //! algorithm with loss and ECN bounds: `cc::bbr3`, registered as `bbr3`.
 
 use super::filter::WindowedMax;
@@ -301,6 +304,19 @@ impl Bbr {
         segs * self.mss
     }
 
+    /// The data in flight when the next segment departs (bbr_packets_in_net_at_edt):
+    /// `in_flight`, plus the send quantum about to leave while probing (pacing gain above
+    /// 1), less what the estimated bandwidth delivers until the pacing release.
+    fn in_net_at_edt(&self, s: &AckSample, in_flight: u64) -> u64 {
+        let wait = s.next_departure.saturating_since(s.now).as_nanos() as u128;
+        let delivered = (self.bw.get() as u128 * wait / 1_000_000_000) as u64;
+        let mut at_edt = in_flight;
+        if self.pacing_gain > 1.0 {
+            at_edt += self.quantum_segments() * self.mss;
+        }
+        at_edt.saturating_sub(delivered)
+    }
+
     fn init_pacing_rate(&mut self, srtt: Option<Dur>) {
         let rtt = srtt.unwrap_or(Dur::from_millis(1)).max(Dur::from_nanos(1));
         self.has_seen_rtt = srtt.is_some();
@@ -349,12 +365,13 @@ impl Bbr {
             .min_rtt
             .is_some_and(|m| s.now.saturating_since(self.cycle_stamp) > m);
         let bw = self.bw.get();
+        let in_flight = self.in_net_at_edt(s, s.prior_in_flight);
         let next = if self.pacing_gain > 1.0 {
             // tcp_bbr.c: "perhaps pacing_gain*BDP won't fit" when the probe met losses.
             let losses = s.rate.is_some_and(|r| r.losses > 0);
-            full_length && (losses || s.in_flight >= self.inflight_target(bw, self.pacing_gain))
+            full_length && (losses || in_flight >= self.inflight_target(bw, self.pacing_gain))
         } else if self.pacing_gain < 1.0 {
-            full_length || s.in_flight <= self.inflight_target(bw, 1.0)
+            full_length || in_flight <= self.inflight_target(bw, 1.0)
         } else {
             full_length
         };
@@ -391,7 +408,7 @@ impl Bbr {
             self.mode = Mode::Drain;
             self.ssthresh = bdp;
         }
-        if self.mode == Mode::Drain && s.in_flight <= bdp {
+        if self.mode == Mode::Drain && self.in_net_at_edt(s, s.in_flight) <= bdp {
             self.reset_probe_bw(s.now);
         }
     }

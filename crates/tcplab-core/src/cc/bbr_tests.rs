@@ -24,6 +24,9 @@ struct Script {
     rtt: Dur,
     /// Bytes the next ACK's rate sample says were declared lost since the previous one.
     rate_losses: u64,
+    /// For the next ACK only: the data in flight before it, and how long after it the
+    /// sender's next segment may leave (by default: as after it, and at once).
+    next: Option<(u64, Dur)>,
 }
 
 impl Script {
@@ -34,6 +37,7 @@ impl Script {
             delivered: 0,
             rtt: Dur::from_millis(40),
             rate_losses: 0,
+            next: None,
         }
     }
     /// One round at `rate` bytes/s with `in_flight` bytes after the ACK; RTT `rtt_ms`.
@@ -43,18 +47,22 @@ impl Script {
         self.ack(bytes, prior, in_flight, rtt_ms, (false, 0));
     }
 
-    /// One ACK delivering `bytes`, whose newest segment was sent when `prior` bytes had
+    /// One ACK delivering `bytes` with `in_flight` bytes in flight before and after it,
+    /// whose newest segment was sent when `prior` bytes had
     /// been delivered (a new round when that is at least the round's start), one RTT
     /// after the previous; `recovery`: in recovery, bytes newly marked lost.
     fn ack(&mut self, bytes: u64, prior: u64, in_flight: u64, rtt_ms: u64, recovery: (bool, u64)) {
         self.now += self.rtt;
         self.delivered += bytes;
+        let (prior_in_flight, release_in) = self.next.take().unwrap_or((in_flight, Dur::ZERO));
         let s = AckBuilder::at(self.now)
             .acked(bytes)
             .rtt_ms(rtt_ms)
             .min_rtt(Dur::from_millis(40))
             .delivered(self.delivered)
             .in_flight(in_flight)
+            .prior_in_flight(prior_in_flight)
+            .next_departure(self.now + release_in)
             .recovery(recovery.0, recovery.1)
             .rate(RateSample {
                 prior_delivered: prior,
@@ -181,6 +189,37 @@ fn the_probing_phase_ends_after_rtprop_when_it_met_losses() {
     s.rate_losses = M;
     s.round(400_000, 16 * M, 40);
     assert_eq!((s.b.cycle_index(), s.b.pacing_gain()), (1, 0.75));
+}
+
+/// tcp_bbr.c bbr_is_next_cycle_phase with bbr_packets_in_net_at_edt: the 5/4 phase counts
+/// the data in flight before the ACK (`rs->prior_in_flight`) and the send quantum about to
+/// leave, less what BtlBw delivers until the pacing release (tp->tcp_wstamp_ns).
+#[test]
+fn the_probe_counts_the_data_in_flight_before_the_ack_at_the_next_departure() {
+    // BDP 16 segments; the 5/4 target: ceil(1.25 x 16) = 20, + 3 quanta of 2 = 26, + 2 in
+    // the 5/4 phase = 28 segments.
+    let probe = |prior: u64, release_in_ms: u64| {
+        let mut s = full_pipe_at_400_kbps(5);
+        while s.b.cycle_index() != 0 {
+            s.round(400_000, 16 * M, 40);
+        }
+        s.round(400_000, 16 * M, 40); // one RTprop not yet over
+        assert_eq!(s.b.cycle_index(), 0);
+        s.next = Some((prior, Dur::from_millis(release_in_ms)));
+        s.round(400_000, 24 * M, 40); // after the ACK: 24 segments
+        s.b.cycle_index()
+    };
+    assert_eq!(
+        probe(26 * M, 0),
+        1,
+        "26 before the ACK and a quantum of 2 reach 28"
+    );
+    assert_eq!(probe(25 * M, 0), 0, "27 do not");
+    assert_eq!(
+        probe(26 * M, 5),
+        0,
+        "BtlBw delivers 2 segments in the 5 ms until the next departure"
+    );
 }
 
 /// Startup at 400 kB/s until the pipe is full, then a round that drains it: ProbeBW.

@@ -44,6 +44,12 @@ pub struct AckSample {
     pub snd_nxt: Seq,
     /// Bytes in flight after this ACK, as the recovery strategy counts them.
     pub in_flight: u64,
+    /// Bytes in flight before this ACK, counted the same way (Linux `rs->prior_in_flight`).
+    pub prior_in_flight: u64,
+    /// Earliest departure time of the sender's next segment (Linux `tp->tcp_wstamp_ns`,
+    /// the pacing release); at or before `now` when one may leave at once or the sender is
+    /// not paced.
+    pub next_departure: Time,
     /// Bytes delivered (cumulatively acked or SACKed) since the start of the connection.
     pub delivered: u64,
     /// The ACK arrived while the recovery strategy is repairing losses.

@@ -36,6 +36,8 @@ impl AckBuilder {
             rtt: None,
             snd_nxt: Seq(0),
             in_flight: 0,
+            prior_in_flight: 0,
+            next_departure: now,
             delivered: 0,
             in_recovery: false,
             newly_lost: 0,
@@ -91,6 +93,16 @@ impl AckBuilder {
     }
     pub fn in_flight(mut self, bytes: u64) -> Self {
         self.0.in_flight = bytes;
+        self
+    }
+    /// Bytes in flight before this ACK (by default 0).
+    pub fn prior_in_flight(mut self, bytes: u64) -> Self {
+        self.0.prior_in_flight = bytes;
+        self
+    }
+    /// The sender's next segment may leave no earlier than `at` (by default now).
+    pub fn next_departure(mut self, at: Time) -> Self {
+        self.0.next_departure = at;
         self
     }
     /// The ACK came in recovery, and the strategy marked `lost` bytes lost while taking it.

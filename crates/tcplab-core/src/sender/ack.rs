@@ -16,6 +16,7 @@ impl Sender {
             return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
         }
         let prev_una = self.snd_una();
+        let prior_in_flight = self.rec.in_flight(&self.sb);
         self.rwnd = ack.window;
         // RFC 7323 §4.3: a pure ACK never lies beyond Last.ACK.sent; a newer TSval replaces.
         if ack.ts_val > self.ts_recent {
@@ -116,6 +117,8 @@ impl Sender {
             rtt,
             snd_nxt: self.snd_nxt,
             in_flight: self.rec.in_flight(&self.sb),
+            prior_in_flight,
+            next_departure: self.pacer.release(),
             delivered: self.delivered,
             rate: None,
             in_recovery: self.rec.in_recovery(),

@@ -50,6 +50,11 @@ impl Pacer {
         }
     }
 
+    /// Earliest departure time of the next segment (Linux `tp->tcp_wstamp_ns`).
+    pub fn release(&self) -> Time {
+        self.release
+    }
+
     /// When the sender held back by pacing may send, while it is.
     pub fn poll_timeout(&self) -> Option<Time> {
         self.waiting.then_some(self.release)
