@@ -56,6 +56,10 @@ def test_one_short_cell_runs_both_ways(emu: Path, tmp_path: Path) -> None:
     kernel = cell["runs"]["linux"][0]
     assert kernel["overflow_drops_after_stalls"] <= kernel["overflow_drops"], kernel
     assert 0.0 <= kernel["stall_window_share"] <= 1.0 and cell["linux_stalls"] is not None
+    # The kernel's answers to deliveries are read at the deliveries' modelled times
+    # (docs/live.md#stalls).
+    answers = json.loads((out / "cells" / cell["name"] / "linux-s1" / "summary.json").read_text())
+    assert answers["live"]["kernel_answers"]["packets"] > 0, answers["live"]["kernel_answers"]
 
     # The same cell against the kernel run just recorded: only the simulation runs again.
     again = tmp_path / "again"
