@@ -15,9 +15,10 @@
 //! - **ProbeBW**: cwnd gain `cwnd_gain` (2); the pacing gain cycles through 8 phases of
 //!   about one RTprop each, 5/4, 3/4, 1, 1, 1, 1, 1, 1, starting at a random phase other
 //!   than 3/4 (drawn from the flow's seeded stream). The 5/4 phase lasts at least RTprop and
-//!   until the data in flight reaches 5/4 BDP (with its budget) or a loss is declared (the rate sample's
-//!   `losses`, which count what the previous ACK revealed: Linux counts this ACK's); the 3/4
-//!   phase ends after RTprop or as soon as the data in flight is down to one BDP.
+//!   until the data in flight reaches 5/4 BDP (with its budget) or a loss is declared (the
+//!   rate sample's `losses`, which count what the previous ACK revealed: Linux counts this
+//!   ACK's); the 3/4 phase ends after RTprop or as soon as the data in flight is down to one
+//!   BDP.
 //! - **ProbeRTT**: entered from any state when RTprop was not refreshed (a sample at most
 //!   the current minimum) for `min_rtt_window` (10 s): cwnd 4 segments until `probe_rtt_time`
 //!   (200 ms) and one round have passed since the data in flight fell to 4 segments; then
@@ -56,8 +57,8 @@
 //! (`bbr_packets_in_net_at_edt`): the 5/4 and 3/4 phases the count before the ACK
 //! (`rs->prior_in_flight`), Drain the count after it, each projected to the pacing
 //! release (plus the send quantum about to leave while probing, less what BtlBw delivers
-//! until then). BBR v3 (draft-ietf-ccwg-bbr) is a different
-//! algorithm with loss and ECN bounds: `cc::bbr3`, registered as `bbr3`.
+//! until then). BBR v3 (draft-ietf-ccwg-bbr) is a different algorithm with loss and ECN
+//! bounds: `cc::bbr3`, registered as `bbr3`.
 
 use super::filter::WindowedMax;
 use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
