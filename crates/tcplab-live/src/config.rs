@@ -1,7 +1,8 @@
 //! The emulator's one-link config, JSON: the run's seed, the link's name (its random streams are
 //! `"queue/{link}/forward"`, `"loss/{link}/forward"`, ... as in the simulator) and its two
 //! directions in the scenario's canonical form (`tcplab validate --json`: rates in bit/s,
-//! times in ns). Forward carries packets from namespace A to namespace B.
+//! times in ns). Forward carries packets from namespace A to namespace B. `kernel_tcp`: both
+//! hosts run the kernel's TCP (a Linux flow), not a user-space endpoint.
 
 use serde::Deserialize;
 use tcplab_sim::scenario::LinkDir;
@@ -15,6 +16,10 @@ pub struct Config {
     pub link: String,
     pub forward: LinkDir,
     pub reverse: LinkDir,
+    /// Both hosts run kernel TCP ends (a Linux flow): their answers to a delivery are read
+    /// right after it is written (`Emulator::write`). Default false: user-space endpoints.
+    #[serde(default)]
+    pub kernel_tcp: bool,
 }
 
 fn default_link() -> String {

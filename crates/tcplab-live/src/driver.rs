@@ -141,8 +141,10 @@ pub struct Host {
     pub write_errors: u64,
     /// Write time minus modelled arrival of every packet written here.
     pub lateness: Histogram,
-    /// The host's own kernel stack is behind its device (a TUN device in a namespace): it
-    /// answers a packet written to it inside the write ([`Emulator::write`]).
+    /// The host's own kernel TCP is behind its device (a TUN device in a namespace whose
+    /// host runs a kernel TCP end, `HostPlan::kernel_tcp`): it answers a packet written to
+    /// it inside the write ([`Emulator::write`]). A user-space endpoint's answers wait for
+    /// its process and are read at the turn that finds them.
     pub kernel: bool,
     /// Packets read right after a delivery to this host (its kernel's answers), stamped
     /// with the delivery's modelled time; those answering a delivery at least

@@ -28,7 +28,9 @@ use std::net::Ipv4Addr;
 use tcplab_sim::flow_route::PinnedRoutes;
 use tcplab_sim::node::{Node, Routes};
 use tcplab_sim::packet::PacketKind;
-use tcplab_sim::scenario::{LinkDir, NodeKind, Scenario, SeriesMode, WlanSpec};
+use tcplab_sim::scenario::{
+    LinkDir, NodeKind, ReceiverStack, Scenario, SeriesMode, Stack, WlanSpec,
+};
 use tcplab_sim::topology;
 
 /// The addresses of a scenario's hosts: 10.214.0.0/16.
@@ -45,6 +47,11 @@ pub struct HostPlan {
     /// Its node in the topology.
     pub node: u32,
     pub addr: Ipv4Addr,
+    /// The host's kernel runs a TCP end of one of its flows (a `stack = "linux"` flow's
+    /// sender, its receiver unless tcplab's, a `stack = "tcplab-tcp"` flow's receiver):
+    /// it answers a packet inside the write that delivers it (`Emulator::write`). A
+    /// user-space endpoint's answers wait for its process.
+    pub kernel_tcp: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -224,6 +231,7 @@ impl Plan {
                 name: n.name.clone(),
                 node: i as u32,
                 addr: Ipv4Addr::from(base + 1 + k as u32),
+                kernel_tcp: false,
             })
             .collect();
         if hosts.len() >= (1 << (32 - PREFIX.1)) - 2 {
@@ -232,7 +240,20 @@ impl Plan {
                 hosts.len()
             ));
         }
+        let mut hosts = hosts;
         let flows = flow_plans(s, &layout, &hosts)?;
+        for f in flows.iter().filter(|f| !f.udp) {
+            let flow = &s.flows[f.index as usize];
+            let (src, dst) = match (flow.stack, flow.receiver) {
+                (Stack::Linux, ReceiverStack::Stack) => (true, true),
+                (Stack::Linux, ReceiverStack::Tcplab) => (true, false),
+                (Stack::TcplabTcp, _) => (false, true),
+                (Stack::Tcplab, _) => (false, false),
+            };
+            for h in hosts.iter_mut() {
+                h.kernel_tcp |= (src && h.node == f.src) || (dst && h.node == f.dst);
+            }
+        }
         let pcap = tcplab_sim::pcap::plan(&s.trace.pcap, &layout)
             .map_err(|e| format!("scenario: {}", e[0]))?
             .into_iter()
@@ -303,6 +324,7 @@ impl Plan {
                 name: nodes[i].name.clone(),
                 node: i as u32,
                 addr: ONE_LINK_ADDRS[i],
+                kernel_tcp: cfg.kernel_tcp,
             })
             .collect();
         Plan {
@@ -513,6 +535,45 @@ pub(crate) mod tests {
         let plan = p.to_json();
         assert_eq!(plan["routers"], json!(["left", "right"]));
         assert_eq!(plan["links"].as_array().unwrap().len(), 5);
+    }
+
+    /// Which hosts' kernels run a TCP end: each stack puts its kernel ends where Linux's TCP
+    /// runs, and a UDP flow or tcplab's own ends put none.
+    #[test]
+    fn a_host_runs_kernel_tcp_where_a_flows_kernel_end_is() {
+        let mut s = serde_json::to_value(dumbbell(3, &[1, 1, 1])).unwrap();
+        let flow = |src: &str, dst: &str, stack: &str, receiver: &str| {
+            json!({"src": src, "dst": dst, "controller": {"name": "reno"},
+                   "recovery": {"name": "newreno"}, "stack": stack, "receiver": receiver})
+        };
+        s["flows"] = json!([
+            flow("s0", "r0", "linux", "tcplab"),
+            flow("s1", "r1", "tcplab-tcp", "stack"),
+            flow("s2", "r2", "tcplab", "stack"),
+        ]);
+        s["udp"] = json!([{"src": "r2", "dst": "s2", "rate": 1_000_000, "packet_size": 1000}]);
+        let kernel = |s: &Value| -> Vec<(String, bool)> {
+            let p = Plan::from_scenario(&serde_json::from_value(s.clone()).unwrap()).unwrap();
+            p.hosts.iter().map(|h| (h.name.clone(), h.kernel_tcp)).collect()
+        };
+        let on = |names: &[&str]| -> Vec<(String, bool)> {
+            ["s0", "s1", "s2", "r0", "r1", "r2"]
+                .iter()
+                .map(|n| (n.to_string(), names.contains(n)))
+                .collect()
+        };
+        assert_eq!(kernel(&s), on(&["s0", "r1"]));
+        s["flows"][0]["receiver"] = json!("stack");
+        assert_eq!(kernel(&s), on(&["s0", "r0", "r1"]));
+        let mut one = json!({"forward": s["topology"]["bottleneck"]["forward"],
+                             "reverse": s["topology"]["bottleneck"]["reverse"]});
+        let hosts = |c: &Value| -> Vec<bool> {
+            let p = Plan::one_link(&Config::parse(&c.to_string()).unwrap());
+            p.hosts.iter().map(|h| h.kernel_tcp).collect()
+        };
+        assert_eq!(hosts(&one), [false, false]);
+        one["kernel_tcp"] = json!(true);
+        assert_eq!(hosts(&one), [true, true]);
     }
 
     #[test]

@@ -314,8 +314,9 @@ def run_linux_flow(tb: Testbed, flow: LinuxFlow, timeout_s: float | None = None)
 
 def run_linux(config: dict[str, Any], out_dir: Path, flow: LinuxFlow,
               realtime: bool = False) -> LinuxFlowResult:
-    """A testbed with emulator `config`, one Linux flow through it, and its result."""
-    with Testbed(config, out_dir, realtime=realtime) as tb:
+    """A testbed with emulator `config`, one Linux flow through it, and its result (both
+    hosts run the kernel's TCP: ``kernel_tcp``, their answers leave at the modelled time)."""
+    with Testbed({**config, "kernel_tcp": True}, out_dir, realtime=realtime) as tb:
         run = run_linux_flow(tb, flow)
     return run.result(tb)
 

@@ -155,8 +155,8 @@ fn setup(a: &Args, plan: Plan, ns: &[String]) -> Result<Emulator, String> {
         .map(|n| device::open(n, &a.tun))
         .collect::<Result<Vec<_>, _>>()?;
     let mut emu = Emulator::new(plan, tuns, Clock::start()).map_err(|e| format!("config: {e}"))?;
-    for (h, spec) in emu.hosts.iter_mut().zip(ns) {
-        h.kernel = device::is_kernel(spec);
+    for (k, spec) in ns.iter().enumerate() {
+        emu.hosts[k].kernel = device::is_kernel(spec) && emu.plan.hosts[k].kernel_tcp;
     }
     Ok(emu)
 }
