@@ -107,6 +107,20 @@ def test_overflow_drops_are_set_beside_the_emulators_stalls(tmp_path: Path) -> N
     assert Cell("reno", 10e6, 0.0, "shallow", "long").drain_ns == 9_600_000
 
 
+
+def test_a_flows_stalled_time_is_the_stalls_within_its_span() -> None:
+    from tcplab.live.fidelity import stall_windows, stalled_ns
+
+    ms = 1_000_000
+    # Overlapping stalls 100-117 and 110-130 ms merge; 500-502 ms stands alone.
+    live = {"emulator_stalls": {"from_ns": [500 * ms, 100 * ms, 110 * ms], "until_ns": [502 * ms, 117 * ms, 130 * ms]}}
+    assert stall_windows(live["emulator_stalls"]) == [(100 * ms, 130 * ms), (500 * ms, 502 * ms)]
+    assert stall_windows(live["emulator_stalls"], 10 * ms) == [(100 * ms, 140 * ms), (500 * ms, 512 * ms)]
+    assert stalled_ns(live, 0, 1000 * ms) == 32 * ms
+    assert stalled_ns(live, 120 * ms, 501 * ms) == 11 * ms, "only the part inside the span counts"
+    assert stalled_ns(live, 600 * ms, 900 * ms) == 0
+    assert stalled_ns({}, 0, 1000 * ms) == 0, "a simulation has no stalls"
+
 def _doc() -> dict:
     def side(v: float, r: float) -> dict:
         return {"value": v, "value_spread": 0.1, "retransmits": r, "retransmits_spread": 0.0}

@@ -126,17 +126,13 @@ def stall_drops(results: Path, drain_ns: int) -> dict[str, float] | None:
     when the run records no stalls (a simulation, or an emulator that does not log them)."""
     import polars as pl
 
+    from tcplab.live.fidelity import stall_windows
+
     summary = json.loads((results / "summary.json").read_text())
     st = (summary.get("live") or {}).get("emulator_stalls")
     if st is None:
         return None
-    windows = sorted(zip(st["from_ns"], (u + drain_ns for u in st["until_ns"])))
-    merged: list[list[int]] = []
-    for a, b in windows:
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
+    merged = stall_windows(st, drain_ns)
     drops = pl.read_parquet(results / "drops.parquet").filter(pl.col("cause") == "buffer_overflow")
     times = sorted(drops["time_ns"].to_list())
     inside, k = 0, 0

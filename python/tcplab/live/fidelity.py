@@ -119,6 +119,30 @@ def stalls(stats: dict[str, Any], emu_offset_ns: int) -> dict[str, Any] | None:
             "worst_ns": s["worst_ns"], "packets": s["packets"]}
 
 
+def stall_windows(st: dict[str, Any], drain_ns: int = 0) -> list[tuple[int, int]]:
+    """The stalls of `st` (`stalls`' columns) as sorted, disjoint windows, each extended by
+    `drain_ns` past its last late write."""
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(zip(st["from_ns"], (u + drain_ns for u in st["until_ns"]))):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def stalled_ns(live: dict[str, Any], start_ns: int, end_ns: int) -> int:
+    """How much of [`start_ns`, `end_ns`) (run time) the emulator spent stalled (the
+    ``live`` section's ``emulator_stalls``; 0 where it logs none): time in which the
+    emulated network did not run on time, and everything the hosts did waited for it. A
+    flow's throughput over its span less this time is what the modelled network gave it
+    (docs/fidelity.md, "tcplab-tcp against its own simulation")."""
+    st = live.get("emulator_stalls")
+    if not st:
+        return 0
+    return sum(max(0, min(b, end_ns) - max(a, start_ns)) for a, b in stall_windows(st))
+
+
 def verdict_line(live: dict[str, Any]) -> str:
     """The live section's verdict in one line (CLI, report)."""
     if live.get("verdict") == OK:
