@@ -554,7 +554,10 @@ pub(crate) mod tests {
         s["udp"] = json!([{"src": "r2", "dst": "s2", "rate": 1_000_000, "packet_size": 1000}]);
         let kernel = |s: &Value| -> Vec<(String, bool)> {
             let p = Plan::from_scenario(&serde_json::from_value(s.clone()).unwrap()).unwrap();
-            p.hosts.iter().map(|h| (h.name.clone(), h.kernel_tcp)).collect()
+            p.hosts
+                .iter()
+                .map(|h| (h.name.clone(), h.kernel_tcp))
+                .collect()
         };
         let on = |names: &[&str]| -> Vec<(String, bool)> {
             ["s0", "s1", "s2", "r0", "r1", "r2"]
