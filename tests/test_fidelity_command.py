@@ -60,6 +60,14 @@ def test_one_short_cell_runs_both_ways(emu: Path, tmp_path: Path) -> None:
     # (docs/live.md#stalls).
     answers = json.loads((out / "cells" / cell["name"] / "linux-s1" / "summary.json").read_text())
     assert answers["live"]["kernel_answers"]["packets"] > 0, answers["live"]["kernel_answers"]
+    # ... and never overtake what their host sent before them: the kernel sender's new data
+    # reaches the model in sequence order (a late answer once did, and the kernel saw
+    # reordering: docs/fidelity.md, group 4).
+    import polars as pl
+
+    sends = pl.read_parquet(out / "cells" / cell["name"] / "linux-s1" / "segments.parquet")
+    new = sends.filter(pl.col("retransmission") == 0).sort("time_ns", maintain_order=True)
+    assert new["seq"].is_sorted(), "new data offered out of order"
 
     # The same cell against the kernel run just recorded: only the simulation runs again.
     again = tmp_path / "again"

@@ -151,6 +151,12 @@ pub struct Host {
     /// [`crate::stalls::THRESHOLD_NS`] late.
     pub answers: u64,
     pub answers_late: u64,
+    /// The time the latest packet read from this host was stamped with: an answer is never
+    /// stamped earlier (a host's packets reach the model in the order it sent them).
+    pub last_read: Time,
+    /// Answers stamped `last_read` instead of their delivery's modelled time, because the
+    /// host had sent something before them that was read earlier in the turn.
+    pub answers_behind: u64,
 }
 
 impl Host {
@@ -169,6 +175,8 @@ impl Host {
             kernel: false,
             answers: 0,
             answers_late: 0,
+            last_read: Time::ZERO,
+            answers_behind: 0,
         }
     }
 }
@@ -359,7 +367,10 @@ impl Emulator {
     /// Reads every packet host `k` has sent; [`Received::Gone`] when its device ended (a
     /// user-space endpoint closed its socket: a TUN never ends). Each is stamped with the
     /// clock as it is read, or with `answering` (a delivery's modelled time, see
-    /// [`Emulator::write`]).
+    /// [`Emulator::write`]), but never earlier than the host's previous packet: a late
+    /// delivery's answer would otherwise overtake what the host sent before it and was read
+    /// at the top of the turn, reordering its packets (the kernel then sees reordering, and
+    /// RACK widens its reordering window).
     fn read_all(
         &mut self,
         k: usize,
@@ -371,9 +382,18 @@ impl Emulator {
                 Received::Packet(n) => n,
                 end => return Ok(end),
             };
-            let now = answering.unwrap_or_else(|| self.clock.now());
-            let pkt = &buf[..n];
             let host = &mut self.hosts[k];
+            let now = match answering {
+                // Never before what the host sent earlier and was read at this turn.
+                Some(at) if at < host.last_read => {
+                    host.answers_behind += 1;
+                    host.last_read
+                }
+                Some(at) => at,
+                None => self.clock.now().max(host.last_read),
+            };
+            host.last_read = now;
+            let pkt = &buf[..n];
             let Some(id) = ident::ipv4(pkt) else {
                 host.not_ipv4 += 1;
                 continue;
@@ -718,6 +738,32 @@ mod tests {
                 (answered, answered)
             );
         }
+    }
+
+    /// r0 sent a packet that the turn read (stamped with the clock); then a late delivery's
+    /// answer is read: it is stamped no earlier than that packet, so r0's packets reach the
+    /// model in the order r0 sent them (a late answer stamped with its delivery's modelled
+    /// time overtook them, and the kernel saw reordering).
+    #[test]
+    fn an_answer_never_overtakes_what_its_host_sent_before() {
+        let (mut emu, hosts) = emulator(dumbbell(50));
+        emu.hosts[2].kernel = true;
+        let (s0, r0) = (emu.plan.hosts[0].addr, emu.plan.hosts[2].addr);
+        let mut buf = vec![0; MAX_PACKET];
+        (&hosts[2]).write_all(&ipv4(r0, s0, 1000, 1)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        emu.read_all(2, &mut buf, None).unwrap();
+        let first = emu.arrivals.back().unwrap().0;
+        assert!(first >= Time::from_millis(2));
+        (&hosts[2]).write_all(&ipv4(r0, s0, 1000, 2)).unwrap(); // the answer, waiting
+        emu.write(2, Time::from_millis(1), &ipv4(s0, r0, 1000, 3)); // late: due at 1 ms
+        let order: Vec<(Time, u16)> = emu
+            .arrivals
+            .iter()
+            .map(|(t, _, p)| (*t, u16::from_be_bytes([p.bytes[4], p.bytes[5]])))
+            .collect();
+        assert_eq!(order, [(first, 1), (first, 2)]);
+        assert_eq!((emu.hosts[2].answers, emu.hosts[2].answers_behind), (1, 1));
     }
 
     /// Five 1000-byte packets from each of s0 and s1 at once (to r0 and r1), processed for

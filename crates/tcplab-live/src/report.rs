@@ -64,6 +64,7 @@ fn host(h: &Host, addr: &str) -> Value {
         "kernel": h.kernel,
         "answers": h.answers,
         "answers_late": h.answers_late,
+        "answers_behind": h.answers_behind,
     })
 }
 

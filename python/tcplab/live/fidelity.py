@@ -97,9 +97,11 @@ def live_section(stats: dict[str, Any], stacks: dict[str, list[str]],
                                 "receiver_socket_overflows_by_host": rcvbuf_errors},
         "emulator_stalls": stalls(stats, emu_offset_ns),
         # Packets the kernel hosts sent in answer to a delivery, stamped with its modelled
-        # time (docs/live.md#stalls), and those answering a delivery at least 1 ms late.
+        # time (docs/live.md#stalls), those answering a delivery at least 1 ms late, and
+        # those stamped later to stay behind what their host sent before them.
         "kernel_answers": {"packets": sum(int(h.get("answers", 0)) for h in hosts.values()),
-                           "late": sum(int(h.get("answers_late", 0)) for h in hosts.values())},
+                           "late": sum(int(h.get("answers_late", 0)) for h in hosts.values()),
+                           "behind": sum(int(h.get("answers_behind", 0)) for h in hosts.values())},
         "bounds": dict(BOUNDS),
         "measured": measured,
         "verdict": OUTSIDE if reasons else OK,
