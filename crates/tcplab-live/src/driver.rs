@@ -390,7 +390,8 @@ impl Emulator {
                     host.last_read
                 }
                 Some(at) => at,
-                None => self.clock.now().max(host.last_read),
+                // The clock: never before `last_read` (answers are stamped at most now).
+                None => self.clock.now(),
             };
             host.last_read = now;
             let pkt = &buf[..n];

@@ -221,7 +221,7 @@ impl Plan {
         }
         let wlans = layout.wlans.iter().map(|w| w.spec.clone()).collect();
         let base = u32::from(PREFIX.0);
-        let hosts: Vec<HostPlan> = layout
+        let mut hosts: Vec<HostPlan> = layout
             .nodes
             .iter()
             .enumerate()
@@ -240,8 +240,9 @@ impl Plan {
                 hosts.len()
             ));
         }
-        let mut hosts = hosts;
         let flows = flow_plans(s, &layout, &hosts)?;
+        let host_of: HashMap<u32, usize> =
+            hosts.iter().enumerate().map(|(k, h)| (h.node, k)).collect();
         for f in flows.iter().filter(|f| !f.udp) {
             let flow = &s.flows[f.index as usize];
             let (src, dst) = match (flow.stack, flow.receiver) {
@@ -250,8 +251,10 @@ impl Plan {
                 (Stack::TcplabTcp, _) => (false, true),
                 (Stack::Tcplab, _) => (false, false),
             };
-            for h in hosts.iter_mut() {
-                h.kernel_tcp |= (src && h.node == f.src) || (dst && h.node == f.dst);
+            for (end, node) in [(src, f.src), (dst, f.dst)] {
+                if end {
+                    hosts[host_of[&node]].kernel_tcp = true;
+                }
             }
         }
         let pcap = tcplab_sim::pcap::plan(&s.trace.pcap, &layout)
