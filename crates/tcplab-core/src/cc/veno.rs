@@ -15,6 +15,12 @@
 //!   With no estimate (no sample since BaseRTT was forgotten) the loss is taken as congestive.
 //! - Timeout: Reno (ssthresh = cwnd/2, cwnd = 1). ECN: Reno (an ECN mark is congestion).
 //!
+//! `rtt_clock = "ms"` (paper flavor only) takes the paper's own RTT clock instead of the
+//! sender's: "a millisecond resolution timestamp is recorded for each transmitted segment once
+//! the connection leaves the initial slow start stage" (§II): no samples until the first loss
+//! detection, each sample rounded to whole milliseconds, and RTT their own smoothed value
+//! (RFC 6298's gain 1/8) rather than the sender's SRTT.
+//!
 //! `flavor = "linux"` follows tcp_veno.c: BaseRTT is never forgotten; RTT is the minimum of
 //! the samples since the previous window-growth step (in practice the latest ACK's sample);
 //! N is recomputed only on ACKs that grow the window, once more than two samples were taken
@@ -37,10 +43,28 @@ pub enum Flavor {
     Linux,
 }
 
+/// Where the paper flavor's RTT samples come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttClock {
+    /// The sender's samples at full resolution from the first ACK; RTT = the sender's SRTT.
+    Sender,
+    /// §II's millisecond timestamps from the end of the initial slow start; RTT = their
+    /// own smoothed value.
+    Millisecond,
+}
+
+/// An RTT sample as a millisecond clock reads it: rounded to whole milliseconds.
+fn whole_ms(rtt: Dur) -> Dur {
+    Dur::from_millis((rtt.as_nanos() + 500_000) / 1_000_000)
+}
+
 /// The backlog estimator of Veno (shared with Venoplus).
 #[derive(Clone, Debug)]
 pub struct VenoEstimator {
     flavor: Flavor,
+    clock: RttClock,
+    /// Millisecond clock: whether the initial slow start has ended (a loss was detected).
+    sampling: bool,
     base_rtt: MinFilter,
     /// Paper: the smoothed RTT of the latest ACK.
     srtt: Option<Dur>,
@@ -53,8 +77,14 @@ pub struct VenoEstimator {
 
 impl VenoEstimator {
     pub fn new(flavor: Flavor) -> Self {
+        Self::with_clock(flavor, RttClock::Sender)
+    }
+
+    pub fn with_clock(flavor: Flavor, clock: RttClock) -> Self {
         VenoEstimator {
             flavor,
+            clock,
+            sampling: false,
             base_rtt: MinFilter::new(),
             srtt: None,
             since_growth: MinFilter::new(),
@@ -65,6 +95,18 @@ impl VenoEstimator {
 
     /// Every ACK: RTT samples.
     pub fn observe(&mut self, s: &AckSample) {
+        if self.clock == RttClock::Millisecond {
+            if let (true, Some(rtt)) = (self.sampling, s.rtt) {
+                let q = whole_ms(rtt);
+                self.base_rtt.update(q);
+                self.srtt = Some(match self.srtt {
+                    None => q,
+                    Some(x) if q >= x => x + (q - x) / 8,
+                    Some(x) => x - (x - q) / 8,
+                });
+            }
+            return;
+        }
         self.base_rtt.update_opt(s.rtt);
         match self.flavor {
             Flavor::Paper => self.srtt = s.srtt.or(self.srtt),
@@ -112,6 +154,7 @@ impl VenoEstimator {
 
     /// A loss was detected (fast retransmit or timeout).
     pub fn on_loss(&mut self) {
+        self.sampling = true;
         if self.flavor == Flavor::Paper {
             self.base_rtt.reset();
         }
@@ -131,9 +174,13 @@ pub struct Veno {
 
 impl Veno {
     pub fn new(ctx: &CcContext, flavor: Flavor, beta: f64) -> Self {
+        Self::with_clock(ctx, flavor, beta, RttClock::Sender)
+    }
+
+    pub fn with_clock(ctx: &CcContext, flavor: Flavor, beta: f64, clock: RttClock) -> Self {
         Veno {
             w: Window::new(ctx.mss, ctx.initial_cwnd, ctx.initial_ssthresh, ctx.growth),
-            est: VenoEstimator::new(flavor),
+            est: VenoEstimator::with_clock(flavor, clock),
             beta,
             every_other: EveryOther::new(),
             linux_cnt: 0.0,
@@ -142,7 +189,8 @@ impl Veno {
     }
 
     /// Parameters: `beta` (backlog threshold in segments, default 3), `flavor` ("paper" or
-    /// "linux", default "paper").
+    /// "linux", default "paper"), `rtt_clock` ("sender" or "ms", default "sender"; "ms" only
+    /// with the paper flavor).
     pub fn from_params(ctx: &CcContext, params: &Params) -> Result<Self, ConfigError> {
         let mut r = ParamReader::new("veno", params);
         let beta = r.num("beta", 3.0, 0.0, 1e6)?;
@@ -150,8 +198,18 @@ impl Veno {
             "linux" => Flavor::Linux,
             _ => Flavor::Paper,
         };
+        let clock = match r.choice("rtt_clock", "sender", &["sender", "ms"])? {
+            "ms" => RttClock::Millisecond,
+            _ => RttClock::Sender,
+        };
         r.finish()?;
-        Ok(Self::new(ctx, flavor, beta))
+        if flavor == Flavor::Linux && clock == RttClock::Millisecond {
+            return Err(ConfigError::new(
+                "veno: rtt_clock = \"ms\" is the paper flavor's clock; the linux flavor takes tcp_veno.c's samples"
+                    .to_string(),
+            ));
+        }
+        Ok(Self::with_clock(ctx, flavor, beta, clock))
     }
 
     pub fn flavor(&self) -> Flavor {
@@ -292,6 +350,44 @@ mod tests {
             cc.observe(&a);
             cc.on_ack(&a);
         }
+    }
+
+    #[test]
+    fn the_millisecond_clock_samples_from_the_first_loss_in_whole_milliseconds() {
+        let mut v = Veno::with_clock(
+            &ctx(Growth::PerAck),
+            Flavor::Paper,
+            3.0,
+            RttClock::Millisecond,
+        );
+        // slow start: no samples, no estimate
+        v.observe(&AckBuilder::at_ms(1).rtt_ms(100).build());
+        assert_eq!(v.backlog(), None);
+        v.est.on_loss();
+        let sample = |us: u64| AckBuilder::at_ms(2).rtt(Dur::from_micros(us)).build();
+        // 100.4 ms reads as 100 ms; 120.6 ms as 121: BaseRTT 100, RTT 100 + 21/8 ms
+        v.observe(&sample(100_400));
+        assert_eq!(v.est.base_rtt(), Some(Dur::from_millis(100)));
+        v.observe(&sample(120_600));
+        assert_eq!(v.est.base_rtt(), Some(Dur::from_millis(100)));
+        assert_eq!(v.est.srtt, Some(Dur::from_micros(102_625)));
+        let n = v.backlog().unwrap();
+        let cwnd = v.w.cwnd_segments();
+        assert!((n - cwnd * 2.625 / 102.625).abs() < 1e-9, "{n}");
+        // the sender's clock: every sample at full resolution from the first
+        let mut s = Veno::new(&ctx(Growth::PerAck), Flavor::Paper, 3.0);
+        s.observe(&AckBuilder::at_ms(1).rtt(Dur::from_micros(100_400)).build());
+        assert_eq!(s.est.base_rtt(), Some(Dur::from_micros(100_400)));
+    }
+
+    #[test]
+    fn the_millisecond_clock_is_the_paper_flavors_only() {
+        let mut p = Params::new();
+        p.insert("rtt_clock".into(), ParamValue::Str("ms".into()));
+        assert!(Veno::from_params(&ctx(Growth::PerAck), &p).is_ok());
+        p.insert("flavor".into(), ParamValue::Str("linux".into()));
+        let e = Veno::from_params(&ctx(Growth::PerAck), &p).unwrap_err();
+        assert!(e.to_string().contains("rtt_clock"), "{e}");
     }
 
     #[test]
