@@ -110,12 +110,14 @@ def test_tiny_experiment_end_to_end():
     assert len(fig5.plots) == 1 and fig5.plots[0].figure.axes[0].get_xscale() == "log"
     assert fig4.plots and fig4.claims == [] and fig4.readings == []
     # its reading: the same points, each with initial_cwnd 1, judged by the same claims
-    (under,) = fig5.readings
+    under, counted = fig5.readings
     assert under.error is None and [c.text for c in under.claims] == [c.text for c in fig5.claims]
     assert all(c.verdict in VERDICTS for c in under.claims)
+    # the counting reading judges the main runs by its own analysis: Veno/Reno doubled
+    assert counted.error is None and counted.claims[0].estimate.value == pytest.approx(2 * fig5.claims[0].estimate.value)
     heads = fig5.headlines()
     assert [s["reading"] for s in heads[0]["settings"]] == ["the initial window of 2 segments",
-                                                         "initial window: 1 segment"]
+                                                         "initial window: 1 segment", "Veno's bytes: counted twice"]
     html = render_report(suite)
     assert "<h3>Readings</h3>" in html and "initial window: 1 segment" in html
     assert html.count("data:image/png;base64,") == 2
@@ -327,9 +329,10 @@ def test_reproduce_command_writes_report_and_docs(tmp_path, monkeypatch):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     (exp,) = summary["experiments"]
     assert exp["reading"] == "the initial window of 2 segments"
-    assert [r["value"] for r in exp["readings"]] == ["1 segment"]
-    assert all(len(c["headline"]["settings"]) == 2 for c in exp["claims"])
-    # 4 sensitivity runs not in the main grid; the 18 again under the reading
+    assert [r["value"] for r in exp["readings"]] == ["1 segment", "counted twice"]
+    assert all(len(c["headline"]["settings"]) == 3 for c in exp["claims"])
+    # 4 sensitivity runs not in the main grid; the 18 again under the reading (the counting
+    # reading runs nothing)
     assert len(list((tmp_path / "out" / "points").iterdir())) == 18 + 4 + 18
     assert "| main runs | the initial window of 2 segments |" in doc.read_text()
 
@@ -690,6 +693,74 @@ def test_a_reading_changes_only_the_documents_it_applies_to():
         assert (p.key != q.key) == changed, p.params
         if changed:
             assert q.document["flows"][0]["controller"] == {"name": "venoplus", "window": 1000}
+
+
+def test_every_reading_of_the_suite_changes_what_it_names():
+    """A setting changes some of its experiment's runs (valid scenarios), a counting reading
+    none; each names where it comes from. Spot checks of what the settings change."""
+    seen = 0
+    for e in reproduce.ALL:
+        if not e.readings or e.live is not None:
+            continue
+        pts = e.points("quick")
+        for r in e.readings:
+            assert r.source and r.parameter and r.value, (e.id, r.name)
+            under = r.points(pts)
+            changed = [(p, q) for p, q in zip(pts, under, strict=True) if p.key != q.key]
+            assert bool(changed) == (r.apply is not None), (e.id, r.name)
+            seen += 1
+            if e.id == "wlan-exp3" and r.parameter == "channel":
+                # the wired-hop runs are the same runs; the 802.11b ones fade
+                assert all(q.document["topology"]["kind"] == "wlan_access" for _, q in changed)
+                assert all(q.document["topology"]["channel"]["coherence"] == "5ms" for _, q in changed)
+            if e.id == "veno-table1" and r.parameter == "Veno's RTT clock":
+                # the Linux flavor's runs are unchanged (the clock is the paper flavor's)
+                assert {p.params["flavor"] for p, _ in changed} == {"paper"}
+            if e.id == "veno-fig7":
+                assert {p.params["loss"] for p, _ in changed} == {1e-2}
+                assert all(q.document["topology"]["bottleneck"]["forward"]["loss"] == 2e-2 for _, q in changed)
+            if e.id == "areno-lab" and r.parameter == "bottleneck rate":
+                assert all(q.document["topology"]["bottleneck"]["rate"] == "100Mbps" for _, q in changed)
+    assert seen >= 20
+
+
+def test_a_counting_reading_reads_the_main_runs():
+    from tcplab.reproduce import venoplus
+    from tcplab.reproduce.readings import Reading
+
+    pts = venoplus.venoplus_points("quick")[:6]
+    r = Reading("interval", "common", "test", analyze=lambda res, mode: pl.DataFrame())
+    assert [p.key for p in r.points(pts)] == [p.key for p in pts]
+    with pytest.raises(ValueError, match="reading 'interval: common': neither runs"):
+        Reading("interval", "common", "test")
+
+
+def test_the_slow_start_episode_ends_at_the_first_drop_after_its_first_response():
+    from tcplab.reproduce.veno_cwnd import reductions_after_episode
+
+    ms = 1_000_000
+    # the overshoot drops 3 packets before the first response at 100 ms; its reductions at
+    # 100, 150 (fast retransmits), 400 (timeout) and 600 (false fast retransmit) are the
+    # episode's; the next drop (2000) starts what counts: responses at 2100 and 5100
+    events = pl.DataFrame({"time_ns": [t * ms for t in (50, 100, 150, 400, 600, 2100, 3000, 5100)],
+                           "event": ["window", "recovery_enter", "recovery_enter", "timeout", "recovery_enter",
+                                     "recovery_enter", "recovery_exit", "recovery_enter"]})
+    drops = pl.DataFrame({"time_ns": [t * ms for t in (60, 70, 80, 2000, 5000)]})
+    assert reductions_after_episode(events, drops) == 2
+    # no drop after the first response: nothing after the episode; no response at all: 0
+    assert reductions_after_episode(events, drops.head(3)) == 0
+    assert reductions_after_episode(events.head(1), drops) == 0
+
+
+def test_throughput_over_the_common_interval_ends_at_the_first_completion():
+    from tcplab.reproduce.veno import common_interval_kbps
+
+    s = 1_000_000_000
+    flows = pl.DataFrame({"id": [0, 1], "start_ns": [0, s], "end_ns": [10 * s, 20 * s]})
+    series = pl.DataFrame({"flow": [0, 0, 1, 1, 1], "time_ns": [5 * s, 10 * s, 5 * s, 10 * s, 20 * s],
+                           "delivered": [500_000, 1_000_000, 200_000, 450_000, 1_000_000]})
+    # flow 0: 1 MB in its 10 s = 100 kB/s; flow 1: 450 kB from 1 s to 10 s = 50 kB/s
+    assert common_interval_kbps(flows, series) == pytest.approx([100.0, 50.0])
 
 
 def test_a_headline_names_the_reading_a_claim_holds_under():

@@ -122,7 +122,8 @@ def _readings_html(o: Outcome) -> list[str]:
         return "".join(_verdict_cell(c.verdict, c.measured()) for c in claims)
 
     out = ["<h3>Readings</h3>",
-           "<p>What the paper leaves open, set otherwise; the same points and seeds.</p>",
+           "<p>What the paper leaves open, set otherwise: a setting runs the same points and seeds again, a "
+           "counting choice reads the main runs its own way.</p>",
            f"<table><tr><th>setting</th><th>where it comes from</th>{head}</tr>",
            f"<tr><td>main runs</td><td>{md_inline(e.reading)}</td>{cells(o.claims)}</tr>"]
     for r in o.readings:
@@ -135,6 +136,7 @@ def _readings_html(o: Outcome) -> list[str]:
 def render_report(suite: Suite) -> str:
     counts = {v: sum(h["verdict"] == v for o in suite.outcomes for h in o.headlines()) for v in VERDICTS}
     other = sum(h["verdict"] == HOLDS and not h["main"] for o in suite.outcomes for h in o.headlines())
+    main = {v: sum(c.verdict == v for o in suite.outcomes for c in o.claims) for v in VERDICTS}
     total = sum(counts.values())
     rows = []
     for o in suite.outcomes:
@@ -152,7 +154,8 @@ def render_report(suite: Suite) -> str:
         + (f"; live: {suite.live_computed} runs made, {suite.live_cached} reused" if suite.live_computed or suite.live_cached else "")
         + ". "
         f"Of {total} claims, {counts[HOLDS]} hold ({other} of them under a reading other than the main runs'), "
-        f"{counts[FAILS]} do not hold, {counts[INCONCLUSIVE]} are "
+        f"{counts[FAILS]} do not hold, {counts[INCONCLUSIVE]} are inconclusive; under the main runs alone "
+        f"{main[HOLDS]} hold, {main[FAILS]} do not, {main[INCONCLUSIVE]} are "
         "inconclusive (decided from 95% confidence intervals over seeds; see each experiment for every "
         "test and, where the paper leaves a setting open, every reading of it).</p>",
         "<h2>Claims</h2><table><tr><th>experiment</th><th>claim (as tested)</th><th>the paper's words</th>"

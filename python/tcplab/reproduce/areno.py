@@ -11,6 +11,7 @@ import polars as pl
 from tcplab.reproduce.areno_claims import (
     ARENO_MAIN_READING,
     ARENO_READINGS_OPEN,
+    ARENO_WITHOUT_SACK,
     FIG6_CLAIMS,
     FIG7_CLAIMS,
     fig6_sensitivity,
@@ -133,6 +134,8 @@ FIG6 = Experiment(
     table=fig6_table,
     claims=FIG6_CLAIMS,
     sensitivity=Sensitivity(fig6_sensitivity_points, fig6_sensitivity, readings_note("Fig. 6")),
+    reading=ARENO_MAIN_READING + " SACK recovery for every flow.",
+    readings=(*ARENO_READINGS_OPEN, ARENO_WITHOUT_SACK),
     seeds=FIG6_SEEDS,
     setting=SETTING + " Capacity sweep at loss 1e-6 (`scenarios/areno-fig6.toml`), 10, 50, 100, 200 (the paper's HighSpeed example), 300 and 500 Mb/s, 300 s per run; full mode adds 1 Gb/s (1000 s runs, minutes each) and seeds.",
     explanation=(
@@ -199,8 +202,8 @@ FIG7 = Experiment(
     table=fig7_table,
     claims=FIG7_CLAIMS,
     sensitivity=Sensitivity(fig7_sensitivity_points, fig7_sensitivity, readings_note("Fig. 7")),
-    reading=ARENO_MAIN_READING,
-    readings=ARENO_READINGS_OPEN,
+    reading=ARENO_MAIN_READING + " SACK recovery for every flow.",
+    readings=(*ARENO_READINGS_OPEN, ARENO_WITHOUT_SACK),
     seeds=SEEDS,
     setting=SETTING + " Loss sweep at 100 Mb/s (`scenarios/areno-fig7.toml`).",
     explanation=(

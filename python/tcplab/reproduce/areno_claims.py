@@ -19,7 +19,7 @@ from tcplab.reproduce.common import (
 )
 from tcplab.reproduce.areno_setup import CAPACITIES, FIG6_SEEDS, FIG7_SECS, SEEDS, areno_doc, areno_pairs
 from tcplab.reproduce.experiment import Claim, Mode, Row
-from tcplab.reproduce.readings import Reading, set_controller_param
+from tcplab.reproduce.readings import Reading, set_controller_param, set_recovery
 from tcplab.reproduce.verdict import (
     ABOUT,
     INCONCLUSIVE,
@@ -280,7 +280,7 @@ def fig7_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:
 #: The main runs' setting of what ARENO_READINGS_OPEN vary.
 ARENO_MAIN_READING = (
     "RTT_cong updated at every loss event: the paper's words (§II, \"RTT_cong is updated upon each packet loss "
-    "event\"), tcplab's default (`rtt_cong_update = \"every_loss\"`)."
+    "event\"), tcplab's default (`rtt_cong_update = \"every_loss\"`); W_inc as printed (W_inc(1) = 1)."
 )
 
 #: RTT_cong from congestion losses only: the paper defines RTT_cong as "the value that RTT is expected to
@@ -294,4 +294,23 @@ ARENO_READINGS_OPEN = (
         "the losses AReno judges congestive keeps that meaning (`rtt_cong_update = \"congestive\"`).",
         set_controller_param("areno", rtt_cong_update="congestive"),
     ),
+    Reading(
+        "W_inc",
+        "as the prose describes it",
+        "§II prints γ = 1 - 2 W_inc_max (1/α - (1/α + 1/2)/e^α), so W_inc(1) = 1, while its prose says W_inc "
+        "\"approaches 0\" as c approaches 1 and W_probe \"converged to 0\": the same β with W_inc(1) = 0 "
+        "(`w_inc = \"prose\"`, docs/controllers/areno.md).",
+        set_controller_param("areno", w_inc="prose"),
+    ),
 )
+
+_RECOVERY_SOURCE = (
+    "the paper names ns-2 (§III) but not its TCP agents (ns-2 has SACK and non-SACK ones), and its lab stack is "
+    "\"BSD-based\" with window inflation (§IV-B, Fig. 10)"
+)
+#: For the runs with SACK recovery (Fig. 6, 7, the lab): the same without SACK.
+ARENO_WITHOUT_SACK = Reading("loss recovery", "NewReno, no SACK", _RECOVERY_SOURCE + ": NewReno recovery for every flow.",
+                             set_recovery("newreno"))
+#: For the runs with NewReno recovery (Fig. 8): the same with SACK.
+ARENO_WITH_SACK = Reading("loss recovery", "SACK", _RECOVERY_SOURCE + ": SACK recovery for every flow.",
+                          set_recovery("sack"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from tcplab.reproduce.areno_claims import readings_note
+from tcplab.reproduce.areno_claims import ARENO_MAIN_READING, ARENO_READINGS_OPEN, ARENO_WITH_SACK, readings_note
 from tcplab.reproduce.common import (
     ARENO_HEADLINE,
     areno_controller,
@@ -267,6 +267,8 @@ FIG8 = Experiment(
         ),
     ),
     sensitivity=Sensitivity(fig8_sensitivity_points, fig8_sensitivity, readings_note("Fig. 8")),
+    reading=ARENO_MAIN_READING + " NewReno recovery for every flow.",
+    readings=(*ARENO_READINGS_OPEN, ARENO_WITH_SACK),
     seeds=SEEDS,
     setting=(
         "Topology (2): 4 Reno + 4 AReno flows with different RTTs and hop counts, reverse flows, "

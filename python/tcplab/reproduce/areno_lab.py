@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from tcplab.reproduce.areno_setup import PAPER
-from tcplab.reproduce.areno_claims import ARENO_MAIN_READING, ARENO_READINGS_OPEN, readings_note
+from tcplab.reproduce.areno_claims import ARENO_MAIN_READING, ARENO_READINGS_OPEN, ARENO_WITHOUT_SACK, readings_note
 from tcplab.reproduce.common import (
     ARENO_HEADLINE,
     areno_controller,
@@ -24,7 +24,7 @@ from tcplab.reproduce.common import (
     stats,
 )
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row, Sensitivity
-from tcplab.reproduce.readings import Reading
+from tcplab.reproduce.readings import Reading, combined, set_controller_param
 from tcplab.reproduce.verdict import ABOUT, Test, about, ratio_of_means, within
 from tcplab.sweep import SweepResult, point_dir
 
@@ -63,6 +63,16 @@ def _rtt_250(doc: dict) -> dict:
     """The lab path at an RTT of 250 ms (2 x 1 ms access each way + 123 ms), buffer one BDP."""
     doc["topology"]["bottleneck"]["delay"] = "123ms"
     doc["topology"]["bottleneck"]["buffer"] = round(MBPS * 1e6 * 0.25 / 8 / 1500)
+    return doc
+
+
+def _rate_100(doc: dict) -> dict:
+    """The lab path at 100 Mb/s (access links 10x), buffer one BDP at its RTT of 100 ms."""
+    topo = doc["topology"]
+    topo["bottleneck"]["rate"] = "100Mbps"
+    topo["bottleneck"]["buffer"] = round(100e6 * 0.1 / 8 / 1500)
+    for side in ("sender_access", "receiver_access"):
+        topo[side]["rate"] = "1000Mbps"
     return doc
 
 
@@ -214,9 +224,11 @@ LAB = Experiment(
         ),
     ),
     sensitivity=Sensitivity(lab_sensitivity_points, lab_sensitivity, readings_note("The lab measurement")),
-    reading=ARENO_MAIN_READING + " RTT 100 ms and a buffer of one BDP (the lab's are not given).",
+    reading=ARENO_MAIN_READING + " SACK recovery for every flow; RTT 100 ms and a buffer of one BDP (the lab's "
+            "are not given).",
     readings=(
         *ARENO_READINGS_OPEN,
+        ARENO_WITHOUT_SACK,
         Reading(
             "RTT",
             "250 ms",
@@ -224,6 +236,20 @@ LAB = Experiment(
             "(MSS/RTT x 1.22/sqrt(p), MSS 1460) gives at an RTT of 246 ms; bottleneck delay 123 ms each way and "
             "the buffer one BDP at that RTT.",
             _rtt_250,
+        ),
+        Reading(
+            "RTT and RTT_cong update",
+            "250 ms, congestion losses only",
+            "the two readings above together: they interact (at 250 ms Reno's window is larger and AReno's judgement "
+            "of each loss decides more of its rate).",
+            combined(_rtt_250, set_controller_param("areno", rtt_cong_update="congestive")),
+        ),
+        Reading(
+            "bottleneck rate",
+            "100 Mb/s",
+            "the captions of Fig. 10 and 11 say \"Laboratory measurement, 100Mbps, 10^{-5} packet loss\"; the text "
+            "(§IV-B) says 300 Mb/s, which the main runs use.",
+            _rate_100,
         ),
     ),
     seeds=SEEDS,

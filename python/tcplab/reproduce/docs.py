@@ -91,7 +91,8 @@ def render_docs(suite: Suite) -> str:
         "own numbers); "
         "Where a paper leaves open a setting its result depends on (an RTT, an estimator's update rule, the "
         "initial window of the stack of its time), the experiment's *readings* set it otherwise, each with where "
-        "it comes from, and every claim is judged under each on the same points and seeds "
+        "it comes from, and every claim is judged under each on the same points and seeds (a reading of what the "
+        "paper counts, such as which losses \"result from initial slow start\", reads the main runs its own way) "
         "(`python/tcplab/reproduce/readings.py`); a claim's headline holds when it holds under the main runs or "
         "under a reading, which the verdict then names. "
         f"kB = 1000 bytes, kb = 1000 bits. {RUST_CLAIMS_TIME}",
@@ -127,7 +128,8 @@ def render_docs(suite: Suite) -> str:
         if o.claims:
             out.append("")
         if o.readings:
-            out += ["Readings (what the paper leaves open, set otherwise; the same points and seeds):", ""]
+            out += ["Readings (what the paper leaves open, set otherwise: a setting runs the same points and seeds "
+                    "again, a counting choice reads the main runs its own way):", ""]
             out += ["| setting | where it comes from | " + " | ".join(f"claim {i + 1}" for i in range(len(o.claims))) + " |",
                     "|---|---|" + "---|" * len(o.claims)]
             out.append(f"| main runs | {_cell(e.reading)} | "

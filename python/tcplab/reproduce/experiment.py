@@ -341,10 +341,12 @@ def _live_point(document: dict[str, Any], target: str, *, realtime: bool) -> Non
 
 
 def _under(e: Experiment, r: Reading, res: SweepResult, mode: Mode) -> ReadingOutcome:
-    """The claims of `e` under reading `r` (its runs `res`); a failed analysis in one line."""
-    assert e.analyze is not None
+    """The claims of `e` under reading `r` (its runs `res`, analyzed by the reading's own
+    analysis where it has one); a failed analysis in one line."""
+    analyze = r.analyze or e.analyze
+    assert analyze is not None
     try:
-        frame = e.analyze(res, mode)
+        frame = analyze(res, mode)
     except Exception as err:  # noqa: BLE001 (an analysis that cannot read a reading's runs)
         return ReadingOutcome(r, [], f"{type(err).__name__}: {err}")
     return ReadingOutcome(r, [c.evaluate(frame) for c in e.claims])

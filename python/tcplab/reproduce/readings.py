@@ -6,7 +6,10 @@ runs pick one setting for each (the experiment's ``reading`` text says which, an
 :class:`Reading` is another setting the paper equally allows, with where it comes from (the
 paper's words, its figures, the stack or simulator of its time). The suite runs every
 experiment's points again under each of its readings (the same points, each scenario
-document changed by :attr:`Reading.apply`; same seeds) and judges every claim under each.
+document changed by :attr:`Reading.apply`; same seeds) and judges every claim under each. A
+reading of what the paper counts rather than of how it ran (which losses "result from
+initial slow start", over which interval a throughput is taken) changes no run: it reads
+the main runs with its own :attr:`Reading.analyze`.
 
 Per claim the report then gives the verdict under each reading and the measured value
 beside the published one, and a headline that names its reading (:func:`headline`): the
@@ -21,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import polars as pl
+
 from tcplab.reproduce.verdict import FAILS, HOLDS, INCONCLUSIVE, ClaimResult
 from tcplab.sweep import Point, expand
 
@@ -29,12 +34,19 @@ from tcplab.sweep import Point, expand
 class Reading:
     """One setting of parameters the paper leaves open: ``parameter`` names what is varied,
     ``value`` this reading's setting, ``source`` where the reading comes from; ``apply``
-    returns a scenario document under this reading (it gets a copy, and may change it)."""
+    returns a scenario document under this reading (it gets a copy, and may change it);
+    None: the main runs themselves. ``analyze``: the experiment's analysis under this
+    reading (a counting choice: the frame its claims are judged on), else the experiment's."""
 
     parameter: str
     value: str
     source: str
-    apply: Callable[[dict[str, Any]], dict[str, Any]]
+    apply: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    analyze: Callable[..., pl.DataFrame] | None = None
+
+    def __post_init__(self) -> None:
+        if self.apply is None and self.analyze is None:
+            raise ValueError(f"reading {self.name!r}: neither runs (apply) nor counts (analyze) differently")
 
     @property
     def name(self) -> str:
@@ -42,7 +54,10 @@ class Reading:
 
     def points(self, points: Sequence[Point]) -> list[Point]:
         """`points` under this reading: the same indices and parameters (so that an analysis
-        reads them as it reads the main runs), each document changed, validated and keyed."""
+        reads them as it reads the main runs), each document changed, validated and keyed;
+        without ``apply``, `points` themselves."""
+        if self.apply is None:
+            return list(points)
         out = []
         for p in points:
             doc = self.apply(copy.deepcopy(p.document))
@@ -116,6 +131,28 @@ def set_controller_param(controller: str, **values: Any) -> Callable[[dict[str, 
                 f["controller"] = {"name": controller, **values}
             elif isinstance(c, dict) and c.get("name") == controller:
                 c.update(values)
+        return doc
+
+    return apply
+
+
+def set_recovery(recovery: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A reading's ``apply``: every flow's loss recovery `recovery`."""
+
+    def apply(doc: dict[str, Any]) -> dict[str, Any]:
+        for f in doc.get("flows", []):
+            f["recovery"] = recovery
+        return doc
+
+    return apply
+
+
+def combined(*applies: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A reading's ``apply``: each of `applies` in turn (readings that interact, together)."""
+
+    def apply(doc: dict[str, Any]) -> dict[str, Any]:
+        for a in applies:
+            doc = a(doc)
         return doc
 
     return apply

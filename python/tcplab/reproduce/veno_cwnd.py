@@ -37,7 +37,8 @@ def _bottleneck_delay(delay: str):
 
 
 def cwnd_points(mode: Mode):
-    trace = {"series": "change", "segments": False, "drops": False, "events": False}
+    # drops and events: the reading that counts the whole slow-start episode reads them
+    trace = {"series": "change", "segments": False, "drops": True, "events": True}
     pts = []
     for cc in ("reno", "veno"):
         base = fig3a_doc(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno"), "veno-fig1", trace)
@@ -69,6 +70,32 @@ def cwnd_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
         (pl.col("loss_events") - 1).clip(lower_bound=0).alias("reductions_after_slow_start"),
         (pl.col("throughput_bps") / 8000).alias("kBps"),
     ).select("variant", "loss", "seed", "key", "mean_cwnd", "reductions_after_slow_start", "kBps")
+
+
+def reductions_after_episode(events: pl.DataFrame, drops: pl.DataFrame) -> int:
+    """Window reductions (fast retransmits and timeouts) from the first drop after the
+    initial slow start's first loss response on: the reductions that answer the slow-start
+    overshoot's drops (those dropped before its first response), and what they cause (a
+    timeout, a false fast retransmit after it), are the episode's, not counted."""
+    resp = events.filter(pl.col("event").is_in(["recovery_enter", "timeout"]))["time_ns"].sort()
+    if resp.len() == 0:
+        return 0
+    later = drops.filter(pl.col("time_ns") > resp[0])["time_ns"]
+    if later.len() == 0:
+        return 0
+    return int((resp >= later.min()).sum())
+
+
+def episode_analyze(res: SweepResult, mode: Mode) -> pl.DataFrame:
+    """:func:`cwnd_analyze` with ``reductions_after_slow_start`` counted from the end of the
+    initial slow start's loss episode (:func:`reductions_after_episode`)."""
+    frame = cwnd_analyze(res, mode)
+    after = [
+        reductions_after_episode(pl.read_parquet(point_dir(res.out, k) / "events.parquet"),
+                                 pl.read_parquet(point_dir(res.out, k) / "drops.parquet"))
+        for k in frame["key"]
+    ]
+    return frame.with_columns(pl.Series("reductions_after_slow_start", after, dtype=pl.Int64))
 
 
 def _ratio(frame: pl.DataFrame, col: str, loss: float) -> Estimate:
@@ -158,13 +185,20 @@ FIG1 = Experiment(
     seeds=SEEDS,
     reading=(
         "RTT 120 ms (the pipe of Fig. 3(a), as the other Veno experiments) and tcplab's initial window of 2 "
-        "segments (the paper states neither for these traces)."
+        "segments (the paper states neither for these traces); of the losses \"resulted by initial slow start\", "
+        "the first window reduction, which ends slow start."
     ),
     readings=(
         Reading("RTT", "180 ms", "§II-B, Fig. 2's path: \"the round-trip time as traced by traceroute is 180 ms\" "
                 "(bottleneck delay 90 ms each way).", _bottleneck_delay("90ms")),
         Reading("initial window", "1 segment", "the paper's Veno \"has been implemented in NetBSD1.1, FreeBSD4.2 and Linux 2.2\" (§I), and NetBSD 1.1's 4.4BSD-Lite "
                 "TCP starts with a window of one segment.", set_tcp(initial_cwnd=1)),
+        Reading("losses resulted by initial slow start", "the whole episode",
+                "§II-B: \"excluding packet losses resulted by initial slow start\" (plural): the slow start's overshoot "
+                "drops many packets at once (on this pipe 15), and with Reno recovery they cost several reductions "
+                "(fast retransmits, a timeout, a false fast retransmit after it) before the first drop of a packet "
+                "sent after the overshoot; all of them are excluded (the same runs, counted so).",
+                analyze=episode_analyze),
     ),
     setting=SETTING + f" One flow alone, 1.6 Mb/s, buffer 12, {SPAN_S:g} s, cwnd series recorded at every change.",
     explanation=(

@@ -10,7 +10,10 @@ import polars as pl
 from tcplab.reproduce.common import NETBSD_TCP, figure, points, row, seed_values, seeds_text, stats
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.reproduce.verdict import ABOUT, Test, below, ratio_of_means, within
-from tcplab.reproduce.wlan import PAPER, RED, RED_SECS, RED_SEEDS, SECS, SETTING, TRACE_OFF, wlan_doc, flows_kbps, per_run_totals
+from tcplab.reproduce.wlan import (
+    PAPER, RED, RED_SECS, RED_SEEDS, SECS, SETTING, TRACE_OFF, WLAN_MAIN_READING, WLAN_READINGS, flows_kbps, per_run_totals,
+    wlan_doc,
+)
 from tcplab.sweep import SweepResult
 
 #: The 802.11b runs: per-seed STDs of six flows vary by a factor of 3 or more, so the STD claim
@@ -215,6 +218,8 @@ EXP3 = Experiment(
         ),
     ),
     seeds=SEEDS,
+    reading=WLAN_MAIN_READING,
+    readings=WLAN_READINGS,
     setting=(
         "Digest §2, Fig. 6/7: six homogeneous flows share the thin Dummynet pipe (1.6 Mb/s, 60 ms "
         "each way, buffer 12); RED min_th 5, max_th 10, max_p 0.1, w_q 0.005 (RED as in Dummynet: "
