@@ -113,6 +113,8 @@ def test_overflow_drops_are_set_beside_the_emulators_stalls(tmp_path: Path) -> N
     (tmp_path / "summary.json").write_text(json.dumps({"duration_s": 1.0}))
     assert stall_drops(tmp_path, 10 * ms) is None, "a simulation has no stalls"
     assert Cell("reno", 10e6, 0.0, "shallow", "long").drain_ns == 9_600_000
+    # a burst's echo (late data ACKed at once and answered) reaches the queue up to a round trip later
+    assert Cell("reno", 10e6, 0.0, "shallow", "long").after_stall_ns == 40_000_000 + 9_600_000
 
 
 

@@ -19,9 +19,11 @@ first seed from ``tcplab diff``.
 
 A kernel run also says how its overflow drops sit against the emulator's stalls (stretches in
 which it delivered packets at least 1 ms late, ``tcplab_live::stalls``): a stall compresses
-what the hosts sent in it into a burst the model did not see coming. `stall_drops` counts the
-drops inside a stall or within one buffer's drain time after it, beside the share of the run
-those windows cover: the share the drops would have if stalls did not matter.
+what the hosts sent in it into a burst the model did not see coming, and the burst's echo (the
+receiver's ACKs for data delivered late, answered by the sender) reaches the queue up to a
+round trip later. `stall_drops` counts the drops inside a stall or within a round trip and one
+buffer's drain time after it (`Cell.after_stall_ns`), beside the share of the run those
+windows cover: the share the drops would have if stalls did not matter.
 """
 
 from __future__ import annotations
@@ -67,6 +69,12 @@ class Cell:
         """The time the link takes to send a full buffer of 1500-byte packets."""
         return round(self.buffer_packets * 1500 * 8 / self.rate_bps * 1e9)
 
+    @property
+    def after_stall_ns(self) -> int:
+        """How long after a stall its bursts reach the queue: the round trip of the echo (data
+        delivered late, ACKed at once, answered by the sender) and one drain of the buffer."""
+        return round(RTT_S * 1e9) + self.drain_ns
+
     def scenario(self, seed: int, linux: bool) -> dict[str, Any]:
         """The cell's scenario as a dict (``stack = "linux"`` when `linux`)."""
         link: dict[str, Any] = {"from": "a", "to": "b", "rate": f"{self.rate_bps / 1e6:g}Mbps",
@@ -95,10 +103,10 @@ def grid(controllers: list[str], rates: list[float], losses: list[float], buffer
     return [Cell(c, r, p, b, k) for c in controllers for r in rates for p in losses for b in buffers for k in kinds]
 
 
-def measure(results: Path, kind: str, drain_ns: int | None = None) -> dict[str, float]:
+def measure(results: Path, kind: str, after_ns: int | None = None) -> dict[str, float]:
     """A run's measures from its results directory: ``value`` (throughput in bit/s, or the
     completion time in s from the first data transmission) and ``retransmits``; with
-    `drain_ns` (a live run) also how its overflow drops sit against the emulator's stalls
+    `after_ns` (a live run) also how its overflow drops sit against the emulator's stalls
     (`stall_drops`)."""
     import polars as pl
 
@@ -111,17 +119,17 @@ def measure(results: Path, kind: str, drain_ns: int | None = None) -> dict[str, 
         first = seg["time_ns"].min() if len(seg) else f["start_ns"]
         out["value"] = (int(f["end_ns"]) - int(first)) / 1e9  # type: ignore[arg-type]
         out["completed"] = float(bool(f["completed"]))
-    if drain_ns is not None and (st := stall_drops(results, drain_ns)) is not None:
+    if after_ns is not None and (st := stall_drops(results, after_ns)) is not None:
         out.update(st)
     return out
 
 
-def stall_drops(results: Path, drain_ns: int) -> dict[str, float] | None:
+def stall_drops(results: Path, after_ns: int) -> dict[str, float] | None:
     """How a live run's overflow drops sit against the emulator's stalls
     (``tcplab.live.fidelity.stalls``): a stall compresses what the hosts sent during it into a
-    burst the model did not see coming, which stays in the queue for at most one buffer's
-    drain time (`drain_ns`) after the stall's last late write. Returns the stalls, their
-    time, the overflow drops, those inside a stall or its drain time, and the share of the
+    burst the model did not see coming, whose drops (its echo's too) fall within `after_ns`
+    after the stall's last late write (`Cell.after_stall_ns`). Returns the stalls, their
+    time, the overflow drops, those inside a stall or within `after_ns` of it, and the share of the
     run those windows cover (what the drops' share would be if stalls did not matter). None
     when the run records no stalls (a simulation, or an emulator that does not log them)."""
     import polars as pl
@@ -132,7 +140,7 @@ def stall_drops(results: Path, drain_ns: int) -> dict[str, float] | None:
     st = (summary.get("live") or {}).get("emulator_stalls")
     if st is None:
         return None
-    merged = stall_windows(st, drain_ns)
+    merged = stall_windows(st, after_ns)
     drops = pl.read_parquet(results / "drops.parquet").filter(pl.col("cause") == "buffer_overflow")
     times = sorted(drops["time_ns"].to_list())
     inside, k = 0, 0
@@ -242,7 +250,7 @@ def run_grid(cells: list[Cell], seeds: int, out: Path, progress: Callable[[str],
             s_dir = write_results(tcplab.run(Scenario.from_dict(cell.scenario(seed, False))), base / f"sim-s{seed}",
                                   report=False)
             sim.append(measure(s_dir, cell.kind))
-            lin.append(measure(_kernel_run(cell, seed, base, kernel_runs), cell.kind, cell.drain_ns))
+            lin.append(measure(_kernel_run(cell, seed, base, kernel_runs), cell.kind, cell.after_stall_ns))
         row: dict[str, Any] = {**asdict(cell), "name": cell.name, "buffer_packets": cell.buffer_packets,
                                "runs": {"sim": sim, "linux": lin}, **judge(sim, lin)}
         if not row["pass"]:
