@@ -138,8 +138,7 @@ def table1_sensitivity_points(mode: Mode):
     pts = []
     for p in WIRELESS_LOSSES:
         for label, udp in UDP.items():
-            doc = _table1_doc("veno", udp)
-            doc["topology"]["receiver_access"][0]["forward"]["loss"] = p
+            doc = _wireless_loss(p)(_table1_doc("veno", udp))
             pts += points(doc, SEEDS[mode], params={"flavor": "paper", "udp": label, "wireless_loss": p})
     return pts
 
