@@ -68,7 +68,7 @@ def scenario(seed: int, rate: float, loss: float, buffer: str, controller: str,
              recovery: str | None = None) -> Scenario:
     """The cell's scenario: `tcplab fidelity`'s (tcplab/fidelity.py) with this script's
     duration and no tracing (`recovery`: overrides the profile's, an experiment's switch)."""
-    doc = Cell(controller, rate, loss, buffer, "long").scenario(seed, linux=False)
+    doc = Cell(controller, rate, loss, buffer, "long").scenario(seed)
     doc.update(name="fidelity-linux", duration=f"{duration_s(rate):g}s",
                trace={"series": "off", "events": False, "segments": False, "drops": False})
     if recovery:

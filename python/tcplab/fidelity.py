@@ -75,8 +75,11 @@ class Cell:
         delivered late, ACKed at once, answered by the sender) and one drain of the buffer."""
         return round(RTT_S * 1e9) + self.drain_ns
 
-    def scenario(self, seed: int, linux: bool) -> dict[str, Any]:
-        """The cell's scenario as a dict (``stack = "linux"`` when `linux`)."""
+    def scenario(self, seed: int) -> dict[str, Any]:
+        """The cell's scenario as a dict: one flow of the kernel's TCP (``stack = "linux"``).
+        The live run runs it with the kernel; simulated, the flow is the ``linux`` profile's
+        twin of it, and its sender starts from the handshake's RTT sample as the kernel's
+        does (``tcplab_sim::handshake``)."""
         link: dict[str, Any] = {"from": "a", "to": "b", "rate": f"{self.rate_bps / 1e6:g}Mbps",
                                 "delay": f"{RTT_S * 500:g}ms", "buffer": self.buffer_packets}
         if self.loss:
@@ -84,8 +87,7 @@ class Cell:
         flow: dict[str, Any] = {"src": "a", "dst": "b", "controller": self.controller}
         if self.kind == "short":
             flow["bytes"] = KINDS["short"]
-        if linux:
-            flow["stack"] = "linux"
+        flow["stack"] = "linux"
         return {"name": f"fidelity-{self.name}", "seed": seed,
                 "duration": KINDS["long"] if self.kind == "long" else "60s",
                 "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
@@ -247,7 +249,7 @@ def run_grid(cells: list[Cell], seeds: int, out: Path, progress: Callable[[str],
         for seed in range(1, seeds + 1):
             if progress:
                 progress(f"{cell.name} seed {seed}")
-            s_dir = write_results(tcplab.run(Scenario.from_dict(cell.scenario(seed, False))), base / f"sim-s{seed}",
+            s_dir = write_results(tcplab.run(Scenario.from_dict(cell.scenario(seed))), base / f"sim-s{seed}",
                                   report=False)
             sim.append(measure(s_dir, cell.kind))
             lin.append(measure(_kernel_run(cell, seed, base, kernel_runs), cell.kind, cell.after_stall_ns))
@@ -281,7 +283,7 @@ def _kernel_run(cell: Cell, seed: int, base: Path, kernel_runs: Path | None) -> 
     from tcplab.live.run import run_live
     from tcplab.scenario import Scenario
 
-    return run_live(Scenario.from_dict(cell.scenario(seed, True)), base / f"linux-s{seed}", realtime=True,
+    return run_live(Scenario.from_dict(cell.scenario(seed)), base / f"linux-s{seed}", realtime=True,
                     report=False).out_dir
 
 

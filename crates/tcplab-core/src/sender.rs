@@ -225,10 +225,13 @@ impl Sender {
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
     }
-    /// The connection's handshake took `rtt` (a SYN or SYN-ACK sent once): the estimator's
-    /// first sample, before any data (the RTT counters count data samples only).
-    pub fn on_handshake_rtt(&mut self, rtt: Dur) {
+    /// The connection's handshake took `rtt` (a SYN or SYN-ACK sent once) and completed at
+    /// `now`: the estimator's first sample, before any data (the RTT counters count data
+    /// samples only), and the controller's (`CongestionControl::on_handshake_rtt`), as
+    /// Linux's `tcp_init_transfer` initializes the controller after the SYN-ACK's sample.
+    pub fn on_handshake_rtt(&mut self, now: Time, rtt: Dur) {
         self.rtt.on_sample_at(rtt, self.snd_una(), self.snd_nxt);
+        self.cc.on_handshake_rtt(now, rtt);
     }
 
     /// The timestamps this sender's segments carry have ticks of `tick` (a connection's

@@ -5,7 +5,7 @@
 //! models), [`link`] (one link direction), [`link_direction`] (a link direction driven
 //! outside the engine, for the live emulator), [`delivery_trace`]
 //! (trace-driven link capacity, Mahimahi's format), [`pcap`] (pcap export), [`node`] (nodes, routing), [`topology`] (preset
-//! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`app`] (UDP CBR),
+//! expansion), [`network`] (packets hop by hop), [`flow_route`] (routes pinned per flow), [`flow`] (TCP transfers), [`handshake`] (a real-TCP flow's first RTT sample), [`app`] (UDP CBR),
 //! [`trace`] (recording of logs, the byte budget), [`estimate`] (what a run will record, and its limit), [`census`] (the end-of-run census stated as facts), [`summary`] (summary
 //! rows), [`instruments`] (measurement from facts: drop log, loss classification, timeout
 //! taxonomy, loss events, delay, conservation, series), [`columns`] (the results as typed columns: the column schema),
@@ -26,6 +26,7 @@ pub mod fifo;
 pub mod flow;
 pub mod flow_route;
 pub mod framing_rules;
+pub mod handshake;
 pub mod instruments;
 pub mod link;
 pub mod link_direction;

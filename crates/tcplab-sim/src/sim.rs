@@ -25,6 +25,7 @@ use crate::engine::{EventQueue, TimerSlot};
 use crate::estimate::{self, Estimate, FlowEnds};
 use crate::flow::TcpFlow;
 use crate::flow_route::PinnedRoutes;
+use crate::handshake;
 use crate::instruments::{Delivered, Fact, Instruments};
 use crate::network::{Arrival, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, PacketKind, Payload};
@@ -129,6 +130,10 @@ impl Simulation {
                         SimError(validate::flow_config_error(&format!("flows[{i}]"), &e))
                     })?;
             sender.set_logging(s.trace.events);
+            if handshake::has_handshake(f.stack) {
+                let rtt = handshake::idle_round_trip(&net, i as u32, node(&f.src), node(&f.dst));
+                sender.on_handshake_rtt(start(f.start), rtt);
+            }
             events.push(start(f.start), Event::TcpStart(i as u32));
             if let Some(stop) = f.stop {
                 events.push(start(stop), Event::TcpStop(i as u32));
@@ -270,6 +275,10 @@ impl Simulation {
         }
     }
 
+    /// The sender of TCP flow `flow` (its state as the run stands).
+    pub fn sender(&self, flow: usize) -> &Sender {
+        &self.tcp[flow].sender
+    }
     /// Simulated time reached so far.
     pub fn now(&self) -> Time {
         self.now

@@ -66,6 +66,15 @@ use crate::{ConfigError, Dur, ParamReader, Params, Time};
 
 /// The next number of a splitmix64 stream: BBR's random choices come from the flow's own
 /// stream, seeded from the scenario (`CcContext::seed`).
+/// The handshake's RTT sample as the first minimum RTT, stamped when the connection was
+/// established (`bbr_init`: `min_rtt_us = tcp_min_rtt(tp)`, `min_rtt_stamp = tcp_jiffies32`).
+pub(super) fn handshake_min_rtt(min_rtt: &mut Option<Dur>, stamp: &mut Time, now: Time, rtt: Dur) {
+    if min_rtt.is_none_or(|m| rtt < m) {
+        *min_rtt = Some(rtt);
+        *stamp = now;
+    }
+}
+
 pub(super) fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
@@ -490,6 +499,15 @@ impl CongestionControl for Bbr {
     }
     fn uses_rate_samples(&self) -> bool {
         true
+    }
+    /// bbr_init: RTprop starts from the handshake's sample (`tcp_min_rtt`), stamped when the
+    /// connection is established, and the initial pacing rate spreads the initial window over
+    /// the SRTT (bbr_init_pacing_rate_from_rtt) instead of the nominal 1 ms.
+    fn on_handshake_rtt(&mut self, now: Time, rtt: Dur) {
+        handshake_min_rtt(&mut self.min_rtt, &mut self.min_rtt_stamp, now, rtt);
+        if !self.has_seen_rtt {
+            self.init_pacing_rate(Some(rtt));
+        }
     }
 
     /// The model: bandwidth and RTprop filters, the state machine, the pacing rate.

@@ -39,7 +39,7 @@ mod probe_rtt;
 #[path = "bbr3/signals.rs"]
 mod signals;
 
-use super::bbr::{grow_cwnd, send_quantum_segments, splitmix64};
+use super::bbr::{grow_cwnd, handshake_min_rtt, send_quantum_segments, splitmix64};
 use super::filter::WindowedMax;
 use super::{AckSample, CcContext, CongestionControl, CongestionEvent, CongestionKind, Verdict};
 use crate::rate::RateSample;
@@ -468,6 +468,15 @@ impl CongestionControl for Bbr3 {
     }
     fn uses_rate_samples(&self) -> bool {
         true
+    }
+    /// bbr_init: RTprop starts from the handshake's sample (`tcp_min_rtt`), stamped when the
+    /// connection is established, and the initial pacing rate spreads the initial window over
+    /// the SRTT (bbr_init_pacing_rate_from_rtt) instead of the nominal 1 ms.
+    fn on_handshake_rtt(&mut self, now: Time, rtt: Dur) {
+        handshake_min_rtt(&mut self.min_rtt, &mut self.min_rtt_stamp, now, rtt);
+        if !self.has_seen_rtt {
+            self.init_pacing_rate(Some(rtt));
+        }
     }
 
     /// The model and the state machine (draft `BBRUpdateModelAndState`), the pacing rate,

@@ -322,3 +322,23 @@ fn recovery_conserves_packets_for_a_round_then_grows_and_its_end_restores() {
         s.b.on_congestion(&testutil::event(CongestionKind::Ecn, s.now));
     assert_eq!((v.label, s.b.cwnd()), ("ignored", M));
 }
+
+#[test]
+fn the_handshakes_sample_starts_rtprop_and_the_initial_pacing_rate() {
+    let mut b = bbr(1);
+    assert_eq!(b.rt_prop(), None);
+    let nominal = b.pacing_rate().unwrap(); // the initial window over 1 ms
+    let rtt = Dur::from_micros(40_600);
+    b.on_handshake_rtt(Time::from_millis(41), rtt);
+    assert_eq!(
+        b.rt_prop(),
+        Some(rtt),
+        "bbr_init: min_rtt_us = tcp_min_rtt(tp)"
+    );
+    // bbr_init_pacing_rate_from_rtt: high_gain x the initial window over the SRTT.
+    let p = BbrParams::default();
+    let initial = b.cwnd() as f64;
+    let want = (initial / rtt.as_secs_f64() * p.high_gain * (1.0 - p.pacing_margin)) as u64;
+    assert_eq!(b.pacing_rate(), Some(want));
+    assert!(want < nominal / 40, "{want} vs {nominal}");
+}

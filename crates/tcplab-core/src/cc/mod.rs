@@ -176,6 +176,12 @@ pub trait CongestionControl: Send {
     /// A cross-layer report from a lossy hop. Only controllers that use such information
     /// (Venoplus) override this; for the others it is a no-op.
     fn on_cross_layer(&mut self, _report: &CrossLayerReport) {}
+    /// The connection's handshake gave the first RTT sample, `rtt`, before any data was sent
+    /// (at `now`, when the connection was established): a controller whose model starts from
+    /// it takes it here (Linux's `bbr_init` takes `tcp_min_rtt` as its first RTprop and paces
+    /// the initial window over the SRTT). A no-op by default: Reno's and CUBIC's rules read
+    /// only the samples of data (CUBIC's `delay_min` starts at 0 in `bictcp_init`).
+    fn on_handshake_rtt(&mut self, _now: Time, _rtt: Dur) {}
 }
 
 /// What every controller is built from, besides its own parameters.

@@ -188,7 +188,7 @@ impl Connection {
                 Ok(mut s) => {
                     s.set_timestamp_tick(Dur::from_nanos(self.clock.unit_ns));
                     if let SynSent::Once(sent) = self.syn_sent {
-                        s.on_handshake_rtt(now.saturating_since(sent));
+                        s.on_handshake_rtt(now, now.saturating_since(sent));
                     }
                     if self.fin_wanted {
                         s.close();

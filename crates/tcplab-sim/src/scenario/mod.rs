@@ -406,7 +406,9 @@ pub struct TcpFlowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<Vec<String>>,
     /// The stack that carries the flow on a live testbed (`tcplab run --live`). A simulated
-    /// run simulates tcplab's sender for every flow whatever this says (docs/live.md).
+    /// run simulates tcplab's sender for every flow whatever this says (docs/live.md); a real
+    /// TCP stack's flow (`linux`, `tcplab-tcp`) starts from its handshake's RTT sample there
+    /// ([`crate::handshake`]).
     #[serde(default, skip_serializing_if = "is_default")]
     pub stack: Stack,
     /// The wire format of a `stack = "tcplab"` flow on a live testbed; a simulated run
