@@ -109,16 +109,34 @@ impl Rfc6675 {
     }
 
     /// Recovery begins: RecoveryPoint = HighData, mark what IsLost, fast-retransmit the
-    /// first unacknowledged segment.
+    /// first unacknowledged segment ([`entry_retransmission`]).
     pub fn enter(&mut self, snd_max: Seq, sb: &mut Scoreboard) {
         self.episode.start(snd_max);
         self.mark_lost(sb);
-        sb.force_retransmit(sb.una());
+        entry_retransmission(sb);
     }
 
     pub fn on_timeout(&mut self, snd_max: Seq) {
         self.dupacks = 0;
         self.episode.timeout(snd_max);
+    }
+}
+
+/// The fast retransmission at the entry of a SACK-based recovery: the first unacknowledged
+/// segment (RFC 6675 §5 step 4.3), unless its retransmission is still in flight, as when a
+/// recovery begins after the previous one ended but before that one's retransmission of it
+/// was acknowledged: then the lowest segment presumed lost and not yet retransmitted, if any.
+/// Sending the first again would duplicate a retransmission the scoreboard still counts in
+/// the pipe; Linux's `tcp_xmit_retransmit_queue` likewise skips a segment marked
+/// TCPCB_SACKED_RETRANS. (Reno and NewReno keep BSD's unconditional retransmission of
+/// snd.una at three duplicate ACKs.)
+pub(crate) fn entry_retransmission(sb: &mut Scoreboard) {
+    let una = sb.una();
+    let in_flight = sb.seg(una).is_some_and(|s| s.retransmission_in_flight());
+    match (in_flight, sb.next_pending()) {
+        (false, _) => sb.force_retransmit(una),
+        (true, Some(next)) => sb.force_retransmit(next),
+        (true, None) => {}
     }
 }
 
@@ -209,6 +227,33 @@ mod tests {
 
     fn sack(sb: &mut Scoreboard, lo: u64, hi: u64) {
         sb.sack(Seq(lo * MSS as u64), Seq(hi * MSS as u64));
+    }
+
+    #[test]
+    fn entry_retransmits_snd_una_unless_its_retransmission_is_in_flight() {
+        let mut sb = board(10);
+        entry_retransmission(&mut sb);
+        assert_eq!(sb.forced(), Some(0), "the first unacknowledged segment");
+        // Recovery retransmitted segment 0; it ended before that retransmission was ACKed,
+        // and a new recovery begins with segments 0 and 3 presumed lost.
+        sb.on_retransmit(0, Time::ZERO);
+        sack(&mut sb, 4, 8);
+        sb.mark_lost_below(4);
+        assert!(sb.seg(0).unwrap().retransmission_in_flight());
+        entry_retransmission(&mut sb);
+        assert_eq!(
+            sb.forced(),
+            Some(1),
+            "the lowest lost segment not yet retransmitted"
+        );
+        // Everything presumed lost is already retransmitted: nothing is forced.
+        for i in 1..4 {
+            sb.on_retransmit(i, Time::ZERO);
+        }
+        let mut fresh = sb.clone();
+        entry_retransmission(&mut fresh);
+        assert_eq!(fresh.next_pending(), None);
+        assert_eq!(fresh.forced(), sb.forced(), "unchanged");
     }
 
     #[test]

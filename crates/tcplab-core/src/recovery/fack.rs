@@ -22,7 +22,9 @@
 //! - Recovery ends when everything sent before it is acknowledged; cwnd = ssthresh.
 //!   A lost retransmission is not detected (ETH: only LRD avoids that timeout).
 
-use super::detect::{awnd, fack, fack_distance, flight, require_sack, Episode};
+use super::detect::{
+    awnd, entry_retransmission, fack, fack_distance, flight, require_sack, Episode,
+};
 use super::{AckInfo, LossRecovery, RecoveryAction, RecoveryContext};
 use crate::scoreboard::{Scoreboard, SegIdx};
 use crate::{ConfigError, ParamReader, Params, Seq, Time};
@@ -141,7 +143,7 @@ impl LossRecovery for Fack {
         self.fack0 = fack(sb);
         self.trim = if self.rampdown { self.trim0 } else { 0 };
         self.mark_lost(sb);
-        sb.force_retransmit(sb.una());
+        entry_retransmission(sb);
     }
     fn uses_sack(&self) -> bool {
         true
