@@ -11,7 +11,7 @@ import test_live
 from typer.testing import CliRunner
 
 from tcplab.cli import app
-from tcplab.fidelity import Cell, judge, stall_drops
+from tcplab.fidelity import Cell, judge, needs_more_seeds, run_grid, stall_drops
 
 runner = CliRunner()
 emu = test_live.emu  # skips without root, builds tcplab-emu and tcplab-flow
@@ -36,6 +36,45 @@ def test_the_rule_is_the_issues() -> None:
         "both under 5 segments"
     assert Cell("reno", 10e6, 0.0, "shallow", "long").buffer_packets == 8
     assert Cell("reno", 1.6e6, 0.0, "shallow", "long").buffer_packets == 2, "at least 2"
+
+
+def test_more_seeds_where_either_side_scatters_beyond_a_tolerance() -> None:
+    def runs(values: list[float], retx: list[float]) -> list[dict[str, float]]:
+        return [{"value": v, "retransmits": r} for v, r in zip(values, retx)]
+
+    steady = runs([1.0, 1.0, 1.0], [10.0, 10.0, 10.0])
+    assert not needs_more_seeds(steady, steady)
+    # Half the range beyond ±10 % of the mean (on either side), whatever the verdict.
+    assert needs_more_seeds(steady, runs([0.85, 1.0, 1.15], [10.0, 10.0, 10.0]))
+    assert not needs_more_seeds(steady, runs([0.91, 1.0, 1.09], [10.0, 10.0, 10.0])), "±9 %: within"
+    assert needs_more_seeds(runs([1.0, 1.0, 1.0], [6.0, 10.0, 14.0]), steady), "retransmissions ±40 %"
+    few = runs([1.0, 1.0, 1.0], [0.0, 1.0, 4.0])
+    assert not needs_more_seeds(few, few), "both under 5 retransmissions: their scatter does not count"
+
+
+def test_a_scattering_cell_runs_up_to_max_seeds_against_recorded_kernel_runs(tmp_path: Path) -> None:
+    """Without root: the "kernel runs" recorded here are simulations of seeds 1-4 (a lossy
+    short cell whose retransmissions scatter from seed to seed), so the grid judged against them
+    must take the recorded runs beyond its first seeds instead of running the kernel."""
+    import tcplab
+    from tcplab.results import write_results
+    from tcplab.scenario import Scenario
+
+    cell = Cell("bbr", 10e6, 1e-2, "shallow", "short")
+    old = tmp_path / "old"
+    for seed in range(1, 5):
+        write_results(tcplab.run(Scenario.from_dict(cell.scenario(seed))), old / "cells" / cell.name /
+                      f"linux-s{seed}", report=False)
+    (old / "fidelity.json").write_text(json.dumps(_doc()))
+    doc = run_grid([cell], 2, tmp_path / "new", kernel_runs=old, max_seeds=4)
+    (row,) = doc["cells"]
+    first = [r["retransmits"] for r in row["runs"]["sim"][:2]]
+    assert needs_more_seeds(row["runs"]["sim"][:2], row["runs"]["linux"][:2]), first
+    assert row["seeds"] == 4 and len(row["runs"]["sim"]) == len(row["runs"]["linux"]) == 4
+    assert row["runs"]["sim"] == row["runs"]["linux"], "the same simulations both ways"
+    assert "2 seeds, up to 4 where the spread asks for them (1 cells)" in (tmp_path / "new" / "fidelity.md").read_text()
+    # Without the extension the same grid stops at its seeds.
+    assert run_grid([cell], 2, tmp_path / "two", kernel_runs=old)["cells"][0]["seeds"] == 2
 
 
 def test_one_short_cell_runs_both_ways(emu: Path, tmp_path: Path) -> None:

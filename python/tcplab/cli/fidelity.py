@@ -32,6 +32,9 @@ def fidelity(
     buffers: Annotated[str, typer.Option(help="Buffers: shallow (0.25 BDP), deep (1.5 BDP).")] = "shallow,deep",
     kinds: Annotated[str, typer.Option(help="Transfers: long (30 s), short (200 kB).")] = "long,short",
     seeds: Annotated[int, typer.Option(help="Seeds per cell, both ways.", min=1)] = 3,
+    max_seeds: Annotated[int, typer.Option(help="Seeds a cell runs, both ways, when its seeds scatter by more "
+                                                "than a tolerance on either side (docs/fidelity.md).",
+                                           min=1)] = 6,
     render: Annotated[Path | None, typer.Option(help="Run nothing: write report.html and fidelity.md again "
                                                  "from the fidelity.json of this results directory.")] = None,
     kernel_runs: Annotated[Path | None, typer.Option(
@@ -67,7 +70,7 @@ def fidelity(
     err = Console(stderr=True)
     try:
         doc = run_grid(cells, seeds, target, progress=lambda what: err.print(f"[dim]{what}[/]"),
-                       kernel_runs=kernel_runs)
+                       kernel_runs=kernel_runs, max_seeds=max_seeds)
     except (LiveError, OSError, RuntimeError) as e:
         fail(str(e), EXIT_INTERNAL)
     _print(doc)
