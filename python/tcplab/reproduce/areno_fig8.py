@@ -293,7 +293,11 @@ FIG8 = Experiment(
         "relative to RTT_cong − RTT_min) stays low and it keeps its faster-than-Reno growth; the "
         "paper's unknown rates and delays may put the cross flows in a regime with more queueing. "
         "The reverse path swings between seeds (the flows' ACK paths share the forward hops' "
-        "queues). There is no Rust claims test of this figure."
+        "queues). Under the readings (quick suite of 2026-11-29) forward utilization stays 0.88-0.89 "
+        "(RTT_cong at congestion losses only 0.893, W_inc as the prose 0.885, SACK 0.880) and the "
+        "cross paths' AReno/Reno 1.3-1.7 (W_inc as the prose 1.32 [1.28, 1.36]); reverse "
+        "utilization reaches \"around 40%\" only with W_inc as the prose describes it (0.421 "
+        "[0.415, 0.427]). There is no Rust claims test of this figure."
     ),
 )
 
