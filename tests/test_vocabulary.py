@@ -171,18 +171,35 @@ def test_validate_refuses_what_the_eth_framing_cannot_carry(tmp_path, flow, expe
     assert CliRunner().invoke(app, ["validate", str(path)]).exit_code == 0
 
 
-def test_a_simulated_run_ignores_the_live_stack_and_framing():
-    # docs/live.md: a simulated run simulates tcplab's sender for every flow, whatever `stack`.
+def test_a_simulated_run_ignores_the_framing_and_the_stack_but_for_the_handshake():
+    # docs/live.md: a simulated run simulates tcplab's sender for every flow, whatever `stack`;
+    # a real-TCP stack's flow starts from its handshake's RTT sample (docs/tcp.md).
+    import polars as pl
+
     from tcplab.run import run
 
     # The ETH framing sends 1024-byte packets: both runs use that mss.
     small = SMALL_TOML.replace('rto_min = "200ms"', 'rto_min = "200ms"\nmss = 1024')
     plain = run(Scenario.from_toml(small))
-    sack = 'name = "sack"\ncontroller = "reno"'
-    marked = run(Scenario.from_toml(small.replace(sack, sack + '\nstack = "linux"').replace(
+    eth = run(Scenario.from_toml(small.replace(
         'name = "newreno"', 'name = "newreno"\nstack = "tcplab"\nframing = "eth"')))
     for t in ("flows", "series", "drops", "links"):
-        assert plain.tables[t].equals(marked.tables[t]), t
+        assert plain.tables[t].equals(eth.tables[t]), t
+    sack = 'name = "sack"\ncontroller = "reno"'
+    linux = run(Scenario.from_toml(small.replace(sack, sack + '\nstack = "linux"')))
+    for t in ("flows", "drops", "links"):
+        assert plain.tables[t].equals(linux.tables[t]), t
+    # Only the sack flow's RTT estimate moves: it starts from the idle round trip of a 60-byte
+    # SYN and SYN-ACK (2.5 + 15 + 2.5 ms each way, serialized at 20, 2 and 20 Mb/s).
+    def rtt_free(res):
+        return res.tables["series"].drop("srtt_ns", "rto_ns")
+
+    assert rtt_free(plain).equals(rtt_free(linux))
+    one_way = 20_000_000 + 2 * 60 * 8 * 1000 // 20 + 60 * 8 * 1000 // 2
+    first = linux.tables["series"].filter(pl.col("flow") == 1).row(0, named=True)
+    assert first["srtt_ns"] == 2 * one_way, first
+    before = plain.tables["series"].filter(pl.col("flow") == 1).row(0, named=True)
+    assert before["srtt_ns"] in (None, 0), before
 
 
 # ---- defaults the schema fills in come from the simulator (issue 11 §2) ----------------------
