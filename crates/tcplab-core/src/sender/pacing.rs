@@ -55,6 +55,9 @@ impl Pacer {
     pub fn on_send(&mut self, now: Time, len: u64, rate: Option<u64>, quantum: u64) {
         self.sent = (self.sent + 1).min(UNPACED_SEGMENTS);
         if self.sent < UNPACED_SEGMENTS {
+            // Linux still moves the departure time up to the clock at every transmission
+            // (`tcp_wstamp_ns = max(tcp_wstamp_ns, tcp_clock_cache)`): no lateness is earned.
+            self.release = self.release.max(now);
             return;
         }
         if let Some(r) = rate {
@@ -109,6 +112,14 @@ mod tests {
         }
         assert!(p.holds(Time::ZERO, rate, true), "the tenth set the release");
         assert_eq!(p.poll_timeout(), Some(Time::from_millis(1)));
+        // A connection that starts late earns no lateness from its unpaced segments.
+        let mut late = Pacer::default();
+        let start = Time::from_secs(5);
+        for _ in 0..UNPACED_SEGMENTS {
+            late.on_send(start, 1000, rate, 1);
+        }
+        assert!(late.holds(start + Dur::from_micros(999), rate, true));
+        assert_eq!(late.poll_timeout(), Some(start + Dur::from_millis(1)));
     }
 
     #[test]
