@@ -149,24 +149,6 @@ fn duration(d: Dur) -> String {
     format!("{ns}ns")
 }
 
-/// The link directions packet `kind` of flow `flow` crosses from `src` to `dst`.
-fn path(net: &Network, kind: PacketKind, flow: u32, src: u32, dst: u32) -> Vec<u32> {
-    let mut at = src;
-    let mut out = Vec::new();
-    while at != dst && out.len() <= net.nodes.len() {
-        let Some(l) = net
-            .pinned
-            .next_link_of(kind, flow, at)
-            .or_else(|| net.routes.next_link(at, dst))
-        else {
-            break;
-        };
-        out.push(l);
-        at = net.hop_to(l);
-    }
-    out
-}
-
 /// The highest rate link direction `l` has over the run (its schedule included), or None
 /// for a WLAN hop.
 fn max_rate(net: &Network, l: u32) -> Option<u64> {
@@ -200,8 +182,8 @@ pub fn of(s: &Scenario, net: &Network, tcp: &[FlowEnds], udp: &[FlowEnds]) -> Es
     let mut bottleneck = vec![wired; tcp.len()];
     let mut hops = vec![(0usize, 0usize); tcp.len()];
     for (i, f) in tcp.iter().enumerate() {
-        let fwd = path(net, PacketKind::Data, i as u32, f.src, f.dst);
-        let back = path(net, PacketKind::Ack, i as u32, f.dst, f.src);
+        let fwd = net.path(PacketKind::Data, i as u32, f.src, f.dst);
+        let back = net.path(PacketKind::Ack, i as u32, f.dst, f.src);
         let count = |p: &[u32]| p.iter().filter(|&&l| (l as usize) < wired).count();
         hops[i] = (count(&fwd), count(&back));
         let (l, rate) = slowest(net, &fwd).unwrap_or((wired as u32, WLAN_MAX_RATE));
@@ -248,7 +230,7 @@ pub fn of(s: &Scenario, net: &Network, tcp: &[FlowEnds], udp: &[FlowEnds]) -> Es
     let mut udp_dropped = 0.0;
     let mut udp_each = vec![0.0f64; udp.len()];
     for (j, u) in udp.iter().enumerate() {
-        let p = path(net, PacketKind::Udp, j as u32, u.src, u.dst);
+        let p = net.path(PacketKind::Udp, j as u32, u.src, u.dst);
         let sent = packets(u.rate.unwrap_or(0), u.active_ns, u.packet_bytes);
         let (_, rate) = slowest(net, &p).unwrap_or((0, WLAN_MAX_RATE));
         let cap = packets(rate, u.active_ns, u.packet_bytes);

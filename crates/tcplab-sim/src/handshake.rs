@@ -42,36 +42,24 @@ pub fn idle_round_trip(net: &Network, flow: u32, src: u32, dst: u32) -> Dur {
 /// The time a [`SYN_WIRE_SIZE`]-byte packet of `flow` (routed as a `kind` packet) takes from
 /// `from` to `to` over the idle network.
 fn one_way(net: &Network, kind: PacketKind, flow: u32, from: u32, to: u32) -> Dur {
-    let mut at = from;
-    let mut total = Dur::ZERO;
-    // A validated route reaches `to` without visiting a node twice.
-    for _ in 0..=net.hops.len() {
-        if at == to {
-            return total;
+    let hop_time = |l: u32| match net.hops[l as usize] {
+        Hop::Wired(i) => {
+            let link = &net.links[i as usize];
+            let serialization = if link.rate > 0 {
+                link.transmission_time(SYN_WIRE_SIZE)
+            } else {
+                Dur::ZERO
+            };
+            link.delay + serialization
         }
-        let l = net
-            .pinned
-            .next_link_of(kind, flow, at)
-            .or_else(|| net.routes.next_link(at, to))
-            .expect("validated scenarios have a route for every packet");
-        total += match net.hops[l as usize] {
-            Hop::Wired(i) => {
-                let link = &net.links[i as usize];
-                let serialization = if link.rate > 0 {
-                    link.transmission_time(SYN_WIRE_SIZE)
-                } else {
-                    Dur::ZERO
-                };
-                link.delay + serialization
-            }
-            Hop::Wlan { segment, .. } => net.wlans[segment as usize]
-                .dcf
-                .phy
-                .exchange_time(SYN_WIRE_SIZE),
-        };
-        at = net.hop_to(l);
-    }
-    unreachable!("a route from node {from} to node {to} longer than the network")
+        Hop::Wlan { segment, .. } => net.wlans[segment as usize]
+            .dcf
+            .phy
+            .exchange_time(SYN_WIRE_SIZE),
+    };
+    net.path(kind, flow, from, to)
+        .into_iter()
+        .fold(Dur::ZERO, |total, l| total + hop_time(l))
 }
 
 #[cfg(test)]

@@ -476,6 +476,26 @@ impl Network {
         rec.drop_rssi(now, link, &p, cause, rssi);
     }
 
+    /// The hops (link directions and WLAN hops) a `kind` packet of flow `flow` crosses from
+    /// node `src` to node `dst`: its pinned route, else the routing table's (not the per-packet
+    /// path, which `forward` takes).
+    pub fn path(&self, kind: PacketKind, flow: u32, src: u32, dst: u32) -> Vec<u32> {
+        let mut at = src;
+        let mut out = Vec::new();
+        while at != dst && out.len() <= self.nodes.len() {
+            let Some(l) = self
+                .pinned
+                .next_link_of(kind, flow, at)
+                .or_else(|| self.routes.next_link(at, dst))
+            else {
+                break;
+            };
+            out.push(l);
+            at = self.hop_to(l);
+        }
+        out
+    }
+
     /// The node hop `l` (a wired link direction or a WLAN hop) leads to.
     pub fn hop_to(&self, l: u32) -> u32 {
         match self.hops[l as usize] {
