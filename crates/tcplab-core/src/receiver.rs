@@ -139,9 +139,13 @@ pub struct Receiver {
     quick: Option<quickack::QuickAck>,
     /// Linux's receive window, when `cfg.rcv_autotune`.
     win: Option<window::Window>,
-    /// The last segment was in order and its ACK has not gone yet: Linux sends that ACK
-    /// before the application reads, so the segment still takes buffer space.
-    unread: bool,
+    /// Segments the last in-order segment put in the receive queue (itself and the held
+    /// ones it released) while its ACK has not gone yet: Linux sends that ACK from the
+    /// receive path, before the application reads, so they still take buffer space.
+    unread: u64,
+    /// The application's read of that data (`now`, `rcv_nxt`, the held span beyond it),
+    /// made when the ACK has gone: tcp_rcv_space_adjust runs in tcp_recvmsg, after it.
+    pending_read: Option<(Time, u64, u64)>,
 }
 
 impl Receiver {
@@ -164,7 +168,8 @@ impl Receiver {
             counters: ReceiverCounters::default(),
             quick: cfg.quickack.then(|| quickack::QuickAck::new(cfg)),
             win: cfg.rcv_autotune.then(|| window::Window::new(cfg)),
-            unread: false,
+            unread: 0,
+            pending_read: None,
         }
     }
 
@@ -217,22 +222,33 @@ impl Receiver {
             return;
         }
 
+        // What came before this segment has been read (the application reads at once).
+        self.unread = 0;
+        self.take_pending_read();
         if from == self.rcv_nxt.0 {
             let fills_hole = !self.ooo.is_empty();
             if let Some(q) = self.quick.as_mut() {
                 q.on_data(now);
             }
+            // tcp_data_queue queues the segment and grows the window (tcp_event_data_recv)
+            // while the held segments it reaches are still held; tcp_ofo_queue moves them
+            // to the receive queue after.
+            let held = self.win.as_ref().map(|_| self.held_segments() + 1);
             self.advance(end);
             // Linux's tcp_cleanup_rbuf: the application read a small (pushed) segment and
             // emptied the receive queue: the ACK goes now.
-            let pushed = self.win.is_some()
-                && self.window_on_data(now, seg.len, true)
-                && self.ooo.is_empty();
+            let pushed = held.is_some_and(|held| {
+                self.unread = held - self.held_segments();
+                self.window_on_data(now, seg.len, true, held) && self.ooo.is_empty()
+            });
             let quick = self.quick.as_ref().is_some_and(|q| q.active());
             if fills_hole || !self.cfg.delayed_ack || quick || pushed {
                 self.ack_due = true;
             } else {
                 self.delay_ack(now, seg.len);
+                // The ACK waits; the application reads now.
+                self.unread = 0;
+                self.take_pending_read();
             }
         } else if self.hold(from, end) {
             self.counters.out_of_order_segments += 1;
@@ -240,7 +256,8 @@ impl Receiver {
                 p.insert(from, end);
             }
             if self.win.is_some() {
-                self.window_on_data(now, seg.len, false);
+                let held = self.held_segments();
+                self.window_on_data(now, seg.len, false, held);
             }
             self.ack_due = true;
         } else {
@@ -252,13 +269,13 @@ impl Receiver {
         }
     }
 
-    /// Linux's receive window after a new segment of `len` bytes (`in_order`: it moved
-    /// rcv_nxt, and the application reads it at once): the window may grow (and then an
-    /// ACK goes at once, as Linux's `icsk_ack.quick |= 1`), the RTT and the buffer follow.
+    /// Linux's receive window after a new segment of `len` bytes while `held` segments (this
+    /// one among them) take buffer space (`in_order`: it moved rcv_nxt, and the application
+    /// reads it once its ACK has gone or been put off): the window may grow (and then an ACK
+    /// goes at once, as Linux's `icsk_ack.quick |= 1`), the RTT and the buffer follow.
     /// True when the segment was small enough for Linux to mark it pushed.
     #[inline(never)]
-    fn window_on_data(&mut self, now: Time, len: u32, in_order: bool) -> bool {
-        let held = self.held_segments() + u64::from(in_order);
+    fn window_on_data(&mut self, now: Time, len: u32, in_order: bool, held: u64) -> bool {
         let rcv_nxt = self.rcv_nxt.0;
         let span = self
             .ooo
@@ -277,10 +294,16 @@ impl Receiver {
             }
         }
         if in_order {
-            self.unread = true;
-            w.on_read(now, rcv_nxt, span);
+            self.pending_read = Some((now, rcv_nxt, span));
         }
         pushed
+    }
+
+    /// The application's read of the data whose ACK has gone or been put off (DRS).
+    fn take_pending_read(&mut self) {
+        if let (Some((at, copied, span)), Some(w)) = (self.pending_read.take(), self.win.as_mut()) {
+            w.on_read(at, copied, span);
+        }
     }
 
     /// Segments held out of order (MSS-sized, rounded up): buffer space they take.
@@ -457,10 +480,12 @@ impl Receiver {
         if self.win.is_none() {
             return self.cfg.rcv_buf; // every ACK without autotuning: no walk of the held data
         }
-        let held = self.held_segments() + u64::from(std::mem::take(&mut self.unread));
+        let held = self.held_segments() + std::mem::take(&mut self.unread);
         let rcv_nxt = self.rcv_nxt.0;
         let w = self.win.as_mut().expect("checked above");
-        w.select(rcv_nxt, held)
+        let window = w.select(rcv_nxt, held);
+        self.take_pending_read();
+        window
     }
 
     /// When `on_timeout` is due (the delayed-ACK timer).
@@ -474,7 +499,7 @@ impl Receiver {
         if self.delack_deadline.is_some_and(|d| d <= now) {
             self.delack_deadline = None;
             self.ack_due = true;
-            self.unread = false; // read while the timer ran
+            self.unread = 0; // read while the timer ran
         }
     }
 

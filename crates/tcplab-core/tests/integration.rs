@@ -10,6 +10,7 @@ mod loopback;
 mod pacing;
 mod receiver;
 mod receiver_eth_sack;
+mod receiver_linux_trace;
 mod receiver_quickack;
 mod recovery_eth;
 mod rfc_conformance;

@@ -9,8 +9,11 @@
 //! Memory: every segment held takes `cfg.rcv_truesize` bytes of the buffer (skb->truesize);
 //! the window `space` bytes of buffer give is `space · ratio / 256` (tcp_win_from_space),
 //! with ratio (tp->scaling_ratio) 128 until the first segment of at least `rcv_mss` bytes,
-//! then `len · 256 / truesize`. The application reads at once, so the buffer holds the
-//! segment being processed and the out-of-order segments only.
+//! then `len · 256 / truesize`. The application reads as soon as a segment's ACK has gone
+//! (or been put off), so the buffer holds the out-of-order segments and what the segment
+//! being processed put in the receive queue (itself and the held segments it released):
+//! Linux sends that ACK from the receive path, before its reader runs (the receiver,
+//! `held` of [`Window::on_segment`] and [`Window::select`]).
 //! - Start (tcp_select_initial_window, tcp_init_buffer_space): the buffer is
 //!   `cfg.rcv_buf_initial` (tcp_rmem[1]); the window scale `ilog2(rcv_buf) - 15`, `rcv_buf`
 //!   being tcp_rmem[2]; the initial window the buffer's window rounded down to whole MSS
