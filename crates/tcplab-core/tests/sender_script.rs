@@ -436,3 +436,42 @@ fn linux_growth_counts_the_ack_that_ends_recovery() {
     t.ack(14, &[]);
     assert_eq!(t.cwnd_segments(), 6.0);
 }
+
+/// Linux's tcp_fastretrans_alert at the ACK that reaches the recovery point: the state is
+/// Open again, and a segment still marked lost starts the next recovery on that same ACK
+/// (tcp_time_to_recover, "the loss is proven"): a new reduction, with no open window in
+/// between. Without a segment marked lost the recovery just ends.
+#[test]
+fn rack_renews_the_recovery_at_its_point_while_a_segment_is_marked_lost() {
+    for lost_above in [true, false] {
+        let mut t = ten_in_flight("rack");
+        t.ack(2, &[(3, 10)]); // 2 lost: recovery up to 10, cwnd 10 -> 5
+        assert_eq!(t.sent(), [(2, 1), (10, 0), (11, 0), (12, 0), (13, 0)]);
+        t.advance(130);
+        if lost_above {
+            // 10 (sent at 100 ms, before the SACKed 11) is lost by now: RACK marks it.
+            t.ack(2, &[(11, 14), (3, 10)]);
+            assert!(t.sent().contains(&(10, 1)));
+            t.advance(10);
+            t.ack(10, &[(11, 14)]); // the recovery point, with 10 still marked lost
+        } else {
+            t.ack(14, &[]);
+        }
+        let c = t.s.counters();
+        let (recoveries, cwnd) = if lost_above { (2, 2.5) } else { (1, 5.0) };
+        assert_eq!(
+            c.recoveries, recoveries,
+            "lost above the point: {lost_above}"
+        );
+        assert_eq!(
+            t.ssthresh_segments(),
+            cwnd,
+            "lost above the point: {lost_above}"
+        );
+        assert_eq!(
+            t.cwnd_segments(),
+            cwnd,
+            "lost above the point: {lost_above}"
+        );
+    }
+}

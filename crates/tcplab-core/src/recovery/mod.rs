@@ -65,6 +65,12 @@ pub enum RecoveryAction {
     Exit {
         cwnd: Option<u64>,
     },
+    /// Recovery over, with segments still presumed lost (Linux: the recovery point is
+    /// acknowledged while `lost_out` is not zero): the episode ends as with `Exit { cwnd:
+    /// None }` (an undo still possible), then, unless it was undone, a new recovery starts on
+    /// the same ACK as with `Enter` (`tcp_time_to_recover`, "the loss is proven"), counted in
+    /// `recoveries`.
+    Renew,
     /// A further congestion signal during recovery (LRD's lost retransmission): the current
     /// episode ends as with `Exit { cwnd }` and a new one starts at once as with `Enter` (the
     /// controller reduces again, `enter` is called again). Counted in

@@ -278,9 +278,16 @@ impl LossRecovery for Rack {
         let fast_exit = self.in_recovery() && self.episode.may_start(ack.snd_una);
         self.adapt_reo_wnd(ack, rto_exit || fast_exit);
         if self.in_recovery() && self.episode.ends(ack.snd_una) {
-            // Losses above the recovery point are a new episode: the next ACK (or the
-            // reordering timer, still armed) declares them.
             self.tlp_end = None;
+            if sb.lost_bytes() > 0 {
+                // Segments above the recovery point already presumed lost (retransmitted or
+                // not): Linux starts a new recovery on this ACK (tcp_fastretrans_alert: the
+                // state is Open again and tcp_time_to_recover finds lost_out).
+                self.entry_delivered = ack.delivered_bytes;
+                return RecoveryAction::Renew;
+            }
+            // Losses above the recovery point not yet declared are a new episode: the next
+            // ACK (or the reordering timer, still armed) declares them.
             self.arm_pto(ack.now, sb);
             return RecoveryAction::Exit { cwnd: None };
         }

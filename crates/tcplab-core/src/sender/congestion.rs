@@ -31,6 +31,14 @@ impl Sender {
                 }
                 Some(WindowReason::RecoveryExit)
             }
+            RecoveryAction::Renew => {
+                self.exit_recovery(now, None);
+                if self.try_undo(now, ts_ecr, "timestamp") {
+                    return Some(WindowReason::Undo);
+                }
+                self.enter_recovery(now, false);
+                Some(WindowReason::FastRetransmit)
+            }
             RecoveryAction::Restart { cwnd } => {
                 self.exit_recovery(now, cwnd);
                 self.enter_recovery(now, true);
