@@ -778,5 +778,15 @@ def test_a_headline_names_the_reading_a_claim_holds_under():
     h = headline(claim(FAILS), "RTT 120 ms", [ReadingOutcome(r, [claim(FAILS)])], 0)
     assert (h["verdict"], h["note"]) == (FAILS, "holds under no tested reading")
     h = headline(claim(FAILS), "RTT 120 ms", [ReadingOutcome(r, [], "ValueError: x")], 0)
-    assert h["settings"][1] == {"reading": "RTT: 180 ms", "verdict": INCONCLUSIVE, "measured": "ValueError: x"}
+    assert h["settings"][1] == {"reading": "RTT: 180 ms", "verdict": INCONCLUSIVE, "measured": "ValueError: x",
+                                "diagnostic": False}
     assert h["note"] == "holds under no tested reading; undecided under some"
+    # A diagnostic reading (a setting the paper does not allow, testing an explanation) is
+    # shown with its verdict but never makes the headline hold.
+    d = Reading("BaseRTT", "kept", "not the paper's", lambda d: d, diagnostic=True)
+    assert d.label == "BaseRTT: kept (a test of the explanation, not a reading of the paper)"
+    h = headline(claim(FAILS), "main", [ReadingOutcome(d, [claim(HOLDS)])], 0)
+    assert (h["verdict"], h["main"], h["note"]) == (FAILS, True, "holds under no tested reading")
+    assert h["settings"][1]["verdict"] == HOLDS and h["settings"][1]["diagnostic"]
+    h = headline(claim(FAILS), "main", [ReadingOutcome(d, [claim(HOLDS)]), ReadingOutcome(r, [claim(HOLDS)])], 0)
+    assert (h["verdict"], h["reading"]) == (HOLDS, "RTT: 180 ms")

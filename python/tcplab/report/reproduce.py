@@ -128,7 +128,7 @@ def _readings_html(o: Outcome) -> list[str]:
            f"<tr><td>main runs</td><td>{md_inline(e.reading)}</td>{cells(o.claims)}</tr>"]
     for r in o.readings:
         row = cells(r.claims) if r.error is None else f'<td colspan="{len(o.claims)}">{html.escape(r.error)}</td>'
-        out.append(f"<tr><td>{html.escape(r.reading.name)}</td><td>{md_inline(r.reading.source)}</td>{row}</tr>")
+        out.append(f"<tr><td>{html.escape(r.reading.label)}</td><td>{md_inline(r.reading.source)}</td>{row}</tr>")
     out.append("</table>")
     return out
 
@@ -190,7 +190,7 @@ def summary(suite: Suite) -> dict:
                 "error": o.error,
                 "reading": o.experiment.reading or None,
                 "readings": [{"parameter": r.reading.parameter, "value": r.reading.value, "source": r.reading.source,
-                              "error": r.error} for r in o.readings],
+                              "diagnostic": r.reading.diagnostic, "error": r.error} for r in o.readings],
                 "claims": [{**c.summary(), "headline": h} for c, h in zip(o.claims, o.headlines(), strict=True)],
             }
             for o in suite.outcomes

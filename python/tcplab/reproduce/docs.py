@@ -137,7 +137,7 @@ def render_docs(suite: Suite) -> str:
             for r in o.readings:
                 cells = ([f"{_verdict(c.verdict)}: {_cell(c.measured())}" for c in r.claims] if r.error is None
                          else [_cell(r.error)] + [""] * (len(o.claims) - 1))
-                out.append(f"| {_cell(r.reading.name)} | {_cell(r.reading.source)} | " + " | ".join(cells) + " |")
+                out.append(f"| {_cell(r.reading.label)} | {_cell(r.reading.source)} | " + " | ".join(cells) + " |")
             out.append("")
         if o.sensitivity:
             out += ["Sensitivity: " + (e.sensitivity.note if e.sensitivity else ""), ""]

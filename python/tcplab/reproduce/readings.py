@@ -15,6 +15,10 @@ Per claim the report then gives the verdict under each reading and the measured 
 beside the published one, and a headline that names its reading (:func:`headline`): the
 claim holds when it holds under the main setting or under one of the readings (named); a
 claim that holds under none says so.
+
+A *diagnostic* reading is a setting the paper does not allow, run to test an explanation of
+a miss (Veno Table I: BaseRTT kept across losses, where the paper forgets it at each): it is
+judged and shown like the others, labelled as such, and never makes a headline hold.
 """
 
 from __future__ import annotations
@@ -36,13 +40,16 @@ class Reading:
     ``value`` this reading's setting, ``source`` where the reading comes from; ``apply``
     returns a scenario document under this reading (it gets a copy, and may change it);
     None: the main runs themselves. ``analyze``: the experiment's analysis under this
-    reading (a counting choice: the frame its claims are judged on), else the experiment's."""
+    reading (a counting choice: the frame its claims are judged on), else the experiment's.
+    ``diagnostic``: a setting the paper does not allow, run to test an explanation; never a
+    headline."""
 
     parameter: str
     value: str
     source: str
     apply: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     analyze: Callable[..., pl.DataFrame] | None = None
+    diagnostic: bool = False
 
     def __post_init__(self) -> None:
         if self.apply is None and self.analyze is None:
@@ -51,6 +58,11 @@ class Reading:
     @property
     def name(self) -> str:
         return f"{self.parameter}: {self.value}"
+
+    @property
+    def label(self) -> str:
+        """The name as a report shows it: a diagnostic reading says what it is."""
+        return self.name + (" (a test of the explanation, not a reading of the paper)" if self.diagnostic else "")
 
     def points(self, points: Sequence[Point]) -> list[Point]:
         """`points` under this reading: the same indices and parameters (so that an analysis
@@ -82,21 +94,23 @@ def headline(main: ClaimResult, main_reading: str, under: Sequence[ReadingOutcom
     """The headline of claim `index` over the main setting (`main`, named `main_reading`) and
     the readings: ``verdict`` holds when any setting holds (``reading`` names the first that
     does, the main one first; ``main``: that is the main setting); otherwise the main
-    setting's verdict, with ``note`` saying that no tested reading holds. ``settings``: every
-    setting's verdict and measured value. ``qualifier``: what a report prints beside the
+    setting's verdict, with ``note`` saying that no tested reading holds; a diagnostic
+    reading is never the one that holds. ``settings``: every setting's verdict and measured
+    value. ``qualifier``: what a report prints beside the
     verdict ("under <reading>" for a reading other than the main one, the note when there
     are readings and none holds, else "")."""
-    settings = [{"reading": main_reading or "main runs", "verdict": main.verdict, "measured": main.measured()}]
+    settings = [{"reading": main_reading or "main runs", "verdict": main.verdict, "measured": main.measured(),
+                 "diagnostic": False}]
     for r in under:
         c = r.claims[index] if r.error is None and index < len(r.claims) else None
         settings.append({"reading": r.reading.name, "verdict": c.verdict if c else INCONCLUSIVE,
-                         "measured": c.measured() if c else (r.error or "—")})
-    holding = [i for i, s in enumerate(settings) if s["verdict"] == HOLDS]
+                         "measured": c.measured() if c else (r.error or "—"), "diagnostic": r.reading.diagnostic})
+    holding = [i for i, s in enumerate(settings) if s["verdict"] == HOLDS and not s["diagnostic"]]
     if holding:
         i = holding[0]
         return {"verdict": HOLDS, "reading": settings[i]["reading"], "main": i == 0, "note": "",
                 "qualifier": f"under {settings[i]['reading']}" if i else "", "settings": settings}
-    verdicts = {s["verdict"] for s in settings}
+    verdicts = {s["verdict"] for s in settings if not s["diagnostic"]}
     note = ("holds under no tested reading" if verdicts == {FAILS}
             else "holds under no tested reading; undecided under some")
     return {"verdict": main.verdict, "reading": settings[0]["reading"], "main": True, "note": note,

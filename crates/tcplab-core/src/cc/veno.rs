@@ -65,6 +65,9 @@ pub struct VenoEstimator {
     clock: RttClock,
     /// Millisecond clock: whether the initial slow start has ended (a loss was detected).
     sampling: bool,
+    /// Paper flavor: whether BaseRTT is forgotten at each loss (`base_rtt_reset = "loss"`,
+    /// the paper's words) or kept (`"never"`, a reading of Table I).
+    forget_base: bool,
     base_rtt: MinFilter,
     /// Paper: the smoothed RTT of the latest ACK.
     srtt: Option<Dur>,
@@ -85,6 +88,7 @@ impl VenoEstimator {
             flavor,
             clock,
             sampling: false,
+            forget_base: flavor == Flavor::Paper,
             base_rtt: MinFilter::new(),
             srtt: None,
             since_growth: MinFilter::new(),
@@ -155,7 +159,7 @@ impl VenoEstimator {
     /// A loss was detected (fast retransmit or timeout).
     pub fn on_loss(&mut self) {
         self.sampling = true;
-        if self.flavor == Flavor::Paper {
+        if self.forget_base {
             self.base_rtt.reset();
         }
     }
@@ -190,7 +194,8 @@ impl Veno {
 
     /// Parameters: `beta` (backlog threshold in segments, default 3), `flavor` ("paper" or
     /// "linux", default "paper"), `rtt_clock` ("sender" or "ms", default "sender"; "ms" only
-    /// with the paper flavor).
+    /// with the paper flavor), `base_rtt_reset` ("loss" or "never", default "loss"; the paper
+    /// flavor's: the linux flavor never forgets BaseRTT).
     pub fn from_params(ctx: &CcContext, params: &Params) -> Result<Self, ConfigError> {
         let mut r = ParamReader::new("veno", params);
         let beta = r.num("beta", 3.0, 0.0, 1e6)?;
@@ -202,14 +207,24 @@ impl Veno {
             "ms" => RttClock::Millisecond,
             _ => RttClock::Sender,
         };
+        let reset_given = params.contains_key("base_rtt_reset");
+        let forget = r.choice("base_rtt_reset", "loss", &["loss", "never"])? == "loss";
         r.finish()?;
+        if flavor == Flavor::Linux && reset_given {
+            return Err(ConfigError::new(
+                "veno: base_rtt_reset is the paper flavor's choice; the linux flavor never forgets BaseRTT (tcp_veno.c)"
+                    .to_string(),
+            ));
+        }
         if flavor == Flavor::Linux && clock == RttClock::Millisecond {
             return Err(ConfigError::new(
                 "veno: rtt_clock = \"ms\" is the paper flavor's clock; the linux flavor takes tcp_veno.c's samples"
                     .to_string(),
             ));
         }
-        Ok(Self::with_clock(ctx, flavor, beta, clock))
+        let mut v = Self::with_clock(ctx, flavor, beta, clock);
+        v.est.forget_base = flavor == Flavor::Paper && forget;
+        Ok(v)
     }
 
     pub fn flavor(&self) -> Flavor {
@@ -334,11 +349,27 @@ mod tests {
     use crate::Time;
 
     /// A controller in congestion avoidance at `cwnd` segments.
-    fn in_ca(flavor: Flavor, cwnd: u64) -> Veno {
+    /// A context whose flow starts in congestion avoidance at `cwnd` segments.
+    fn ca_ctx(cwnd: u64) -> CcContext {
         let mut c = ctx(Growth::PerAck);
         c.initial_cwnd = cwnd * MSS as u64;
         c.initial_ssthresh = cwnd * MSS as u64;
-        Veno::new(&c, flavor, 3.0)
+        c
+    }
+
+    fn in_ca(flavor: Flavor, cwnd: u64) -> Veno {
+        Veno::new(&ca_ctx(cwnd), flavor, 3.0)
+    }
+
+    /// One round at 100 ms, two at 150 ms (a queue builds), then a fast retransmit; its
+    /// verdict's label.
+    fn loss_after_a_queue(v: &mut Veno, t: &mut u64) -> String {
+        round(v, t, 100);
+        round(v, t, 150);
+        round(v, t, 150);
+        v.on_congestion(&event(CongestionKind::FastRetransmit, Time::ZERO))
+            .label
+            .to_string()
     }
 
     /// One RTT: one ACK per segment of the window, all with RTT `rtt_ms`.
@@ -451,16 +482,49 @@ mod tests {
         assert_eq!(v.ssthresh(), v.cwnd() / 2);
     }
 
+    /// `base_rtt_reset = "never"`: the paper flavor keeps BaseRTT across losses (a reading
+    /// of Table I), so the second loss of the script below is judged against 100 ms.
+    #[test]
+    fn base_rtt_reset_never_keeps_the_paper_flavors_base_rtt() {
+        let mut p = Params::new();
+        p.insert("base_rtt_reset".into(), ParamValue::Str("never".into()));
+        let mut v = Veno::from_params(&ca_ctx(20), &p).unwrap();
+        let mut t = 0;
+        assert_eq!(loss_after_a_queue(&mut v, &mut t), "1/2");
+        assert_eq!(
+            v.est.base_rtt(),
+            Some(Dur::from_millis(100)),
+            "kept at the loss"
+        );
+        v.on_recovery_exit(Time::ZERO, v.ssthresh());
+        round(&mut v, &mut t, 150);
+        let second = v.on_congestion(&event(CongestionKind::FastRetransmit, Time::ZERO));
+        assert_eq!(v.est.base_rtt(), Some(Dur::from_millis(100)));
+        assert_eq!(
+            second.label, "1/2",
+            "a 50 ms backlog against the kept BaseRTT (forgotten: 4/5)"
+        );
+        // the default forgets it; the linux flavor refuses the choice
+        p.insert("base_rtt_reset".into(), ParamValue::Str("loss".into()));
+        assert!(
+            Veno::from_params(&ctx(Growth::PerAck), &p)
+                .unwrap()
+                .est
+                .forget_base
+        );
+        p.insert("flavor".into(), ParamValue::Str("linux".into()));
+        let e = Veno::from_params(&ctx(Growth::PerAck), &p).unwrap_err();
+        assert!(e.to_string().contains("base_rtt_reset"), "{e}");
+        p.insert("base_rtt_reset".into(), ParamValue::Str("sometimes".into()));
+        assert!(Veno::from_params(&ctx(Growth::PerAck), &p).is_err());
+    }
+
     #[test]
     fn base_rtt_is_reset_at_each_loss_in_the_paper_flavor_only() {
         for flavor in [Flavor::Paper, Flavor::Linux] {
             let mut v = in_ca(flavor, 20);
             let mut t = 0;
-            round(&mut v, &mut t, 100);
-            round(&mut v, &mut t, 150);
-            round(&mut v, &mut t, 150);
-            let first = v.on_congestion(&event(CongestionKind::FastRetransmit, Time::ZERO));
-            assert_eq!(first.label, "1/2");
+            assert_eq!(loss_after_a_queue(&mut v, &mut t), "1/2");
             v.on_recovery_exit(Time::ZERO, v.ssthresh());
             if flavor == Flavor::Paper {
                 assert_eq!(v.est.base_rtt(), None, "forgotten at the loss");
