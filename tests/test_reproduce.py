@@ -713,6 +713,13 @@ def test_every_reading_of_the_suite_changes_what_it_names():
                 # the wired-hop runs are the same runs; the 802.11b ones fade
                 assert all(q.document["topology"]["kind"] == "wlan_access" for _, q in changed)
                 assert all(q.document["topology"]["channel"]["coherence"] == "5ms" for _, q in changed)
+            if e.id == "veno-table1" and r.parameter == "wireless hop":
+                # every run: the Veno flow's last hop is the 802.11b segment, the background's wired
+                assert len(changed) == len(pts)
+                assert all(q.document["wlan"][0]["stations"] == [{"node": "r0", "preset": "HL"}] for _, q in changed)
+                assert all(f["dst"] == "r0" for _, q in changed for f in q.document["flows"])
+            if e.id == "veno-table1" and r.parameter == "BaseRTT":
+                assert r.diagnostic and {p.params["flavor"] for p, _ in changed} == {"paper"}
             if e.id == "veno-table1" and r.parameter == "Veno's RTT clock":
                 # the Linux flavor's runs are unchanged (the clock is the paper flavor's)
                 assert {p.params["flavor"] for p, _ in changed} == {"paper"}
