@@ -175,6 +175,11 @@ def test_forty_probes_of_every_protocol_are_recorded_once_within_the_host_limit(
     for r in cmp:  # the fake transfers' rate against the simulated paths'
         assert r["live_probes"] == r["sim_probes"] > 0 and r["median_ratio"] == pytest.approx(
             r["live_median_mbps"] / r["sim_median_mbps"])
+    # the same campaign into another --out (another results database, another uid): the
+    # daemons run every probe anew instead of answering from the first campaign's runs
+    _, second = run_live_campaign(cfg, tmp_path / "out2", report=False)
+    assert (second.ok, second.skipped) == (40, 0)
+    assert set(hosts.runs.values()) == {2} and len(hosts.runs) == 40 * 3
 
 
 def test_two_probes_at_once_per_host_when_the_limit_is_two(tmp_path: Path) -> None:

@@ -148,5 +148,8 @@ def test_a_job_asked_again_is_answered_from_its_first_run(tmp_path: Path) -> Non
         # another role or attempt is another job
         assert request(d.address, KEY, {**job, "role": "sink"})["result"] == {"n": 2}
         assert request(d.address, KEY, {**job, "job_id": "c/7/2"})["result"] == {"n": 3}
+        # the same id with other content (another campaign's probe of the same name) too
+        assert request(d.address, KEY, {**job, "protocol": "other"})["result"] == {"n": 4}
+        assert request(d.address, KEY, job)["result"] == {"n": 1}
     finally:
         d.stop()

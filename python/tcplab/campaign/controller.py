@@ -50,6 +50,7 @@ from tcplab.campaign.results_db import (
     ProbeRecord,
     RunRow,
     add_hosts_and_paths,
+    campaign_uid,
     ended_probes,
     open_db,
     record_probe,
@@ -141,9 +142,12 @@ class _Slots:
             self.cond.notify_all()
 
 
-def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHost], attempt: int) -> ProbeSpec:
+def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHost], attempt: int,
+               uid: str = "") -> ProbeSpec:
     """What the daemons are asked for attempt ``attempt`` of ``probe`` from ``hosts[0]`` to
-    ``hosts[1]``: named ``<campaign>-<probe>-a<attempt>`` (also its job id)."""
+    ``hosts[1]``: named ``<campaign>-<uid>-<probe>-a<attempt>`` (also its job id; ``uid``: the
+    results database's, :func:`~tcplab.campaign.results_db.campaign_uid`, so that the same
+    campaign run again into another database asks the daemons for new runs)."""
     proto = cfg.protocol_table()[probe.protocol]
     protocol: TcplabProtocol | LinuxProtocol
     if proto.stack == "linux":
@@ -153,7 +157,7 @@ def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHos
         protocol = kind(controller=proto.controller, recovery=proto.recovery,
                         controller_params=dict(proto.controller_params),
                         recovery_params=dict(proto.recovery_params))
-    name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', cfg.name)[:40]}-{probe.id}-a{attempt}"
+    name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', cfg.name)[:40]}-{uid + '-' if uid else ''}{probe.id}-a{attempt}"
     return ProbeSpec(
         probe=name, job_id=name, source=hosts[0].name, sink=hosts[1].name,
         source_address=hosts[0].transfer_address, sink_address=hosts[1].transfer_address,
@@ -194,6 +198,7 @@ def run_live(
               max(1, p.buffer_bytes // cfg.transfer.packet_bytes), p.loss) for p in paths],
         )
         done = ended_probes(db)
+        uid = campaign_uid(db)
     finally:
         db.close()
     todo = [p for p in probes if p.id not in done]
@@ -214,7 +219,7 @@ def run_live(
                 if n > 1 and stop.wait(min(5.0, 0.5 * 2 ** (n - 2))):
                     return  # interrupted between attempts: left for the next start
                 try:
-                    spec = probe_spec(cfg, probe, (live.host(hosts[0]), live.host(hosts[1])), n)
+                    spec = probe_spec(cfg, probe, (live.host(hosts[0]), live.host(hosts[1])), n, uid)
                     attempt = executor(spec, n, stop)
                 except Exception as e:  # an executor's bug fails the attempt, not the campaign
                     attempt = Attempt([], f"controller: {type(e).__name__}: {e}")

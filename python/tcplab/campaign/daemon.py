@@ -16,13 +16,15 @@ The jobs: ``{"kind": "ping"}`` (answers the host's name), and ``{"kind": "probe"
 HOST, ...}``, handed to the daemon's probe runner (a callable taking the job and a stop
 event, returning the result; the live transfers: :mod:`tcplab.campaign.probe_runner`). A
 probe job with a ``job_id`` is run once per phase: the same id and ``phase`` (or ``role``)
-asked again, while it runs or after it ended, gets the first run's answer (the last
-:data:`KEPT_JOBS` are kept), so a controller killed and restarted does not run a transfer
-twice (docs/campaign.md "Live mode: the controller").
+asked again with the same content, while it runs or after it ended, gets the first run's
+answer (the last :data:`KEPT_JOBS` are kept), so a controller killed and restarted does not
+run a transfer twice (docs/campaign.md "Live mode: the controller"). The same id with other
+content (another campaign that names its probes alike) is another job.
 """
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import json
 import logging
@@ -175,7 +177,11 @@ class Daemon:
         key = job.get("job_id")
         if key is not None and not isinstance(key, str):
             raise _Refused(f"job_id {key!r}: expected a string")
-        key = None if key is None else f"{key}/{job.get('phase') or job.get('role', '')}"
+        if key is not None:
+            # the job's whole content, so that an id asked again with other content (another
+            # campaign's probe of the same name) is never answered from this one's run
+            digest = hashlib.sha256(json.dumps(job, sort_keys=True, default=str).encode()).hexdigest()[:16]
+            key = f"{key}/{job.get('phase') or job.get('role', '')}/{digest}"
         with self.lock:
             run = self.jobs.get(key) if key is not None else None
             fresh = run is None

@@ -3,6 +3,9 @@ results database"): SQLite in WAL mode, one file per campaign.
 
 Tables (the schema is :data:`SCHEMA`, created on open):
 
+- ``campaign``: one row, the campaign's ``uid`` (random, drawn when the database is
+  created): part of every probe's job id, so that daemons tell this campaign's probes from
+  another's of the same names (:func:`campaign_uid`).
 - ``hosts``: name, address.
 - ``paths``: the campaign's paths (index in the path population), source and sink host,
   the drawn rate, RTT, buffer and loss.
@@ -27,15 +30,19 @@ skips.
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCHEMA", "FlowRow", "ProbeRecord", "RunRow", "ended_probes", "open_db", "record_probe"]
+__all__ = ["SCHEMA", "FlowRow", "ProbeRecord", "RunRow", "campaign_uid", "ended_probes", "open_db", "record_probe"]
 
 SCHEMA = """
+CREATE TABLE IF NOT EXISTS campaign (
+    uid TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS hosts (
     name TEXT PRIMARY KEY,
     address TEXT NOT NULL
@@ -129,6 +136,17 @@ def open_db(path: str | Path) -> sqlite3.Connection:
     db.execute("PRAGMA foreign_keys=ON")
     db.executescript(SCHEMA)
     return db
+
+
+def campaign_uid(db: sqlite3.Connection) -> str:
+    """The campaign's uid: drawn (8 hex digits) the first time, then the stored one, so a
+    controller that resumes on the same database keeps it and a new database has another."""
+    with _transaction(db) as c:
+        row = c.execute("SELECT uid FROM campaign").fetchone()
+        if row is None:
+            row = (secrets.token_hex(4),)
+            c.execute("INSERT INTO campaign (uid) VALUES (?)", row)
+    return str(row[0])
 
 
 def add_hosts_and_paths(db: sqlite3.Connection, hosts: Iterable[tuple[str, str]],
