@@ -153,3 +153,66 @@ def test_a_job_asked_again_is_answered_from_its_first_run(tmp_path: Path) -> Non
         assert request(d.address, KEY, job)["result"] == {"n": 1}
     finally:
         d.stop()
+
+
+def _fresh_daemon(tmp_path: Path) -> Daemon:
+    cfg = DaemonConfig(name="h0", listen="127.0.0.1", port=1, key_file=_key(tmp_path), peers=["h1"], plaintext=True)
+    cfg.port = 0
+    return Daemon(cfg, _runner).start()
+
+
+def test_a_client_that_trickles_its_request_is_dropped_at_the_deadline(tmp_path: Path, monkeypatch) -> None:
+    # the deadline is for the whole request: a byte now and then does not restart it
+    import socket
+
+    from tcplab.campaign import daemon as mod
+
+    monkeypatch.setattr(mod, "REQUEST_DEADLINE_S", 1.0, raising=False)
+    d = _fresh_daemon(tmp_path)
+    try:
+        s = socket.create_connection(d.address)
+        start, closed = time.monotonic(), False
+        s.settimeout(0.05)
+        while time.monotonic() - start < 6 and not closed:
+            try:
+                s.sendall(b"x")
+                closed = s.recv(1) == b""
+            except TimeoutError:
+                pass
+            except OSError:  # reset by the daemon
+                closed = True
+            time.sleep(0.25)
+        s.close()
+        assert closed and time.monotonic() - start < 4, "the trickling client was held"
+        assert request(d.address, KEY, {"kind": "ping"})["result"] == {"name": "h0"}
+    finally:
+        d.stop()
+
+
+def test_idle_connections_beyond_the_limit_are_answered_busy_and_the_daemon_keeps_serving(
+        tmp_path: Path, monkeypatch) -> None:
+    import socket
+
+    from tcplab.campaign import daemon as mod
+
+    monkeypatch.setattr(mod, "MAX_CONNECTIONS", 4, raising=False)
+    d = _fresh_daemon(tmp_path)
+    idle = [socket.create_connection(d.address) for _ in range(4)]
+    try:
+        time.sleep(0.3)  # all four are being served (waiting for a request)
+        with pytest.raises(Exception, match="busy: 4 connections open"):
+            reply = request(d.address, KEY, {"kind": "ping"}, timeout=5)
+            raise RuntimeError(reply.get("error", "served"))
+        for s in idle:
+            s.close()
+        deadline = time.monotonic() + 5
+        while True:  # the slots come back as the handlers see their clients gone
+            reply = request(d.address, KEY, {"kind": "ping"}, timeout=5)
+            if reply.get("ok") or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert reply == {"ok": True, "result": {"name": "h0"}}
+    finally:
+        for s in idle:
+            s.close()
+        d.stop()

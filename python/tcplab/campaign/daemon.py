@@ -5,7 +5,8 @@ machines).
 The protocol is one JSON line each way per connection: the controller sends an envelope
 (:mod:`tcplab.campaign.auth`), the daemon answers ``{"ok": true, "result": {...}}`` or
 ``{"ok": false, "error": "one line"}``. A request is refused, with a log line, when it is
-longer than :data:`MAX_REQUEST` bytes or not one line, when its envelope fails the checks
+longer than :data:`MAX_REQUEST` bytes or not one line, or not whole within
+:data:`REQUEST_DEADLINE_S` (a client that trickles bytes is dropped too), when its envelope fails the checks
 (wrong key, altered, replayed, expired, malformed), when the job names a peer outside the
 configured ``peers``, or when its kind is unknown; the daemon keeps serving. A job that
 runs longer than ``probe_timeout_s`` is answered ``probe timed out after ...`` with
@@ -50,11 +51,34 @@ MAX_REQUEST = 1 << 20
 KEPT_JOBS = 4096
 #: How long a runner past ``probe_timeout_s`` may take to end what it started.
 STOP_GRACE_S = 10.0
+#: How long a client has to send its whole request line, however it trickles in.
+REQUEST_DEADLINE_S = 30.0
+#: Connections served at once; one more is answered ``busy`` and closed at once, so idle
+#: connections cannot starve the daemon of threads and file descriptors.
+MAX_CONNECTIONS = 64
 
 log = logging.getLogger("tcplab.daemon")
 
 #: A probe runner: (job, stop event) -> result (a JSON object).
 ProbeRunner = Callable[[dict[str, Any], threading.Event], dict[str, Any]]
+
+
+def _read_line(conn: socket.socket, deadline: float) -> bytes:
+    """The request line from ``conn``: up to and with the first newline, at most
+    :data:`MAX_REQUEST` + 1 bytes (more is the caller's refusal), all of it by ``deadline``
+    (``socket.timeout`` after it, however the bytes trickle in)."""
+    buf = bytearray()
+    while b"\n" not in buf and len(buf) <= MAX_REQUEST:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no whole request within {REQUEST_DEADLINE_S:g} s")
+        conn.settimeout(left)
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    end = buf.find(b"\n")
+    return bytes(buf[: end + 1] if end >= 0 else buf)
 
 
 class DaemonConfig(BaseModel):
@@ -109,15 +133,17 @@ class Daemon:
         daemon = self
 
         class Handler(socketserver.StreamRequestHandler):
-            timeout = 30.0  # a client that sends nothing is dropped
-
             def handle(self) -> None:
                 try:
+                    deadline = time.monotonic() + REQUEST_DEADLINE_S
+                    self.connection.settimeout(REQUEST_DEADLINE_S)
                     if isinstance(self.connection, ssl.SSLSocket):
                         self.connection.do_handshake()
-                    daemon._serve(self.rfile, self.wfile, self.client_address)
+                    daemon._serve(_read_line(self.connection, deadline), self.wfile, self.client_address)
                 except (OSError, ssl.SSLError) as e:
                     log.warning("connection from %s dropped: %s", self.client_address[0], e)
+
+        slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
         class Server(socketserver.ThreadingTCPServer):
             allow_reuse_address = True
@@ -128,6 +154,26 @@ class Daemon:
                 if daemon.tls is not None:
                     conn = daemon.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
                 return conn, addr
+
+            def process_request(self, request: Any, client_address: Any) -> None:
+                if not slots.acquire(blocking=False):
+                    log.warning("refused %s: %d connections open", client_address[0], MAX_CONNECTIONS)
+                    try:
+                        if not isinstance(request, ssl.SSLSocket):  # no handshake for a refusal
+                            request.settimeout(1.0)
+                            request.sendall(json.dumps({"ok": False, "error": f"busy: {MAX_CONNECTIONS} connections "
+                                                        "open, try again"}).encode() + b"\n")
+                    except OSError:
+                        pass
+                    self.shutdown_request(request)
+                    return
+                super().process_request(request, client_address)
+
+            def process_request_thread(self, request: Any, client_address: Any) -> None:
+                try:
+                    super().process_request_thread(request, client_address)
+                finally:
+                    slots.release()
 
         self.server = Server((config.listen, config.port), Handler)
         self.thread: threading.Thread | None = None
@@ -146,8 +192,7 @@ class Daemon:
         self.server.shutdown()
         self.server.server_close()
 
-    def _serve(self, rfile: Any, wfile: Any, client: Any) -> None:
-        line = rfile.readline(MAX_REQUEST + 1)
+    def _serve(self, line: bytes, wfile: Any, client: Any) -> None:
         try:
             if len(line) > MAX_REQUEST or not line.endswith(b"\n"):
                 raise AuthError(f"malformed request: longer than {MAX_REQUEST} bytes or not one line")
