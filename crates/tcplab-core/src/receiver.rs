@@ -139,13 +139,23 @@ pub struct Receiver {
     quick: Option<quickack::QuickAck>,
     /// Linux's receive window, when `cfg.rcv_autotune`.
     win: Option<window::Window>,
-    /// Segments the last in-order segment put in the receive queue (itself and the held
-    /// ones it released) while its ACK has not gone yet: Linux sends that ACK from the
-    /// receive path, before the application reads, so they still take buffer space.
-    unread: u64,
-    /// The application's read of that data (`now`, `rcv_nxt`, the held span beyond it),
-    /// made when the ACK has gone: tcp_rcv_space_adjust runs in tcp_recvmsg, after it.
-    pending_read: Option<(Time, u64, u64)>,
+    /// What the last in-order segment put in the receive queue, while its ACK has not gone
+    /// (or been put off): Linux sends that ACK from the receive path, before the application
+    /// reads.
+    unread: Option<Unread>,
+}
+
+/// Data in the receive queue that the application has not read yet.
+#[derive(Clone, Copy, Debug)]
+struct Unread {
+    /// Segments it takes (the in-order segment and the held ones it released): buffer space
+    /// the ACK's window leaves out; 0 once the delayed-ACK timer ran.
+    segments: u64,
+    /// The read to come (tcp_rcv_space_adjust in tcp_recvmsg, after the ACK): when the data
+    /// arrived, `rcv_nxt` then and the held span beyond it.
+    at: Time,
+    copied: u64,
+    ooo_span: u64,
 }
 
 impl Receiver {
@@ -168,8 +178,7 @@ impl Receiver {
             counters: ReceiverCounters::default(),
             quick: cfg.quickack.then(|| quickack::QuickAck::new(cfg)),
             win: cfg.rcv_autotune.then(|| window::Window::new(cfg)),
-            unread: 0,
-            pending_read: None,
+            unread: None,
         }
     }
 
@@ -223,8 +232,7 @@ impl Receiver {
         }
 
         // What came before this segment has been read (the application reads at once).
-        self.unread = 0;
-        self.take_pending_read();
+        self.read_unread();
         if from == self.rcv_nxt.0 {
             let fills_hole = !self.ooo.is_empty();
             if let Some(q) = self.quick.as_mut() {
@@ -238,7 +246,6 @@ impl Receiver {
             // Linux's tcp_cleanup_rbuf: the application read a small (pushed) segment and
             // emptied the receive queue: the ACK goes now.
             let pushed = held.is_some_and(|held| {
-                self.unread = held - self.held_segments();
                 self.window_on_data(now, seg.len, true, held) && self.ooo.is_empty()
             });
             let quick = self.quick.as_ref().is_some_and(|q| q.active());
@@ -247,8 +254,7 @@ impl Receiver {
             } else {
                 self.delay_ack(now, seg.len);
                 // The ACK waits; the application reads now.
-                self.unread = 0;
-                self.take_pending_read();
+                self.read_unread();
             }
         } else if self.hold(from, end) {
             self.counters.out_of_order_segments += 1;
@@ -294,15 +300,22 @@ impl Receiver {
             }
         }
         if in_order {
-            self.pending_read = Some((now, rcv_nxt, span));
+            // `held` counted the segments this one released; they are in the queue now
+            let segments = held - self.held_segments();
+            self.unread = Some(Unread {
+                segments,
+                at: now,
+                copied: rcv_nxt,
+                ooo_span: span,
+            });
         }
         pushed
     }
 
     /// The application's read of the data whose ACK has gone or been put off (DRS).
-    fn take_pending_read(&mut self) {
-        if let (Some((at, copied, span)), Some(w)) = (self.pending_read.take(), self.win.as_mut()) {
-            w.on_read(at, copied, span);
+    fn read_unread(&mut self) {
+        if let (Some(u), Some(w)) = (self.unread.take(), self.win.as_mut()) {
+            w.on_read(u.at, u.copied, u.ooo_span);
         }
     }
 
@@ -480,11 +493,11 @@ impl Receiver {
         if self.win.is_none() {
             return self.cfg.rcv_buf; // every ACK without autotuning: no walk of the held data
         }
-        let held = self.held_segments() + std::mem::take(&mut self.unread);
+        let held = self.held_segments() + self.unread.map_or(0, |u| u.segments);
         let rcv_nxt = self.rcv_nxt.0;
         let w = self.win.as_mut().expect("checked above");
         let window = w.select(rcv_nxt, held);
-        self.take_pending_read();
+        self.read_unread();
         window
     }
 
@@ -499,7 +512,9 @@ impl Receiver {
         if self.delack_deadline.is_some_and(|d| d <= now) {
             self.delack_deadline = None;
             self.ack_due = true;
-            self.unread = 0; // read while the timer ran
+            if let Some(u) = self.unread.as_mut() {
+                u.segments = 0; // read while the timer ran
+            }
         }
     }
 

@@ -143,7 +143,7 @@ class _Slots:
 
 
 def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHost], attempt: int,
-               uid: str = "") -> ProbeSpec:
+               uid: str) -> ProbeSpec:
     """What the daemons are asked for attempt ``attempt`` of ``probe`` from ``hosts[0]`` to
     ``hosts[1]``: named ``<campaign>-<uid>-<probe>-a<attempt>`` (also its job id; ``uid``: the
     results database's, :func:`~tcplab.campaign.results_db.campaign_uid`, so that the same
@@ -157,7 +157,7 @@ def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHos
         protocol = kind(controller=proto.controller, recovery=proto.recovery,
                         controller_params=dict(proto.controller_params),
                         recovery_params=dict(proto.recovery_params))
-    name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', cfg.name)[:40]}-{uid + '-' if uid else ''}{probe.id}-a{attempt}"
+    name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', cfg.name)[:40]}-{uid}-{probe.id}-a{attempt}"
     return ProbeSpec(
         probe=name, job_id=name, source=hosts[0].name, sink=hosts[1].name,
         source_address=hosts[0].transfer_address, sink_address=hosts[1].transfer_address,

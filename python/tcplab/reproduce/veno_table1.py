@@ -125,13 +125,17 @@ def _wireless_loss(p: float):
     return apply
 
 
-def _paper_clock(doc: dict) -> dict:
-    """A reading's ``apply``: the paper flavor's Veno on its own millisecond RTT clock (the
-    Linux flavor's runs unchanged)."""
-    for f in doc["flows"]:
-        if f["controller"] == "veno":
-            f["controller"] = {"name": "veno", "rtt_clock": "ms"}
-    return doc
+def _paper_veno(**params: str):
+    """A reading's ``apply``: the paper flavor's Veno with `params` (the Linux flavor's runs,
+    whose controller is a table, unchanged)."""
+
+    def apply(doc: dict) -> dict:
+        for f in doc["flows"]:
+            if f["controller"] == "veno":
+                f["controller"] = {"name": "veno", **params}
+        return doc
+
+    return apply
 
 
 def _wlan_hop(doc: dict) -> dict:
@@ -149,15 +153,6 @@ def _wlan_hop(doc: dict) -> dict:
         f.update(src="s0", dst="r0")
     for u in doc.get("udp", []):
         u.update(src="s1", dst="r1")
-    return doc
-
-
-def _base_rtt_kept(doc: dict) -> dict:
-    """A diagnostic reading's ``apply``: the paper flavor's Veno keeping BaseRTT across
-    losses (the Linux flavor's runs unchanged)."""
-    for f in doc["flows"]:
-        if f["controller"] == "veno":
-            f["controller"] = {"name": "veno", "base_rtt_reset": "never"}
     return doc
 
 
@@ -296,7 +291,7 @@ TABLE1 = Experiment(
                 "§II: \"In Veno, a millisecond resolution timestamp is recorded for each transmitted segment once the "
                 "connection leaves the initial slow start stage\": samples rounded to whole milliseconds, none before "
                 "the first loss, RTT their own smoothed value (veno `rtt_clock = \"ms\"`); the main runs take the "
-                "sender's samples at full resolution from the first ACK.", _paper_clock),
+                "sender's samples at full resolution from the first ACK.", _paper_veno(rtt_clock="ms")),
         Reading("wireless hop", "802.11b, 1e-2 lost after retries",
                 "Fig. 3(b): the random losses are the wireless link's; the main runs lose packets at random on a wired "
                 "10 Mb/s hop. Here that hop is an 802.11b segment (11 Mb/s, MAC retries; docs/wlan.md) with the station "
@@ -305,7 +300,7 @@ TABLE1 = Experiment(
         Reading("BaseRTT", "kept across losses",
                 "not the paper's (§II: BaseRTT \"is reset whenever packet loss is detected\"): the paper flavor with "
                 "only this rule changed (veno `base_rtt_reset = \"never\"`, as Linux's tcp_veno.c), to test the "
-                "explanation below of the misses with 1 Mb/s of background.", _base_rtt_kept, diagnostic=True),
+                "explanation below of the misses with 1 Mb/s of background.", _paper_veno(base_rtt_reset="never"), diagnostic=True),
     ),
     setting=(
         "Fig. 3(b): one Veno flow, 12 MB, through the router (1.6 Mb/s, buffer 12, both ways; 29 ms "
