@@ -110,6 +110,7 @@ fn transfer_with(
                 s.on_cross_layer(&CrossLayerReport {
                     now,
                     random_losses: 1,
+                    lost: Some(d.seq),
                 });
             }
         }

@@ -190,6 +190,8 @@ pub(crate) struct PyCongestionEvent {
 pub(crate) struct PyCrossLayerReport {
     now_ns: u64,
     random_losses: u32,
+    /// The dropped data segment's first byte, when the report is of one data segment.
+    lost_seq: Option<u64>,
 }
 
 fn ns(d: Option<tcplab_core::Dur>) -> Option<u64> {
@@ -393,6 +395,7 @@ impl CongestionControl for PyController {
             let r = PyCrossLayerReport {
                 now_ns: report.now.as_nanos(),
                 random_losses: report.random_losses,
+                lost_seq: report.lost.map(|s| s.0),
             };
             self.call("on_cross_layer", |py| one_arg(py, r));
         }

@@ -79,6 +79,8 @@ pub struct LinkInfo {
 pub struct LossReport {
     pub flow: u32,
     pub at: Time,
+    /// The dropped data segment's first byte (None: an ACK).
+    pub seq: Option<u64>,
 }
 
 pub struct Network {
@@ -451,9 +453,9 @@ impl Network {
     ) {
         let p = self.pool.remove(id);
         let kind = p.kind();
-        let retransmission = match &p.payload {
-            Payload::Data(d) => d.retransmission,
-            _ => 0,
+        let (retransmission, data_seq) = match &p.payload {
+            Payload::Data(d) => (d.retransmission, Some(d.seq.0)),
+            _ => (0, None),
         };
         self.facts.push(Fact::Drop(Dropped {
             time: now,
@@ -470,6 +472,7 @@ impl Network {
                 self.reports.push(LossReport {
                     flow: p.flow,
                     at: now + delay,
+                    seq: data_seq,
                 });
             }
         }

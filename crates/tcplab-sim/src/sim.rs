@@ -27,7 +27,7 @@ use crate::flow::TcpFlow;
 use crate::flow_route::PinnedRoutes;
 use crate::handshake;
 use crate::instruments::{Delivered, Fact, Instruments};
-use crate::network::{Arrival, NetEvent, Network};
+use crate::network::{Arrival, LossReport, NetEvent, Network};
 use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, PacketKind, Payload};
 use crate::pcap::{self, Capture};
 use crate::results::RunStats;
@@ -38,7 +38,7 @@ use crate::{census, summary, topology, validate};
 use crate::{Results, Scenario};
 use tcplab_core::cc::CrossLayerReport;
 use tcplab_core::registry::Registries;
-use tcplab_core::{Dur, LogRecord, LossResponse, Receiver, Sender, Time};
+use tcplab_core::{Dur, LogRecord, LossResponse, Receiver, Sender, Seq, Time};
 
 pub use crate::error::SimError;
 
@@ -56,7 +56,8 @@ pub enum Event {
     UdpStop(u32),
     /// Interval sampling of series.
     Sample,
-    /// A cross-layer report of one random drop reaches TCP flow `i`'s sender.
+    /// A cross-layer report of one random drop reaches its flow's sender: slot `i` of
+    /// `Simulation::reports` (kept out of the event to keep events small).
     CrossLayer(u32),
 }
 
@@ -84,6 +85,10 @@ pub struct Simulation {
     instruments: Instruments,
     /// What the run was expected to record ([`crate::estimate`]).
     estimate: Estimate,
+    /// Cross-layer reports on their way to a sender (`Event::CrossLayer` names a slot;
+    /// a delivered report's slot is reused from `free_reports`).
+    reports: Vec<LossReport>,
+    free_reports: Vec<u32>,
 }
 
 impl Simulation {
@@ -243,6 +248,8 @@ impl Simulation {
             loss_buf: Vec::new(),
             instruments,
             estimate,
+            reports: Vec::new(),
+            free_reports: Vec::new(),
         })
     }
 
@@ -260,7 +267,17 @@ impl Simulation {
             }
             if !self.net.reports.is_empty() {
                 for r in self.net.reports.drain(..) {
-                    self.events.push(r.at, Event::CrossLayer(r.flow));
+                    let slot = match self.free_reports.pop() {
+                        Some(i) => {
+                            self.reports[i as usize] = r;
+                            i
+                        }
+                        None => {
+                            self.reports.push(r);
+                            (self.reports.len() - 1) as u32
+                        }
+                    };
+                    self.events.push(r.at, Event::CrossLayer(slot));
                 }
             }
             if self.running == 0 || self.rec.over().is_some() {
@@ -447,12 +464,16 @@ impl Simulation {
                 }
             }
             Event::Sample => self.sample(),
-            Event::CrossLayer(i) => {
+            Event::CrossLayer(slot) => {
+                let r = self.reports[slot as usize];
+                self.free_reports.push(slot);
+                let i = r.flow;
                 self.instruments.on_fact(Fact::Report { flow: i });
                 let f = &mut self.tcp[i as usize];
                 f.sender.on_cross_layer(&CrossLayerReport {
                     now,
                     random_losses: 1,
+                    lost: r.seq.map(Seq),
                 });
                 self.after_sender(i);
             }

@@ -111,8 +111,6 @@ fn sixteen_venoplus_flows_share_fairly_and_match_veno() {
 }
 
 #[test]
-#[ignore = "one flow: TH_norm 0.90 / 0.88 / 0.91 / 1.05 at loss 1e-4 / 1e-3 / 1e-2 / 1e-1 \
-            (the paper: up to about 1.8); see docs/reproductions.md"]
 fn one_venoplus_flow_beats_veno() {
     // Published (Fig. 3): with few flows Venoplus is "capable of better throughput
     // improvements than Veno", up to about +80%. Claim checked: TH_norm > 1 at every loss

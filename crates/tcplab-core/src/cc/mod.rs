@@ -102,7 +102,8 @@ pub struct Verdict {
 
 /// A report from a lossy hop over an explicit cross-layer channel (Venoplus): how many of this
 /// connection's frames the hop's MAC dropped, since its previous report, because the received
-/// signal strength fell below the receive threshold (random losses, not buffer overflow).
+/// signal strength fell below the receive threshold (random losses, not buffer overflow), and,
+/// for a report of one data segment, which (the simulator reports each drop on its own).
 ///
 /// What the channel assumes: the hop knows which connection a frame belongs to; reports reach
 /// the sender immediately and are never lost (the paper's single-chip cross-layer design, or
@@ -114,6 +115,9 @@ pub struct CrossLayerReport {
     pub now: Time,
     /// Frames of this connection dropped for low signal strength since the last report.
     pub random_losses: u32,
+    /// When the report is of one dropped data segment: its first byte (the MAC saw the
+    /// frame it dropped). None for a count, or for a lost ACK.
+    pub lost: Option<Seq>,
 }
 
 /// Window rules of one congestion-control algorithm.

@@ -5,9 +5,12 @@
 //! loss classification. The ACK stream is cut into observation windows of `window` delivered
 //! packets; window i ends at time T_i. Per window the sender has
 //! - C_i, congestion losses: loss signals it detected itself (fast retransmits and timeouts)
-//!   — minus, with `congestion_losses = "net"` (default), the random losses reported for the
-//!   same window (a loss the lossy hop owns up to is not congestion), never below 0; with
-//!   `"all"`, every loss signal, as the paper's sentence literally says;
+//!   in the window — with `congestion_losses = "net"` (default), those no reported random
+//!   loss explains: a report explains the first signal after it while the segment it
+//!   reports is still unacknowledged, whichever window that signal falls in (the MAC
+//!   reports at the drop, the sender signals about an RTT later); a report that names no
+//!   segment explains signals of its own window only. With `"all"`, every loss signal, as
+//!   the paper's sentence literally says;
 //! - R_i, random losses: frames the lossy hop's MAC dropped for low signal strength, reported
 //!   through the explicit cross-layer channel ([`CrossLayerReport`]);
 //! - rates conw_i = C_i / (T_i - T_{i-1}) and ranl_i = R_i / (T_i - T_{i-1}), each smoothed
@@ -29,7 +32,8 @@ use super::reno::reno_reduction;
 use super::veno::{Flavor, Veno};
 use super::{AckSample, CcContext, CongestionEvent, CongestionKind, WindowRule};
 use super::{CongestionControl, CrossLayerReport, Growth, Verdict, Window};
-use crate::{ConfigError, ParamReader, Params, Time};
+use crate::{ConfigError, ParamReader, Params, Seq, Time};
+use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
 pub struct Venoplus {
@@ -38,8 +42,15 @@ pub struct Venoplus {
     net: bool,
     /// Start of the current observation window (T_{i-1}) and bytes delivered then.
     start: Option<(Time, u64)>,
-    signals: u32,
+    /// C_i so far: the window's loss signals that no report explained ("net"), or all.
+    congestion: u32,
+    /// R_i so far: random losses reported during the window.
     random: u32,
+    /// Reported dropped segments (first bytes, in report order) that no signal has matched
+    /// yet and the cumulative ACK has not passed ("net" only).
+    unmatched: VecDeque<Seq>,
+    /// Reports naming no segment, not matched yet: they expire with their window.
+    unmatched_counts: u32,
     conw: Ewma,
     ranl: Ewma,
 }
@@ -51,8 +62,10 @@ impl Venoplus {
             window_pkts: window_pkts.max(1),
             net,
             start: None,
-            signals: 0,
+            congestion: 0,
             random: 0,
+            unmatched: VecDeque::new(),
+            unmatched_counts: 0,
             conw: Ewma::new(gain),
             ranl: Ewma::new(gain),
         }
@@ -75,12 +88,19 @@ impl Venoplus {
         self.veno.growth()
     }
 
-    fn congestion_losses(&self) -> u32 {
+    /// A loss signal: a congestion loss unless ("net") a reported random loss explains it,
+    /// the oldest report still unmatched.
+    fn count_signal(&mut self) {
         if self.net {
-            self.signals.saturating_sub(self.random)
-        } else {
-            self.signals
+            if self.unmatched.pop_front().is_some() {
+                return;
+            }
+            if self.unmatched_counts > 0 {
+                self.unmatched_counts -= 1;
+                return;
+            }
         }
+        self.congestion += 1;
     }
 
     /// Smoothed rates (per second) of the last finished window, 0 before the first.
@@ -102,7 +122,7 @@ impl Venoplus {
             (_, false) => f64::INFINITY,
         };
         let (conw_prev, ranl_prev) = self.rates();
-        let conw_now = self.conw.peek(rate(self.congestion_losses()));
+        let conw_now = self.conw.peek(rate(self.congestion));
         let ranl_now = self.ranl.peek(rate(self.random));
         (conw_now > conw_prev, ranl_now > ranl_prev)
     }
@@ -130,6 +150,11 @@ impl WindowRule for Venoplus {
     }
     fn sample(&mut self, s: &AckSample) {
         self.veno.observe(s);
+        // a reported segment the cumulative ACK passed was repaired in another signal's
+        // recovery: no signal of its own will come
+        if !self.unmatched.is_empty() {
+            self.unmatched.retain(|&q| q >= s.snd_una);
+        }
         let Some((t0, d0)) = self.start else {
             self.start = Some((s.now, s.delivered));
             return;
@@ -137,10 +162,11 @@ impl WindowRule for Venoplus {
         if s.delivered.saturating_sub(d0) >= self.window_pkts * s.mss as u64 {
             let elapsed = s.now.saturating_since(t0).as_secs_f64();
             if elapsed > 0.0 {
-                self.conw.update(self.congestion_losses() as f64 / elapsed);
+                self.conw.update(self.congestion as f64 / elapsed);
                 self.ranl.update(self.random as f64 / elapsed);
-                self.signals = 0;
+                self.congestion = 0;
                 self.random = 0;
+                self.unmatched_counts = 0;
                 self.start = Some((s.now, s.delivered));
             }
         }
@@ -152,7 +178,7 @@ impl WindowRule for Venoplus {
         if ev.kind == CongestionKind::Ecn {
             return reno_reduction(self.veno.window_mut(), ev);
         }
-        self.signals += 1;
+        self.count_signal();
         self.veno.estimator_mut().on_loss();
         match ev.kind {
             CongestionKind::FastRetransmit => self.decide(ev.now),
@@ -161,6 +187,15 @@ impl WindowRule for Venoplus {
     }
     fn cross_layer(&mut self, report: &CrossLayerReport) {
         self.random = self.random.saturating_add(report.random_losses);
+        if self.net {
+            match report.lost {
+                Some(seq) if report.random_losses == 1 => self.unmatched.push_back(seq),
+                _ => {
+                    self.unmatched_counts =
+                        self.unmatched_counts.saturating_add(report.random_losses)
+                }
+            }
+        }
     }
 }
 
@@ -184,7 +219,11 @@ mod tests {
         for _ in 0..pkts {
             *t += gap_ms;
             *d += MSS as u64;
-            let a = AckBuilder::at_ms(*t).rtt_ms(100).delivered(*d).build();
+            let a = AckBuilder::at_ms(*t)
+                .rtt_ms(100)
+                .delivered(*d)
+                .seq(*d, *d)
+                .build();
             v.observe(&a);
             v.on_ack(&a);
         }
@@ -194,6 +233,16 @@ mod tests {
         v.on_cross_layer(&CrossLayerReport {
             now: Time::from_millis(t),
             random_losses: n,
+            lost: None,
+        });
+    }
+
+    /// A report of the one data segment starting at byte `seq`.
+    fn report_segment(v: &mut Venoplus, t: u64, seq: u64) {
+        v.on_cross_layer(&CrossLayerReport {
+            now: Time::from_millis(t),
+            random_losses: 1,
+            lost: Some(Seq(seq)),
         });
     }
 
@@ -279,6 +328,58 @@ mod tests {
         let verdict = fast_retransmit(&mut v, t);
         assert_eq!((verdict.label, verdict.value), ("keep", 1.0));
         assert_eq!(v.ssthresh(), 20 * MSS as u64);
+    }
+
+    #[test]
+    fn a_report_explains_its_signal_across_a_window_boundary() {
+        // The hop drops the segment 5 packets above the cumulative ACK and reports it at
+        // once; the 5 packets before it are ACKed, which closes the window (packet 31), and
+        // the duplicate ACKs signal the loss in the next window.
+        for net in [true, false] {
+            let mut v = vp(net);
+            let (mut t, mut d) = (0, 0);
+            deliver(&mut v, &mut t, &mut d, 26, 10); // windows close at packets 11, 21, 31
+            report_segment(&mut v, t, d + 5 * MSS as u64);
+            deliver(&mut v, &mut t, &mut d, 5, 10);
+            let (conw_before, _) = v.rates();
+            let verdict = fast_retransmit(&mut v, t + 1);
+            if net {
+                // explained: no congestion loss in either window, conw not up; ranl fell
+                // back from the report's window: keep
+                assert_eq!(conw_before, 0.0);
+                assert_eq!((verdict.label, v.congestion), ("keep", 0));
+            } else {
+                assert_eq!((verdict.label, v.congestion), ("1/2", 1));
+            }
+        }
+    }
+
+    #[test]
+    fn a_report_whose_segment_was_acked_explains_nothing() {
+        // The reported segment is repaired without a signal of its own (the cumulative ACK
+        // passes it): a later loss signal is a congestion loss.
+        let mut v = vp(true);
+        let (mut t, mut d) = (0, 0);
+        deliver(&mut v, &mut t, &mut d, 25, 10);
+        report_segment(&mut v, t, d + MSS as u64);
+        deliver(&mut v, &mut t, &mut d, 3, 10);
+        assert!(v.unmatched.is_empty());
+        let verdict = fast_retransmit(&mut v, t + 1);
+        assert_eq!((verdict.label, v.congestion), ("1/2", 1));
+        // while a report naming no segment explains a signal of its own window
+        let mut v = vp(true);
+        let (mut t, mut d) = (0, 0);
+        deliver(&mut v, &mut t, &mut d, 25, 10);
+        report(&mut v, t, 1);
+        deliver(&mut v, &mut t, &mut d, 3, 10);
+        assert_eq!(fast_retransmit(&mut v, t + 1).label, "4/5");
+        // and only there
+        let mut v = vp(true);
+        let (mut t, mut d) = (0, 0);
+        deliver(&mut v, &mut t, &mut d, 25, 10);
+        report(&mut v, t, 1);
+        deliver(&mut v, &mut t, &mut d, 6, 10);
+        assert_eq!(fast_retransmit(&mut v, t + 1).label, "1/2");
     }
 
     #[test]
