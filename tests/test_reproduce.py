@@ -120,6 +120,19 @@ def test_tiny_experiment_end_to_end():
                                                          "initial window: 1 segment", "Veno's bytes: counted twice"]
     html = render_report(suite)
     assert "<h3>Readings</h3>" in html and "initial window: 1 segment" in html
+    # the verdicts counted per setting: one row per setting of fig5, each counting its claims
+    counts = suite.reading_counts()
+    assert [(e, s) for e, s, _ in counts] == [("veno-fig5", "main runs"), ("veno-fig5", "initial window: 1 segment"),
+                                             ("veno-fig5", "Veno's bytes: counted twice")]
+    main_counts = counts[0][2]
+    assert main_counts == {v: sum(c.verdict == v for c in fig5.claims) for v in VERDICTS}
+    assert all(sum(n.values()) == len(fig5.claims) for _, _, n in counts)
+    holds = sum(h["verdict"] == HOLDS for h in heads)
+    assert suite.tally().startswith(f"Of {len(heads)} claims, {holds} hold")
+    assert f"under the main runs alone {main_counts[HOLDS]} hold" in suite.tally()
+    assert "Verdicts per reading" in html and suite.tally() in html.replace("&#x27;", "'")
+    doc = render_docs(suite)
+    assert suite.tally() in doc and "| veno-fig5 | initial window: 1 segment |" in doc
     assert html.count("data:image/png;base64,") == 2
     assert "tcplab reproduce veno-fig5 --quick" in html and "Published vs measured" in html
     assert "holds" in html

@@ -133,11 +133,19 @@ def _readings_html(o: Outcome) -> list[str]:
     return out
 
 
+def _reading_counts_html(suite: Suite) -> list[str]:
+    """The verdicts per experiment and setting (:meth:`Suite.reading_counts`), one table."""
+    rows = suite.reading_counts()
+    if not rows:
+        return []
+    out = ["<h2>Verdicts per reading</h2><table><tr><th>experiment</th><th>setting</th><th>holds</th>"
+           "<th>does not hold</th><th>inconclusive</th></tr>"]
+    out += [f"<tr><td>{html.escape(e)}</td><td>{html.escape(s)}</td>"
+            + "".join(f'<td class="num">{n[v]}</td>' for v in VERDICTS) + "</tr>" for e, s, n in rows]
+    return [*out, "</table>"]
+
+
 def render_report(suite: Suite) -> str:
-    counts = {v: sum(h["verdict"] == v for o in suite.outcomes for h in o.headlines()) for v in VERDICTS}
-    other = sum(h["verdict"] == HOLDS and not h["main"] for o in suite.outcomes for h in o.headlines())
-    main = {v: sum(c.verdict == v for o in suite.outcomes for c in o.claims) for v in VERDICTS}
-    total = sum(counts.values())
     rows = []
     for o in suite.outcomes:
         for c, h in zip(o.claims, o.headlines(), strict=True):
@@ -153,11 +161,9 @@ def render_report(suite: Suite) -> str:
         f"{suite.computed} runs computed, {suite.cached} reused from <code>{html.escape(str(suite.out))}</code>"
         + (f"; live: {suite.live_computed} runs made, {suite.live_cached} reused" if suite.live_computed or suite.live_cached else "")
         + ". "
-        f"Of {total} claims, {counts[HOLDS]} hold ({other} of them under a reading other than the main runs'), "
-        f"{counts[FAILS]} do not hold, {counts[INCONCLUSIVE]} are inconclusive; under the main runs alone "
-        f"{main[HOLDS]} hold, {main[FAILS]} do not, {main[INCONCLUSIVE]} are "
-        "inconclusive (decided from 95% confidence intervals over seeds; see each experiment for every "
-        "test and, where the paper leaves a setting open, every reading of it).</p>",
+        f"{html.escape(suite.tally())} (decided from 95% confidence intervals over seeds; see each experiment for "
+        "every test and, where the paper leaves a setting open, every reading of it).</p>",
+        *_reading_counts_html(suite),
         "<h2>Claims</h2><table><tr><th>experiment</th><th>claim (as tested)</th><th>the paper's words</th>"
         "<th>published</th><th>measured (95% CI)</th><th>verdict</th></tr>",
         *rows,

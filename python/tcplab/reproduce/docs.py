@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tcplab import _native
 from tcplab.reproduce.experiment import Suite
-from tcplab.reproduce.verdict import HOLDS
+from tcplab.reproduce.verdict import HOLDS, VERDICTS
 
 
 def _verdict(v: str) -> str:
@@ -99,6 +99,9 @@ def render_docs(suite: Suite) -> str:
         "",
         "## Summary",
         "",
+        suite.tally() + ". A headline verdict that holds only under a reading names it; one that holds under no "
+        "tested reading says so.",
+        "",
         "| experiment | claim (as tested) | the paper's words | published | measured (95% CI) | verdict |",
         "|---|---|---|---|---|---|",
     ]
@@ -110,6 +113,12 @@ def render_docs(suite: Suite) -> str:
                 f"| {e.paper.split(',')[0]} {e.reference} | {_cell(c.text + weak)} | \"{_cell(c.quote)}\" ({_cell(c.section)}) | "
                 f"{_cell(c.published)} | {_cell(c.measured())} | {_headline(h)} |"
             )
+    if counts := suite.reading_counts():
+        out += ["", "### Verdicts per reading", "",
+                "Per experiment, how many of its claims each setting decides each way (the main runs, then each "
+                "reading; the experiments' sections give every claim under every setting).", "",
+                "| experiment | setting | holds | does not hold | inconclusive |", "|---|---|---|---|---|"]
+        out += [f"| {e} | {_cell(s)} | " + " | ".join(str(n[v]) for v in VERDICTS) + " |" for e, s, n in counts]
     for o in suite.outcomes:
         e = o.experiment
         out += ["", f"## {e.paper.split(',')[0]} {e.reference}: {e.title} (`{e.id}`)", "", e.setting, ""]

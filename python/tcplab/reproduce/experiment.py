@@ -30,7 +30,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from tcplab.reproduce.readings import Reading, ReadingOutcome, headline
-from tcplab.reproduce.verdict import HOLDS, INCONCLUSIVE, ClaimResult, Estimate, Test, combine
+from tcplab.reproduce.verdict import FAILS, HOLDS, INCONCLUSIVE, VERDICTS, ClaimResult, Estimate, Test, combine
 from tcplab.sweep import Point, SweepResult, run_sweep
 
 Mode = Literal["quick", "full"]
@@ -234,6 +234,31 @@ class Suite:
     #: live runs made now and reused from ``<out>/live`` (experiments marked live)
     live_computed: int = 0
     live_cached: int = 0
+
+    def tally(self) -> str:
+        """The verdicts counted in one sentence: the headlines (and how many hold only under a
+        reading), then the main runs alone."""
+        heads = [h for o in self.outcomes for h in o.headlines()]
+        count = {v: sum(h["verdict"] == v for h in heads) for v in VERDICTS}
+        other = sum(h["verdict"] == HOLDS and not h["main"] for h in heads)
+        main = {v: sum(c.verdict == v for o in self.outcomes for c in o.claims) for v in VERDICTS}
+        return (f"Of {len(heads)} claims, {count[HOLDS]} hold ({other} of them under a reading other than the main "
+                f"runs'), {count[FAILS]} do not hold, {count[INCONCLUSIVE]} are inconclusive; under the main runs "
+                f"alone {main[HOLDS]} hold, {main[FAILS]} do not, {main[INCONCLUSIVE]} are inconclusive")
+
+    def reading_counts(self) -> list[tuple[str, str, dict[str, int]]]:
+        """Per experiment with readings and per setting (the main runs first, then each reading
+        by its label): how many of the experiment's claims get each verdict under it (a
+        reading whose runs failed counts its claims inconclusive)."""
+        rows = []
+        for o in self.outcomes:
+            if not o.readings:
+                continue
+            rows.append((o.experiment.id, "main runs", {v: sum(c.verdict == v for c in o.claims) for v in VERDICTS}))
+            for r in o.readings:
+                verdicts = [c.verdict for c in r.claims] if r.error is None else [INCONCLUSIVE] * len(o.claims)
+                rows.append((o.experiment.id, r.reading.label, {v: verdicts.count(v) for v in VERDICTS}))
+        return rows
 
 
 def run_suite(
