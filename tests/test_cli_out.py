@@ -179,3 +179,20 @@ def test_help_shows_no_type_beside_a_plain_flag(command):
     assert r.exit_code == 0
     assert "<bool>" not in r.stdout
     assert "--help" in r.stdout and "<" in r.stdout
+
+
+def test_every_command_has_a_one_line_summary():
+    """`tcplab --help` lists each command by its help's first paragraph, newlines kept: a
+    summary that spans lines breaks mid-sentence in that list."""
+    import click
+    import typer.main
+
+    group = typer.main.get_command(app)
+    ctx = click.Context(group)
+    broken = {}
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        first = (cmd.help or "").strip().split("\n\n")[0]
+        if not first or "\n" in first:
+            broken[name] = first
+    assert not broken, broken

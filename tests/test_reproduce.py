@@ -710,12 +710,16 @@ def test_a_reading_changes_only_the_documents_it_applies_to():
 
 def test_every_reading_of_the_suite_changes_what_it_names():
     """A setting changes some of its experiment's runs (valid scenarios), a counting reading
-    none; each names where it comes from. Spot checks of what the settings change."""
+    none; each names where it comes from. Spot checks of what the settings change. On the
+    first seed's points (a reading changes every seed's documents alike; validating every
+    point of the quick suite under every reading took most of this test's 38 s)."""
     seen = 0
     for e in reproduce.ALL:
         if not e.readings or e.live is not None:
             continue
         pts = e.points("quick")
+        first = min(p.params.get("seed", 1) for p in pts)
+        pts = [p for p in pts if p.params.get("seed", 1) == first]
         for r in e.readings:
             assert r.source and r.parameter and r.value, (e.id, r.name)
             under = r.points(pts)

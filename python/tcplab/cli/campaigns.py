@@ -78,8 +78,9 @@ def campaign(
         ),
     ] = None,
 ) -> None:
-    """Run a virtual measurement campaign (the ETH report's methodology) and write its
-    probes table, campaign.json and report; with --live, run it on real hosts."""
+    """Run a measurement campaign (the ETH report's methodology), virtual or --live.
+
+    Writes its probes table, campaign.json and report; with --live it runs on real hosts."""
     from tcplab.campaign.config import CampaignError, load_campaign
     from tcplab.campaign.run import run_campaign, write_campaign
 

@@ -28,9 +28,11 @@ def diff(
                                   "plots overlaid, the divergence marked.")
     ] = None,
 ) -> None:
-    """Align one flow of two runs event by event (transmissions, drops, loss responses,
-    timeouts, undos, slow-start exit) and report the first divergence with both sides'
-    state, then episode by episode. Exit 0 whether or not they differ."""
+    """Align one flow of two runs event by event and report the first divergence.
+
+    Events: transmissions, drops, loss responses, timeouts, undos, slow-start exit. The
+    first divergence comes with both sides' state, then the runs are compared episode by
+    episode. Exit 0 whether or not they differ."""
     from tcplab.diff import DiffError, load
     from tcplab.diff import diff as compare
 

@@ -41,8 +41,10 @@ def fidelity(
         help="Run only the simulations: judge them against the kernel runs recorded in this earlier grid's "
              "results directory (no root needed; for checking a change to the profile in minutes).")] = None,
 ) -> None:
-    """Run the grid simulated and with the kernel's TCP through the live emulator (root), judge
-    each cell by the tolerances fixed in docs/fidelity.md, and give every missed cell's first
+    """Judge the linux profile against this machine's kernel, cell by cell of the grid.
+
+    Each cell runs simulated and with the kernel's TCP through the live emulator (root) and
+    is judged by the tolerances fixed in docs/fidelity.md; every missed cell gets its first
     divergence (tcplab diff). Writes fidelity.json, report.html and every run's results."""
     from tcplab.fidelity import grid, recorded_kernel_runs, run_grid, write_reports
     from tcplab.live.netns import LiveError, live_support

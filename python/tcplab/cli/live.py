@@ -124,8 +124,10 @@ def testbed(
                                            "cross flows per path (round(tcp_flows) of its draw); 0: none.")] = 0,
     probe_timeout_s: Annotated[float, typer.Option("--probe-timeout", help="The daemons' probe_timeout_s.")] = 300.0,
 ) -> None:
-    """Build a local testbed (namespaces, emulated paths, a daemon per host) and keep it up
-    until SIGTERM or SIGINT; its description goes to OUT/testbed.json and stdout."""
+    """Build a local testbed and keep it up until SIGTERM or SIGINT.
+
+    Namespaces, emulated paths and a daemon per host; its description goes to
+    OUT/testbed.json and stdout."""
     from tcplab.campaign.config import CampaignError
     from tcplab.campaign.testbed import Testbed
     from tcplab.live.errors import LiveError

@@ -43,8 +43,9 @@ def validate(
 
 
 def list_components(plugin: PluginFiles = None) -> None:
-    """List the congestion controllers and loss-recovery strategies, one line each (installed
-    and --plugin controllers included)."""
+    """List the congestion controllers and loss-recovery strategies, one line each.
+
+    Installed and --plugin controllers included."""
     from tcplab.plugins import PluginError, load_entry_points
 
     load_plugins(plugin)
