@@ -117,9 +117,15 @@ TIMING_MODULES = (
 )
 
 
+#: Test modules that must not share the machine with other live tests, run with the timing
+#: ones: test_cleanup plants a dead run's namespace, which any live run starting beside it
+#: would remove first (cleanup_stale).
+ISOLATED_MODULES = ("test_cleanup",)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.stem in TIMING_MODULES:
+        if item.path.stem in TIMING_MODULES + ISOLATED_MODULES:
             item.add_marker(pytest.mark.timing)
 
 

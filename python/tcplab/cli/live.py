@@ -6,6 +6,8 @@
   serves. A bad config file is one line on stderr naming the field and its value, exit 2.
 - ``tcplab testbed CAMPAIGN.toml --hosts N``: a local testbed
   (:mod:`tcplab.campaign.testbed`) until SIGTERM or SIGINT; writes ``testbed.json``.
+- ``tcplab cleanup``: removes what killed live runs and testbeds left behind (their network
+  namespaces, with every process still in them); the next live run does the same.
 """
 
 from __future__ import annotations
@@ -127,7 +129,8 @@ def testbed(
     """Build a local testbed and keep it up until SIGTERM or SIGINT.
 
     Namespaces, emulated paths and a daemon per host; its description goes to
-    OUT/testbed.json and stdout."""
+    OUT/testbed.json and stdout. Killed outright (SIGKILL), it leaves its namespaces and
+    daemons until `tcplab cleanup` or the next live run."""
     from tcplab.campaign.config import CampaignError
     from tcplab.campaign.testbed import Testbed
     from tcplab.live.errors import LiveError
@@ -163,7 +166,31 @@ def testbed(
             signal.signal(s, h)
 
 
+def cleanup() -> None:
+    """Remove what killed live runs and testbeds left behind.
+
+    A live run or testbed killed outright (SIGKILL) leaves its network namespaces, and the
+    processes in them (a testbed's daemons), until the next live run removes them; this
+    removes them now: every namespace named by a tcplab process that is no longer alive,
+    with what runs in it. Nothing else is touched. Needs root (user-namespace runs leave
+    nothing behind)."""
+    import os
+
+    from tcplab.live.netns import cleanup_stale
+
+    if os.geteuid() != 0:
+        print("tcplab cleanup: nothing to remove without root (only root makes named namespaces; "
+              "a user-namespace run leaves nothing behind)")
+        return
+    removed = cleanup_stale()
+    for ns in removed:
+        print(f"removed namespace {ns} and the processes in it")
+    if not removed:
+        print("tcplab cleanup: nothing left behind")
+
+
 def register(app: typer.Typer) -> None:
-    """Adds ``daemon`` and ``testbed`` to the CLI."""
+    """Adds ``daemon``, ``testbed`` and ``cleanup`` to the CLI."""
     app.command("daemon")(daemon)
     app.command("testbed")(testbed)
+    app.command("cleanup")(cleanup)
