@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The simulator's `linux` profile against real Linux through the live emulator (issue 13 §3,
-last point). A measurement script, not a test; its results go in `docs/fidelity.md`.
+"""The simulator's `linux` profile against real Linux through the live emulator.
+A measurement script, not a test; its results go in `docs/fidelity.md`.
 
 Scenario (one per grid cell): hosts A and B joined by one link, 20 ms propagation each way
 (RTT 40 ms), drop-tail buffer of `buffer` packets in each direction, Bernoulli loss `loss` on

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Live emulator forwarding benchmark (issue 13): a constant-rate UDP probe through
+"""Live emulator forwarding benchmark (docs/live.md): a constant-rate UDP probe through
 tcplab-emu at each link rate, reporting the emulator's lateness (actual minus modelled
 departure, per packet: p50/p99/max), the delivered rate and drops outside the model.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Linux TCP through the live emulator (issue 13): one kernel TCP bulk transfer A -> B per
+"""Linux TCP through the live emulator (docs/live.md): one kernel TCP bulk transfer A -> B per
 row (`tcplab.live.linux`), reporting its throughput against the link rate, retransmissions,
 the model's drops and the emulator's lateness.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tcplab's live transport benchmark (issue 13): tcplab-core's sender and receiver over UDP
+"""tcplab's live transport benchmark (docs/live.md): tcplab-core's sender and receiver over UDP
 (`tcplab-flow`) through the emulator, two measurements:
 
 1. Throughput and CPU at each link rate (default 10 and 100 Mb/s): one reno/sack flow, no

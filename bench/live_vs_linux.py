@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tcplab's transport against Linux TCP through the same emulated path (issue 13 §4), as the
+"""tcplab's transport against Linux TCP through the same emulated path (docs/live.md), as the
 ETH report's Appendix A.4 compared its user-level Reno over UDP with the kernel's TCP.
 
 One scenario, two stacks, `--runs` times each (alternating, so that a change of the machine's
@@ -15,7 +15,7 @@ timestamps, RTO min 200 ms (`bench/live_transport.py`'s `two_hosts`):
   RTO min, DSACK, F-RTO, window clamp, mss).
 
 Both count payload over the flow's life (slow start included): with timestamps a 1500-byte
-packet carries 1448 payload bytes (0.965 of the link rate at most). Target (issue 13):
+packet carries 1448 payload bytes (0.965 of the link rate at most). Target (docs/live.md):
 tcplab's mean at least 90 % of Linux's. `--realtime` asks SCHED_FIFO for the emulator (and
 for tcplab's endpoints; the Linux endpoints are Python processes, the kernel does their TCP).
 

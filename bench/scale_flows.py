@@ -1,8 +1,8 @@
 """Scale benchmark: N TCP flows for T simulated seconds on a 10 Gb/s dumbbell, tracing off,
 end to end through ``tcplab.run`` (validation, building, simulation, result conversion) and
 writing the results directory (Parquet, summary, no report). Prints the time of each stage
-and the peak RSS. The target (issue 12 §2): 10,000 flows × 10 s under 60 s on one core, memory
-proportional to flows and packets in flight.
+and the peak RSS. The target (docs/performance.md): 10,000 flows × 10 s under 60 s on one core,
+memory proportional to flows and packets in flight.
 
     .venv/bin/python bench/scale_flows.py --flows 10000 --span 10
     .venv/bin/python bench/scale_flows.py --flows 1000 --span 10 --pairs 1000

@@ -3,7 +3,7 @@ N`` (default 10^6), starts ``tcplab sweep`` on it in a new process group, and pr
 the first ``--results`` points are stored (``points/*/summary.json``) and the sweep's main
 process's memory then (``main_rss_mb``; ``main_peak_rss_mb``: its high-water mark), then
 stops the sweep (SIGTERM to its group, SIGKILL after 5 s). Gives up after ``--timeout``
-seconds. The target (issue 12 §2): a sweep of 10^6 seeds starts running within seconds.
+seconds. The target (docs/sweeps.md): a sweep of 10^6 seeds starts running within seconds.
 
 ``--overhead N`` measures instead, in this process, what the sweep itself costs per point
 over N points of the same scenario: producing them (``sweep_points``: validation shared by

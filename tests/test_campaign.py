@@ -345,7 +345,7 @@ def test_directions_hold_and_fail_on_synthetic_data():
 
 
 def test_weak_support_is_inconclusive_and_says_how_many_samples_would_decide():
-    """Issue 28: a direction seen in only some bootstrap resamples (here Vegas a little slower
+    """A direction seen in only some bootstrap resamples (here Vegas a little slower
     than Reno over noisy connections) is inconclusive, not "does not hold", with about how
     many connections per protocol would decide it."""
     df = _synthetic_probes()
@@ -498,7 +498,7 @@ def test_probe_row_reads_the_simulators_loss_event_columns():
 
 
 def test_direction_claims_show_the_effect_beside_the_published_one():
-    """Issue 25 §1: a direction-only claim shows its measured effect size beside the report's
+    """A direction-only claim shows its measured effect size beside the report's
     and says when it is outside the published one ± 10 % (synthetic probes: FACK 0.5 timeouts
     per connection against Reno's 3, -83 % against the report's -48 %)."""
     from tcplab.reproduce.eth_claims import direction_claim, effect_text

@@ -1,7 +1,7 @@
-"""tcplab.campaign.auth: the live campaign's job signatures (issue 15 §1, "Authentication"):
-a right job passes once; a wrong key, an altered job, a replay, an expired or far-future
-job and malformed requests are refused with a one-line reason, and the verifier keeps
-working after each; the key file must be its owner's alone."""
+"""tcplab.campaign.auth: the live campaign's job signatures (docs/campaign.md "Live mode:
+authentication"): a right job passes once; a wrong key, an altered job, a replay, an
+expired or far-future job and malformed requests are refused with a one-line reason, and
+the verifier keeps working after each; the key file must be its owner's alone."""
 
 from __future__ import annotations
 

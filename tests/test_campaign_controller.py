@@ -1,4 +1,4 @@
-"""The live campaign's controller (issue 15 §1 and §3): four daemons on loopback whose probe
+"""The live campaign's controller (docs/campaign.md): four daemons on loopback whose probe
 runners stand in for transfers (the transfers themselves are tests/test_campaign_testbed.py's);
 40 probes of every protocol recorded once each; a host never in more probes at once than its
 limit; a wrong key refused; the controller killed with SIGKILL after 15 probes and

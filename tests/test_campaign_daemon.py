@@ -1,7 +1,8 @@
-"""tcplab.campaign.daemon (issue 15 §1 and §3): a daemon serves signed jobs; a wrong key, a
-replayed job, an expired job, a malformed request, a peer outside its list and a probe that
-hangs are each refused with one line (and logged), and the daemon keeps serving; plaintext
-only on loopback; TLS between machines (a self-signed certificate here)."""
+"""tcplab.campaign.daemon (docs/campaign.md "Live mode: the daemon"): a daemon serves signed
+jobs; a wrong key, a replayed job, an expired job, a malformed request, a peer outside its
+list and a probe that hangs are each refused with one line (and logged), and the daemon
+keeps serving; plaintext only on loopback; TLS between machines (a self-signed certificate
+here)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The live campaign end to end on a local testbed (issue 15 §3): ``tcplab testbed`` builds 4
+"""The live campaign end to end on a local testbed (docs/campaign.md): ``tcplab testbed`` builds 4
 hosts (namespaces, an emulated path per pair drawn from the campaign's population, a daemon
 each), and ``tcplab campaign --live --testbed`` runs 40 probes of every protocol of the
 campaign file through them (tcplab's transport, tcplab's sender speaking real TCP to a
@@ -219,7 +219,7 @@ def test_forty_probes_on_a_four_host_testbed_survive_a_killed_controller_and_dae
         assert {r["protocol"] for r in cmp} == {"reno", "sack", "vegas-ca", "linux-cubic", "tcp-sack"}
         assert all(r["live_median_mbps"] > 0 and r["sim_median_mbps"] > 0 for r in cmp)
         # tcplab's transport live against its simulation on the same paths without cross
-        # traffic: within issue 13's tolerance for live runs (+-15 %); Linux TCP is not
+        # traffic: within the tolerance for live runs (+-15 %, docs/live.md); Linux TCP is not
         # tcplab's simulation of its controller (its initial window of 10 against the
         # campaign's 1 on 150 kB transfers, docs/campaign.md), so it is only reported
         for r in cmp:  # tcp-sack meets a Linux receiver (its ACK policy), reported only

@@ -1,7 +1,7 @@
-"""tcplab.campaign.results_db: the live campaign's SQLite database (issue 15 §1, "Results
-database" and "Faults"): WAL mode; every probe recorded exactly once with its runs and
-flows, all or nothing; a writer killed with SIGKILL in the middle of a campaign and
-restarted ends with every probe once."""
+"""tcplab.campaign.results_db: the live campaign's SQLite database (docs/campaign.md "Live
+mode: the results database", and faults): WAL mode; every probe recorded exactly once with
+its runs and flows, all or nothing; a writer killed with SIGKILL in the middle of a
+campaign and restarted ends with every probe once."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The live campaign's daemon command, probe runner and local testbed (issue 15, parts
-"daemon" and "local testbed"): ``tcplab daemon`` refuses bad config files in one line (exit
+"""The live campaign's daemon command, probe runner and local testbed (docs/campaign.md,
+"Live mode"): ``tcplab daemon`` refuses bad config files in one line (exit
 2) and ends cleanly on SIGTERM; probes of tcplab's transport and of Linux TCP run between
 two ends on loopback; a 3-host testbed comes up, every daemon answers a ping, one probe of
 each stack runs in each direction of each pair with all its bytes delivered, a daemon

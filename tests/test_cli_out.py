@@ -173,7 +173,7 @@ def test_list_shows_a_python_controllers_docstring_first_line():
 
 @pytest.mark.parametrize("command", ["run", "diff", "fidelity", "sweep", "compare"])
 def test_help_shows_no_type_beside_a_plain_flag(command):
-    """Issue 28: flags take no value, so their help shows no ``<bool>``; options that take a
+    """Flags take no value, so their help shows no ``<bool>``; options that take a
     value keep their type."""
     r = runner.invoke(app, [command, "--help"], terminal_width=200)
     assert r.exit_code == 0

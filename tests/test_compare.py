@@ -1,4 +1,4 @@
-"""``tcplab compare`` (issue 13 §2) on simulated runs only: the spread and the rule
+"""``tcplab compare`` on simulated runs only: the spread and the rule
 (docs/compare.md), the verdicts on runs, the report's figures, compare.json's layout, the
 driver's skips and the CLI. The live comparison is tests/test_compare_live.py.
 
@@ -73,7 +73,7 @@ def test_spread_is_the_mean_with_its_t_interval_and_min_max():
 
 
 def test_a_non_negative_quantity_gets_a_non_negative_interval():
-    """Issue 28: two seeds of a throughput, 1.0 and 6.1 Mb/s, gave [-5.01, 12.1]; the mean of
+    """Two seeds of a throughput, 1.0 and 6.1 Mb/s, once gave [-5.01, 12.1]; the mean of
     values that are all >= 0 cannot be below 0, so the interval stops there. A quantity that
     can be negative keeps its whole t interval."""
     s = spread([1.0e6, 6.1e6])
@@ -282,7 +282,7 @@ def test_cli_compare_notes_skipped_modes(tmp_path, monkeypatch):
 
 
 def test_a_mode_asked_for_by_name_that_cannot_run_is_an_error(tmp_path, monkeypatch):
-    """Issue 28: ``--modes simulated,live`` where live cannot run is exit 2 in one line
+    """``--modes simulated,live`` where live cannot run is exit 2 in one line
     before anything runs (the default modes skip it with a note instead)."""
     import tcplab.compare
 

@@ -1,4 +1,4 @@
-"""``tcplab compare`` with its live modes (issue 13 §2): a small dumbbell simulated, live
+"""``tcplab compare`` with its live modes (docs/compare.md): a small dumbbell simulated, live
 (tcplab's transport) and with Linux flows, 2 seeds each (about 1.5 s of real time per live
 run). Needs root, `ip netns`, /dev/net/tun, cargo (to build tcplab-emu and tcplab-flow) and
 ``tcplab.live.run`` (``tcplab run --live``); skips saying which is missing. What is checked

@@ -271,7 +271,7 @@ def test_eth_metrics_columns(tmp_path):
 
 
 def test_no_loss_classification_without_a_classifying_controller(tmp_path):
-    """Issue 28: the Table I section only where it applies: with Reno alone (every response
+    """The Table I section only where it applies: with Reno alone (every response
     1/2) the report has none; with Veno beside it, both flows get their table."""
     text = VENO_LOSSY.replace('"veno"', '"reno"')
     r = tcplab.run(tcplab.Scenario.from_toml(text))

@@ -1,4 +1,4 @@
-"""``tcplab fidelity`` (issue 24 §4): bad input is one line before anything runs; with root,
+"""``tcplab fidelity`` (docs/fidelity.md): bad input is one line before anything runs; with root,
 one short cell of the grid runs both ways and is judged, with the kernel recorded."""
 
 from __future__ import annotations

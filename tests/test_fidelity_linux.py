@@ -1,5 +1,5 @@
-"""The simulator's `linux` profile against kernel TCP through the live emulator (issue 13 §3,
-last point): two cells of `bench/fidelity_linux.py`'s grid that `docs/fidelity.md` reports as
+"""The simulator's `linux` profile against kernel TCP through the live emulator:
+two cells of `bench/fidelity_linux.py`'s grid that `docs/fidelity.md` reports as
 passing, with the same scenario, measurements and rule (`verdict`: the simulated value within
 +-15 % of the live one; retransmissions both below 5 segments pass). To stay within 10 s per
 case in CI each case runs seed 1 only (the doc's table uses the mean over 3 seeds; the cells

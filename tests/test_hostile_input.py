@@ -1,4 +1,4 @@
-"""Hostile input (issue 12 §1): NaN, infinities, numbers out of the simulator's range, deep
+"""Hostile input: NaN, infinities, numbers out of the simulator's range, deep
 nesting, wrong-length arrays, settings that cannot work and times near the end of the clock
 get ONE line naming the field and the value (rc 2 from the CLI), never a traceback, a panic or
 a run that does not end. A seeded fuzzer mutates the shipped scenarios the same way."""
@@ -104,7 +104,7 @@ recovery = "newreno"
         _with('duration = "2s"', 'duration = "18446744073.709551615s"'),
         ["duration", "1.84467e+10 s", "146 years"],
     ),
-    # Rules that live in the simulator only (issue 11 §2), worded at the TOML path.
+    # Rules that live in the simulator only, worded at the TOML path.
     "tcp_and_udp_share_a_name": (
         BASE.replace("pairs = 1", "pairs = 2").replace('recovery = "newreno"', 'recovery = "newreno"\nname = "x"')
         + '[[udp]]\nname = "x"\nrate = "1Mbps"\npacket_size = 1000\n',

@@ -141,7 +141,7 @@ def test_the_watchdog_ends_a_worker_whose_parent_died(tmp_path):
 
 
 def test_sigterm_while_writing_leaves_nothing_and_stale_ones_are_removed(tmp_path, small_file):
-    """Issue 28: SIGTERM is handled as Ctrl-C (the partial directory goes); a hidden
+    """SIGTERM is handled as Ctrl-C (the partial directory goes); a hidden
     directory a SIGKILLed run left is removed by the next run to the same place."""
     pause = tmp_path / "pause"
     proc = _start(["run", str(small_file), "--out", "out", "--no-report", "-q"], tmp_path, pause)

@@ -1,4 +1,4 @@
-"""iperf3 -J's per-interval array (issue 28): ``tcplab run --json`` gives ``intervals``, one
+"""iperf3 -J's per-interval array: ``tcplab run --json`` gives ``intervals``, one
 per second, a stream per flow and their sum, adding up to the flows table."""
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
-"""The kernel's trace of Linux flows (issue 24 §1, ``tcplab.live.kernel_trace``).
+"""The kernel's trace of Linux flows (docs/live.md "The kernel's trace", ``tcplab.live.kernel_trace``).
 
 Without root: trace lines as tracefs prints them become records, and one flow's records
 become ``series`` and ``events`` rows (units, sequence numbers from the first data byte,
 Linux's "infinite" ssthresh, the congestion states).
 
-With root (skips otherwise, saying why): a live run of one Linux CUBIC flow on issue 24's
-path records the trace through an instance of its own, removes it afterwards (and a stale
-one of a killed owner at the next start), and its rows agree with what the kernel counted
-itself: the wire's segments (tests/test_tcp_sends.py) have one retransmission row per
-segment the kernel retransmitted (``tcpi_total_retrans``) and new data that covers the
-stream once, the payload per segment the scenario's ``mss`` (1448), and ``tcplab diff`` against the
-simulation pairs every loss response.
+With root (skips otherwise, saying why): a live run of one Linux CUBIC flow on the path of
+tests/test_live_real_tcp_fidelity.py (bottleneck 10 Mb/s, loss 1e-2) records the trace
+through an instance of its own, removes it afterwards (and a stale one of a killed owner at
+the next start), and its rows agree with what the kernel counted itself: the wire's segments
+(tests/test_tcp_sends.py) have one retransmission row per segment the kernel retransmitted
+(``tcpi_total_retrans``) and new data that covers the stream once, the payload per segment
+the scenario's ``mss`` (1448), and ``tcplab diff`` against the simulation pairs every loss
+response.
 """
 
 from __future__ import annotations

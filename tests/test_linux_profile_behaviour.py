@@ -1,5 +1,5 @@
 """The linux profile against Linux's documented behaviour on the path where a stack
-configured by hand to look like Linux goes wrong (issue 10 §2): the Veno Fig. 5 path (1.6
+configured by hand to look like Linux goes wrong: the Veno Fig. 5 path (1.6
 Mb/s, RTT 120 ms, buffer 12) with random loss 1e-3.
 
 By hand (rto_min 200 ms, IW 10, SACK, RACK, CUBIC) RFC 6298's RTO = max(rto_min, SRTT +

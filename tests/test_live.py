@@ -1,7 +1,7 @@
-"""The live emulator alone, with a UDP probe (issue 13, first step). Needs root, `ip netns`,
+"""The live emulator alone, with a UDP probe (docs/live.md). Needs root, `ip netns`,
 /dev/net/tun and cargo (to build tcplab-emu); skips saying which is missing.
 
-Tolerances, fixed before running: the delivered rate within +-2 % of the link rate (issue 13);
+Tolerances, fixed before running: the delivered rate within +-2 % of the link rate;
 Bernoulli drops inside the exact binomial 99 % interval; drop-tail drops within 2 packets plus
 the packets 2 ms of timing jitter (first and last packet, sender stamp to emulator read) can
 serve; one-way delays never below propagation + transmission (the model's floor: the

@@ -1,4 +1,4 @@
-"""A host attached to the live emulator as a user-space endpoint (issue 14 §1, "Transport"):
+"""A host attached to the live emulator as a user-space endpoint (docs/live.md "Attached endpoints"):
 no namespace and no kernel stack, its IPv4 packets read and written whole on a
 SOCK_SEQPACKET socket. Needs root, `ip netns`, /dev/net/tun and cargo (to build tcplab-emu);
 skips saying which is missing.

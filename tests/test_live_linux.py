@@ -1,4 +1,4 @@
-"""Kernel TCP flows (``stack = "linux"``) through the live emulator (issue 13). Needs root,
+"""Kernel TCP flows (``stack = "linux"``) through the live emulator (docs/live.md). Needs root,
 `ip netns`, /dev/net/tun and cargo (to build tcplab-emu); skips saying which is missing.
 
 Mathis law (Mathis, Semke, Mahdavi, Ott 1997): B = MSS / RTT * C / sqrt(p), with

@@ -1,4 +1,4 @@
-"""Routes pinned per flow, live (issue 13): a flow's `route = [...]` is followed by the
+"""Routes pinned per flow, live (docs/live.md): a flow's `route = [...]` is followed by the
 emulator as by the simulator. Needs root, `ip netns`, /dev/net/tun and cargo (to build
 tcplab-emu and tcplab-flow); skips saying which is missing. The plan's keys and the driver's
 hops are Rust unit tests (crates/tcplab-live/src/plan.rs, driver.rs).

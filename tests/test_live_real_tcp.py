@@ -1,4 +1,4 @@
-"""tcplab's sender speaking real TCP to an unmodified Linux receiver (issue 14 §1 and §3).
+"""tcplab's sender speaking real TCP to an unmodified Linux receiver (docs/real-tcp.md).
 Needs root, `ip netns`, /dev/net/tun and cargo (to build tcplab-emu and tcplab-flow); skips
 saying which is missing.
 

@@ -1,4 +1,4 @@
-"""tcplab's real-TCP sender against its own simulation (issue 24 §3), on the issue's path:
+"""tcplab's real-TCP sender against its own simulation (docs/fidelity.md), on this path:
 dumbbell, access 100 Mb/s 1 ms, bottleneck 10 Mb/s 20 ms 60 packets, Bernoulli loss 1e-2
 on the bottleneck's forward direction, ``[tcp] profile = "linux"``, one CUBIC flow of 4 MB
 to a Linux receiver, seed 1. Needs root, ``ip netns``, /dev/net/tun and cargo; skips

@@ -1,4 +1,4 @@
-"""A Linux sender into tcplab's receiver speaking real TCP (issue 14 §1 and §3, the other
+"""A Linux sender into tcplab's receiver speaking real TCP (docs/real-tcp.md, the other
 direction). Needs root, `ip netns`, /dev/net/tun and cargo (to build tcplab-emu and
 tcplab-flow); skips saying which is missing.
 

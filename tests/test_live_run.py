@@ -1,4 +1,4 @@
-"""``tcplab run --live`` (issue 13 §1): a scenario file run on real packets gives the outputs
+"""``tcplab run --live`` (docs/live.md): a scenario file run on real packets gives the outputs
 of a simulated run. Needs root, `ip netns`, /dev/net/tun and cargo (to build tcplab-emu and
 tcplab-flow); skips saying which is missing.
 

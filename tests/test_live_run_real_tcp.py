@@ -1,4 +1,4 @@
-"""``tcplab run --live`` with real TCP in both directions (issue 14 §2 and §3): results,
+"""``tcplab run --live`` with real TCP in both directions (docs/real-tcp.md): results,
 instruments and a pcap of the wire, as for every live flow. Needs root, `ip netns`,
 /dev/net/tun and cargo; skips saying which is missing. tshark is installed when missing (as
 tests/test_pcap.py does) or the tshark test skips.

@@ -1,4 +1,4 @@
-"""A scenario's whole topology emulated live (issue 13): one namespace per host, every link
+"""A scenario's whole topology emulated live (docs/live.md): one namespace per host, every link
 of tcplab-sim's expansion emulated, packets routed hop by hop. Needs root, `ip netns`,
 /dev/net/tun and cargo (to build tcplab-emu); skips saying which is missing.
 

@@ -1,4 +1,4 @@
-"""tcplab's transport live (issue 13): tcplab-core's sender and receiver over UDP between two
+"""tcplab's transport live (docs/live.md): tcplab-core's sender and receiver over UDP between two
 namespaces, through the emulator. Needs root, `ip netns`, /dev/net/tun and cargo (to build
 tcplab-emu and tcplab-flow); skips saying which is missing. The codec's scripted round trips
 are Rust unit tests (crates/tcplab-live/src/wire.rs).
@@ -8,7 +8,7 @@ intact; conservation is exact for a completed transfer (every data segment sent 
 arrived or is in the emulator's drop log, and retransmissions = drops of the flow's data +
 segments that arrived when all their bytes were there); live vs simulated throughput on the
 same scenario (same link, controller, recovery and seeds) within +-15 % of the simulated
-mean over 3 seeds (issue 13). The emulator and both endpoints run with real-time priority
+mean over 3 seeds. The emulator and both endpoints run with real-time priority
 when granted (docs/live.md: at normal priority on a loaded machine their lateness reaches
 milliseconds, which adds to the round-trip time).
 """

@@ -1,10 +1,10 @@
-"""UDP constant-bit-rate flows live (issue 13): the simulator's UDP source and sink
+"""UDP constant-bit-rate flows live (docs/live.md): the simulator's UDP source and sink
 (`tcplab-flow udp-send|udp-recv`) between two namespaces, through the emulator. Needs root,
 `ip netns`, /dev/net/tun and cargo (to build tcplab-emu and tcplab-flow); skips saying which
 is missing. The header, config and jitter are Rust unit tests (crates/tcplab-live/src/cbr_*).
 
 Tolerances, fixed before running: at half the link's rate (no queue builds) the delivered
-rate is the source's within +-2 % (issue 13's bound for the emulator); conservation is exact
+rate is the source's within +-2 % (the emulator's bound, docs/live.md); conservation is exact
 (every datagram the source's socket took arrived or is in the emulator's drop log, and the
 numbers lost are the drop log's); the instruments replayed on the live facts count the
 summary's losses exactly.

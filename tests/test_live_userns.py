@@ -1,4 +1,4 @@
-"""Live runs without root: the namespaces inside a user namespace (issue 13 §1,
+"""Live runs without root: the namespaces inside a user namespace (docs/live.md "Privileges",
 `tcplab.live.userns`). Run as root, the tests drop to user ``nobody`` for a subprocess
 (``setpriv``); run as another user, they run as it. They skip saying why when user
 namespaces cannot be made, or no Python that ``nobody`` may run can import tcplab.

@@ -1,4 +1,4 @@
-"""Results and scenarios in Jupyter (issue 28): ``_repr_html_`` shows a run's flows table
+"""Results and scenarios in Jupyter: ``_repr_html_`` shows a run's flows table
 with its throughput in Mb/s and a cwnd plot of every flow, and a scenario's description."""
 
 from __future__ import annotations

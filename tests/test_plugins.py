@@ -1,4 +1,4 @@
-"""Python controllers from outside the process (issue 28): ``--plugin FILE.py`` for run,
+"""Python controllers from outside the process: ``--plugin FILE.py`` for run,
 validate, list, sweep (its workers, local or Dask, run the file too) and compare, and
 installed packages' ``tcplab.controllers`` entry points."""
 

@@ -192,7 +192,7 @@ def test_a_controller_missing_a_required_method_is_refused_when_built():
 
 
 def test_the_example_passes_mypy() -> None:
-    """Issue 28: the shipped example is typed as the package is."""
+    """The shipped example is typed as the package is."""
     import subprocess
     import sys
 

@@ -178,7 +178,7 @@ def test_robust_top():
 
 
 def test_the_report_shows_one_way_delay_and_rtt_over_time_for_many_flows(many_flows_run):
-    """issue 12 §3: the aggregate view has the one-way delay over time (median and 95th
+    """The aggregate view has the one-way delay over time (median and 95th
     percentile across flows and a few flows, in the linked interactive plot) and the RTT's
     percentiles; the delay binned for the plot is the delay_series table's, weighted."""
     result, out = many_flows_run
@@ -206,7 +206,7 @@ def test_the_report_shows_one_way_delay_and_rtt_over_time_for_many_flows(many_fl
 
 
 def test_queues_busiest_first_and_the_controller_legend_on_the_bars():
-    """Issue 28: the bottleneck's queue plot comes before idle access links' (busiest first,
+    """The bottleneck's queue plot comes before idle access links' (busiest first,
     as the caption says); the colours of the throughput bars are explained on the bars, not
     beside the CDF's single line."""
     import tcplab

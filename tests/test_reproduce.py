@@ -167,7 +167,7 @@ def test_t_interval_and_bootstrap_intervals():
     p = pooled_ratio([1, 0, 2], [10, 10, 10])
     assert p.value == pytest.approx(0.1) and 0 <= p.low <= p.value <= p.high <= 0.2
     # identical seeds (deterministic runs): one run, judged by its value, and said so
-    # (issue 25: "0.667 [0.667, 0.667], n = 20" passed a single value off as an interval)
+    # (once, "0.667 [0.667, 0.667], n = 20" passed a single value off as an interval)
     z = ratio_of_means([3.0, 3.0, 3.0], [2.0, 2.0, 2.0])
     assert z.low == z.high == pytest.approx(1.5) and z.n == 1 and z.method == DETERMINISTIC
     d = t_interval([0.667] * 20)
@@ -678,7 +678,7 @@ def test_areno_sensitivity_runs_and_reports_both_readings(tmp_path, monkeypatch)
 
 
 def test_an_explanation_quotes_the_numbers_beside_it():
-    """Issue 25 §1: generated text comes from the numbers it sits beside: the AReno lab's
+    """Generated text comes from the numbers it sits beside: the AReno lab's
     explanation states this run's lone rates and gain, not numbers of another run."""
     from tcplab.reproduce import areno_lab
 

@@ -1,5 +1,5 @@
 """Experiments marked live (``Experiment.live``) and the Veno Fig. 5 live experiment
-(``veno-fig5-live``, issue 14 §4).
+(``veno-fig5-live``, docs/real-tcp.md).
 
 Fast, everywhere: ``all`` never selects a live experiment (only naming it does), ``--list``
 marks it, and where live runs cannot be made it is reported as not run with the one-line

@@ -1,4 +1,4 @@
-"""The shipped scenarios as package data (issue 28): ``tcplab scenarios`` lists them with
+"""The shipped scenarios as package data: ``tcplab scenarios`` lists them with
 their descriptions and copies them out, traces and sweeps included, ready to run."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lazy sweeps (issue 12 §2): points produced as the sweep reaches them, equal to the eagerly
+"""Lazy sweeps (docs/sweeps.md): points produced as the sweep reaches them, equal to the eagerly
 validated ones; a bounded number in flight on the local pool and on Dask (one loop); the
 index written as points are reached; memory that does not grow with the points not yet run;
 a sweep of 10^6 seeds killed and resumed."""

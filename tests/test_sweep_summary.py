@@ -1,4 +1,4 @@
-"""A sweep's top level (issue 28): flows.parquet (every point's flows, its parameters, each
+"""A sweep's top level (docs/sweeps.md): flows.parquet (every point's flows, its parameters, each
 flow's p95 one-way delay) and report.html with Pantheon's throughput-delay view per scheme."""
 
 from __future__ import annotations

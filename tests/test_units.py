@@ -37,7 +37,7 @@ def test_durations(value, ns):
         ("100bps", 100),
         (1e6, 1_000_000),
         (64000, 64000),
-        # tc(8)'s forms (issue 28): SI with "bit", IEC with "ibit".
+        # tc(8)'s forms: SI with "bit", IEC with "ibit".
         ("10mbit", 10_000_000),
         ("100kbit", 100_000),
         ("1gbit", 1_000_000_000),

@@ -127,7 +127,7 @@ def test_the_simulator_refuses_an_eth_framing_on_a_linux_flow():
 
 
 def test_real_tcp_stacks_are_named_once_and_a_tcplab_receiver_needs_a_linux_sender():
-    # issue 14: stack = "tcplab-tcp" (tcplab's sender speaking TCP to a kernel), receiver =
+    # docs/real-tcp.md: stack = "tcplab-tcp" (tcplab's sender speaking TCP to a kernel), receiver =
     # "tcplab" (a Linux sender to tcplab's receiver); a simulated run simulates tcplab's
     # sender whatever the stack
     sack = 'name = "sack"\ncontroller = "reno"'
@@ -202,7 +202,7 @@ def test_a_simulated_run_ignores_the_framing_and_the_stack_but_for_the_handshake
     assert before["srtt_ns"] in (None, 0), before
 
 
-# ---- defaults the schema fills in come from the simulator (issue 11 §2) ----------------------
+# ---- defaults the schema fills in come from the simulator -------------------------------------
 
 _SCENARIO_HEAD = """
 name = "d"

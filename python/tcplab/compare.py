@@ -1,5 +1,5 @@
 """``tcplab compare``: one scenario run in several modes over the same seeds, then one report
-side by side (issue 13 §2; docs/compare.md).
+side by side (docs/compare.md).
 
 Modes (:data:`MODES`):
 
@@ -49,7 +49,7 @@ __all__ = [
 #: The modes, in the order they run and appear in the report (the first is the reference).
 MODES = ("simulated", "live", "linux")
 
-#: The module that runs a scenario live (issue 13 §1).
+#: The module that runs a scenario live (``tcplab run --live``).
 LIVE_MODULE = "tcplab.live.run"
 
 #: A progress callback: ``(mode, seed, state)``, state "start", "done" or "failed".

@@ -1,5 +1,5 @@
 """``tcplab fidelity``: the ``linux`` profile simulated against the kernel of the machine it
-runs on, through the live emulator (issue 24 §4; docs/fidelity.md).
+runs on, through the live emulator (docs/fidelity.md).
 
 Each cell of the grid — controller × rate × loss × buffer × transfer kind — is one scenario:
 hosts a and b on one link, 20 ms each way (RTT 40 ms), a drop-tail buffer of 0.25 BDP

@@ -1,11 +1,11 @@
 //! The receive window and the ACKs of Linux 6.18's receiver, replayed: the kernel's own
-//! exchange on issue 24's 1.6 Mb/s path (fidelity cell `cubic-1.6M-loss0-shallow-short`,
+//! exchange on the fidelity grid's 1.6 Mb/s path (cell `cubic-1.6M-loss0-shallow-short`,
 //! seed 1: RTT 40 ms, a 2-packet buffer, the kernel's CUBIC sender), captured at the
 //! emulator. Each data segment is fed when it reached the receiver (its departure + 7.5 ms
 //! serialization + 20 ms) and every ACK the receiver sends must be the kernel's next one, at
 //! the same arrival, with the same SACK blocks and window.
 //!
-//! What it holds the receiver to (issue 24, the divergence at 334.7 ms): Linux sends the
+//! What it holds the receiver to (the divergence at 334.7 ms in docs/fidelity.md): Linux sends the
 //! ACK from the receive path, before the application reads, so the ACK that fills a hole
 //! advertises the buffer less every segment that segment released (23,168 at 266.6 ms:
 //! 69,120 bytes, nine segments held, where "read at once" gave 77,824), and

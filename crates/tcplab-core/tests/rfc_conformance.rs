@@ -1,5 +1,5 @@
 //! Scripted exchanges for rules where tcplab once deviated from the RFCs in ways that
-//! changed results (issue 10): repeated RTOs, NewReno's timer at partial ACKs, Karn's rule
+//! changed results: repeated RTOs, NewReno's timer at partial ACKs, Karn's rule
 //! without timestamps, and the end of a tail-loss-probe episode. Each test fails on the
 //! earlier code. MSS 1000, so sequence numbers read as segments.
 

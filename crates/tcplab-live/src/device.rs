@@ -4,7 +4,7 @@
 //! - A namespace (a name under `/run/netns`, or the path of a namespace file): a TUN
 //!   device opened in it ([`crate::tun`]); the host's Linux stack sends and receives.
 //! - `fd:N`: a `SOCK_SEQPACKET` Unix socket the emulator inherited as descriptor `N`, whose
-//!   other end a user-space endpoint holds (tcplab's own TCP, issue 14): that host has no
+//!   other end a user-space endpoint holds (tcplab's own TCP, docs/real-tcp.md): that host has no
 //!   kernel stack on the path, so no kernel ever sees (or resets) its connections. The
 //!   endpoint closing its end is the host going away: reads then end ([`Device::Gone`]).
 

@@ -21,7 +21,7 @@
 //! `tcplab-flow`): [`cbr_wire`] (the datagram's header), [`cbr_config`] (an end's config: a
 //! UDP flow of a canonical scenario), [`cbr_sender`] and [`cbr_receiver`]. [`process`]: the
 //! binaries' signal handling and scheduling. tcplab's sender speaking real TCP on a host
-//! attached by a socket ([`device`]): [`tcp_sender`] (`tcplab-flow tcp-send`, issue 14);
+//! attached by a socket ([`device`]): [`tcp_sender`] (`tcplab-flow tcp-send`, docs/real-tcp.md);
 //! its receiver for a Linux sender: [`tcp_receiver`] (`tcplab-flow tcp-recv`).
 
 pub mod cbr_config;

@@ -1,4 +1,4 @@
-//! tcplab's receiver speaking real TCP (issue 14, docs/real-tcp.md): a
+//! tcplab's receiver speaking real TCP (docs/real-tcp.md): a
 //! [`tcplab_core::conn::Connection`] in the receiver role, listening on the flow's port of
 //! its destination host, which is attached to the emulator by a `SOCK_SEQPACKET` socket
 //! ([`crate::device`]): no kernel is on its side of the path. The peer is an unmodified TCP

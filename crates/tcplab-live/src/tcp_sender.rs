@@ -1,4 +1,4 @@
-//! tcplab's sender speaking real TCP (issue 14, docs/real-tcp.md): a
+//! tcplab's sender speaking real TCP (docs/real-tcp.md): a
 //! [`tcplab_core::conn::Connection`] in the sender role, driven by the real clock, on a host
 //! attached to the emulator by a `SOCK_SEQPACKET` socket ([`crate::device`]): no kernel is
 //! on its side of the path, so none answers the connection. The peer is an unmodified TCP

@@ -333,7 +333,7 @@ fn table1_four_fifths_decisions_hit_random_losses_with_1mbps_udp() {
 
 #[test]
 fn table1_linux_flavor_keeps_its_accuracy_under_heavy_background() {
-    // Not a claim of the paper: the flavor difference (issue 3) in Table I's setting. The
-    // Linux flavor never forgets BaseRTT and judges by the latest RTT sample.
+    // Not a claim of the paper: the flavor difference (docs/controllers/veno.md) in Table I's
+    // setting. The Linux flavor never forgets BaseRTT and judges by the latest RTT sample.
     check_table1("linux", &[0, 500_000, 1_000_000]);
 }

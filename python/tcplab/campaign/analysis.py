@@ -359,7 +359,7 @@ def directions(df: pl.DataFrame, seed: int = 1) -> list[dict[str, Any]]:
 
 
 def live_vs_virtual(live: pl.DataFrame, virtual: pl.DataFrame, order: list[str] | None = None) -> pl.DataFrame:
-    """Per protocol, the same scheduled probes run live and simulated (issue 15 §2): probes
+    """Per protocol, the same scheduled probes run live and simulated: probes
     and completed share of each, median throughput of each (Mb/s, completed probes) and
     their ratio live / simulated, and the median of the per-probe ratios (probes that
     completed in both)."""

@@ -1,4 +1,4 @@
-"""Authentication of the live campaign's jobs (issue 15, docs/campaign.md "Live mode:
+"""Authentication of the live campaign's jobs (docs/campaign.md "Live mode:
 authentication"): a controller proves a secret it shares with every daemon.
 
 - **The key** is a file readable only by its owner (:func:`load_key` refuses one that its

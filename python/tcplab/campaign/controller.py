@@ -1,4 +1,4 @@
-"""The live campaign's controller (issue 15 §1, docs/campaign.md "Live mode: the
+"""The live campaign's controller (docs/campaign.md "Live mode: the
 controller"): ``tcplab campaign --live CAMPAIGN.toml --out DIR``.
 
 It runs the ETH method on real hosts: the same population of paths and the same schedule

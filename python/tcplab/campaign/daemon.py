@@ -1,4 +1,4 @@
-"""The live campaign's probe daemon (issue 15 §1, docs/campaign.md "Live mode: the
+"""The live campaign's probe daemon (docs/campaign.md "Live mode: the
 daemon"): one per host, serving signed jobs from the controller over TCP (TLS between
 machines).
 

@@ -1,4 +1,4 @@
-"""The ``[live]`` table of a campaign file (issue 15, docs/campaign.md "Live mode: the
+"""The ``[live]`` table of a campaign file (docs/campaign.md "Live mode: the
 controller"): where the daemons are and how the controller drives them.
 
 .. code-block:: toml

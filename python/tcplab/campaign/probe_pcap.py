@@ -1,5 +1,5 @@
-"""A probe's packets as a pcap file (issue 15 §1: "traces as Parquet, and pcap when
-asked"): what the sink's host sends and receives of one probe, captured by its daemon while
+"""A probe's packets as a pcap file (the live campaign's traces are Parquet, a pcap only when
+asked): what the sink's host sends and receives of one probe, captured by its daemon while
 the probe runs (``ProbeSpec.pcap``).
 
 :class:`ProbeCapture` reads every IPv4 packet of the daemon's network namespace (an

@@ -1,4 +1,4 @@
-"""The live campaign's probe runner (issue 15 §1, docs/campaign.md "Live mode: probes"): what
+"""The live campaign's probe runner (docs/campaign.md "Live mode: probes"): what
 a daemon (:mod:`tcplab.campaign.daemon`) does with a probe job. A probe is a transfer of
 ``bytes`` bytes from a source host to a sink host with one protocol:
 
@@ -107,7 +107,7 @@ class TcplabProtocol(BaseModel):
 
 
 class TcplabTcpProtocol(TcplabProtocol):
-    """tcplab's sender speaking real TCP (issue 14: ``tcplab-flow tcp-send`` on the source's
+    """tcplab's sender speaking real TCP (``tcplab-flow tcp-send`` on the source's
     device, :mod:`tcplab.live.raw_device`) to a Linux socket sink."""
 
     stack: Literal["tcplab-tcp"] = "tcplab-tcp"  # type: ignore[assignment]

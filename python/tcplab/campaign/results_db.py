@@ -1,4 +1,4 @@
-"""The live campaign's results database (issue 15 §1, docs/campaign.md "Live mode: the
+"""The live campaign's results database (docs/campaign.md "Live mode: the
 results database"): SQLite in WAL mode, one file per campaign.
 
 Tables (the schema is :data:`SCHEMA`, created on open):

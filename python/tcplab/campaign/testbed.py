@@ -1,4 +1,4 @@
-"""A local testbed for the live campaign (issue 15 §2, docs/campaign.md "Live mode: the
+"""A local testbed for the live campaign (docs/campaign.md "Live mode: the
 local testbed"): N hosts as network namespaces, an emulated path between every pair drawn
 from a campaign file's path population, and a probe daemon in each host.
 

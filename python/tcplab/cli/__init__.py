@@ -20,7 +20,7 @@ __all__ = ["app"]
 
 def _flags_without_type() -> None:
     """Help shows no type beside a plain flag (``--json``, ``--help``): typer labels every
-    option with its type, ``<bool>`` for a flag, which takes no value (issue 28)."""
+    option with its type, ``<bool>`` for a flag, which takes no value."""
     from typer.core import TyperOption
 
     shown = TyperOption.display_type_rich

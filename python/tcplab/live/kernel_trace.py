@@ -1,4 +1,4 @@
-"""The kernel's own trace of Linux flows in a live run (issue 24 §1): the tracepoints
+"""The kernel's own trace of Linux flows in a live run (docs/live.md): the tracepoints
 ``tcp:tcp_probe`` (per ACK the sender takes in: cwnd, ssthresh, srtt, snd_nxt, snd_una,
 windows), ``tcp:tcp_retransmit_skb`` and ``tcp:tcp_cong_state_set``, recorded through a
 tracefs *instance* of the run's own (``instances/tcplab-<pid>-<n>``): its own event

@@ -192,7 +192,7 @@ class Testbed:
         dict), named ``tcplab-<pid>-<hex>-<host>``; every link of its topology is
         emulated. `ns` and `addr` are keyed by host name (`popen(host, argv)`). The hosts in
         `attached` get no namespace: each is a user-space endpoint whose IP packets travel on
-        `attachment[host]` (issue 14: tcplab's own TCP, unseen by any kernel)."""
+        `attachment[host]` (tcplab's own TCP, unseen by any kernel)."""
         from tcplab.scenario import as_scenario
 
         canonical = as_scenario(scenario).canonical()

@@ -1,4 +1,4 @@
-"""A host's network device handed to tcplab's own TCP (issue 14) on a host whose kernel is on
+"""A host's network device handed to tcplab's own TCP (docs/real-tcp.md) on a host whose kernel is on
 the path (a namespace of a testbed, a real machine): the endpoint reads and writes whole IP
 packets on an ``AF_PACKET`` socket bound to the device that routes to its peer, and the
 kernel is kept out of the connection, so that it never answers it with a reset.

@@ -1,4 +1,4 @@
-"""tcplab speaking real TCP with unmodified Linux hosts (issue 14, docs/real-tcp.md): its
+"""tcplab speaking real TCP with unmodified Linux hosts (docs/real-tcp.md): its
 sender to a Linux receiver, and a Linux sender to its receiver.
 
 The flow's source host is attached to the emulator as a user-space endpoint

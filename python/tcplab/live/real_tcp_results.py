@@ -1,4 +1,4 @@
-"""``tcplab run --live`` with real TCP (issue 14, docs/real-tcp.md "In a live run"): which
+"""``tcplab run --live`` with real TCP (docs/real-tcp.md "In a live run"): which
 hosts are attached, and what a real-TCP flow gives the results.
 
 A flow with ``stack = "tcplab-tcp"`` is tcplab's sender (its source host attached to the

@@ -1,4 +1,4 @@
-"""A sweep's top level (issue 28): beside the hash-named point folders, ``flows.parquet`` (every
+"""A sweep's top level (docs/sweeps.md): beside the hash-named point folders, ``flows.parquet`` (every
 point's flows with the point's parameters and each flow's 95th-percentile one-way delay) and
 ``report.html`` with Pantheon's view: throughput against 95th-percentile one-way delay, a
 marker per flow and run, and per scheme (controller + recovery) the mean and the 1-σ ellipse

@@ -1,4 +1,4 @@
-"""Readings: the settings a paper leaves open, varied (issue 25 §2).
+"""Readings: the settings a paper leaves open, varied.
 
 A paper rarely states every parameter its result depends on: the RTT of a lab, which loss
 events update an estimator, the initial window of the stack of its time. The suite's main

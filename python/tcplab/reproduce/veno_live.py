@@ -1,4 +1,4 @@
-"""Fu & Liew, "TCP Veno", IEEE JSAC 21(2) 2003, Fig. 5, live (issue 14 §4): the experiment as
+"""Fu & Liew, "TCP Veno", IEEE JSAC 21(2) 2003, Fig. 5, live: the experiment as
 the paper ran it, a real sender through an emulated Dummynet-like pipe to an unmodified
 receiver. tcplab's Veno and Reno senders (NetBSD-like settings) speak real TCP from an
 attached user-space host (``stack = "tcplab-tcp"``, docs/real-tcp.md) to a Linux socket sink,

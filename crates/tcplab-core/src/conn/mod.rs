@@ -1,5 +1,5 @@
-//! A sans-IO TCP connection around tcplab-core's [`Sender`] or [`Receiver`] (issue 14,
-//! docs/real-tcp.md): the handshake, the close and the bookkeeping that turn the core's
+//! A sans-IO TCP connection around tcplab-core's [`Sender`] or [`Receiver`]
+//! (docs/real-tcp.md): the handshake, the close and the bookkeeping that turn the core's
 //! one-way bulk transfer into packets an unmodified TCP peer accepts.
 //!
 //! A [`Connection`] has one [`Role`]: it sends bulk data (a tcplab sender, the peer is a

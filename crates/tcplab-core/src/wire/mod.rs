@@ -1,5 +1,5 @@
 //! TCP on the wire: one codec for IPv4 + TCP (and UDP) packets, shared by the simulator's
-//! pcap writer and the live connection layer (issue 14, docs/real-tcp.md).
+//! pcap writer and the live connection layer (docs/real-tcp.md).
 //!
 //! - [`Ipv4Header`]: encode and decode, header checksum, DSCP and the ECN field ([`Ecn`]).
 //! - [`TcpHeader`], [`TcpOptions`], [`TcpFlags`]: flags including ECE and CWR; options MSS,
