@@ -125,6 +125,7 @@ def test_the_results_directory_has_the_simulated_runs_tables_and_columns(live: L
     bottleneck = links.filter((pl.col("link") == "left-right") & (pl.col("direction") == "forward"))
     drop_cols = [c for c in links.columns if c.startswith("drops_")]
     assert int(bottleneck.select(drop_cols).sum_horizontal()[0]) == drops.filter(pl.col("link") == 4).height
+    assert 0 < bottleneck["utilization"][0] <= 1 and bottleneck["packets_sent"][0] > 0
 
 
 def test_the_queues_table_is_the_emulators_queue_and_agrees_with_its_drops(live: LiveRun) -> None:
@@ -335,7 +336,11 @@ def test_a_wlan_scenario_runs_live_through_the_simulators_mac(binaries: None, tm
     assert all(r.flows["throughput_bps"] > 0)
     # The links table names the wireless hops as the simulator does.
     links = r.tables["links"]
-    assert set(links.filter(pl.col("link").str.starts_with("wlan0:"))["link"]) == {"wlan0:ap-sta0", "wlan0:ap-sta1"}
+    hops = links.filter(pl.col("link").str.starts_with("wlan0:"))
+    assert set(hops["link"]) == {"wlan0:ap-sta0", "wlan0:ap-sta1"}
+    # built by the simulator's row function: a hop's utilization is its segment's medium's
+    # busy share, the same on every hop of the segment
+    assert hops["utilization"].n_unique() == 1 and 0 < hops["utilization"][0] <= 1
 
 
 def test_realtime_needs_live(binaries: None, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ use crate::config::{check_dir, Config};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
+use tcplab_core::Dur;
 use tcplab_sim::flow_route::PinnedRoutes;
 use tcplab_sim::node::{Node, Routes};
 use tcplab_sim::packet::PacketKind;
@@ -133,6 +134,9 @@ pub struct Plan {
     /// The one-link config: every packet read from one host goes to the other, whatever its
     /// destination address (as a point-to-point cable).
     pub point_to_point: bool,
+    /// The scenario's duration (None: the one-link config): the span the `links` rows'
+    /// utilization is taken over, as in the simulator.
+    pub duration: Option<Dur>,
     /// What the link directions' queues record (the scenario's `trace.series`).
     pub queues: QueueSeries,
     /// Whether the emulator logs every TCP data segment the hosts send
@@ -284,6 +288,7 @@ impl Plan {
             wlans,
             wlan_hops,
             point_to_point: false,
+            duration: Some(s.duration),
             queues: match s.trace.series {
                 SeriesMode::Off => QueueSeries::Off,
                 SeriesMode::Interval => QueueSeries::Interval(s.trace.interval.as_nanos().max(1)),
@@ -342,6 +347,7 @@ impl Plan {
             wlans: Vec::new(),
             wlan_hops: Vec::new(),
             point_to_point: true,
+            duration: None,
             queues: QueueSeries::Off,
             tcp_sends: false,
             pcap: Vec::new(),

@@ -1,7 +1,8 @@
 //! What the emulator writes when it stops: `stats.json` (per link direction: packets
 //! offered and delivered, the model's counts and drops by cause; per host: packets sent and
 //! delivered, drops outside the model, lateness percentiles of its deliveries; an 802.11b
-//! hop: offered, delivered, frames acknowledged and drops by cause),
+//! hop: offered, delivered, frames acknowledged and drops by cause; for a scenario, the
+//! `links` table's rows as the simulator builds them: `link_rows`),
 //! the stalls ([`crate::stalls`]: when deliveries were late, as columns),
 //! `drops.jsonl` (every drop: model time, link direction, cause, packet identity),
 //! `queues.jsonl` (what each wired link direction held, when the scenario records series),
@@ -14,8 +15,10 @@ use serde_json::{json, Map, Value};
 use std::fs;
 use std::io::Write;
 use std::path::Path;
-use tcplab_core::Time;
+use tcplab_core::{Dur, Time};
 use tcplab_sim::packet::DropCause;
+use tcplab_sim::results::LinkSummary;
+use tcplab_sim::summary::{wired_link_row, wlan_hop_row};
 
 fn direction(d: &Direction, now: Time) -> Map<String, Value> {
     let st = d.link.stats_at(now);
@@ -86,6 +89,38 @@ fn one_link_direction(emu: &Emulator, i: usize, now: Time) -> Value {
     Value::Object(m)
 }
 
+/// The `links` table's rows (the simulator's columns, built by its own row functions): every
+/// link direction of the plan in the simulator's order, wired then 802.11b hops, with the
+/// counts when the emulator stopped and the utilization over the scenario's `duration`.
+fn link_rows(emu: &Emulator, now: Time, duration: Dur) -> Vec<Value> {
+    let span = Time::ZERO + duration;
+    let name = |n: u32| emu.plan.nodes[n as usize].name.as_str();
+    let mut rows: Vec<LinkSummary> = emu
+        .dirs
+        .iter()
+        .zip(&emu.plan.dirs)
+        .map(|(d, p)| {
+            let ends = (name(p.from), name(p.to));
+            wired_link_row((&p.link, p.direction), ends, d.link.link(), now, span)
+        })
+        .collect();
+    for s in &emu.segments {
+        for hop in 0..s.wlan.hop_count() as u32 {
+            let (link, direction, from, to) = emu.plan.dir_name(s.first + hop);
+            let st = s.wlan.hop_stats(hop);
+            let ends = (name(from), name(to));
+            rows.push(wlan_hop_row(
+                (link, direction),
+                ends,
+                s.wlan.wlan(),
+                st,
+                span,
+            ));
+        }
+    }
+    tcplab_sim::columns::links(rows).rows_json()
+}
+
 /// Writes `stats.json`, `drops.jsonl` and `queues.jsonl` (the queue rows: model time,
 /// link direction as the simulator numbers it, packets, bytes) into `dir` (each written
 /// whole to a temporary
@@ -150,6 +185,9 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
             "cut": c.cut,
         })).collect::<Vec<_>>(),
     });
+    if let Some(duration) = emu.plan.duration {
+        stats["link_rows"] = Value::Array(link_rows(emu, now, duration));
+    }
     if emu.plan.point_to_point {
         stats["forward"] = one_link_direction(emu, 0, now);
         stats["reverse"] = one_link_direction(emu, 1, now);

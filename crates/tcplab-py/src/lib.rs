@@ -172,6 +172,19 @@ fn topology_graph_json(py: Python<'_>, json: &str) -> PyResult<String> {
     })
 }
 
+/// The live emulator's plan of a canonical scenario (`tcplab_live::plan::Plan::to_json`):
+/// the address prefix, hosts and their addresses, routers, links, 802.11b hops and flows.
+/// Raises ValueError with one line when the emulator refuses the scenario.
+#[pyfunction]
+fn emulator_plan_json(py: Python<'_>, json: &str) -> PyResult<String> {
+    let json = json.to_owned();
+    detached(py, move || -> Result<String, String> {
+        let s: Scenario = serde_json::from_str(&json).map_err(|e| format!("scenario: {e}"))?;
+        let plan = tcplab_live::plan::Plan::from_scenario(&s)?;
+        serde_json::to_string(&plan.to_json()).map_err(|e| format!("scenario: {e}"))
+    })
+}
+
 /// The results' tables and columns as JSON, in order (`tcplab_sim::columns::schema`):
 /// `[{"name": table, "columns": [{name, dtype, nullable, unit, description}]}]`.
 #[pyfunction]
@@ -318,6 +331,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(complete_controller_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_json_roundtrip, m)?)?;
     m.add_function(wrap_pyfunction!(topology_graph_json, m)?)?;
+    m.add_function(wrap_pyfunction!(emulator_plan_json, m)?)?;
     m.add_function(wrap_pyfunction!(results_schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_problems_json, m)?)?;
     m.add_function(wrap_pyfunction!(wlan_vocabulary_json, m)?)?;

@@ -222,6 +222,11 @@ impl<T> LinkDirection<T> {
         self.link.stats_at(now)
     }
 
+    /// The link model itself (its rate and delay as last changed, its counts).
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
     /// What the buffer holds at `now`: waiting + the packet being serialized (what the
     /// simulator's `queues` table records, [`crate::instruments::Fact::QueueState`]).
     pub fn held_at(&self, now: Time) -> crate::queue::Occupancy {

@@ -3,8 +3,10 @@
 use crate::app::UdpFlow;
 use crate::flow::TcpFlow;
 use crate::instruments::Measurements;
+use crate::link::Link;
 use crate::network::Network;
 use crate::results::{FlowSummary, LinkSummary, UdpSummary};
+use crate::wlan::{HopStats, Wlan};
 use serde::Serialize;
 use tcplab_core::{SenderCounters, Time};
 
@@ -152,31 +154,15 @@ pub fn links(net: &Network, end: Time) -> Vec<LinkSummary> {
 /// was busy (the same on every hop of a segment); `packets_sent` counts acknowledged
 /// frames.
 fn wlan_hops(net: &Network, end: Time) -> Vec<LinkSummary> {
-    let span = end.as_nanos() as f64;
     let mut rows = Vec::new();
     let mut info = net.info[net.links.len()..].iter();
     for w in &net.wlans {
-        let busy = w.dcf.busy.as_nanos() as f64;
         for (hop, st) in w.hops.iter().enumerate() {
             let i = info.next().expect("an info row per WLAN hop");
             let (from, to) = w.hop_nodes(hop as u32);
-            rows.push(LinkSummary {
-                link: i.name.clone(),
-                direction: i.direction,
-                from: net.nodes[from as usize].name.clone(),
-                to: net.nodes[to as usize].name.clone(),
-                rate_bps: w.dcf.phy.rate,
-                delay_ns: 0,
-                packets_sent: st.packets_sent,
-                bytes_sent: st.bytes_sent,
-                drops: st.drops,
-                ecn_marks: 0,
-                utilization: if span > 0.0 {
-                    (busy / span).min(1.0)
-                } else {
-                    0.0
-                },
-            });
+            let name = |n: u32| net.nodes[n as usize].name.as_str();
+            let ends = (name(from), name(to));
+            rows.push(wlan_hop_row((&i.name, i.direction), ends, w, st, end));
         }
     }
     rows
@@ -187,22 +173,68 @@ fn wired_links(net: &Network, end: Time) -> Vec<LinkSummary> {
         .iter()
         .zip(&net.info)
         .map(|(l, info)| {
-            let st = l.stats_at(end);
-            let busy = st.busy.as_nanos() as f64;
-            let span = end.as_nanos() as f64;
-            LinkSummary {
-                link: info.name.clone(),
-                direction: info.direction,
-                from: net.nodes[l.from as usize].name.clone(),
-                to: net.nodes[l.to as usize].name.clone(),
-                rate_bps: l.rate,
-                delay_ns: l.delay.as_nanos(),
-                packets_sent: st.packets_sent,
-                bytes_sent: st.bytes_sent,
-                drops: st.drops,
-                utilization: if span > 0.0 { busy / span } else { 0.0 },
-                ecn_marks: st.ecn_marks,
-            }
+            let name = |n: u32| net.nodes[n as usize].name.as_str();
+            let ends = (name(l.from), name(l.to));
+            wired_link_row((&info.name, info.direction), ends, l, end, end)
         })
         .collect()
+}
+
+/// The `links` row of wired link direction `l`, named `(link, direction)` between `ends`
+/// (node names): its counts at `at`, its utilization over `span` (the simulator: both the
+/// run's end; the live emulator: its counts when it stopped, over the scenario's duration).
+pub fn wired_link_row(
+    (link, direction): (&str, &'static str),
+    (from, to): (&str, &str),
+    l: &Link,
+    at: Time,
+    span: Time,
+) -> LinkSummary {
+    let st = l.stats_at(at);
+    let busy = st.busy.as_nanos() as f64;
+    let span = span.as_nanos() as f64;
+    LinkSummary {
+        link: link.to_string(),
+        direction,
+        from: from.to_string(),
+        to: to.to_string(),
+        rate_bps: l.rate,
+        delay_ns: l.delay.as_nanos(),
+        packets_sent: st.packets_sent,
+        bytes_sent: st.bytes_sent,
+        drops: st.drops,
+        utilization: if span > 0.0 { busy / span } else { 0.0 },
+        ecn_marks: st.ecn_marks,
+    }
+}
+
+/// The `links` row of a hop of 802.11b segment `w` with counts `st`, named and placed as
+/// [`wired_link_row`]'s; its utilization is the share of `span` the segment's medium was
+/// busy (the same on every hop of the segment), `packets_sent` the acknowledged frames.
+pub fn wlan_hop_row(
+    (link, direction): (&str, &'static str),
+    (from, to): (&str, &str),
+    w: &Wlan,
+    st: &HopStats,
+    span: Time,
+) -> LinkSummary {
+    let busy = w.dcf.busy.as_nanos() as f64;
+    let span = span.as_nanos() as f64;
+    LinkSummary {
+        link: link.to_string(),
+        direction,
+        from: from.to_string(),
+        to: to.to_string(),
+        rate_bps: w.dcf.phy.rate,
+        delay_ns: 0,
+        packets_sent: st.packets_sent,
+        bytes_sent: st.bytes_sent,
+        drops: st.drops,
+        ecn_marks: 0,
+        utilization: if span > 0.0 {
+            (busy / span).min(1.0)
+        } else {
+            0.0
+        },
+    }
 }

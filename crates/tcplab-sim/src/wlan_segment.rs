@@ -129,6 +129,11 @@ impl<T> WlanSegment<T> {
         &self.wlan.hops[hop as usize]
     }
 
+    /// The segment's MAC and medium (its rate, the time the medium was busy).
+    pub fn wlan(&self) -> &Wlan {
+        &self.wlan
+    }
+
     /// Packets held in the MAC queues (including the one on the air).
     pub fn held_packets(&self) -> usize {
         self.held.pool.live()

@@ -5,7 +5,7 @@ process that made them), each with a TUN device ``tcplab0`` that the emulator pr
 and holds: A has 10.213.0.1, B 10.213.0.2, point to point. A scenario run
 (`Testbed.for_scenario`) owns one namespace per host of the scenario's topology,
 ``tcplab-<pid>-<hex>-<host>``, each with its ``tcplab0`` and the address the emulator's plan
-gives it (``tcplab-emu --plan``: derived in Rust from the topology expansion), and a route to
+gives it (`scenario_plan`: the emulator's own code, from the topology expansion), and a route to
 the plan's prefix through the device; the emulator routes every packet through the
 topology's links. Leaving the `Testbed` (normally, on an
 exception, Ctrl-C or SIGTERM) stops the emulator (which writes its stats and drop log), kills
@@ -31,7 +31,6 @@ import signal
 import socket
 import subprocess
 import sysconfig
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -125,20 +124,17 @@ def emulator_binary() -> Path:
     return target / "release" / "tcplab-emu"
 
 
-def scenario_plan(canonical: dict[str, Any], emulator: Path | None = None) -> dict[str, Any]:
-    """The emulator's plan of a canonical scenario (``tcplab-emu --plan``): ``prefix``,
-    ``hosts`` (``name``, ``addr``), ``routers``, ``links`` (``name``, ``from``, ``to``).
-    Raises `LiveError` with the emulator's one line when it refuses the scenario."""
-    exe = emulator or emulator_binary()
-    if not exe.exists():
-        raise LiveError(_MISSING.format(exe=str(exe)))
-    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-        json.dump(canonical, f)
-        f.flush()
-        r = subprocess.run([str(exe), "--plan", "--scenario", f.name], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise LiveError(r.stderr.strip().removeprefix("tcplab-emu: ") or "tcplab-emu --plan failed")
-    return json.loads(r.stdout)
+def scenario_plan(canonical: dict[str, Any]) -> dict[str, Any]:
+    """The emulator's plan of a canonical scenario (the emulator's own code, through the
+    extension): ``prefix``, ``hosts`` (``name``, ``addr``), ``routers``, ``links``
+    (``name``, ``from``, ``to``), ``wlan_hops``, ``flows``. Raises `LiveError` with one line
+    when the emulator refuses the scenario."""
+    from tcplab import _native
+
+    try:
+        return json.loads(_native.emulator_plan_json(json.dumps(canonical)))
+    except ValueError as e:
+        raise LiveError(str(e)) from None
 
 
 class Testbed:
@@ -198,7 +194,7 @@ class Testbed:
         canonical = as_scenario(scenario).canonical()
         tb = cls({}, out_dir, emulator, realtime, userns)
         tb.scenario = canonical
-        tb.plan = scenario_plan(canonical, tb.emulator)
+        tb.plan = scenario_plan(canonical)
         bad = [h["name"] for h in tb.plan["hosts"] if not _HOST.match(h["name"])]
         if bad:
             raise LiveError(f"host {bad[0]!r}: a live host name is 1-64 of A-Z a-z 0-9 _ . -")

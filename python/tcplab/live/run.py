@@ -19,7 +19,6 @@ Ctrl-C or an error; the results directory is written whole or not at all.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import tempfile
 import time
@@ -32,7 +31,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from tcplab import _native
 from tcplab.instruments import replay
 from tcplab.live import facts as live_facts
 from tcplab.live import kernel_trace
@@ -301,21 +299,6 @@ def _drops_table(tb: Testbed, origin: int, iss: dict[int, int]) -> list[dict[str
     return sorted(rows, key=lambda r: r["time_ns"])
 
 
-def _links_table(tb: Testbed, canonical: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``links`` table: the simulator's rows for the scenario's link directions (names,
-    ends, rate, delay: a simulation built and not run), with what the emulator's stats
-    counted on each: packets and bytes serialized, drops by cause, ECN marks, utilization
-    (busy time over the run's duration)."""
-    assert tb.stats is not None
-    sim = _native.Simulation(json.dumps(canonical))
-    rows = _rows(table_frame("links", sim.finish()["links"]))
-    dur = max(1, canonical["duration"])
-    for r in rows:
-        s = tb.stats.get("links", {}).get(r["link"], {}).get(r["direction"], {})
-        r.update({"packets_sent": s.get("serialized", 0), "bytes_sent": s.get("serialized_bytes", 0),
-                  **{f"drops_{k}": v for k, v in s.get("drops", {}).items()},
-                  "utilization": s.get("busy_ns", 0) / dur, "ecn_marks": s.get("ecn_marks", 0)})
-    return rows
 
 
 def _kernel_rows(st: _Started, i: int, res: Any) -> dict[str, list[dict[str, Any]]] | None:
@@ -448,7 +431,8 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     tables["events"] = frame_of("events", sorted(event_rows, key=lambda r: (r["time_ns"], r["flow"])))
     tables["udp"] = frame_of("udp", udp_rows)
     tables["delay"] = frame_of("delay", delay_rows)
-    tables["links"] = frame_of("links", _links_table(tb, canonical))
+    # the emulator's own rows: the simulator's row functions over its link models
+    tables["links"] = frame_of("links", (tb.stats or {}).get("link_rows", []))
     for t in TABLES:
         tables.setdefault(t, frame_of(t, []))
     run_stats = {"sim_time_ns": canonical["duration"], "live": True,

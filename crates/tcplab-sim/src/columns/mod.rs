@@ -45,6 +45,39 @@ impl Values {
     pub fn nullable(&self) -> bool {
         matches!(self, Values::OptU64(_) | Values::OptF64(_))
     }
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Values::Str(v) => v.len(),
+            Values::Label(v) => v.len(),
+            Values::Bool(v) => v.len(),
+            Values::U8(v) => v.len(),
+            Values::U32(v) => v.len(),
+            Values::U64(v) => v.len(),
+            Values::F64(v) => v.len(),
+            Values::OptU64(v) => v.len(),
+            Values::OptF64(v) => v.len(),
+        }
+    }
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Value `i` as JSON (null for an undefined one, or a float that is not finite).
+    fn json(&self, i: usize) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            Values::Str(v) => json!(v[i]),
+            Values::Label(v) => json!(v[i]),
+            Values::Bool(v) => json!(v[i]),
+            Values::U8(v) => json!(v[i]),
+            Values::U32(v) => json!(v[i]),
+            Values::U64(v) => json!(v[i]),
+            Values::F64(v) => json!(v[i]),
+            Values::OptU64(v) => json!(v[i]),
+            Values::OptF64(v) => json!(v[i]),
+        }
+    }
 }
 
 macro_rules! values_from {
@@ -76,6 +109,23 @@ pub struct Column {
 pub struct Table {
     pub name: &'static str,
     pub columns: Vec<Column>,
+}
+
+impl Table {
+    /// The rows as JSON objects keyed by column name (what a process that is not the
+    /// simulator, such as the live emulator, writes of a table).
+    pub fn rows_json(&self) -> Vec<serde_json::Value> {
+        let n = self.columns.first().map_or(0, |c| c.values.len());
+        (0..n)
+            .map(|i| {
+                let row = self
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.clone(), c.values.json(i)));
+                serde_json::Value::Object(row.collect())
+            })
+            .collect()
+    }
 }
 
 /// Builds a table column by column.
@@ -211,7 +261,8 @@ fn udp(rows: Vec<UdpSummary>) -> Table {
     t.done()
 }
 
-fn links(rows: Vec<LinkSummary>) -> Table {
+/// The `links` table of `rows` (the simulator's, or the live emulator's: the same columns).
+pub fn links(rows: Vec<LinkSummary>) -> Table {
     let mut t = TableBuilder::new("links");
     row_fields!(t, rows;
         link (clone), "", "\"{from}-{to}\" of the duplex link";
