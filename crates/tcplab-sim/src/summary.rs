@@ -184,8 +184,8 @@ fn wired_links(net: &Network, end: Time) -> Vec<LinkSummary> {
 /// (node names): its counts at `at`, its utilization over `span` (the simulator: both the
 /// run's end; the live emulator: its counts when it stopped, over the scenario's duration).
 pub fn wired_link_row(
-    (link, direction): (&str, &'static str),
-    (from, to): (&str, &str),
+    names: (&str, &'static str),
+    ends: (&str, &str),
     l: &Link,
     at: Time,
     span: Time,
@@ -194,10 +194,6 @@ pub fn wired_link_row(
     let busy = st.busy.as_nanos() as f64;
     let span = span.as_nanos() as f64;
     LinkSummary {
-        link: link.to_string(),
-        direction,
-        from: from.to_string(),
-        to: to.to_string(),
         rate_bps: l.rate,
         delay_ns: l.delay.as_nanos(),
         packets_sent: st.packets_sent,
@@ -205,6 +201,7 @@ pub fn wired_link_row(
         drops: st.drops,
         utilization: if span > 0.0 { busy / span } else { 0.0 },
         ecn_marks: st.ecn_marks,
+        ..named(names, ends)
     }
 }
 
@@ -212,8 +209,8 @@ pub fn wired_link_row(
 /// [`wired_link_row`]'s; its utilization is the share of `span` the segment's medium was
 /// busy (the same on every hop of the segment), `packets_sent` the acknowledged frames.
 pub fn wlan_hop_row(
-    (link, direction): (&str, &'static str),
-    (from, to): (&str, &str),
+    names: (&str, &'static str),
+    ends: (&str, &str),
     w: &Wlan,
     st: &HopStats,
     span: Time,
@@ -221,20 +218,26 @@ pub fn wlan_hop_row(
     let busy = w.dcf.busy.as_nanos() as f64;
     let span = span.as_nanos() as f64;
     LinkSummary {
-        link: link.to_string(),
-        direction,
-        from: from.to_string(),
-        to: to.to_string(),
         rate_bps: w.dcf.phy.rate,
-        delay_ns: 0,
         packets_sent: st.packets_sent,
         bytes_sent: st.bytes_sent,
         drops: st.drops,
-        ecn_marks: 0,
         utilization: if span > 0.0 {
             (busy / span).min(1.0)
         } else {
             0.0
         },
+        ..named(names, ends)
+    }
+}
+
+/// A row with only its names and ends (every count 0).
+fn named((link, direction): (&str, &'static str), (from, to): (&str, &str)) -> LinkSummary {
+    LinkSummary {
+        link: link.to_string(),
+        direction,
+        from: from.to_string(),
+        to: to.to_string(),
+        ..LinkSummary::default()
     }
 }
