@@ -51,7 +51,10 @@ pip install -q --upgrade pip
 pip install -q "maturin>=1.9,<2"
 
 # maturin develop installs [project.dependencies] and the extras it is given, then builds the
-# extension into python/tcplab/ and links the package into the venv (editable).
+# extension into python/tcplab/ and links the package into the venv (editable). The extension
+# uses the stable ABI (_native.abi3.so, CPython 3.11 and later); a version-specific one left
+# by an older checkout would be imported before it, so it goes.
+rm -f python/tcplab/_native.cpython-*.so
 log "building the extension (release) and installing tcplab[test]"
 VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
     "$venv/bin/maturin" develop --release --extras test --manifest-path crates/tcplab-py/Cargo.toml
