@@ -109,7 +109,7 @@ def png(fig: Figure, *, dpi: int = 100, compress_level: int = 6) -> str:
     fig.set_dpi(dpi)
     canvas.draw()
     rgba = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    img = rgba.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    img = rgba.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE)
     buf = io.BytesIO()
     img.save(buf, format="PNG", optimize=False, compress_level=compress_level)
     return base64.b64encode(buf.getvalue()).decode("ascii")
