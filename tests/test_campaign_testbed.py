@@ -399,13 +399,19 @@ def test_tcplab_testbed_runs_until_a_signal_and_leaves_nothing(tmp_path: Path, s
     assert daemons.strip() == ""
 
 
-def test_an_endpoint_that_fails_to_start_is_reported_with_its_own_error() -> None:
+@pytest.mark.parametrize("error", ["ProbeFailed", "LiveError"])
+def test_an_endpoint_that_fails_to_start_is_reported_with_its_own_error(error: str) -> None:
     # It was "I/O operation on closed file": the pipes were closed before stderr was read.
-    from tcplab.campaign.probe_runner import ProbeFailed, _wait_ready
+    # The campaign's probes and tcplab run --live start their endpoints with the same
+    # tcplab.live.processes.wait_ready, each raising its own error.
+    from tcplab.campaign.probe_runner import ProbeFailed
+    from tcplab.live.errors import LiveError
+    from tcplab.live.processes import wait_ready
 
+    cls = {"ProbeFailed": ProbeFailed, "LiveError": LiveError}[error]
     msg = 'reno: unknown parameter(s) ["beta"]'
     p = subprocess.Popen([sys.executable, "-c", f"import sys; sys.exit({msg!r})"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    with pytest.raises(ProbeFailed, match=r'^reno: unknown parameter\(s\) \["beta"\]$'):
-        _wait_ready(p, "receiver")
+    with pytest.raises(cls, match=r'^reno: unknown parameter\(s\) \["beta"\]$'):
+        wait_ready(p, "receiver", cls)
     assert p.returncode is not None

@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import json
 import random
-import select
 import signal
 import socket
 import subprocess
@@ -74,6 +73,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from tcplab.campaign.probe_pcap import ProbeCapture
 from tcplab.live.errors import LiveError
+from tcplab.live.processes import kill, last_line, wait_ready
 from tcplab.live.raw_device import RawDevice
 from tcplab.campaign.probe_traces import facts_trace, series_trace, tcpinfo_trace
 
@@ -227,22 +227,6 @@ class ProbeFailed(RuntimeError):
 # The daemon's side.
 
 
-def _last_line(text: str | None, default: str) -> str:
-    lines = (text or "").strip().splitlines()
-    return lines[-1] if lines else default
-
-
-def _kill(p: subprocess.Popen[Any]) -> str:
-    """Kills `p` if it runs and reaps it; what it wrote to stderr (a pipe), or ""."""
-    if p.poll() is None:
-        p.kill()
-    try:
-        return p.communicate(timeout=5)[1] or ""
-    except (subprocess.TimeoutExpired, ValueError, OSError):
-        p.wait()
-        return ""
-
-
 def _free_port() -> int:
     """A port no TCP or UDP socket of this host holds (checked by binding both)."""
     for _ in range(200):
@@ -328,7 +312,7 @@ class _Receiver:
     def kill(self) -> None:
         self.timer.cancel()
         with self.lock:
-            _kill(self.proc)
+            kill(self.proc)
             self.stop_capture()
 
     def stop_capture(self) -> str | None:
@@ -424,14 +408,14 @@ class ProbeRunner:
         capture = ProbeCapture(out / "probe.pcap", job.source_address, job.sink_address, port) if job.pcap else None
         try:
             proc = self._spawn(argv)
-            _wait_ready(proc, "receiver")
+            wait_ready(proc, "receiver", ProbeFailed)
         except BaseException:
             if capture is not None:
                 capture.stop()
             raise
         with self.lock:
             if self.closed:
-                _kill(proc)
+                kill(proc)
                 if capture is not None:
                     capture.stop()
                 raise ProbeFailed("the daemon is stopping")
@@ -455,14 +439,14 @@ class ProbeRunner:
                 _, err = p.communicate(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-            _kill(p)
+            kill(p)
             pcap = r.stop_capture()
         res = ProbeResult(probe=job.probe, phase="collect", role="sink", host=self.host, port=r.port, pcap=pcap)
         if _udp_transport(job):
             f = r.out / "summary.json"
             if not f.exists():
                 return res.model_copy(update={"status": "failed",
-                                              "reason": _last_line(err, f"receiver: exit status {p.returncode}")})
+                                              "reason": last_line(err, f"receiver: exit status {p.returncode}")})
             s = json.loads(f.read_text())
             first, last = s.get("first_arrival_ns"), s.get("last_arrival_ns")
             dur = (last - first) / 1e9 if first is not None and last is not None else None
@@ -474,7 +458,7 @@ class ProbeRunner:
             f = r.out / "receiver.json"
             if not f.exists():
                 return res.model_copy(update={"status": "failed",
-                                              "reason": _last_line(err, f"receiver: exit status {p.returncode}")})
+                                              "reason": last_line(err, f"receiver: exit status {p.returncode}")})
             s = json.loads(f.read_text())
             if "error" in s and s.get("bytes") is None:
                 return res.model_copy(update={"status": "failed", "reason": f"receiver: {s['error']}"})
@@ -537,13 +521,13 @@ class ProbeRunner:
                     raise ProbeFailed(f"the sender did not end {job.time_limit_s + 15:g} s after it started")
             err = proc.communicate()[1]
         finally:
-            _kill(proc)
+            kill(proc)
             if device is not None:
                 device.__exit__()
             with self.lock:
                 self.senders.discard(proc)
         if proc.returncode != 0:
-            raise ProbeFailed(_last_line(err, f"sender: exit status {proc.returncode}"))
+            raise ProbeFailed(last_line(err, f"sender: exit status {proc.returncode}"))
         res = ProbeResult(probe=job.probe, phase="send", role="source", host=self.host, port=job.port)
         if isinstance(job.protocol, TcplabProtocol):
             s = json.loads((out / "summary.json").read_text())
@@ -570,15 +554,6 @@ class ProbeRunner:
             res = res.model_copy(update={"status": "failed",
                                          "reason": f"not acknowledged within time_limit_s = {job.time_limit_s:g}"})
         return res
-
-
-def _wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> None:
-    assert p.stdout is not None
-    ready, _, _ = select.select([p.stdout], [], [], timeout)
-    line = p.stdout.readline() if ready else ""
-    if line.strip() != "ready":
-        # Its error, read as it is reaped (the pipes are closed after).
-        raise ProbeFailed(_last_line(_kill(p), f"{what} did not start"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import time
@@ -32,6 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tcplab.live.netns import LiveError, Testbed, emulator_binary
+from tcplab.live.processes import last_line, wait_ready
 
 if TYPE_CHECKING:
     import polars as pl
@@ -172,17 +172,6 @@ def queue_facts(tb: Testbed, origin: int, duration_ns: int) -> list[dict[str, An
     return out
 
 
-def _wait_ready(p: subprocess.Popen[str], what: str, timeout: float = 10.0) -> None:
-    assert p.stdout is not None
-    ready, _, _ = select.select([p.stdout], [], [], timeout)
-    line = p.stdout.readline() if ready else ""
-    if line.strip() != "ready":
-        p.kill()
-        err = p.communicate()[1] or ""
-        last = err.strip().splitlines()[-1] if err.strip() else f"{what} did not start"
-        raise LiveError(last)
-
-
 def settle_s(canonical: dict[str, Any]) -> float:
     """How long a receiver keeps running after its sender stopped, so that what is still in
     flight arrives: two passes over every link's propagation delay in both directions (a
@@ -201,11 +190,6 @@ def settle_s(canonical: dict[str, Any]) -> float:
 
     walk(canonical["topology"])
     return 2 * sum(delays) / 1e9 + 0.05
-
-
-def _last_line(err: str | None, what: str) -> str:
-    lines = (err or "").strip().splitlines()
-    return lines[-1] if lines else what
 
 
 def start_ends(tb: Testbed, out_dir: Path, src: str, dst: str, modes: tuple[str, str],
@@ -229,7 +213,7 @@ def start_ends(tb: Testbed, out_dir: Path, src: str, dst: str, modes: tuple[str,
             argv = [str(binary), mode, "--config", str(d / "config.json"), "--out", str(d)]
             procs[role] = tb.popen(me, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)
-            _wait_ready(procs[role], f"tcplab-flow {mode}")
+            wait_ready(procs[role], f"tcplab-flow {mode}", LiveError)
     except BaseException:
         kill_ends(procs)
         raise
@@ -248,13 +232,13 @@ def finish_ends(procs: dict[str, subprocess.Popen[str]], timeout_s: float, settl
             raise LiveError(f"{program} sender of {what} still running "
                             f"{timeout_s:.1f} s after it was waited for") from None
         if procs["sender"].returncode != 0:
-            raise LiveError(_last_line(err, f"{program} sender: exit status "
+            raise LiveError(last_line(err, f"{program} sender: exit status "
                                             f"{procs['sender'].returncode}"))
         time.sleep(settle)
         procs["receiver"].send_signal(signal.SIGTERM)
         _, err = procs["receiver"].communicate(timeout=10)
         if procs["receiver"].returncode != 0:
-            raise LiveError(_last_line(err, f"{program} receiver: exit status "
+            raise LiveError(last_line(err, f"{program} receiver: exit status "
                                             f"{procs['receiver'].returncode}"))
     finally:
         kill_ends(procs)
