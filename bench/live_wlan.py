@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from test_live_run import WLAN  # noqa: E402
 
 from tcplab.live.run import run_live  # noqa: E402
-from tcplab.report.compare import beyond_spread, spread  # noqa: E402
+from tcplab.report.compare_stats import beyond_spread, spread  # noqa: E402
 from tcplab.run import run  # noqa: E402
 from tcplab.scenario import Scenario  # noqa: E402
 

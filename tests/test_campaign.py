@@ -23,7 +23,7 @@ from tcplab.campaign.config import (
 )
 from tcplab.campaign.measure import PROBE_COLUMNS
 from tcplab.campaign.population import draw_paths, sample
-from tcplab.campaign.probes import schedule
+from tcplab.campaign.schedule import schedule
 from tcplab.cli import app
 
 from conftest import ROOT
@@ -431,8 +431,8 @@ def test_tiny_campaign_writes_every_output(tmp_path):
 
 def test_campaign_store_resumes_without_running_again(tmp_path, monkeypatch):
     """The probes run through the sweep engine: with a store, a second run reuses every row."""
-    from tcplab.campaign import runner as campaign_runner
-    from tcplab.campaign.run import run_campaign
+    from tcplab.campaign import probe_sweep
+    from tcplab.campaign.virtual_campaign import run_campaign
 
     cfg = CampaignConfig.from_toml(TINY).with_overrides(max_probes=4)
     store = tmp_path / "store"
@@ -444,7 +444,7 @@ def test_campaign_store_resumes_without_running_again(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("a stored probe ran again")
 
-    monkeypatch.setattr(campaign_runner, "run_probe", boom)
+    monkeypatch.setattr(probe_sweep, "run_probe", boom)
     again = run_campaign(cfg, jobs=1, store=store)
     assert again.probes.equals(first.probes)
     # without a store nothing is left behind and the rows are the same (but for timing)

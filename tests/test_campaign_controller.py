@@ -67,7 +67,7 @@ class FakeHosts:
         self.ports[name] = d.address[1]
 
     def runner(self, host: str, job: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
-        # the probe runner's three phases (tcplab.campaign.probe_runner), played
+        # the probe runner's three phases (tcplab.campaign.live_probe), played
         probe, attempt = _ids(job["probe"])
         role = "source" if job["phase"] == "send" else "sink"
         with self.lock:
@@ -278,7 +278,7 @@ def test_a_daemon_that_stays_down_fails_its_probes_with_the_reason(hosts: FakeHo
     ends = path_hosts(HOSTS, 6)
     rows = _probes(tmp_path / "db.sqlite")
     assert len(rows) == 40 and run.ok + run.failed == 40 and run.failed > 0
-    from tcplab.campaign.probes import schedule
+    from tcplab.campaign.schedule import schedule
     from tcplab.campaign.population import draw_paths
 
     for probe, (pid, status, attempts, reason) in zip(schedule(cfg, draw_paths(cfg)), rows):

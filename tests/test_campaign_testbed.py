@@ -24,7 +24,7 @@ import pytest
 
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.daemon import request
-from tcplab.campaign.probe_runner import ProbeOutcome, ProbeRunner, ProbeSpec, run_probe, transfer_tcp
+from tcplab.campaign.live_probe import ProbeOutcome, ProbeRunner, ProbeSpec, run_probe, transfer_tcp
 from tcplab.live.transport import flow_binary
 
 KEY = b"0123456789abcdef" * 4
@@ -404,7 +404,7 @@ def test_an_endpoint_that_fails_to_start_is_reported_with_its_own_error(error: s
     # It was "I/O operation on closed file": the pipes were closed before stderr was read.
     # The campaign's probes and tcplab run --live start their endpoints with the same
     # tcplab.live.processes.wait_ready, each raising its own error.
-    from tcplab.campaign.probe_runner import ProbeFailed
+    from tcplab.campaign.live_probe import ProbeFailed
     from tcplab.live.errors import LiveError
     from tcplab.live.processes import wait_ready
 

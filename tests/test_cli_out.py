@@ -54,7 +54,7 @@ def _no_simulation(monkeypatch):
     for module, name in (
         ("tcplab.run", "run"),
         ("tcplab.sweep", "run_sweep"),
-        ("tcplab.campaign.run", "run_campaign"),
+        ("tcplab.campaign.virtual_campaign", "run_campaign"),
         ("tcplab.reproduce", "run_suite"),
     ):
         monkeypatch.setattr(importlib.import_module(module), name, refuse)

@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 from conftest import SMALL_TOML
 from tcplab.cli import app
 from tcplab.compare import linux_variant, parse_modes, parse_seeds, plan_compare, run_compare
-from tcplab.report.compare import BEYOND, METRICS, UNDECIDED, WITHIN, beyond_spread, compare_runs, spread
+from tcplab.report.compare_stats import BEYOND, METRICS, UNDECIDED, WITHIN, beyond_spread, compare_runs, spread
 from tcplab.report.compare_page import write_compare
 from tcplab.results import write_results
 from tcplab.run import run

@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from tcplab.compare import LIVE_MODULE, live_unavailable, plan_compare, run_compare
-from tcplab.report.compare import METRICS
+from tcplab.report.compare_stats import METRICS
 from tcplab.scenario import Scenario
 from test_live import emu  # noqa: F401  (the fixture: skips without root, builds the binaries)
 

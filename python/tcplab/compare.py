@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.out_dir import building
-from tcplab.report.compare import Comparison, compare_runs
+from tcplab.report.compare_stats import Comparison, compare_runs
 from tcplab.report.compare_page import write_compare
 from tcplab.scenario import Scenario, ScenarioError, as_scenario
 

@@ -2,12 +2,12 @@
 controller"): ``tcplab campaign --live CAMPAIGN.toml --out DIR``.
 
 It runs the ETH method on real hosts: the same population of paths and the same schedule
-as the virtual campaign (:func:`tcplab.campaign.probes.schedule`: Poisson probe times per
+as the virtual campaign (:func:`tcplab.campaign.schedule.schedule`: Poisson probe times per
 path, the protocol drawn uniformly), with the paths laid on the ``[live]`` hosts
 (:func:`tcplab.campaign.live_config.path_hosts`). Each probe, at its time divided by
 ``time_compression``, asks its path's two daemons to carry out one transfer
-(:func:`tcplab.campaign.probe_runner.run_probe`: the sink's daemon listens, the source's
-sends, the sink's is collected), described by a :class:`~tcplab.campaign.probe_runner.ProbeSpec`
+(:func:`tcplab.campaign.live_probe.run_probe`: the sink's daemon listens, the source's
+sends, the sink's is collected), described by a :class:`~tcplab.campaign.live_probe.ProbeSpec`
 (the probe's protocol, bytes, hosts and their transfer addresses) whose name and
 ``job_id`` are the campaign's, the probe's and the attempt's. A daemon answers a job id
 it has seen from its first run, so a controller that was killed and restarted (it skips
@@ -35,7 +35,7 @@ from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.live_config import LiveHost, LiveSettings, path_hosts
 from tcplab.campaign.population import Path as NetPath
 from tcplab.campaign.population import draw_paths
-from tcplab.campaign.probe_runner import (
+from tcplab.campaign.live_probe import (
     TCPLAB_MSS,
     LinuxProtocol,
     ProbeSpec,
@@ -44,7 +44,7 @@ from tcplab.campaign.probe_runner import (
     run_probe,
     transfer_tcp,
 )
-from tcplab.campaign.probes import Probe, schedule
+from tcplab.campaign.schedule import Probe, schedule
 from tcplab.campaign.results_db import (
     FlowRow,
     ProbeRecord,

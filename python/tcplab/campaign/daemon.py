@@ -15,7 +15,7 @@ runs longer than ``probe_timeout_s`` is answered ``probe timed out after ...`` w
 
 The jobs: ``{"kind": "ping"}`` (answers the host's name), and ``{"kind": "probe", "peer":
 HOST, ...}``, handed to the daemon's probe runner (a callable taking the job and a stop
-event, returning the result; the live transfers: :mod:`tcplab.campaign.probe_runner`). A
+event, returning the result; the live transfers: :mod:`tcplab.campaign.live_probe`). A
 probe job with a ``job_id`` is run once per phase: the same id and ``phase`` (or ``role``)
 asked again with the same content, while it runs or after it ended, gets the first run's
 answer (the last :data:`KEPT_JOBS` are kept), so a controller killed and restarted does not

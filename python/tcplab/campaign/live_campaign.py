@@ -21,7 +21,7 @@ from tcplab.campaign.auth import load_key
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.controller import DB_FILE, DaemonExecutor, Executor, LiveRun, run_live
 from tcplab.campaign.live_results import live_probes
-from tcplab.campaign.run import CampaignResult, run_campaign, write_campaign
+from tcplab.campaign.virtual_campaign import CampaignResult, run_campaign, write_campaign
 from tcplab.out_dir import remove_tree
 
 __all__ = ["COMPARISON_FILE", "LIVE_REPORT_DIR", "VIRTUAL_DIR", "compare_live", "run_live_campaign", "resolve"]

@@ -22,9 +22,9 @@ import polars as pl
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.measure import PROBE_COLUMNS, probe_fields, throughput_shares
 from tcplab.campaign.population import Path as NetPath
-from tcplab.campaign.probes import Probe
+from tcplab.campaign.schedule import Probe
 from tcplab.campaign.results_db import open_db
-from tcplab.campaign.run import probe_schema
+from tcplab.campaign.virtual_campaign import probe_schema
 
 __all__ = ["live_probes"]
 

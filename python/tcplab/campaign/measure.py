@@ -13,7 +13,7 @@ from typing import Any
 
 
 from tcplab.campaign.population import PROBE_FLOW, Path
-from tcplab.campaign.probes import Probe
+from tcplab.campaign.schedule import Probe
 
 __all__ = ["probe_row", "probe_fields", "throughput_shares", "TIMEOUT_CLASSES", "PROBE_COLUMNS"]
 

@@ -9,7 +9,7 @@ Path model (docs/campaign.md): the probe shares one bottleneck (rate, propagatio
 drop-tail buffer sized in multiples of the bandwidth-delay product, random loss on the data
 direction and on the ACK direction) with competing long-lived TCP flows and a UDP
 constant-bit-rate source. How many TCP flows compete and how much UDP is sent is drawn per
-probe around the path's means, scaled by a time-of-day load factor (see probes.py).
+probe around the path's means, scaled by a time-of-day load factor (see schedule.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Parquet traces of a live probe's endpoints (:mod:`tcplab.campaign.probe_runner`),
+"""The Parquet traces of a live probe's endpoints (:mod:`tcplab.campaign.live_probe`),
 each written as ``trace.parquet`` into the endpoint's output directory from what the
 endpoint itself wrote:
 

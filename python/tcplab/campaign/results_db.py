@@ -10,7 +10,7 @@ Tables (the schema is :data:`SCHEMA`, created on open):
 - ``paths``: the campaign's paths (index in the path population), source and sink host,
   the drawn rate, RTT, buffer and loss.
 - ``probes``: one row per scheduled probe that ended, keyed by its index in the campaign's
-  schedule (:func:`tcplab.campaign.probes.schedule`: the same seed gives the same probes):
+  schedule (:func:`tcplab.campaign.schedule.schedule`: the same seed gives the same probes):
   path, protocol, scheduled time, when it started and ended, ``ok`` or ``failed`` with the
   reason, and how many attempts it took.
 - ``runs``: per probe and attempt, what each daemon ran (host, role ``source`` or ``sink``,

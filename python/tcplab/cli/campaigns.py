@@ -82,7 +82,7 @@ def campaign(
 
     Writes its probes table, campaign.json and report; with --live it runs on real hosts."""
     from tcplab.campaign.config import CampaignError, load_campaign
-    from tcplab.campaign.run import run_campaign, write_campaign
+    from tcplab.campaign.virtual_campaign import run_campaign, write_campaign
 
     try:
         cfg = load_campaign(config).with_overrides(seed=seed, max_probes=max_probes)

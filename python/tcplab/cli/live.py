@@ -1,7 +1,7 @@
 """The live campaign's commands of the ``tcplab`` CLI (registered by :func:`register`):
 
 - ``tcplab daemon --config DAEMON.toml [--netns NS]``: a probe daemon in the foreground
-  (:mod:`tcplab.campaign.daemon` with :class:`tcplab.campaign.probe_runner.ProbeRunner`)
+  (:mod:`tcplab.campaign.daemon` with :class:`tcplab.campaign.live_probe.ProbeRunner`)
   until SIGTERM or SIGINT; prints ``tcplab daemon NAME: serving on HOST:PORT`` once it
   serves. A bad config file is one line on stderr naming the field and its value, exit 2.
 - ``tcplab testbed CAMPAIGN.toml --hosts N``: a local testbed
@@ -70,7 +70,7 @@ def daemon(
     """Run a probe daemon of the live campaign until SIGTERM or SIGINT."""
     from tcplab.campaign.auth import AuthError
     from tcplab.campaign.daemon import Daemon
-    from tcplab.campaign.probe_runner import ProbeRunner
+    from tcplab.campaign.live_probe import ProbeRunner
     from tcplab.live.errors import LiveError
     from tcplab.live.netns_enter import enter_netns
 

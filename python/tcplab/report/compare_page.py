@@ -4,7 +4,7 @@ difference and whether it is beyond the seed-to-seed spread per pair of modes) a
 flow, cwnd, smoothed RTT and throughput over time with the modes overlaid (mean over seeds,
 min–max band), and the one-way delay CDF per mode. Built with the run report's toolkit
 (:mod:`tcplab.report.html`, :mod:`tcplab.report.plots`); the numbers come from
-:class:`tcplab.report.compare.Comparison`."""
+:class:`tcplab.report.compare_stats.Comparison`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from tcplab.report.compare import BEYOND, METRICS, UNDECIDED, Comparison, RunDir, Spread
+from tcplab.report.compare_stats import BEYOND, METRICS, UNDECIDED, Comparison, RunDir, Spread
 from tcplab.report.html import details, esc, figure_html, fmt, html_table, page
 from tcplab.report.overview import cdf_of_buckets
 from tcplab.report.plots import COLORS, figure, legend_outside, series_at

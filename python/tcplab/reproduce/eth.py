@@ -20,8 +20,8 @@ from tcplab.campaign import analysis, plots, published
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.measure import probe_row
 from tcplab.campaign.population import PROBE_FLOW, draw_paths
-from tcplab.campaign.probes import schedule
-from tcplab.campaign.runner import ProbeTask
+from tcplab.campaign.schedule import schedule
+from tcplab.campaign.probe_sweep import ProbeTask
 from tcplab.reproduce.common import figure
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.reproduce.readings import Reading

@@ -23,7 +23,7 @@ from typing import Any
 from tcplab.campaign.config import CampaignConfig, CampaignError
 from tcplab.campaign.measure import probe_row
 from tcplab.campaign.population import Path, probe_scenario
-from tcplab.campaign.probes import Probe
+from tcplab.campaign.schedule import Probe
 from tcplab.sweep import Point, cache_key, default_jobs, point_dir, run_sweep
 
 __all__ = ["ProbeTask", "default_jobs", "preflight", "probe_points", "run_probe", "run_probes", "store_probe"]

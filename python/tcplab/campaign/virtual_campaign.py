@@ -24,8 +24,9 @@ from tcplab.campaign import analysis
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.measure import PROBE_COLUMNS
 from tcplab.campaign.population import Path, draw_paths
-from tcplab.campaign.probes import schedule
-from tcplab.campaign.runner import ProbeTask, default_jobs, preflight, run_probes
+from tcplab.campaign.probe_sweep import ProbeTask, default_jobs, preflight, run_probes
+from tcplab.campaign.schedule import schedule
+from tcplab.schema import SCHEMA
 
 __all__ = ["CampaignResult", "run_campaign", "write_campaign", "campaign_summary", "probe_schema", "CAMPAIGN_SCHEMA"]
 
@@ -98,36 +99,20 @@ def run_campaign(
 
 
 def probe_schema() -> dict[str, Any]:
-    """The dtypes of the columns of probes.parquet (:data:`PROBE_COLUMNS`)."""
-    ints = {
-        "probe",
-        "path",
-        "cross_tcp_flows",
-        "buffer_bytes",
-        "bytes_delivered",
-        "segments_sent",
-        "retransmits",
-        "spurious_retransmits",
-        "fast_retransmits",
-        "recovery_restarts",
-        "timeouts",
-        "loss_events",
-        "data_drops",
-        "ack_drops",
-        "loss_events_single",
-        "loss_events_multiple",
-        "loss_events_any",
-    }
+    """The dtypes of the columns of probes.parquet (:data:`PROBE_COLUMNS`): a column the flows
+    table gives has its type there (integers as Int64); the probe's own are named here."""
+    flows = {c["name"]: c["dtype"] for c in SCHEMA["flows"]}
+    own_ints = {"probe", "path", "cross_tcp_flows", "buffer_bytes", "loss_events_any"}
     s: dict[str, Any] = {}
     for c in PROBE_COLUMNS:
-        if c in ("protocol", "controller", "recovery"):
+        if c == "protocol":
             s[c] = pl.String
-        elif c == "completed":
-            s[c] = pl.Boolean
-        elif c == "sim_seed" or c in ints or c.startswith("timeouts_"):
-            s[c] = pl.UInt64 if c == "sim_seed" else pl.Int64
+        elif c == "sim_seed":
+            s[c] = pl.UInt64
+        elif c in flows:
+            s[c] = {"str": pl.String, "bool": pl.Boolean, "f64": pl.Float64}.get(flows[c], pl.Int64)
         else:
-            s[c] = pl.Float64
+            s[c] = pl.Int64 if c in own_ints else pl.Float64
     return s
 
 
