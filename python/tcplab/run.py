@@ -238,7 +238,7 @@ class RunResult:
         """Jupyter: the flows table and a cwnd plot (:mod:`tcplab.notebook`)."""
         from tcplab.notebook import run_html
 
-        return run_html(self)
+        return run_html(self.name, self.seed, self.canonical["duration"], self.wall_time_s, self.flows, self.series)
 
 
 #: The actual causes of a loss in Veno's Table I, in column-suffix order.

@@ -353,7 +353,7 @@ class Scenario(ScenarioChecks, StrictModel):
         """Jupyter: the scenario's description (:mod:`tcplab.notebook`)."""
         from tcplab.notebook import scenario_html
 
-        return scenario_html(self)
+        return scenario_html(self.describe(), self.canonical())
 
     def describe(self) -> str:
         """One line of the main parameters, for captions."""
