@@ -18,21 +18,8 @@ import pytest
 from tcplab import _native
 from tcplab.scenario import Scenario
 
-SCENARIO = """
-name = "abi3"
-duration = "1s"
-[topology]
-pairs = 1
-[topology.bottleneck]
-rate = "10Mbps"
-delay = "10ms"
-buffer = 50
-[[flows]]
-src = "s0"
-dst = "r0"
-controller = "reno"
-recovery = "newreno"
-"""
+from conftest import SMALL_TOML
+
 
 #: Runs in the other interpreter: loads the extension by its path (the package's Python
 #: modules need polars and numpy, which that interpreter need not have) and runs a
@@ -70,7 +57,7 @@ def test_another_python_runs_the_same_extension_file() -> None:
     if python is None:
         pytest.skip("no CPython 3.12 or later on PATH or under pyenv to load the extension with")
     assert sys.version_info < (3, 12) or python != sys.executable
-    canonical = Scenario.from_toml(SCENARIO).canonical_json()
+    canonical = Scenario.from_toml(SMALL_TOML).canonical_json()
     r = subprocess.run([python, "-c", PROBE, _native.__file__, canonical], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr

@@ -22,6 +22,7 @@
 //! simulator's [`PinnedRoutes`]); every other packet follows the routing table.
 
 use crate::config::{check_dir, Config};
+use crate::wire::{Framing, IP_UDP};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -30,7 +31,8 @@ use tcplab_sim::flow_route::PinnedRoutes;
 use tcplab_sim::node::{Node, Routes};
 use tcplab_sim::packet::PacketKind;
 use tcplab_sim::scenario::{
-    LinkDir, NodeKind, ReceiverStack, Scenario, SeriesMode, Stack, WlanSpec,
+    Framing as ScenarioFraming, LinkDir, NodeKind, ReceiverStack, Scenario, SeriesMode, Stack,
+    WlanSpec,
 };
 use tcplab_sim::topology;
 
@@ -38,6 +40,9 @@ use tcplab_sim::topology;
 pub const PREFIX: (Ipv4Addr, u8) = (Ipv4Addr::new(10, 214, 0, 0), 16);
 /// Live flow `i` (TCP flows first, then UDP flows) uses port `PORT_BASE + i` at both ends.
 pub const PORT_BASE: u16 = 5400;
+/// The MTU of the hosts' devices (Python creates the TUN devices with the plan's `mtu`): the
+/// largest IP packet a live flow may send.
+pub const MTU: usize = 1500;
 /// The addresses of the one-link config's hosts `a` and `b`.
 pub const ONE_LINK_ADDRS: [Ipv4Addr; 2] =
     [Ipv4Addr::new(10, 213, 0, 1), Ipv4Addr::new(10, 213, 0, 2)];
@@ -413,7 +418,7 @@ impl Plan {
         }
     }
 
-    /// What Python needs to build the namespaces (`tcplab-emu --plan`): the address prefix,
+    /// What Python needs to build the namespaces (`tcplab-emu --plan`): the address prefix, the devices' MTU,
     /// each host's name and address, the routers, the links, the 802.11b hops (`wlan_hops`:
     /// name, direction, index in the simulator's link numbering, ends), and the flows (kind `tcp` or
     /// `udp`, index, name, ends, port, and a pinned route's link directions as
@@ -445,12 +450,50 @@ impl Plan {
         json!({
             "flows": flows,
             "prefix": format!("{}/{}", PREFIX.0, PREFIX.1),
+            "mtu": MTU,
             "hosts": self.hosts.iter().map(|h| json!({"name": h.name, "addr": h.addr.to_string()})).collect::<Vec<_>>(),
             "routers": self.nodes.iter().filter(|n| n.kind == NodeKind::Router).map(|n| n.name.as_str()).collect::<Vec<_>>(),
             "links": self.dirs.iter().step_by(2).map(|d| json!({"name": d.link, "from": name(d.from), "to": name(d.to)})).collect::<Vec<_>>(),
             "wlan_hops": self.wlan_hops.iter().enumerate().map(|(i, h)| json!({"name": h.link, "direction": h.direction, "index": self.dirs.len() + i, "from": name(h.from), "to": name(h.to)})).collect::<Vec<_>>(),
         })
     }
+}
+/// Every datagram a live flow of tcplab's transport or a UDP source sends fits the devices'
+/// [`MTU`]: a full segment (the flow's MSS) behind IP, UDP and its framing's header; a UDP
+/// source's IP packet. Refused before anything starts, as the sender would find it at its
+/// first full segment (the socket's EMSGSIZE).
+fn fits_the_mtu(s: &Scenario) -> Result<(), String> {
+    for (i, f) in s.flows.iter().enumerate() {
+        if f.stack != Stack::Tcplab {
+            continue; // real TCP: the kernel (or tcplab's TCP) negotiates the MSS
+        }
+        let framing = match f.framing {
+            ScenarioFraming::Tcplab => Framing::Tcplab,
+            ScenarioFraming::Eth => Framing::Eth,
+        };
+        let mss = f.tcp.as_ref().unwrap_or(&s.tcp).mss as usize;
+        let size = IP_UDP + framing.data_header() + mss;
+        if size > MTU {
+            return Err(format!(
+                "scenario: flows[{i}].tcp.mss = {mss}: a {size}-byte IP packet does not fit the \
+                 live devices' MTU of {MTU} (IP + UDP + {} bytes of header + payload; at most \
+                 {} here; docs/live.md)",
+                framing.data_header(),
+                MTU - IP_UDP - framing.data_header()
+            ));
+        }
+    }
+    for (j, u) in s.udp.iter().enumerate() {
+        // packet_size is the IP packet's
+        if u.packet_size as usize > MTU {
+            return Err(format!(
+                "scenario: udp[{j}].packet_size = {}: the IP packet does not fit the live \
+                 devices' MTU of {MTU} (docs/live.md)",
+                u.packet_size
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The scenario's flows, TCP then UDP, with their ends' addresses and ports. Refused: more
@@ -467,6 +510,7 @@ fn flow_plans(
             (u16::MAX - PORT_BASE) as usize + 1
         ));
     }
+    fits_the_mtu(s)?;
     let addr: HashMap<u32, Ipv4Addr> = hosts.iter().map(|h| (h.node, h.addr)).collect();
     let node = |name: &str| layout.node(name).expect("validated node name");
     let ends = s

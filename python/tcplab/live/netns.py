@@ -281,7 +281,7 @@ class Testbed:
                 self._ip(side, "link", "set", TUN, "up", "mtu", "1500")
             else:
                 self._ip(side, "addr", "add", f"{self.addr[side]}/32", "dev", TUN)
-                self._ip(side, "link", "set", TUN, "up", "mtu", "1500")
+                self._ip(side, "link", "set", TUN, "up", "mtu", str(self.plan["mtu"]))  # what the plan checked
                 self._ip(side, "route", "add", self.plan["prefix"], "dev", TUN, "src", self.addr[side])
 
     def command(self, side: str, argv: list[str]) -> list[str]:

@@ -1,0 +1,67 @@
+"""The live emulator's plan refuses, before anything starts, what a live run could not carry:
+a segment of tcplab's transport (MSS + IP + UDP + its header) or a UDP source's packet over
+the devices' MTU. The plan is the emulator's own code (through the extension), so this
+needs neither root nor namespaces; the command's exit status needs root and skips without."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcplab.live.errors import LiveError
+from tcplab.live.netns import scenario_plan
+from tcplab.scenario import Scenario
+
+BASE = """
+name = "mtu"
+duration = "1s"
+[topology]
+pairs = 1
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+buffer = 50
+[[flows]]
+src = "s0"
+dst = "r0"
+controller = "reno"
+recovery = "newreno"
+"""
+
+
+def plan(extra: str = "", flow: str = "") -> dict:
+    text = BASE.replace('recovery = "newreno"\n', f'recovery = "newreno"\n{flow}') + extra
+    return scenario_plan(Scenario.from_toml(text).canonical())
+
+
+def test_a_segment_over_the_mtu_is_refused_in_one_line_naming_the_field() -> None:
+    assert plan(flow="tcp = { mss = 1448 }\n")["mtu"] == 1500  # 1448 + 24 + 28 = 1500: fits
+    with pytest.raises(LiveError, match=r"^scenario: flows\[0\]\.tcp\.mss = 1449: a 1501-byte IP packet does not "
+                                        r"fit the live devices' MTU of 1500 \(.*at most 1448 here; docs/live\.md\)$"):
+        plan(flow="tcp = { mss = 1449 }\n")
+    # the kernel's TCP negotiates its own MSS: a linux flow's 1460 is no transport segment
+    plan(flow='tcp = { mss = 1460 }\nstack = "linux"\n')
+
+
+def test_a_udp_packet_over_the_mtu_is_refused() -> None:
+    udp = '[[udp]]\nsrc = "s0"\ndst = "r0"\nrate = "1Mbps"\npacket_size = {}\n'
+    mss = "tcp = { mss = 1448 }\n"
+    plan(udp.format(1500), mss)
+    with pytest.raises(LiveError, match=r"^scenario: udp\[0\]\.packet_size = 1501: the IP packet does not fit"):
+        plan(udp.format(1501), mss)
+
+
+def test_run_live_refuses_it_with_status_2_before_anything_starts(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("tcplab run --live checks that live runs are possible (root) before the plan")
+    f = tmp_path / "s.toml"
+    f.write_text(BASE.replace('recovery = "newreno"\n', 'recovery = "newreno"\ntcp = { mss = 1460 }\n'))
+    r = subprocess.run([sys.executable, "-m", "tcplab", "run", str(f), "--live", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "flows[0].tcp.mss = 1460" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
