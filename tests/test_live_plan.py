@@ -65,3 +65,19 @@ def test_run_live_refuses_it_with_status_2_before_anything_starts(tmp_path: Path
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "flows[0].tcp.mss = 1460" in r.stderr, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_run_live_refuses_an_oversized_recording_as_a_simulated_run_does(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("tcplab run --live checks that live runs are possible (root) before the recording")
+    f = tmp_path / "s.toml"
+    f.write_text(BASE.replace('recovery = "newreno"\n', 'recovery = "newreno"\ntcp = { mss = 1448 }\n')
+                 + '[trace]\nseries = "interval"\ninterval = "1ns"\n')
+    lines = []
+    for live in ([], ["--live"]):
+        r = subprocess.run([sys.executable, "-m", "tcplab", "run", str(f), *live, "--out", str(tmp_path / "out")],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        lines.append(r.stderr)
+        assert not (tmp_path / "out").exists()
+    assert lines[0] == lines[1]  # the same check, the same line

@@ -20,7 +20,7 @@ from tcplab.progress import SimProgress
 from tcplab.schema import NULLABLE, DUPACK_BINS, SACK_POSITIONS, SCHEMA, TABLES, TIMEOUT_CLASSES
 from tcplab.scenario import Scenario, ScenarioError, as_scenario
 
-__all__ = ["RunResult", "run", "TABLES", "SCHEMA", "Progress", "max_record_mb", "recording_line"]
+__all__ = ["RunResult", "run", "TABLES", "SCHEMA", "Progress", "max_record_mb", "recording_line", "simulator_check"]
 
 #: A progress callback: called with (simulated ns reached, end of the run in ns).
 Progress = Callable[[int, int], None]
@@ -373,6 +373,17 @@ def max_record_mb() -> float:
     if not (math.isfinite(value) and value > 0):
         raise ScenarioError(f"{MAX_RECORD_ENV} = {text!r}: expected a number of MB > 0")
     return value
+
+
+def simulator_check(canonical: dict[str, Any], max_record_mb: float | None = None) -> None:
+    """What only the simulator checks (Scenario::validate: routes, node names...; and the
+    recording estimate against ``max_record_mb``, default :func:`max_record_mb`), by
+    building the simulation without running it (a few milliseconds); :class:`ScenarioError`
+    with its one line."""
+    try:
+        _native.Simulation(_canonical_json(canonical), _max_record_mb(max_record_mb))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
 
 
 def _max_record_mb(value: float | None) -> float:

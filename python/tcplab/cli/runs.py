@@ -99,7 +99,8 @@ def run(
     target = out_dir(out, sc.name)
     err = Console(stderr=True)
     if live:
-        return _run_live(sc, scenario, target, realtime, not no_report, table_format.value, json_out, quiet, err)
+        return _run_live(sc, scenario, target, realtime, not no_report, table_format.value, json_out, quiet, err,
+                         max_record_mb)
     try:
         if quiet:
             result = run_scenario(sc, max_record_mb=max_record_mb)
@@ -138,7 +139,7 @@ def _print_json_summary(path: Path) -> None:
 
 def _run_live(
     sc: Scenario, scenario: Path, target: Path, realtime: bool, report: bool, table_format: str,
-    json_out: bool, quiet: bool, err: Console,
+    json_out: bool, quiet: bool, err: Console, max_record_mb: float | None,
 ) -> None:
     """``tcplab run --live``: refuses in one line (rc 2) what cannot run live here."""
     from tcplab.live import LiveError
@@ -146,16 +147,18 @@ def _run_live(
     from tcplab.live.run import refusal, run_live
     from tcplab.out_dir import OutDirError
 
-    if reason := refusal(sc.canonical()):
+    if reason := refusal(sc.canonical(), max_record_mb):
         fail(f"{scenario}: {reason}", EXIT_INVALID)
     try:
         if quiet:
-            lr = run_live(sc, target, realtime=realtime, report=report, table_format=table_format)
+            lr = run_live(sc, target, realtime=realtime, report=report, table_format=table_format,
+                          max_record_mb=max_record_mb)
         else:
             from tcplab.progress import SimProgress
 
             with SimProgress(f"{sc.name} (live)", console=err, what="run live") as bar:
-                lr = run_live(sc, target, realtime=realtime, progress=bar, report=report, table_format=table_format)
+                lr = run_live(sc, target, realtime=realtime, progress=bar, report=report, table_format=table_format,
+                              max_record_mb=max_record_mb)
     except OutDirError as e:
         fail(f"--out {e}", EXIT_INVALID)
     except (LiveError, OSError) as e:

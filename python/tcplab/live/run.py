@@ -45,9 +45,9 @@ from tcplab.live.real_tcp import RealTcpRun, start_real_tcp_flow, start_real_tcp
 from tcplab.live.transport import (GRACE_S, PORT, FlowRun, drop_facts, link_directions, log_rows, queue_facts,
                                    sender_columns, start_flow)
 from tcplab.live.udp import UdpHandle, start_udp_flow
-from tcplab.run import Progress, RunResult, table_frame
+from tcplab.run import Progress, RunResult, simulator_check, table_frame
 from tcplab.schema import SCHEMA, TABLES
-from tcplab.scenario import Scenario, as_scenario
+from tcplab.scenario import Scenario, ScenarioError, as_scenario
 
 __all__ = ["LiveRun", "LiveRunResult", "run_live", "LIVE_COLUMN"]
 
@@ -88,12 +88,18 @@ class LiveRun:
         return self.result.live
 
 
-def refusal(canonical: dict[str, Any]) -> str | None:
+def refusal(canonical: dict[str, Any], max_record_mb: float | None = None) -> str | None:
     """Why this scenario cannot run live here (one line), before anything starts: no root or
-    TUN (`live_support`), what the emulator refuses (``report_losses``: its
-    plan), a Linux flow whose congestion control the kernel lacks; None when it can."""
+    TUN (`live_support`), what the simulator refuses (its checks, and a recording over
+    `max_record_mb`: a live run records the same tables), what the emulator refuses
+    (``report_losses``, a packet over the MTU: its plan), a Linux flow whose congestion
+    control the kernel lacks; None when it can."""
     if reason := live_support():
         return reason
+    try:
+        simulator_check(canonical, max_record_mb)
+    except ScenarioError as e:
+        return str(e)
     if reason := real_tcp.attachment_refusal(canonical):
         return reason
     try:
@@ -118,11 +124,13 @@ def run_live(
     progress: Progress | None = None,
     report: bool = True,
     table_format: str = "parquet",
+    max_record_mb: float | None = None,
 ) -> LiveRun:
     """Runs `scenario` live and writes its results directory to `out_dir` (default
     ``results/<name>-<timestamp>``); returns it with the result. `realtime` asks SCHED_FIFO
     for the emulator and tcplab's endpoints. `progress(now_ns, end_ns)` is called as model
-    time passes. Raises `LiveError` (one line) when the scenario cannot run live here."""
+    time passes. Raises `LiveError` (one line) when the scenario cannot run live here
+    (`refusal`; `max_record_mb` as for a simulated run)."""
     from tcplab.out_dir import check_out_dir
     from tcplab.results import default_out_dir, write_results
 
@@ -130,7 +138,7 @@ def run_live(
     if seed is not None:
         sc = sc.with_seed(seed)
     canonical = sc.canonical()
-    if reason := refusal(canonical):
+    if reason := refusal(canonical, max_record_mb):
         raise LiveError(reason)
     target = Path(out_dir) if out_dir is not None else default_out_dir(sc.name)
     check_out_dir(target)

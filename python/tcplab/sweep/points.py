@@ -35,24 +35,14 @@ COMBINATIONS_KEPT = 16
 _SEED_MARK = "\x00tcplab-seed\x00"
 
 
-def _simulator_check(canonical: dict[str, Any]) -> None:
-    """What only the simulator checks (Scenario::validate: routes, node names...), by building
-    the simulation without running it (a few milliseconds)."""
-    from tcplab import _native
-    from tcplab.run import max_record_mb
-
-    try:
-        _native.Simulation(json.dumps(canonical), max_record_mb())
-    except ValueError as e:
-        raise ScenarioError(str(e)) from None
-
-
 def _validated_key(document: dict[str, Any], where: str) -> tuple[dict[str, Any], str]:
     """The canonical scenario of ``document`` and its cache key, after the schema and the
     simulator checks; :class:`SweepError` naming the point (``where``) otherwise."""
     try:
         canonical = Scenario.from_dict(document).canonical()
-        _simulator_check(canonical)
+        from tcplab.run import simulator_check  # the package's heavier half, only here
+
+        simulator_check(canonical)
     except ScenarioError as e:
         raise SweepError(f"sweep point ({where}): {e}") from None
     return canonical, cache_key(canonical)
