@@ -1,18 +1,18 @@
-"""The live emulator's plan refuses, before anything starts, what a live run could not carry:
-a segment of tcplab's transport (MSS + IP + UDP + its header) or a UDP source's packet over
-the devices' MTU. The plan is the emulator's own code (through the extension), so this
-needs neither root nor namespaces; the command's exit status needs root and skips without."""
+"""What a live run could not carry, refused before anything starts: a segment of tcplab's
+transport (MSS + IP + UDP + its header) or a UDP source's packet over the devices' MTU. The
+plan (the emulator's own code, through the extension) lists them, so this needs neither root
+nor namespaces; the command's exit status needs root and skips without."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tcplab.live.errors import LiveError
 from tcplab.live.netns import scenario_plan
 from tcplab.scenario import Scenario
 
@@ -38,21 +38,22 @@ def plan(extra: str = "", flow: str = "") -> dict:
     return scenario_plan(Scenario.from_toml(text).canonical())
 
 
-def test_a_segment_over_the_mtu_is_refused_in_one_line_naming_the_field() -> None:
-    assert plan(flow="tcp = { mss = 1448 }\n")["mtu"] == 1500  # 1448 + 24 + 28 = 1500: fits
-    with pytest.raises(LiveError, match=r"^scenario: flows\[0\]\.tcp\.mss = 1449: a 1501-byte IP packet does not "
-                                        r"fit the live devices' MTU of 1500 \(.*at most 1448 here; docs/live\.md\)$"):
-        plan(flow="tcp = { mss = 1449 }\n")
+def test_a_segment_over_the_mtu_is_a_problem_in_one_line_naming_the_field() -> None:
+    p = plan(flow="tcp = { mss = 1448 }\n")  # 1448 + 24 + 28 = 1500: fits
+    assert p["mtu"] == 1500 and p["flow_problems"] == []
+    (line,) = plan(flow="tcp = { mss = 1449 }\n")["flow_problems"]
+    assert re.fullmatch(r"scenario: flows\[0\]\.tcp\.mss = 1449: a 1501-byte IP packet does not fit the live "
+                        r"devices' MTU of 1500 \(.*at most 1448 here; docs/live\.md\)", line), line
     # the kernel's TCP negotiates its own MSS: a linux flow's 1460 is no transport segment
-    plan(flow='tcp = { mss = 1460 }\nstack = "linux"\n')
+    assert plan(flow='tcp = { mss = 1460 }\nstack = "linux"\n')["flow_problems"] == []
 
 
-def test_a_udp_packet_over_the_mtu_is_refused() -> None:
+def test_a_udp_packet_over_the_mtu_is_a_problem() -> None:
     udp = '[[udp]]\nsrc = "s0"\ndst = "r0"\nrate = "1Mbps"\npacket_size = {}\n'
     mss = "tcp = { mss = 1448 }\n"
-    plan(udp.format(1500), mss)
-    with pytest.raises(LiveError, match=r"^scenario: udp\[0\]\.packet_size = 1501: the IP packet does not fit"):
-        plan(udp.format(1501), mss)
+    assert plan(udp.format(1500), mss)["flow_problems"] == []
+    (line,) = plan(udp.format(1501), mss)["flow_problems"]
+    assert line.startswith("scenario: udp[0].packet_size = 1501: the IP packet does not fit"), line
 
 
 def test_run_live_refuses_it_with_status_2_before_anything_starts(tmp_path: Path) -> None:

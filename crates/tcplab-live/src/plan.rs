@@ -458,11 +458,14 @@ impl Plan {
         })
     }
 }
-/// Every datagram a live flow of tcplab's transport or a UDP source sends fits the devices'
-/// [`MTU`]: a full segment (the flow's MSS) behind IP, UDP and its framing's header; a UDP
-/// source's IP packet. Refused before anything starts, as the sender would find it at its
-/// first full segment (the socket's EMSGSIZE).
-fn fits_the_mtu(s: &Scenario) -> Result<(), String> {
+/// What a live run of the scenario could not send, one line each (empty: nothing): a
+/// datagram over the devices' [`MTU`], i.e. a `stack = "tcplab"` flow's full segment (its
+/// MSS) behind IP, UDP and its framing's header, or a UDP source's IP packet. The senders
+/// would find it at their first full segment (the socket's EMSGSIZE); `tcplab run --live`
+/// refuses it before anything starts. (A testbed whose flows are started otherwise, e.g. on
+/// Linux's stack, is not refused: the plan lists these, `flow_problems`.)
+pub fn flow_problems(s: &Scenario) -> Vec<String> {
+    let mut out = Vec::new();
     for (i, f) in s.flows.iter().enumerate() {
         if f.stack != Stack::Tcplab {
             continue; // real TCP: the kernel (or tcplab's TCP) negotiates the MSS
@@ -474,7 +477,7 @@ fn fits_the_mtu(s: &Scenario) -> Result<(), String> {
         let mss = f.tcp.as_ref().unwrap_or(&s.tcp).mss as usize;
         let size = IP_UDP + framing.data_header() + mss;
         if size > MTU {
-            return Err(format!(
+            out.push(format!(
                 "scenario: flows[{i}].tcp.mss = {mss}: a {size}-byte IP packet does not fit the \
                  live devices' MTU of {MTU} (IP + UDP + {} bytes of header + payload; at most \
                  {} here; docs/live.md)",
@@ -486,14 +489,14 @@ fn fits_the_mtu(s: &Scenario) -> Result<(), String> {
     for (j, u) in s.udp.iter().enumerate() {
         // packet_size is the IP packet's
         if u.packet_size as usize > MTU {
-            return Err(format!(
+            out.push(format!(
                 "scenario: udp[{j}].packet_size = {}: the IP packet does not fit the live \
                  devices' MTU of {MTU} (docs/live.md)",
                 u.packet_size
             ));
         }
     }
-    Ok(())
+    out
 }
 
 /// The scenario's flows, TCP then UDP, with their ends' addresses and ports. Refused: more
@@ -510,7 +513,6 @@ fn flow_plans(
             (u16::MAX - PORT_BASE) as usize + 1
         ));
     }
-    fits_the_mtu(s)?;
     let addr: HashMap<u32, Ipv4Addr> = hosts.iter().map(|h| (h.node, h.addr)).collect();
     let node = |name: &str| layout.node(name).expect("validated node name");
     let ends = s

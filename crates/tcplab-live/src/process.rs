@@ -1,17 +1,22 @@
 //! Process settings of the live binaries. How they stop: SIGTERM or SIGINT sets [`STOP`]
 //! (their loops wait at most 100 ms, so they notice it promptly, then write what they
 //! recorded), and the death of the parent process sends SIGTERM (`PR_SET_PDEATHSIG`), so
-//! nothing outlives its run. Their scheduling: [`realtime`].
+//! nothing outlives its run; a binary whose owner (`$TCPLAB_OWNER_PID`, set by the Python
+//! testbed) died before that was set exits at once. Their scheduling: [`realtime`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// The environment variable naming the process that started this one (its owner).
+const OWNER_ENV: &str = "TCPLAB_OWNER_PID";
+
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
-/// Installs the handlers (call first thing in `main`).
+/// Installs the handlers (call first thing in `main`); exits (status 1) when the process's
+/// owner is already gone.
 pub fn install() {
     // SAFETY: plain libc calls with valid arguments; the handler only stores an atomic.
     unsafe {
@@ -26,6 +31,17 @@ pub fn install() {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
             libc::sigaction(s, &sa, std::ptr::null_mut());
+        }
+    }
+    // names this process's parent only: not passed on to anything it starts
+    let owner = std::env::var(OWNER_ENV).ok();
+    std::env::remove_var(OWNER_ENV);
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { libc::getppid() };
+    if let Some(o) = owner.and_then(|o| o.parse::<libc::pid_t>().ok()) {
+        if o != parent {
+            eprintln!("the owning process {o} is gone: not starting");
+            std::process::exit(1);
         }
     }
 }

@@ -173,15 +173,18 @@ fn topology_graph_json(py: Python<'_>, json: &str) -> PyResult<String> {
 }
 
 /// The live emulator's plan of a canonical scenario (`tcplab_live::plan::Plan::to_json`):
-/// the address prefix, hosts and their addresses, routers, links, 802.11b hops and flows.
-/// Raises ValueError with one line when the emulator refuses the scenario.
+/// the address prefix, the devices' MTU, hosts and their addresses, routers, links, 802.11b
+/// hops and flows, and `flow_problems` (`tcplab_live::plan::flow_problems`: what a live run
+/// of its flows could not send, one line each). Raises ValueError with one line when the
+/// emulator refuses the scenario.
 #[pyfunction]
 fn emulator_plan_json(py: Python<'_>, json: &str) -> PyResult<String> {
     let json = json.to_owned();
     detached(py, move || -> Result<String, String> {
         let s: Scenario = serde_json::from_str(&json).map_err(|e| format!("scenario: {e}"))?;
-        let plan = tcplab_live::plan::Plan::from_scenario(&s)?;
-        serde_json::to_string(&plan.to_json()).map_err(|e| format!("scenario: {e}"))
+        let mut plan = tcplab_live::plan::Plan::from_scenario(&s)?.to_json();
+        plan["flow_problems"] = tcplab_live::plan::flow_problems(&s).into();
+        serde_json::to_string(&plan).map_err(|e| format!("scenario: {e}"))
     })
 }
 

@@ -73,7 +73,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from tcplab.campaign.probe_pcap import ProbeCapture
 from tcplab.live.errors import LiveError
-from tcplab.live.processes import kill, last_line, wait_ready
+from tcplab.live.processes import kill, last_line, owned_env, wait_ready
 from tcplab.live.raw_device import RawDevice
 from tcplab.campaign.probe_traces import facts_trace, series_trace, tcpinfo_trace
 
@@ -342,7 +342,7 @@ class ProbeRunner:
 
     def _spawn(self, argv: list[str], fds: tuple[int, ...] = ()) -> subprocess.Popen[str]:
         return self._spawner.submit(subprocess.Popen, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, start_new_session=True, pass_fds=fds).result()
+                                    text=True, start_new_session=True, pass_fds=fds, env=owned_env()).result()
 
     def __call__(self, raw: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
         try:

@@ -146,9 +146,11 @@ def testbed_scenario(n: int, population: CampaignConfig | str | FsPath, seed: in
     scenario = {
         "name": f"testbed-{cfg.name}", "seed": seed, "duration": _ns(duration_s),
         "nodes": [{"name": h, "kind": "host"} for h in hosts], "links": links, "udp": udp,
-        # A scenario needs a flow: without cross traffic, one that nothing runs.
+        # A scenario needs a flow: without cross traffic, one that nothing runs (its MSS one
+        # the live devices carry, as the plan checks every flow's).
         "flows": tcp or ([] if udp else [{"name": "unused", "src": hosts[0], "dst": hosts[1],
-                                          "controller": "reno", "recovery": "newreno", "bytes": 1}]),
+                                          "controller": "reno", "recovery": "newreno", "bytes": 1,
+                                          "tcp": {"mss": TCPLAB_MSS}}]),
         "trace": {"series": "off", "events": False, "segments": False, "drops": True},
     }
     from tcplab.scenario import ScenarioError, as_scenario

@@ -49,10 +49,16 @@ READY_WAIT_NS = 10_000_000_000
 
 
 def _die_with_parent() -> None:
+    """SIGKILL when the owner dies (PR_SET_PDEATHSIG); an owner that died while this
+    process started (the signal would never come: the parent is already someone else) ends
+    it now. The owner's pid: $TCPLAB_OWNER_PID (tcplab.live.netns.OWNER_ENV)."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    owner = os.environ.pop("TCPLAB_OWNER_PID", "")  # this process's parent: not passed on
+    if owner.isdigit() and os.getppid() != int(owner):
+        os._exit(1)
 
 
 def _realtime(on: bool) -> str:

@@ -37,6 +37,7 @@ from typing import Any
 
 from tcplab.live import userns as _userns
 from tcplab.live.errors import LiveError
+from tcplab.live.processes import owned_env
 
 ADDR_A = "10.213.0.1"
 ADDR_B = "10.213.0.2"
@@ -262,7 +263,7 @@ class Testbed:
         if self.realtime:
             argv.append("--realtime")
         self.emu = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    pass_fds=[e.fileno() for e in self._emu_ends])
+                                    pass_fds=[e.fileno() for e in self._emu_ends], env=owned_env())
         for end in self._emu_ends:  # the emulator holds them now
             end.close()
         self._emu_ends = []
@@ -312,7 +313,7 @@ class Testbed:
     def popen(self, side: str, argv: list[str], **kw: Any) -> subprocess.Popen[Any]:
         """Starts `argv` in namespace `side` ("a" or "b"; a host's name with `for_scenario`);
         it is killed when the run ends."""
-        p = subprocess.Popen(self.command(side, argv), **kw)
+        p = subprocess.Popen(self.command(side, argv), **{**kw, "env": owned_env(kw.get("env"))})
         self.procs.append(p)
         return p
 

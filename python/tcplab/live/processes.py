@@ -1,13 +1,25 @@
 """Child processes of live runs and of the campaign's probes: the few things every starter of
 an endpoint needs, written once. An endpoint prints ``ready`` on stdout once its socket is
 bound (:func:`wait_ready`); a process that fails says why on the last line of its stderr
-(:func:`last_line`), which is read as it is reaped (:func:`kill`), before its pipes close."""
+(:func:`last_line`), which is read as it is reaped (:func:`kill`), before its pipes close.
+An endpoint dies with the process that started it (:func:`owned_env`)."""
 
 from __future__ import annotations
 
+import os
 import select
 import subprocess
 from typing import Any
+
+#: The environment variable that names a live process's owner (this process): the endpoints
+#: and the emulator set PR_SET_PDEATHSIG once they run, and exit at once if by then their
+#: parent is no longer this owner (it died while they started: the signal would never come).
+OWNER_ENV = "TCPLAB_OWNER_PID"
+
+
+def owned_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: this process's) with :data:`OWNER_ENV` naming this process."""
+    return {**(os.environ if env is None else env), OWNER_ENV: str(os.getpid())}
 
 
 def last_line(text: str | None, default: str) -> str:

@@ -103,9 +103,11 @@ def refusal(canonical: dict[str, Any], max_record_mb: float | None = None) -> st
     if reason := real_tcp.attachment_refusal(canonical):
         return reason
     try:
-        scenario_plan(canonical)
+        plan = scenario_plan(canonical)
     except LiveError as e:
         return str(e)
+    if plan["flow_problems"]:  # a packet its flows would send over the MTU
+        return str(plan["flow_problems"][0])
     from tcplab.live.linux import check_linux_flows
 
     try:
