@@ -256,12 +256,16 @@ def plot_queues(result: RunLike) -> tuple[Figure, list[str]] | None:
     q = result.queues
     if q.height == 0:
         return None
+    # busiest first (the share of the run its serializer was busy, then the highest queue):
+    # the bottleneck before access links that queued in one burst
+    utilization = result.links.select(pl.col("id").alias("link"), "utilization")
     busy = (
         q.group_by("link")
         .agg(pl.col("packets").max().alias("peak"))
         .filter(pl.col("peak") > 1)  # 1 = only the packet in service: no queue
-        .sort(["peak", "link"], descending=[True, False])
-        .head(4)  # busiest first: the bottleneck before idle access links
+        .join(utilization, on="link", how="left")
+        .sort(["utilization", "peak", "link"], descending=[True, True, False], nulls_last=True)
+        .head(4)
     )
     if busy.height == 0:
         return None
