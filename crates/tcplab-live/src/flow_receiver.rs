@@ -23,6 +23,13 @@ use tcplab_sim::packet::PacketKind;
 
 const MAX_DATAGRAM: usize = 65_536;
 
+/// After a stop request the receiver reads on until its socket has been quiet this long:
+/// what the network still held when its owner stopped it arrives and is counted (an 802.11b
+/// MAC's retries can hold segments longer than the propagation delays the owner waited for).
+const DRAIN_QUIET: Dur = Dur::from_millis(200);
+/// ... but no longer than this after the request.
+const DRAIN_MAX: Dur = Dur::from_secs(5);
+
 pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String> {
     let framing = cfg.framing;
     let clock = EndpointClock::new(cfg.clock_origin_ns, framing.clock_ns());
@@ -49,10 +56,16 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
         sent: 0,
         errors: 0,
     };
-    while !stop.load(Ordering::Relaxed) {
+    // when the stop was asked for, and the last datagram since
+    let (mut stopping, mut heard): (Option<Time>, Time) = (None, Time::ZERO);
+    loop {
         let mut now = clock.now();
+        if stopping.is_none() && stop.load(Ordering::Relaxed) {
+            stopping = Some(now);
+        }
         while let Some((n, tos)) = udp.recv(&mut buf).map_err(|e| format!("receive: {e}"))? {
             now = clock.now();
+            heard = now;
             let (mut seg, sent_at, payload) = match framing.decode(&buf[..n], now) {
                 Ok((Packet::Data { seg, sent_at, .. }, payload)) => (seg, sent_at, payload),
                 _ => {
@@ -93,7 +106,14 @@ pub fn run(cfg: &FlowConfig, out: &Path, stop: &AtomicBool) -> Result<(), String
         if now >= quit {
             break;
         }
-        let next = rx.poll_timeout().map_or(quit, |d| d.min(quit));
+        let mut next = rx.poll_timeout().map_or(quit, |d| d.min(quit));
+        if let Some(s) = stopping {
+            let done = (heard.max(s) + DRAIN_QUIET).min(s + DRAIN_MAX);
+            if now >= done {
+                break;
+            }
+            next = next.min(done);
+        }
         clock.clock.wait(Some(next), &fd);
     }
     facts.flush().map_err(|e| format!("facts.jsonl: {e}"))?;
