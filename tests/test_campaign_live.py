@@ -2,10 +2,10 @@
 hosts (namespaces, an emulated path per pair drawn from the campaign's population, a daemon
 each), and ``tcplab campaign --live --testbed`` runs 40 probes of every protocol of the
 campaign file through them (tcplab's transport, tcplab's sender speaking real TCP to a
-Linux sink, and Linux TCP). A wrong key and a replayed
-job are refused; the controller is killed with SIGKILL after 15 probes and started again:
-40 probe rows, none twice; one daemon is killed with SIGKILL while it runs a probe and
-started again on its port: that probe is retried (or failed with its reason), and every
+Linux sink, and Linux TCP) as tasks of the testbed's Dask scheduler. A client without the
+testbed's certificate is refused; the controller is killed with SIGKILL after 15 probes and
+started again: 40 probe rows, none twice; one daemon is killed with SIGKILL while it runs a
+probe and started again: that probe is retried (or failed with its reason), and every
 probe ends recorded. Needs root, network namespaces and the live binaries; skips saying
 which is missing."""
 
@@ -24,9 +24,7 @@ import polars as pl
 import pytest
 from test_campaign_testbed import _NO_TESTBED, _namespaces
 
-from tcplab.campaign.auth import load_key, sign
 from tcplab.campaign.controller import DB_FILE
-from tcplab.campaign.daemon import request
 from tcplab.campaign.live_campaign import LIVE_REPORT_DIR
 
 pytestmark = pytest.mark.skipif(_NO_TESTBED is not None, reason=_NO_TESTBED or "")
@@ -59,20 +57,18 @@ ack_loss = 0
 udp_load = 0
 tcp_flows = 0       # no cross traffic: the testbed runs none (--no-cross-udp), so live and simulated probes meet the same paths
 [live]
-key_file = "unused"  # the testbed's (--testbed)
+scheduler = "tcp://127.0.0.1:1"  # the testbed's (--testbed), with its hosts
 time_compression = 1e7
 per_host_limit = 1
 retries = 2
 request_timeout_s = 120
-pcap = true          # each probe's packets captured by its sink's daemon
+pcap = true          # each probe's packets captured by its sink
 [[live.hosts]]
 name = "h0"
-address = "127.0.0.1"
-port = 1
+address = "10.0.0.1"
 [[live.hosts]]
 name = "h1"
-address = "127.0.0.1"
-port = 2
+address = "10.0.0.2"
 """
 
 
@@ -141,15 +137,15 @@ def test_forty_probes_on_a_four_host_testbed_survive_a_killed_controller_and_dae
             time.sleep(0.1)
         desc = json.loads((tb_dir / "testbed.json").read_text())
         hosts = {h["name"]: h for h in desc["hosts"]}
-        daemon = {n: (h["daemon"].rsplit(":", 1)[0], int(h["daemon"].rsplit(":", 1)[1])) for n, h in hosts.items()}
-        key = load_key(desc["key_file"])
 
-        # a wrong key and a replayed job are refused, and the daemon keeps serving
-        assert "bad signature" in request(daemon["h0"], b"w" * 64, {"kind": "ping"})["error"]
-        env = sign(key, {"kind": "ping"}, time.time()).model_dump_json().encode() + b"\n"
-        assert request(daemon["h0"], key, {}, raw=env)["ok"]
-        assert "replayed" in request(daemon["h0"], key, {}, raw=env)["error"]
-        assert request(daemon["h0"], key, {"kind": "ping"})["result"] == {"name": "h0"}
+        # a client with another authority's certificate is refused; the testbed's is served
+        from tcplab.campaign.cluster import connect, hosts_present, write_temporary_credentials
+
+        with pytest.raises(OSError, match="cannot connect"):
+            connect(desc["scheduler"], write_temporary_credentials(tmp_path / "other"), timeout_s=3)
+        client = connect(desc["scheduler"], tuple(Path(desc["tls"][k]) for k in ("ca", "cert", "key")))
+        assert set(hosts_present(client)) == set(hosts)
+        client.close()
 
         cmd = [sys.executable, "-m", "tcplab", "campaign", "--live", str(f), "--testbed", str(tb_dir),
                "--out", str(out), "-q", "--no-report"]

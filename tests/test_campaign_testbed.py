@@ -1,11 +1,12 @@
 """The live campaign's daemon command, probe runner and local testbed (docs/campaign.md,
-"Live mode"): ``tcplab daemon`` refuses bad config files in one line (exit
-2) and ends cleanly on SIGTERM; probes of tcplab's transport and of Linux TCP run between
-two ends on loopback; a 3-host testbed comes up, every daemon answers a ping, one probe of
-each stack runs in each direction of each pair with all its bytes delivered, a daemon
-refuses a peer outside its list, a probe past the daemon's limit ends as ``timeout`` with
-no endpoint left running; leaving the testbed (normally, on an exception, on SIGINT to
-``tcplab testbed``) leaves no namespace and no daemon."""
+"Live mode"): ``tcplab daemon`` refuses bad config files in one line (exit 2), joins its
+scheduler and ends cleanly on SIGTERM; probes of tcplab's transport and of Linux TCP run
+between two ends on loopback; a 3-host testbed comes up with every host's worker joined
+over TLS, one probe of each stack runs in each direction of each pair with all its bytes
+delivered, a client without the testbed's credentials is refused, a probe past the
+worker's limit ends as ``timeout`` with no endpoint left running; leaving the testbed
+(normally, on an exception, on SIGINT to ``tcplab testbed``) leaves no namespace, no daemon
+and no scheduler."""
 
 from __future__ import annotations
 
@@ -23,11 +24,9 @@ from pathlib import Path
 import pytest
 
 from tcplab.campaign.config import CampaignConfig
-from tcplab.campaign.daemon import request
-from tcplab.campaign.live_probe import ProbeOutcome, ProbeRunner, ProbeSpec, run_probe, transfer_tcp
+from tcplab.campaign.live_probe import ProbeOutcome, ProbeRunner, ProbeSpec, transfer_tcp
 from tcplab.live.transport import flow_binary
 
-KEY = b"0123456789abcdef" * 4
 N_BYTES = 200_000
 #: paths fast and short enough for quick probes, with some random loss and UDP cross traffic
 POPULATION = CampaignConfig.from_dict({"paths": {
@@ -85,21 +84,9 @@ def _alive(pid: int) -> bool:
 
 
 def _daemon_files(tmp: Path, body: str) -> Path:
-    key = tmp / "key"
-    if not key.exists():
-        key.write_bytes(KEY)
-        key.chmod(0o600)
     cfg = tmp / "daemon.toml"
     cfg.write_text(body)
     return cfg
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _tcplab(*args: str, **kw) -> subprocess.Popen[str]:
@@ -107,14 +94,19 @@ def _tcplab(*args: str, **kw) -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True, **kw)
 
 
+LOCAL = 'name = "h0"\nscheduler = "tcp://127.0.0.1:9"\n'
+
+
 @pytest.mark.parametrize("body, message", [
-    ('name = "h0"\nport = 70000\nkey_file = "key"\npeers = ["h1"]\nplaintext = true\n', "port: 70000 must be <= 65535"),
-    ('name = "h0"\nport = 7000\nlisten = "10.1.2.3"\nkey_file = "key"\npeers = ["h1"]\nplaintext = true\n',
-     "plaintext = true: only on a loopback address, not listen = '10.1.2.3'"),
-    ('name = "h0"\nport = 7000\nkey_file = "key"\npeers = ["h1"]\nplaintext = true\nprobe_timeout = 5\n',
-     "probe_timeout: is not a known field"),
-    ('name = "h0"\nport = 7000\nkey_file = "nokey"\npeers = ["h1"]\nplaintext = true\n', "key_file: key file"),
-    ('name = "h0"\nport = 7000\nkey_file = "key"\npeers = "h1"\nplaintext = true\n', "peers"),
+    (LOCAL + "slots = 0\n", "slots: 0 must be >= 1"),
+    ('name = "h0"\nscheduler = "tcp://10.1.2.3:8786"\n',
+     "scheduler = 'tcp://10.1.2.3:8786': plaintext (tcp://) only on a loopback address"),
+    ('name = "h0"\nscheduler = "10.1.2.3"\n', "scheduler = '10.1.2.3': is not tls://HOST:PORT"),
+    ('name = "h0"\nscheduler = "tls://10.1.2.3:8786"\n', "tls_ca: required with a tls:// scheduler"),
+    ('name = "h0"\nscheduler = "tls://10.1.2.3:8786"\ntls_ca = "ca.pem"\ntls_cert = "c.pem"\ntls_key = "k.pem"\n',
+     "tls_ca = '"),
+    (LOCAL + "probe_timeout = 5\n", "probe_timeout: is not a known field"),
+    ('name = "h/0"\nscheduler = "tcp://127.0.0.1:9"\n', "name"),
 ])
 def test_a_bad_daemon_config_is_one_line_naming_the_field_exit_2(tmp_path: Path, body: str, message: str) -> None:
     cfg = _daemon_files(tmp_path, body)
@@ -126,8 +118,7 @@ def test_a_bad_daemon_config_is_one_line_naming_the_field_exit_2(tmp_path: Path,
 
 
 def test_a_daemon_that_cannot_enter_its_namespace_says_so_exit_2(tmp_path: Path) -> None:
-    cfg = _daemon_files(tmp_path, 'name = "h0"\nport = 1\nkey_file = "key"\npeers = ["h1"]\nplaintext = true\n')
-    cfg.write_text(cfg.read_text().replace("port = 1", f"port = {_free_port()}"))
+    cfg = _daemon_files(tmp_path, LOCAL)
     p = _tcplab("daemon", "--config", str(cfg), "--netns", "tcplab-no-such-namespace")
     _, err = p.communicate(timeout=60)
     assert p.returncode == 2 and err == "error: netns = 'tcplab-no-such-namespace': No such file or directory\n"
@@ -144,29 +135,43 @@ def test_bad_testbed_arguments_are_one_line_exit_2(tmp_path: Path) -> None:
     p = _tcplab("testbed", "campaigns/eth-default.toml", "--out", str(tmp_path),
                 cwd=Path(__file__).resolve().parents[1])
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 2 and err == f"error: --out {tmp_path}: not empty (a testbed writes a new key and results)\n"
+    assert p.returncode == 2 and err == f"error: --out {tmp_path}: not empty (a testbed writes new credentials and results)\n"
 
 
-def test_the_daemon_serves_until_sigterm_and_exits_cleanly(tmp_path: Path) -> None:
-    cfg = _daemon_files(tmp_path, 'name = "h0"\nport = 1\nkey_file = "key"\npeers = ["h1"]\nplaintext = true\n')
-    port = _free_port()
-    cfg.write_text(cfg.read_text().replace("port = 1", f"port = {port}"))
-    p = _tcplab("daemon", "--config", str(cfg))
+def test_the_daemon_joins_its_scheduler_until_sigterm_and_exits_cleanly(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    from tcplab.campaign.cluster import connect, hosts_present, run_probe, start_scheduler
+
+    sched, address = start_scheduler(tmp_path / "scheduler", None)
+    cfg = _daemon_files(tmp_path, f'name = "h0"\nscheduler = "{address}"\nlisten = "127.0.0.1"\n')
+    p = _tcplab("daemon", "--config", str(cfg), "--verbose")
+    client = connect(address, (None, None, None))
     try:
         assert p.stdout is not None
         ready, _, _ = select.select([p.stdout], [], [], 60)
-        assert ready and p.stdout.readline().strip() == f"tcplab daemon h0: serving on 127.0.0.1:{port}"
-        assert request(("127.0.0.1", port), KEY, {"kind": "ping"}) == {"ok": True, "result": {"name": "h0"}}
-        refused = request(("127.0.0.1", port), KEY, {"kind": "probe", "peer": "h7"})
-        assert refused["ok"] is False and "not one of this daemon's peers" in refused["error"]
+        line = p.stdout.readline().strip()
+        assert ready and line.startswith("tcplab daemon h0: worker tcp://127.0.0.1:") and line.endswith(
+            f"joined {address}"), line
+        assert set(hosts_present(client)) == {"h0"}
+        # a probe whose other end has no worker fails at once, saying which
+        spec = ProbeSpec(probe="p", source="h1", sink="h0", source_address="127.0.0.2", sink_address="127.0.0.1",
+                         protocol={"stack": "linux", "congestion": "cubic"}, bytes=10)
+        out = run_probe(client, spec)
+        assert out.status == "failed" and out.reason == "the worker of h1 is not connected to the scheduler"
         p.send_signal(signal.SIGTERM)
-        _, err = p.communicate(timeout=20)
-        assert p.returncode == 0
-        assert "refused" in err  # the refusal was logged
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 0, err
+        deadline = time.monotonic() + 10
+        while hosts_present(client) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert hosts_present(client) == {}  # it left the scheduler
     finally:
+        client.close()
         if p.poll() is None:
             p.kill()
             p.communicate()
+        sched.terminate()
+        sched.wait(10)
 
 
 # -- the probe runner on loopback -----------------------------------------------------------------
@@ -207,14 +212,14 @@ def test_a_probe_runs_in_three_phases_on_loopback(tmp_path: Path, protocol: dict
 
 def test_bad_probe_jobs_are_one_line(tmp_path: Path) -> None:
     r = ProbeRunner("b", tmp_path)
-    base = {"kind": "probe", "probe": "p", "source": "a", "sink": "b", "source_address": "127.0.0.2",
+    base = {"probe": "p", "source": "a", "sink": "b", "source_address": "127.0.0.2",
             "sink_address": "127.0.0.1", "protocol": {"stack": "linux", "congestion": "cubic"}, "bytes": 10}
     cases = {
         "peer": ({**base, "phase": "listen", "peer": "b"}, "a listen job's peer is 'a'"),
         "port": ({**base, "phase": "collect", "peer": "a"}, "port: required"),
         "stack": ({**base, "phase": "listen", "peer": "a", "protocol": {"stack": "quic"}}, "protocol"),
         "bytes": ({**base, "phase": "listen", "peer": "a", "bytes": 0}, "bytes"),
-        "host": ({**base, "phase": "send", "peer": "b", "port": 5}, "source = 'a': this daemon serves 'b'"),
+        "host": ({**base, "phase": "send", "peer": "b", "port": 5}, "source = 'a': this worker serves 'b'"),
         "collect": ({**base, "phase": "collect", "peer": "a", "port": 5}, "no receiver is waiting"),
         "tcp.mss": ({**base, "phase": "listen", "peer": "a", "tcp": {"mss": 9000}}, "tcp.mss = 9000: give it as mss"),
         "tcp": ({**base, "phase": "listen", "peer": "a", "protocol": {"stack": "tcplab", "controller": "reno",
@@ -255,11 +260,15 @@ def test_a_three_host_testbed_runs_probes_of_each_stack_in_every_direction(tmp_p
         up_s = time.perf_counter() - t0
         ours = {h.namespace for h in tb.hosts.values()}
         assert ours <= _namespaces() and len(ours) == 3
-        daemons = {h.name: h.daemon for h in tb.hosts.values()}
         pids = [p.pid for p in tb.daemons.values()]
-        for h in tb.hosts.values():
-            assert request(h.daemon, tb.key, {"kind": "ping"}) == {"ok": True, "result": {"name": h.name}}
-        assert (tmp_path / "tb" / "key").stat().st_mode & 0o777 == 0o600
+        assert tb.scheduler_proc is not None
+        pids.append(tb.scheduler_proc.pid)
+        client = tb.client()
+        from tcplab.campaign.cluster import connect, hosts_present, run_probe
+
+        assert set(hosts_present(client)) == set(tb.hosts)
+        assert tb.scheduler.startswith("tls://127.0.0.1:") and tb.tls is not None
+        assert all(f.stat().st_mode & 0o777 == 0o600 for f in tb.tls)
         # Paths drawn from the population: each pair's own.
         assert len(tb.paths) == 3 and all(10 <= p.path.rate_mbps <= 20 and 10 <= p.path.rtt_ms <= 30
                                           for p in tb.paths)
@@ -273,7 +282,7 @@ def test_a_three_host_testbed_runs_probes_of_each_stack_in_every_direction(tmp_p
                     continue
                 for protocol in (TCPLAB[k % 3], LINUX[k % 3]):
                     name = f"p{len(outcomes)}"
-                    outcomes.append(run_probe(_spec(tb, name, src, dst, protocol), daemons, tb.key))
+                    outcomes.append(run_probe(client, _spec(tb, name, src, dst, protocol)))
                 k += 1
         for o in outcomes:
             assert o.status == "ok", (o.spec.source, o.spec.sink, o.spec.protocol, o.reason)
@@ -284,26 +293,24 @@ def test_a_three_host_testbed_runs_probes_of_each_stack_in_every_direction(tmp_p
         ring = [("h0", "h1"), ("h1", "h2"), ("h2", "h0")]
         together: list[ProbeOutcome] = []
         threads = [threading.Thread(target=lambda a=a, b=b, i=i: together.append(
-            run_probe(_spec(tb, f"ring{i}", a, b, TCPLAB[i]), daemons, tb.key))) for i, (a, b) in enumerate(ring)]
+            run_probe(client, _spec(tb, f"ring{i}", a, b, TCPLAB[i])))) for i, (a, b) in enumerate(ring)]
         for t in threads:
             t.start()
         for t in threads:
             t.join(60)
         assert len(together) == 3 and all(o.status == "ok" and o.sink and o.sink.bytes == N_BYTES
                                           for o in together), [o.reason for o in together]
-        # A daemon refuses a peer outside its list, and a job it does not know.
-        bad = _spec(tb, "bad", "h0", "h1", LINUX[0]).model_dump(mode="json")
-        reply = request(daemons["h1"], tb.key, {**bad, "kind": "probe", "phase": "listen", "peer": "h9"})
-        assert reply["ok"] is False and "peer 'h9' is not one of this daemon's peers" in reply["error"]
-        reply = request(daemons["h1"], b"k" * 64, {"kind": "ping"})
-        assert reply["ok"] is False and "bad signature" in reply["error"]
-        # A probe past the daemon's probe_timeout_s (6 s) ends as "timeout", nothing left running.
+        # Without the testbed's credentials nobody connects.
+        with pytest.raises(OSError, match="cannot connect"):
+            connect(tb.scheduler.replace("tls://", "tcp://"), (None, None, None), timeout_s=3)
+        # A probe past the worker's probe_timeout_s (6 s) ends as "timeout", nothing left running.
         t = time.perf_counter()
-        slow = run_probe(_spec(tb, "slow", "h0", "h2", TCPLAB[0], n=200_000_000, limit=60), daemons, tb.key)
+        slow = run_probe(client, _spec(tb, "slow", "h0", "h2", TCPLAB[0], n=200_000_000, limit=60))
         assert slow.status == "failed" and slow.reason == "timeout", slow.reason
         assert time.perf_counter() - t < 6 + 12
         assert _endpoints(tb) == {h: [] for h in tb.hosts}
-        assert request(daemons["h0"], tb.key, {"kind": "ping"})["ok"] is True
+        assert set(hosts_present(client)) == set(tb.hosts)
+        client.close()
         probes_s = time.perf_counter() - t0 - up_s
     assert all(not _alive(p) for p in pids)
     assert not any(ns.startswith(_tag(ours)) for ns in _namespaces())
@@ -324,8 +331,11 @@ def test_tcp_cross_traffic_runs_beside_the_probes(tmp_path: Path, monkeypatch: p
         sender = tmp_path / "tb" / "cross" / "tcp0" / "sender"
         assert (sender / "facts.jsonl").resolve() == Path(os.devnull)
         time.sleep(1.0)
-        daemons = {h.name: h.daemon for h in tb.hosts.values()}
-        o = run_probe(_spec(tb, "beside", "h0", "h1", LINUX[1]), daemons, tb.key)
+        from tcplab.campaign.cluster import run_probe
+
+        client = tb.client()
+        o = run_probe(client, _spec(tb, "beside", "h0", "h1", LINUX[1]))
+        client.close()
         assert o.status == "ok" and o.sink is not None and o.sink.bytes == N_BYTES, o.reason
         running = subprocess.run(["ip", "netns", "pids", tb.hosts["h0"].namespace], capture_output=True,
                                  text=True).stdout.split()
@@ -338,10 +348,12 @@ def test_a_daemon_killed_mid_probe_fails_that_probe_and_leaves_no_endpoint(tmp_p
     from tcplab.campaign.testbed import Testbed
 
     with Testbed(2, POPULATION, seed=2, out_dir=tmp_path / "tb", cross_udp=False) as tb:
-        daemons = {h.name: h.daemon for h in tb.hosts.values()}
+        from tcplab.campaign.cluster import hosts_present, run_probe
+
+        client = tb.client()
         spec = _spec(tb, "killed", "h0", "h1", TCPLAB[0], n=200_000_000, limit=60)
         out: list[ProbeOutcome] = []
-        t = threading.Thread(target=lambda: out.append(run_probe(spec, daemons, tb.key)))
+        t = threading.Thread(target=lambda: out.append(run_probe(client, spec)))
         t.start()
         deadline = time.monotonic() + 20
         while not any("tcplab-flow send" in c for c in _endpoints(tb)["h0"]) and time.monotonic() < deadline:
@@ -349,11 +361,12 @@ def test_a_daemon_killed_mid_probe_fails_that_probe_and_leaves_no_endpoint(tmp_p
         tb.daemons["h0"].kill()  # the source's daemon dies mid-send
         t.join(30)
         assert out and out[0].status == "failed", out
-        assert out[0].reason is not None and out[0].reason.startswith("daemon of h0: the connection closed")
+        assert out[0].reason is not None and "h0" in out[0].reason, out[0].reason
         time.sleep(2)  # the sender's parent died: it got SIGTERM (PR_SET_PDEATHSIG)
         assert [c for c in _endpoints(tb)["h0"] if "tcplab-flow" in c] == []
         assert _endpoints(tb)["h1"] == []  # the receiver was collected
-        assert request(daemons["h1"], tb.key, {"kind": "ping"})["ok"] is True
+        assert "h1" in hosts_present(client)
+        client.close()
 
 
 @needs_testbed
@@ -379,12 +392,14 @@ def test_tcplab_testbed_runs_until_a_signal_and_leaves_nothing(tmp_path: Path, s
     try:
         assert p.stdout is not None
         ready, _, _ = select.select([p.stdout], [], [], 60)  # the first line: the testbed is up
-        assert ready and p.stdout.readline().startswith("h0: address 10.214.0.1, daemon 127.0.0.1:")
+        assert ready and p.stdout.readline().startswith("h0: address 10.214.0.1, namespace tcplab-")
         desc = json.loads((tmp_path / "tb" / "testbed.json").read_text())
         assert [h["name"] for h in desc["hosts"]] == ["h0", "h1"] and len(desc["paths"]) == 1
-        host, port = desc["hosts"][0]["daemon"].rsplit(":", 1)
-        key = Path(desc["key_file"]).read_bytes().strip()
-        assert request((host, int(port)), key, {"kind": "ping"})["ok"] is True
+        from tcplab.campaign.cluster import connect, hosts_present
+
+        client = connect(desc["scheduler"], tuple(Path(desc["tls"][k]) for k in ("ca", "cert", "key")))
+        assert set(hosts_present(client)) == {"h0", "h1"}
+        client.close()
         ours = {h["namespace"] for h in desc["hosts"]}
         assert ours <= _namespaces()
         p.send_signal(signum)
@@ -415,3 +430,33 @@ def test_an_endpoint_that_fails_to_start_is_reported_with_its_own_error(error: s
     with pytest.raises(cls, match=r'^reno: unknown parameter\(s\) \["beta"\]$'):
         wait_ready(p, "receiver", cls)
     assert p.returncode is not None
+
+
+@needs_testbed
+def test_a_testbed_killed_outright_leaves_no_process_and_cleanup_removes_its_namespaces(tmp_path: Path) -> None:
+    p = _tcplab("testbed", "campaigns/eth-default.toml", "--hosts", "2", "--out", str(tmp_path / "tb"),
+                cwd=Path(__file__).resolve().parents[1])
+    try:
+        assert p.stdout is not None
+        ready, _, _ = select.select([p.stdout], [], [], 60)
+        assert ready and p.stdout.readline().startswith("h0: address")
+        desc = json.loads((tmp_path / "tb" / "testbed.json").read_text())
+        ours = {h["namespace"] for h in desc["hosts"]}
+        p.kill()  # SIGKILL: no teardown
+        p.wait(10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    # its scheduler and daemons die with it (and what they started with them)
+    deadline = time.monotonic() + 15
+    left = "?"
+    while time.monotonic() < deadline:
+        left = subprocess.run(["pgrep", "-f", str(tmp_path / "tb")], capture_output=True, text=True).stdout.strip()
+        if not left:
+            break
+        time.sleep(0.2)
+    assert left == "", left
+    r = subprocess.run([sys.executable, "-m", "tcplab", "cleanup"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert not ours & _namespaces()

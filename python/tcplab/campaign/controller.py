@@ -5,24 +5,22 @@ It runs the ETH method on real hosts: the same population of paths and the same 
 as the virtual campaign (:func:`tcplab.campaign.schedule.schedule`: Poisson probe times per
 path, the protocol drawn uniformly), with the paths laid on the ``[live]`` hosts
 (:func:`tcplab.campaign.live_config.path_hosts`). Each probe, at its time divided by
-``time_compression``, asks its path's two daemons to carry out one transfer
-(:func:`tcplab.campaign.live_probe.run_probe`: the sink's daemon listens, the source's
-sends, the sink's is collected), described by a :class:`~tcplab.campaign.live_probe.ProbeSpec`
-(the probe's protocol, bytes, hosts and their transfer addresses) whose name and
-``job_id`` are the campaign's, the probe's and the attempt's. A daemon answers a job id
-it has seen from its first run, so a controller that was killed and restarted (it skips
-the probes already in the database and asks again for the others) never runs a transfer
-twice. A host takes part in at most ``per_host_limit``
-probes at once. A failed attempt (a daemon that refuses, times out, dies or cannot be
-reached) is retried ``retries`` times; then the probe is recorded ``failed`` with the
-last reason. Each probe is written once, with its attempts (``runs``) and its flow, in one
-transaction of the results database (:mod:`tcplab.campaign.results_db`).
+``time_compression``, runs on its path's two hosts as tasks of the campaign's Dask
+scheduler (:func:`tcplab.campaign.cluster.run_probe`: the sink listens, the source sends,
+the sink is collected), described by a :class:`~tcplab.campaign.live_probe.ProbeSpec`
+(the probe's protocol, bytes, hosts and their transfer addresses) named after the
+campaign, the results database's uid, the probe and the attempt. A host takes part in at
+most ``per_host_limit`` probes at once. A failed attempt (a phase that fails or times
+out, a host whose worker is down or lost) is retried ``retries`` times; then the probe is
+recorded ``failed`` with the last reason. Each probe is written once, with its attempts
+(``runs``) and its flow, in one transaction of the results database
+(:mod:`tcplab.campaign.results_db`): a controller killed and started again asks only for
+the probes not recorded.
 """
 
 from __future__ import annotations
 
 import re
-import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -38,10 +36,10 @@ from tcplab.campaign.population import draw_paths
 from tcplab.campaign.live_probe import (
     TCPLAB_MSS,
     LinuxProtocol,
+    ProbeOutcome,
     ProbeSpec,
     TcplabProtocol,
     TcplabTcpProtocol,
-    run_probe,
     transfer_tcp,
 )
 from tcplab.campaign.schedule import Probe, schedule
@@ -56,7 +54,7 @@ from tcplab.campaign.results_db import (
     record_probe,
 )
 
-__all__ = ["Attempt", "DaemonExecutor", "Executor", "LiveRun", "probe_spec", "run_live", "DB_FILE"]
+__all__ = ["Attempt", "ClusterExecutor", "Executor", "LiveRun", "attempt_of", "probe_spec", "run_live", "DB_FILE"]
 
 #: The results database's file name in the campaign's output directory.
 DB_FILE = "live.sqlite"
@@ -75,32 +73,39 @@ class Attempt:
 Executor = Callable[[ProbeSpec, int, threading.Event], Attempt]
 
 
-class DaemonExecutor:
-    """Carries out an attempt through the daemons of ``settings`` (``run_probe``), signed
-    with ``key``."""
+class ClusterExecutor:
+    """Carries out an attempt on the hosts' workers through ``client`` (a client of the
+    campaign's scheduler, :func:`tcplab.campaign.cluster.connect`)."""
 
-    def __init__(self, settings: LiveSettings, key: bytes, tls: ssl.SSLContext | None = None):
+    def __init__(self, settings: LiveSettings, client: Any):
         self.settings = settings
-        self.key = key
-        self.tls = tls
-        self.daemons = {h.name: (h.address, h.port) for h in settings.hosts}
+        self.client = client
 
     def __call__(self, spec: ProbeSpec, attempt: int, stop: threading.Event) -> Attempt:
-        out = run_probe(spec, self.daemons, self.key, tls=self.tls, timeout_s=self.settings.request_timeout_s)
-        runs = [RunRow(attempt, host, role, r.reason or r.status if r is not None else (out.reason or "not run"),
-                       r.traces if r is not None else None, r.pcap if r is not None else None)
-                for host, role, r in ((spec.source, "source", out.source), (spec.sink, "sink", out.sink))]
-        if out.status != "ok":
-            return Attempt(runs, out.reason or "failed")
-        src, snk = out.source, out.sink
-        assert src is not None and snk is not None
-        flow = {
-            "bytes_delivered": snk.bytes, "intact": snk.intact, "bytes_acked": src.bytes,
-            "completed": bool(src.completed and snk.intact), "duration_s": src.duration_s,
-            "throughput_bps": src.throughput_bps, "retransmits": src.retransmits, "timeouts": src.timeouts,
-            "wall_s": out.wall_s,
-        }
-        return Attempt(runs, None, flow)
+        from tcplab.campaign.cluster import run_probe
+
+        return attempt_of(spec, attempt, run_probe(self.client, spec, timeout_s=self.settings.request_timeout_s))
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def attempt_of(spec: ProbeSpec, attempt: int, out: ProbeOutcome) -> Attempt:
+    """The attempt's rows (one per host) and flow of a probe's outcome."""
+    runs = [RunRow(attempt, host, role, r.reason or r.status if r is not None else (out.reason or "not run"),
+                   r.traces if r is not None else None, r.pcap if r is not None else None)
+            for host, role, r in ((spec.source, "source", out.source), (spec.sink, "sink", out.sink))]
+    if out.status != "ok":
+        return Attempt(runs, out.reason or "failed")
+    src, snk = out.source, out.sink
+    assert src is not None and snk is not None
+    flow = {
+        "bytes_delivered": snk.bytes, "intact": snk.intact, "bytes_acked": src.bytes,
+        "completed": bool(src.completed and snk.intact), "duration_s": src.duration_s,
+        "throughput_bps": src.throughput_bps, "retransmits": src.retransmits, "timeouts": src.timeouts,
+        "wall_s": out.wall_s,
+    }
+    return Attempt(runs, None, flow)
 
 
 @dataclass
@@ -144,10 +149,10 @@ class _Slots:
 
 def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHost], attempt: int,
                uid: str) -> ProbeSpec:
-    """What the daemons are asked for attempt ``attempt`` of ``probe`` from ``hosts[0]`` to
-    ``hosts[1]``: named ``<campaign>-<uid>-<probe>-a<attempt>`` (also its job id; ``uid``: the
-    results database's, :func:`~tcplab.campaign.results_db.campaign_uid`, so that the same
-    campaign run again into another database asks the daemons for new runs)."""
+    """What the hosts are asked for attempt ``attempt`` of ``probe`` from ``hosts[0]`` to
+    ``hosts[1]``: named ``<campaign>-<uid>-<probe>-a<attempt>`` (``uid``: the results
+    database's, :func:`~tcplab.campaign.results_db.campaign_uid`, so that the same campaign
+    run again into another database runs new transfers)."""
     proto = cfg.protocol_table()[probe.protocol]
     protocol: TcplabProtocol | LinuxProtocol
     if proto.stack == "linux":
@@ -159,7 +164,7 @@ def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHos
                         recovery_params=dict(proto.recovery_params))
     name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', cfg.name)[:40]}-{uid}-{probe.id}-a{attempt}"
     return ProbeSpec(
-        probe=name, job_id=name, source=hosts[0].name, sink=hosts[1].name,
+        probe=name, source=hosts[0].name, sink=hosts[1].name,
         source_address=hosts[0].transfer_address, sink_address=hosts[1].transfer_address,
         protocol=protocol, bytes=cfg.transfer.bytes, time_limit_s=cfg.transfer.time_limit_s,
         mss=min(cfg.transfer.packet_bytes, TCPLAB_MSS), tcp=transfer_tcp(cfg.transfer),
@@ -193,7 +198,7 @@ def run_live(
     try:
         add_hosts_and_paths(
             db,
-            [(h.name, f"{h.address}:{h.port}") for h in live.hosts],
+            [(h.name, h.address) for h in live.hosts],
             [(p.id, *ends[p.id], round(p.rate_mbps * 1e6), round(p.rtt_ms * 1e6),
               max(1, p.buffer_bytes // cfg.transfer.packet_bytes), p.loss) for p in paths],
         )

@@ -10,16 +10,14 @@ written as the virtual campaign's table and report under ``campaign/`` in it
 from __future__ import annotations
 
 import json
-import ssl
 import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tcplab.campaign.auth import load_key
 from tcplab.campaign.config import CampaignConfig
-from tcplab.campaign.controller import DB_FILE, DaemonExecutor, Executor, LiveRun, run_live
+from tcplab.campaign.controller import DB_FILE, ClusterExecutor, Executor, LiveRun, run_live
 from tcplab.campaign.live_results import live_probes
 from tcplab.campaign.virtual_campaign import CampaignResult, run_campaign, write_campaign
 from tcplab.out_dir import remove_tree
@@ -40,15 +38,25 @@ def resolve(cfg: CampaignConfig, p: Path) -> Path:
     return Path(cfg.source_path).parent / p
 
 
-def default_executor(cfg: CampaignConfig) -> DaemonExecutor:
-    """The daemons of ``cfg.live``, with its key and, when given, its TLS authority."""
+def default_executor(cfg: CampaignConfig) -> ClusterExecutor:
+    """A client of ``cfg.live``'s scheduler, with its TLS files (relative to the campaign
+    file). OSError (one line) when it cannot connect, or when a connected host's worker
+    runs fewer probe phases at once than ``per_host_limit``."""
+    from tcplab.campaign.cluster import connect, host_resource
+
     live = cfg.live
     assert live is not None
-    key = load_key(resolve(cfg, live.key_file))
-    tls = None
-    if live.tls_ca is not None:
-        tls = ssl.create_default_context(cafile=str(resolve(cfg, live.tls_ca)))
-    return DaemonExecutor(live, key, tls)
+    ca, cert, key = live.tls
+    client = connect(live.scheduler, tuple(resolve(cfg, p) if p is not None else None  # type: ignore[arg-type]
+                                           for p in (ca, cert, key)), timeout_s=live.connect_timeout_s)
+    for w in client.scheduler_info(n_workers=-1)["workers"].values():
+        for h in live.hosts:
+            slots = w.get("resources", {}).get(host_resource(h.name))
+            if slots is not None and slots < live.per_host_limit:
+                client.close()
+                raise OSError(f"live.per_host_limit = {live.per_host_limit}: the worker of {h.name} runs "
+                              f"{slots:g} probe phases at once (its daemon's slots)")
+    return ClusterExecutor(live, client)
 
 
 def run_live_campaign(
@@ -69,10 +77,14 @@ def run_live_campaign(
     ``virtual/`` and write ``comparison.json`` (:func:`compare_live`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    executor = executor or default_executor(cfg)
+    own = default_executor(cfg) if executor is None else None
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    run = run_live(cfg, out / DB_FILE, executor, stop=stop, on_probe=progress)
+    try:
+        run = run_live(cfg, out / DB_FILE, executor or own, stop=stop, on_probe=progress)  # type: ignore[arg-type]
+    finally:
+        if own is not None:
+            own.close()
     probes = live_probes(cfg, out / DB_FILE, run.paths, run.probes)
     result = CampaignResult(
         cfg=cfg,

@@ -1,6 +1,7 @@
 """The live campaign's probe runner (docs/campaign.md "Live mode: probes"): what
-a daemon (:mod:`tcplab.campaign.daemon`) does with a probe job. A probe is a transfer of
-``bytes`` bytes from a source host to a sink host with one protocol:
+a host's worker (``tcplab daemon``, :mod:`tcplab.campaign.cluster`) does with one phase of a
+probe. A probe is a transfer of ``bytes`` bytes from a source host to a sink host with one
+protocol:
 
 - ``{"stack": "tcplab", "controller": ..., "recovery": ...}``: tcplab's own transport
   (tcplab-core's sender and receiver over UDP: ``tcplab-flow send|recv``, as ``tcplab live``
@@ -10,39 +11,35 @@ a daemon (:mod:`tcplab.campaign.daemon`) does with a probe job. A probe is a tra
   ``stack = "linux"`` flows).
 
 No second transport and no second TCP: the runner starts those endpoints as child processes
-of the daemon, in the daemon's network namespace (the host it serves: a machine, or a
-namespace of ``tcplab testbed``).
+of the worker, in the host's network namespace (a machine, or a namespace of ``tcplab
+testbed``).
 
-**Three phases**, each one signed job (:class:`ProbeJob`, ``"kind": "probe"``) to one daemon:
+**Three phases** (:class:`ProbeJob`), chained by the controller
+(:func:`tcplab.campaign.cluster.run_probe`):
 
-1. ``listen`` to the sink's daemon: it starts the receiving end on a free port and answers
-   at once with the port (:class:`ProbeResult` ``port``); the receiver waits for the source.
-2. ``send`` to the source's daemon, with that ``port``: it runs the sending end until the
-   transfer is acknowledged (or ``time_limit_s`` passed) and answers with the sender's
-   figures (bytes acknowledged, duration, throughput, retransmissions, timeouts).
-3. ``collect`` to the sink's daemon: it ends the receiver (after what is in flight arrived)
-   and answers with the receiver's figures (bytes delivered in order, checked against the
+1. ``listen`` on the sink: it starts the receiving end on a free port and answers at once
+   with the port (:class:`ProbeResult` ``port``); the receiver waits for the source.
+2. ``send`` on the source, with that ``port``: it runs the sending end until the transfer
+   is acknowledged (or ``time_limit_s`` passed) and answers with the sender's figures
+   (bytes acknowledged, duration, throughput, retransmissions, timeouts).
+3. ``collect`` on the sink: it ends the receiver (after what is in flight arrived) and
+   answers with the receiver's figures (bytes delivered in order, checked against the
    stream's pattern: ``intact``).
 
 ``peer`` of each job is the other end's host name (the sink's for ``send``, the source's
-otherwise): a daemon refuses a peer outside its configured ``peers``. A receiver that is
-never collected is killed ``time_limit_s + LISTEN_GRACE_S`` after ``listen``; a ``send``
-whose daemon's ``probe_timeout_s`` passes is stopped (the daemon sets the runner's stop
-event, the sender is killed before the daemon answers ``probe timed out`` with reason
-``timeout``). :func:`run_probe` does the three phases for a controller and returns a
-:class:`ProbeOutcome` (status ``ok`` or ``failed`` with a one-line reason, ``timeout`` for
-a probe past its daemon's limit).
+otherwise). A receiver that is never collected is killed ``time_limit_s + LISTEN_GRACE_S``
+after ``listen``; a phase stopped at its worker's ``probe_timeout_s`` sees its stop event
+set (the sender is killed before the worker answers ``timeout``).
 
-**Traces**: every phase that ran an endpoint writes under the daemon's results directory,
+**Traces**: every phase that ran an endpoint writes under the worker's results directory,
 ``<results_dir>/<probe>/<role>/`` (role ``source`` or ``sink``): the endpoint's own files
 and ``trace.parquet`` (tcplab sender: its series, the simulator's column names; tcplab
 receiver: one row per data segment that arrived; Linux sender: its ``TCP_INFO`` samples).
-``ProbeResult.traces`` is that Parquet file's path on the daemon's host.
+``ProbeResult.traces`` is that Parquet file's path on the host.
 
-Message formats (JSON, pydantic; the controller builds :class:`ProbeJob` and reads
-:class:`ProbeResult` from the daemon's ``result``)::
+Message formats (JSON, pydantic)::
 
-    ProbeJob    {"kind": "probe", "phase": "listen" | "send" | "collect", "probe": "p17",
+    ProbeJob    {"phase": "listen" | "send" | "collect", "probe": "p17",
                  "peer": HOST, "source": HOST, "sink": HOST,
                  "source_address": IPv4, "sink_address": IPv4,   # data-plane addresses
                  "protocol": {"stack": "tcplab", "controller": "reno", "recovery": "fack"}
@@ -78,7 +75,7 @@ from tcplab.live.raw_device import RawDevice
 from tcplab.campaign.probe_traces import facts_trace, series_trace, tcpinfo_trace
 
 __all__ = ["LISTEN_GRACE_S", "TCPLAB_MSS", "LinuxProtocol", "ProbeJob", "ProbeOutcome", "ProbeResult",
-           "ProbeRunner", "ProbeSpec", "TcplabProtocol", "TcplabTcpProtocol", "run_probe", "transfer_tcp"]
+           "ProbeFailed", "ProbeRunner", "ProbeSpec", "TcplabProtocol", "TcplabTcpProtocol", "transfer_tcp"]
 
 #: A receiver not collected this long past its probe's time limit is killed.
 LISTEN_GRACE_S = 30.0
@@ -125,7 +122,7 @@ Protocol = Annotated[TcplabProtocol | TcplabTcpProtocol | LinuxProtocol, Field(d
 
 
 class ProbeSpec(BaseModel):
-    """One probe as the controller asks for it (:func:`run_probe`)."""
+    """One probe as the controller asks for it (:func:`tcplab.campaign.cluster.run_probe`)."""
 
     model_config = ConfigDict(extra="forbid")
     probe: str = Field(pattern=_NAME)
@@ -138,10 +135,7 @@ class ProbeSpec(BaseModel):
     time_limit_s: float = Field(default=60.0, gt=0)
     #: segment payload size (both stacks); None: the kernel's default (Linux), TCPLAB_MSS
     mss: int | None = Field(default=None, ge=64, le=TCPLAB_MSS)
-    #: the job's identity for the daemon: a job id asked again (a controller that resumed)
-    #: is answered from its first run (tcplab.campaign.daemon); None: always run
-    job_id: str | None = Field(default=None, pattern=_NAME)
-    #: the sink's daemon captures the probe's packets (headers) into ``probe.pcap``
+    #: the sink's host captures the probe's packets (headers) into ``probe.pcap``
     #: (:mod:`tcplab.campaign.probe_pcap`)
     pcap: bool = False
     #: more of the scenario's TCP settings (docs/tcp.md) for the tcplab stack, e.g.
@@ -157,9 +151,8 @@ class ProbeSpec(BaseModel):
 
 
 class ProbeJob(ProbeSpec):
-    """One phase of a probe, sent to one daemon (module docstring)."""
+    """One phase of a probe, run on one host (module docstring)."""
 
-    kind: Literal["probe"] = "probe"
     phase: Literal["listen", "send", "collect"]
     peer: str
     port: int | None = Field(default=None, ge=1, le=65535)
@@ -179,7 +172,7 @@ class ProbeJob(ProbeSpec):
 
 
 class ProbeResult(BaseModel):
-    """What a daemon answers for one phase (module docstring)."""
+    """What a host answers for one phase (module docstring)."""
 
     model_config = ConfigDict(extra="forbid")
     probe: str
@@ -199,16 +192,17 @@ class ProbeResult(BaseModel):
     throughput_bps: float | None = None
     retransmits: int | None = None
     timeouts: int | None = None
-    #: the Parquet trace on the daemon's host
+    #: the Parquet trace on the host
     traces: str | None = None
-    #: the sink's capture of the probe's packets on the daemon's host (``ProbeSpec.pcap``)
+    #: the sink's capture of the probe's packets on its host (``ProbeSpec.pcap``)
     pcap: str | None = None
     #: the endpoint's own summary
     summary: dict[str, Any] = {}
 
 
 class ProbeOutcome(BaseModel):
-    """A whole probe (:func:`run_probe`): ``ok`` when the sink received all ``bytes`` intact."""
+    """A whole probe (:func:`tcplab.campaign.cluster.run_probe`): ``ok`` when the sink
+    received all ``bytes`` intact."""
 
     model_config = ConfigDict(extra="forbid")
     spec: ProbeSpec
@@ -224,7 +218,7 @@ class ProbeFailed(RuntimeError):
 
 
 # --------------------------------------------------------------------------------------------
-# The daemon's side.
+# A host's side.
 
 
 def _free_port() -> int:
@@ -325,11 +319,11 @@ class _Receiver:
 
 
 class ProbeRunner:
-    """The daemon's probe runner (``Daemon(config, ProbeRunner(name, results_dir))``): a
+    """A host's probe runner (the worker plugin's, :class:`tcplab.campaign.cluster.ProbeHost`): a
     callable (job, stop event) -> :class:`ProbeResult` as a dict. :meth:`close` kills every
     endpoint still running."""
 
-    def __init__(self, host: str, results_dir: str | Path) -> None:
+    def __init__(self, host: str, results_dir: str | Path, netns: str | None = None) -> None:
         self.host = host
         self.results_dir = Path(results_dir).resolve()
         self.receivers: dict[str, _Receiver] = {}
@@ -338,7 +332,13 @@ class ProbeRunner:
         self.closed = False
         # Every endpoint is started by this one long-lived thread: they die with the thread
         # that started them (PR_SET_PDEATHSIG), and a connection's thread ends with its job.
-        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="probe-spawn")
+        if netns is not None:
+            from tcplab.live.netns_enter import enter_netns
+
+            self._spawner = ThreadPoolExecutor(1, thread_name_prefix="probe-spawn", initializer=enter_netns,
+                                               initargs=(netns,))
+        else:
+            self._spawner = ThreadPoolExecutor(1, thread_name_prefix="probe-spawn")
 
     def _spawn(self, argv: list[str], fds: tuple[int, ...] = ()) -> subprocess.Popen[str]:
         return self._spawner.submit(subprocess.Popen, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -357,7 +357,7 @@ class ProbeRunner:
             raise ProbeFailed(f"{field_path(loc) or 'job'}: {detail}") from None
         mine = job.sink if job.role == "sink" else job.source
         if mine != self.host:
-            raise ProbeFailed(f"{job.role} = {mine!r}: this daemon serves {self.host!r}")
+            raise ProbeFailed(f"{job.role} = {mine!r}: this worker serves {self.host!r}")
         out = self.results_dir / job.probe / job.role
         if job.phase == "listen":
             result = self._listen(job, out)
@@ -368,7 +368,7 @@ class ProbeRunner:
         return result.model_dump(mode="json")
 
     def close(self) -> None:
-        """Kills every receiver still waiting and every sender still running (the daemon
+        """Kills every receiver still waiting and every sender still running (the worker
         stops)."""
         with self.lock:
             self.closed = True
@@ -418,7 +418,7 @@ class ProbeRunner:
                 kill(proc)
                 if capture is not None:
                     capture.stop()
-                raise ProbeFailed("the daemon is stopping")
+                raise ProbeFailed("the worker is stopping")
             self.receivers[job.probe] = _Receiver(proc, out, port, job, capture)
         return ProbeResult(probe=job.probe, phase="listen", role="sink", host=self.host, port=port)
 
@@ -554,59 +554,3 @@ class ProbeRunner:
             res = res.model_copy(update={"status": "failed",
                                          "reason": f"not acknowledged within time_limit_s = {job.time_limit_s:g}"})
         return res
-
-
-# --------------------------------------------------------------------------------------------
-# The controller's side.
-
-
-def run_probe(spec: ProbeSpec, daemons: dict[str, tuple[str, int]], key: bytes, *,
-              tls: Any = None, timeout_s: float | None = None) -> ProbeOutcome:
-    """Runs probe `spec` through the daemons of its source and sink (`daemons`: host name ->
-    the daemon's control address): listen, send, collect. Never raises for a probe that
-    failed: the outcome says ``failed`` with the first reason (``timeout`` when the source's
-    daemon ended the probe at its ``probe_timeout_s``); the receiver is collected (ended) in
-    any case once it listened. `timeout_s`: the control connection's (default: the time
-    limit plus 60 s)."""
-    from tcplab.campaign.daemon import request
-
-    wall = time.perf_counter()
-    limit = timeout_s or spec.time_limit_s + 60.0
-    base = spec.model_dump(mode="json")
-
-    def ask(host: str, phase: str, peer: str, port: int | None = None) -> ProbeResult:
-        job = {**base, "kind": "probe", "phase": phase, "peer": peer, "port": port}
-        try:
-            reply = request(daemons[host], key, job, timeout=limit, tls=tls)
-        except json.JSONDecodeError:
-            raise ProbeFailed(f"daemon of {host}: the connection closed without an answer "
-                              "(the daemon died or was stopped)") from None
-        except (OSError, ValueError) as e:
-            raise ProbeFailed(f"daemon of {host}: {e}") from None
-        if not reply.get("ok"):
-            if reply.get("reason") == "timeout":
-                raise ProbeFailed("timeout")
-            raise ProbeFailed(f"{host}: {reply.get('error', 'no reply')}")
-        return ProbeResult.model_validate(reply["result"])
-
-    def done(status: str, reason: str | None, src: ProbeResult | None, snk: ProbeResult | None) -> ProbeOutcome:
-        return ProbeOutcome(spec=spec, status=status, reason=reason, source=src, sink=snk,  # type: ignore[arg-type]
-                            wall_s=time.perf_counter() - wall)
-
-    try:
-        listen = ask(spec.sink, "listen", spec.source)
-    except ProbeFailed as e:
-        return done("failed", str(e), None, None)
-    src: ProbeResult | None = None
-    reason: str | None = None
-    try:
-        src = ask(spec.source, "send", spec.sink, listen.port)
-    except ProbeFailed as e:
-        reason = str(e)
-    try:
-        snk = ask(spec.sink, "collect", spec.source, listen.port)
-    except ProbeFailed as e:
-        return done("failed", reason or str(e), src, None)
-    reason = reason or (src.reason if src and src.status == "failed" else None) \
-        or (snk.reason if snk.status == "failed" else None)
-    return done("failed" if reason else "ok", reason, src, snk)

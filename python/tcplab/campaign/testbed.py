@@ -3,10 +3,11 @@ local testbed"): N hosts as network namespaces, an emulated path between every p
 from a campaign file's path population, and a probe daemon in each host.
 
 ``with Testbed(4, "campaigns/eth-default.toml", seed=1) as tb:`` gives ``tb.hosts`` (by
-name ``h0`` … ``h{N-1}``: data-plane address, the daemon's control address, namespace,
-results directory), ``tb.key`` (the daemons' shared secret) and ``tb.paths`` (the drawn
-path of each pair); leaving the block, normally, on an exception, Ctrl-C or SIGTERM, stops
-the daemons and removes every namespace, device and process it made.
+name ``h0`` … ``h{N-1}``: data-plane address, namespace, results directory),
+``tb.scheduler`` and ``tb.tls`` (what a controller connects with: ``tb.client()``) and
+``tb.paths`` (the drawn path of each pair); leaving the block, normally, on an exception,
+Ctrl-C or SIGTERM, stops the daemons and the scheduler and removes every namespace, device
+and process it made.
 
 How it is built:
 
@@ -30,21 +31,21 @@ How it is built:
     ``cross.recovery``, ``cross.packet_bytes`` up to 1448, ``cross.rcv_buf_bytes``).
 
   Their endpoints' per-packet facts go to /dev/null (a testbed may run for hours).
-- **Daemons**: ``tcplab daemon --config hK/daemon.toml --netns NS`` per host, started from
-  this namespace: each binds its control socket on 127.0.0.1 here (plaintext: loopback
-  only), then enters its host's namespace, so the probes it runs are the host's. Peers:
-  every other host. The key file (64 hex characters, mode 0600) is generated per testbed.
+- **Scheduler and daemons**: a Dask scheduler on this machine's loopback (TLS with mutual
+  authentication: the testbed writes a new authority and certificate, ``tls/``, key
+  owner-only) and ``tcplab daemon --config hK/daemon.toml --netns NS`` per host: a worker
+  named after the host whose connections stay on this namespace's loopback while its
+  probes run in the host's namespace. The scheduler, the daemons and what they start die
+  with the testbed's process.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
 import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -62,8 +63,10 @@ from tcplab.live.errors import LiveError
 __all__ = ["MAX_HOSTS", "Testbed", "TestbedHost", "TestbedPath", "testbed_scenario"]
 
 MAX_HOSTS = 16
-#: How long a daemon may take to say it serves.
-DAEMON_START_S = 30.0
+#: How long the scheduler and a daemon may take to start.
+DAEMON_START_S = 60.0
+#: Probe phases each testbed host runs at once (its daemon's slots).
+SLOTS = 4
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,6 @@ class TestbedHost:
     name: str
     #: its address on the emulated network (10.214.0.k+1)
     address: str
-    #: its daemon's control address (loopback of the machine's namespace)
-    daemon: tuple[str, int]
     namespace: str
     results_dir: FsPath
 
@@ -162,20 +163,6 @@ def testbed_scenario(n: int, population: CampaignConfig | str | FsPath, seed: in
     return scenario, paths
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _write_key(path: FsPath) -> bytes:
-    key = secrets.token_hex(32).encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(key + b"\n")
-    return key
-
-
 class Testbed:
     """An `n`-host testbed on `population` (a CampaignConfig or a campaign file) with paths
     drawn from `seed` (module docstring). Outputs go to `out_dir` (default: a temporary
@@ -190,11 +177,12 @@ class Testbed:
         self.n, self.seed = n, seed
         self.probe_timeout_s = probe_timeout_s
         self._own_dir = out_dir is None
-        # Absolute: the daemons run in their hosts' directories, and read the key from there.
+        # Absolute: the daemons run in their hosts' directories, and read the TLS files from there.
         self.out_dir = FsPath(out_dir).resolve() if out_dir is not None else None
         self.hosts: dict[str, TestbedHost] = {}
-        self.key = b""
-        self.key_file: FsPath | None = None
+        self.scheduler = ""
+        self.tls: tuple[FsPath, FsPath, FsPath] | None = None
+        self.scheduler_proc: subprocess.Popen[str] | None = None
         self.daemons: dict[str, subprocess.Popen[str]] = {}
         self.net: Any = None  # the tcplab.live.Testbed
         self.cross_flows: list[Any] = []
@@ -217,7 +205,7 @@ class Testbed:
         if self.out_dir is None:
             self.out_dir = FsPath(tempfile.mkdtemp(prefix="tcplab-testbed-"))
         elif self.out_dir.exists() and any(self.out_dir.iterdir()):
-            raise LiveError(f"out_dir = {str(self.out_dir)!r}: not empty (a testbed writes a new key and results)")
+            raise LiveError(f"out_dir = {str(self.out_dir)!r}: not empty (a testbed writes new credentials and results)")
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.net = NetTestbed.for_scenario(self.scenario, self.out_dir / "emulator", userns=False)
         self.net.__enter__()
@@ -232,18 +220,25 @@ class Testbed:
         self._teardown()
 
     def _start(self) -> None:
+        from tcplab.campaign.cluster import write_temporary_credentials
+
         assert self.out_dir is not None
         net = self.net
         self._start_cross()
-        self.key_file = self.out_dir / "key"
-        self.key = _write_key(self.key_file)
+        self.tls = write_temporary_credentials(self.out_dir / "tls")
+        self._start_scheduler()
         names = list(net.ns)
-        starting = {}
         for name in names:
-            starting[name] = self._start_daemon(name, [h for h in names if h != name])
-        for name, (proc, port, results) in starting.items():
-            self._wait_daemon(name, proc)
-            self.hosts[name] = TestbedHost(name, net.addr[name], ("127.0.0.1", port), net.ns[name], results)
+            self._start_daemon(name)
+        for name in names:
+            self._wait_daemon(name, self.daemons[name])
+            self.hosts[name] = TestbedHost(name, net.addr[name], net.ns[name], self.out_dir / name / "results")
+
+    def client(self) -> Any:
+        """A client of the testbed's scheduler (the controller's side); close it after use."""
+        from tcplab.campaign.cluster import connect
+
+        return connect(self.scheduler, self.tls or (None, None, None))
 
     def _start_cross(self) -> None:
         """Starts the scenario's cross traffic (its UDP flows, then its TCP flows but the
@@ -267,32 +262,39 @@ class Testbed:
                 else:
                     self.cross_flows.append(start_flow(net, net.scenario, i, origin, out, sample_ns=10**10))
 
-    def _start_daemon(self, name: str, peers: list[str]) -> tuple[subprocess.Popen[str], int, FsPath]:
-        assert self.out_dir is not None and self.key_file is not None
+    def _start_scheduler(self) -> None:
+        from tcplab.campaign.cluster import start_scheduler
+
+        assert self.out_dir is not None
+        self.scheduler_proc, self.scheduler = start_scheduler(self.out_dir / "scheduler", self.tls,
+                                                              timeout_s=DAEMON_START_S)
+
+    def _start_daemon(self, name: str) -> None:
+        assert self.out_dir is not None and self.tls is not None
+        from tcplab.live.processes import owned_env
+
         d = self.out_dir / name
         d.mkdir(exist_ok=True)
-        port = _free_port()
-        results = d / "results"
-        lines = [f"name = {json.dumps(name)}", 'listen = "127.0.0.1"', f"port = {port}",
-                 f"key_file = {json.dumps(str(self.key_file))}", f"peers = {json.dumps(peers)}",
-                 "plaintext = true", f"probe_timeout_s = {self.probe_timeout_s}",
-                 f"results_dir = {json.dumps(str(results))}"]
+        ca, cert, key = self.tls
+        lines = [f"name = {json.dumps(name)}", f"scheduler = {json.dumps(self.scheduler)}", 'listen = "127.0.0.1"',
+                 f"tls_ca = {json.dumps(str(ca))}", f"tls_cert = {json.dumps(str(cert))}",
+                 f"tls_key = {json.dumps(str(key))}", f"slots = {SLOTS}", f"probe_timeout_s = {self.probe_timeout_s}",
+                 f"results_dir = {json.dumps(str(d / 'results'))}"]
         (d / "daemon.toml").write_text("\n".join(lines) + "\n")
         log = open(d / "daemon.log", "w")  # noqa: SIM115 (the daemon writes it)
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "tcplab", "daemon", "--config", str(d / "daemon.toml"),
-                                     "--netns", self.net.ns[name], "--verbose"],
-                                    stdout=subprocess.PIPE, stderr=log, text=True)
+            self.daemons[name] = subprocess.Popen(
+                [sys.executable, "-m", "tcplab", "daemon", "--config", str(d / "daemon.toml"),
+                 "--netns", self.net.ns[name], "--verbose"],
+                stdout=subprocess.PIPE, stderr=log, text=True, env=owned_env())
         finally:
             log.close()
-        self.daemons[name] = proc
-        return proc, port, results
 
     def _wait_daemon(self, name: str, proc: subprocess.Popen[str]) -> None:
         assert proc.stdout is not None and self.out_dir is not None
         ready, _, _ = select.select([proc.stdout], [], [], DAEMON_START_S)
         line = proc.stdout.readline() if ready else ""
-        if "serving on" not in line:
+        if "joined" not in line:
             proc.kill()
             proc.wait()
             err = (self.out_dir / name / "daemon.log").read_text().strip().splitlines()
@@ -311,6 +313,14 @@ class Testbed:
             if proc.stdout is not None:
                 proc.stdout.close()
         self.daemons = {}
+        if self.scheduler_proc is not None:
+            self.scheduler_proc.terminate()
+            try:
+                self.scheduler_proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.scheduler_proc.kill()
+                self.scheduler_proc.wait()
+            self.scheduler_proc = None
         if self.net is not None:
             self.net.__exit__(None, None, None)  # kills the cross traffic, the emulator, the namespaces
             self.net = None
@@ -318,12 +328,14 @@ class Testbed:
             shutil.rmtree(self.out_dir, ignore_errors=True)
 
     def describe(self) -> dict[str, Any]:
-        """What a controller needs (``testbed.json``): hosts with their data-plane and
-        daemon addresses, the key file, the paths."""
+        """What a controller needs (``testbed.json``): the scheduler and the TLS files, the
+        hosts with their data-plane addresses, the paths."""
+        ca, cert, key = self.tls or (None, None, None)
         return {
-            "hosts": [{"name": h.name, "address": h.address, "daemon": f"{h.daemon[0]}:{h.daemon[1]}",
-                       "namespace": h.namespace, "results_dir": str(h.results_dir)} for h in self.hosts.values()],
-            "key_file": str(self.key_file),
+            "scheduler": self.scheduler,
+            "tls": {"ca": str(ca), "cert": str(cert), "key": str(key)},
+            "hosts": [{"name": h.name, "address": h.address, "namespace": h.namespace,
+                       "results_dir": str(h.results_dir)} for h in self.hosts.values()],
             "seed": self.seed,
             "paths": [p.row() for p in self.paths],
         }

@@ -124,7 +124,6 @@ def _campaign_live(config: Path, cfg: Any, out: Path | None, testbed: Path | Non
 
     from pydantic import ValidationError
 
-    from tcplab.campaign.auth import AuthError
     from tcplab.campaign.live_campaign import LIVE_REPORT_DIR, default_executor, run_live_campaign
     from tcplab.campaign.live_config import testbed_settings
 
@@ -135,13 +134,13 @@ def _campaign_live(config: Path, cfg: Any, out: Path | None, testbed: Path | Non
         except (OSError, ValueError, KeyError, ValidationError) as e:
             fail(f"--testbed {desc}: {' '.join(str(e).split())[:200]}", EXIT_INVALID)
     if cfg.live is None:
-        fail(f"{config}: live: the campaign file has no [live] table (hosts, key_file; docs/campaign.md)", EXIT_INVALID)
+        fail(f"{config}: live: the campaign file has no [live] table (scheduler, hosts; docs/campaign.md)", EXIT_INVALID)
     from tcplab.results import default_out_dir
 
     target = store_dir(out if out is not None else default_out_dir(f"{cfg.name}-live"), "--out")
     try:
         executor = default_executor(cfg)
-    except (AuthError, OSError) as e:  # ssl.SSLError is an OSError
+    except OSError as e:  # cannot connect (wrong credentials among the causes), too few slots
         fail(f"{config}: live: {e}", EXIT_INVALID)
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -161,6 +160,7 @@ def _campaign_live(config: Path, cfg: Any, out: Path | None, testbed: Path | Non
         fail(f"{config}: {e}", EXIT_INVALID)
     finally:
         signal.signal(signal.SIGINT, previous)
+        executor.close()
     if quiet:
         typer.echo(str(target))
     else:

@@ -1,9 +1,10 @@
 """The live campaign's commands of the ``tcplab`` CLI (registered by :func:`register`):
 
-- ``tcplab daemon --config DAEMON.toml [--netns NS]``: a probe daemon in the foreground
-  (:mod:`tcplab.campaign.daemon` with :class:`tcplab.campaign.live_probe.ProbeRunner`)
-  until SIGTERM or SIGINT; prints ``tcplab daemon NAME: serving on HOST:PORT`` once it
-  serves. A bad config file is one line on stderr naming the field and its value, exit 2.
+- ``tcplab daemon --config DAEMON.toml [--netns NS]``: a host of the live campaign in the
+  foreground (:mod:`tcplab.campaign.daemon`: a Dask worker with the host's probe runner)
+  until SIGTERM or SIGINT; prints ``tcplab daemon NAME: worker ADDRESS joined SCHEDULER``
+  each time it joins. A bad config file is one line on stderr naming the field and its
+  value, exit 2.
 - ``tcplab testbed CAMPAIGN.toml --hosts N``: a local testbed
   (:mod:`tcplab.campaign.testbed`) until SIGTERM or SIGINT; writes ``testbed.json``.
 - ``tcplab cleanup``: removes what killed live runs and testbeds left behind (their network
@@ -54,7 +55,7 @@ def load_daemon_config(path: Path) -> Any:
             detail = str(err["msg"]).removeprefix("Value error, ")
         raise DaemonConfigError(f"{path}: {where + ': ' if where else ''}{detail}") from None
     base = path.resolve().parent
-    fixed = {k: base / v for k in ("key_file", "tls_cert", "tls_key", "results_dir")
+    fixed = {k: base / v for k in ("tls_ca", "tls_cert", "tls_key", "results_dir")
              if isinstance(v := getattr(cfg, k), Path) and not v.is_absolute()}
     return cfg.model_copy(update=fixed)
 
@@ -63,37 +64,40 @@ def daemon(
     config: Annotated[Path, typer.Option("--config", "-c", help="Daemon config (TOML; docs/campaign.md).",
                                          metavar="DAEMON.toml")],
     netns: Annotated[str | None, typer.Option(
-        "--netns", help="Bind the control socket here, then enter this network namespace "
-                        "(ip netns name or /proc/PID/ns/net): how tcplab testbed starts its daemons.")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every job, not only refusals.")] = False,
+        "--netns", help="Run the probes in this network namespace (ip netns name or /proc/PID/ns/net); "
+                        "the worker's own connections stay here: how tcplab testbed starts its daemons.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every probe phase, not only problems.")] = False,
 ) -> None:
-    """Run a probe daemon of the live campaign until SIGTERM or SIGINT."""
-    from tcplab.campaign.auth import AuthError
-    from tcplab.campaign.daemon import Daemon
-    from tcplab.campaign.live_probe import ProbeRunner
-    from tcplab.live.errors import LiveError
-    from tcplab.live.netns_enter import enter_netns
+    """Run a host of the live campaign (a Dask worker) until SIGTERM or SIGINT."""
+    import os
 
+    from tcplab.campaign.cluster import start_worker_plugin
+    from tcplab.campaign.daemon import serve
+    from tcplab.live.errors import LiveError
+    from tcplab.live.processes import OWNER_ENV
+
+    if owner := os.environ.pop(OWNER_ENV, None):  # started by a testbed: die with it
+        from tcplab.sweep.backends import die_with_parent
+
+        die_with_parent(int(owner))
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    for noisy in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING if verbose else logging.ERROR)
     try:
         cfg = load_daemon_config(config)
     except DaemonConfigError as e:
         fail(str(e))
-    runner = ProbeRunner(cfg.name, cfg.results_dir)
-    try:
-        d = Daemon(cfg, runner)
-    except AuthError as e:
-        fail(f"{config}: key_file: {e}")
-    except OSError as e:
-        fail(f"{config}: listen = {cfg.listen!r}, port = {cfg.port}: {e.strerror or e}")
-    except Exception as e:  # ssl errors loading tls_cert / tls_key
-        fail(f"{config}: tls_cert = {str(cfg.tls_cert)!r}, tls_key = {str(cfg.tls_key)!r}: {e}")
+    for field in ("tls_ca", "tls_cert", "tls_key"):
+        f = getattr(cfg, field)
+        if f is not None and not f.is_file():
+            fail(f"{config}: {field} = {str(f)!r}: no such file")
     if netns is not None:
+        from tcplab.live.netns_enter import check_netns
+
         try:
-            enter_netns(netns)  # before any thread exists: every later one inherits it
+            check_netns(netns)
         except LiveError as e:
-            d.server.server_close()
             fail(str(e))
     stop = threading.Event()
 
@@ -101,15 +105,11 @@ def daemon(
         stop.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    d.start()
-    host, port = d.address
-    print(f"tcplab daemon {cfg.name}: serving on {host}:{port}", flush=True)
     try:
-        while not stop.wait(0.5):
-            pass
+        serve(cfg, lambda: start_worker_plugin(cfg.name, cfg.results_dir, netns=netns,
+                                               probe_timeout_s=cfg.probe_timeout_s, slots=cfg.slots), stop,
+              lambda address: print(f"tcplab daemon {cfg.name}: worker {address} joined {cfg.scheduler}", flush=True))
     finally:
-        d.stop()
-        runner.close()
         for s, h in old.items():
             signal.signal(s, h)
 
@@ -141,7 +141,7 @@ def testbed(
         stop.set()
 
     if out is not None and out.is_dir() and any(out.iterdir()):
-        fail(f"--out {out}: not empty (a testbed writes a new key and results)")
+        fail(f"--out {out}: not empty (a testbed writes new credentials and results)")
     try:
         tb = Testbed(hosts, campaign, seed, out_dir=out, cross_udp=not no_cross_udp, cross_tcp=cross_tcp,
                      probe_timeout_s=probe_timeout_s)
@@ -155,8 +155,8 @@ def testbed(
             assert tb.out_dir is not None
             (tb.out_dir / "testbed.json").write_text(json.dumps(desc, indent=2) + "\n")
             for h in desc["hosts"]:
-                print(f"{h['name']}: address {h['address']}, daemon {h['daemon']}, namespace {h['namespace']}")
-            print(f"key file: {desc['key_file']}; description: {tb.out_dir / 'testbed.json'}", flush=True)
+                print(f"{h['name']}: address {h['address']}, namespace {h['namespace']}")
+            print(f"scheduler: {desc['scheduler']}; description: {tb.out_dir / 'testbed.json'}", flush=True)
             while not stop.wait(0.5):
                 pass
     except LiveError as e:

@@ -1,10 +1,10 @@
-"""Moving this process into a network namespace (``setns``), for ``tcplab daemon --netns``.
+"""Moving a thread into a network namespace (``setns``), for ``tcplab daemon --netns``.
 
-A daemon of ``tcplab testbed`` opens its control socket in the namespace it was started in
-(the machine's: the controller reaches it on loopback) and then enters its host's
-namespace, so that every socket it opens later and every process it starts (the probes'
-endpoints) is the host's. ``setns`` moves only the calling thread, so call it before any
-other thread exists: threads and child processes inherit it.
+A daemon of ``tcplab testbed`` keeps its worker's connections in the namespace it was
+started in (the machine's: the scheduler and the other workers are on its loopback) and
+runs its probes on threads that entered the host's namespace, so that every socket they
+open and every process they start (the probes' endpoints) is the host's. ``setns`` moves
+only the calling thread; the threads and child processes it starts later inherit it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tcplab.live.errors import LiveError
 
-__all__ = ["enter_netns"]
+__all__ = ["check_netns", "enter_netns"]
 
 CLONE_NEWNET = 0x40000000
 
@@ -35,3 +35,12 @@ def enter_netns(name: str) -> None:
             raise LiveError(f"netns = {name!r}: setns: {os.strerror(err)}")
     finally:
         os.close(fd)
+
+
+def check_netns(name: str) -> None:
+    """LiveError (one line) unless `name` is a network namespace this process can open."""
+    path = Path(name) if "/" in name else Path("/run/netns") / name
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+    except OSError as e:
+        raise LiveError(f"netns = {name!r}: {e.strerror}") from None
