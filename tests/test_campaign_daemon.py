@@ -1,7 +1,7 @@
 """A host's probe plugin (tcplab.campaign.cluster.ProbeHost), without a cluster: a phase's
 answer, a runner's failure as one line naming the host, a phase past ``probe_timeout_s``
-stopped and answered ``timeout``, and a probe whose hosts' workers are not all connected
-failing at once with the reason (the cluster itself: tests/test_campaign_controller.py)."""
+stopped and answered ``timeout``, a stopped plugin refusing (the cluster itself:
+tests/test_campaign_controller.py and tests/test_campaign_testbed.py)."""
 
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -53,6 +54,8 @@ __all__ = ["PLUGIN", "STOP_GRACE_S", "ProbeHost", "connect", "host_resource", "h
 
 #: The worker plugin's name.
 PLUGIN = "tcplab-probes"
+#: Every phase a host ran (info: with ``tcplab daemon -v``), every failure (warning).
+log = logging.getLogger("tcplab.daemon")
 #: How long a phase past ``probe_timeout_s`` may take to end what it started.
 STOP_GRACE_S = 10.0
 #: How long the controller waits for the receiver of a failed probe to be ended.
@@ -177,8 +180,11 @@ class ProbeHost(WorkerPlugin):
             fut = self.pool.submit(self.runner, job, stop)
         except RuntimeError:
             return self._failed("the worker is stopping")
+        what = f"{job.get('phase')} {job.get('probe')}"
         try:
-            return {"ok": True, "result": fut.result(timeout=self.probe_timeout_s), "worker": self.worker_id}
+            out = {"ok": True, "result": fut.result(timeout=self.probe_timeout_s), "worker": self.worker_id}
+            log.info("%s: %s", what, "ok")
+            return out
         except FutureTimeout:
             stop.set()
             try:
@@ -193,6 +199,7 @@ class ProbeHost(WorkerPlugin):
             return self._failed(first)
 
     def _failed(self, error: str, reason: str | None = None) -> dict[str, Any]:
+        log.warning("%s", error)
         return {"ok": False, "error": f"{self.host}: {error}", "reason": reason, "worker": self.worker_id}
 
 

@@ -128,9 +128,9 @@ def testbed(
 ) -> None:
     """Build a local testbed and keep it up until SIGTERM or SIGINT.
 
-    Namespaces, emulated paths and a daemon per host; its description goes to
-    OUT/testbed.json and stdout. Killed outright (SIGKILL), it leaves its namespaces and
-    daemons until `tcplab cleanup` or the next live run."""
+    Namespaces, emulated paths, a Dask scheduler and a daemon per host; its description
+    goes to OUT/testbed.json and stdout. Killed outright (SIGKILL), its scheduler and
+    daemons die with it and its namespaces stay until `tcplab cleanup` or the next live run."""
     from tcplab.campaign.config import CampaignError
     from tcplab.campaign.testbed import Testbed
     from tcplab.live.errors import LiveError
@@ -169,8 +169,8 @@ def testbed(
 def cleanup() -> None:
     """Remove what killed live runs and testbeds left behind.
 
-    A live run or testbed killed outright (SIGKILL) leaves its network namespaces, and the
-    processes in them (a testbed's daemons), until the next live run removes them; this
+    A live run or testbed killed outright (SIGKILL) leaves its network namespaces, and any
+    process still in them, until the next live run removes them; this
     removes them now: every namespace named by a tcplab process that is no longer alive,
     with what runs in it. Nothing else is touched. Needs root (user-namespace runs leave
     nothing behind)."""
