@@ -2,12 +2,10 @@
 
 `run_live(scenario, out_dir)` makes the testbed of the scenario's topology
 (`Testbed.for_scenario`: one namespace per host, every link emulated), picks one model-time
-origin for every flow, starts them all (``stack = "tcplab"``: tcplab-core over UDP,
-`tcplab.live.transport.start_flow`; ``stack = "linux"``: the kernel's TCP,
-`tcplab.live.linux.start_linux_flow`; ``stack = "tcplab-tcp"`` and ``receiver = "tcplab"``:
-tcplab's sender or receiver speaking real TCP with a Linux end, its host attached,
-`tcplab.live.real_tcp` and `tcplab.live.real_tcp_results`; UDP constant-bit-rate flows:
-`tcplab.live.udp.start_udp_flow`), waits for them, stops the testbed, turns the
+origin for every flow, starts them all, each on its stack (`tcplab.live.stacks`: tcplab's
+transport over UDP, the kernel's TCP, tcplab's sender or receiver speaking real TCP with a
+Linux end; UDP constant-bit-rate flows: `tcplab.live.udp.start_udp_flow`), waits for them,
+stops the testbed, turns the
 emulator's drop log into drop facts, replays the simulator's instruments on the merged facts
 (`tcplab.live.facts`, `tcplab.instruments.replay`), fills the rest of each flow's row from
 the endpoints' summaries (Linux flows: from TCP_INFO), and writes the results directory with
@@ -41,9 +39,8 @@ from tcplab.live.pcap import PORTS as LIVE_PCAP_PORTS
 from tcplab.live.pcap import live_captures
 from tcplab.live import real_tcp_results as real_tcp
 from tcplab.live import tcp_sends
-from tcplab.live.real_tcp import RealTcpRun, start_real_tcp_flow, start_real_tcp_receiver_flow
-from tcplab.live.transport import (GRACE_S, PORT, FlowRun, drop_facts, link_directions, log_rows, queue_facts,
-                                   sender_columns, start_flow)
+from tcplab.live.stacks import STACKS, Context, Ended, stack_of
+from tcplab.live.transport import GRACE_S, PORT, drop_facts, link_directions, queue_facts
 from tcplab.live.udp import UdpHandle, start_udp_flow
 from tcplab.run import Progress, RunResult, simulator_check, table_frame
 from tcplab.schema import SCHEMA, TABLES
@@ -159,13 +156,10 @@ def run_live(
 @dataclass
 class _Started:
     """What `_run_flows` returns: the run's origin (CLOCK_MONOTONIC ns of model time 0) and
-    each flow's finished run by kind."""
+    each flow as its stack ended it."""
 
     origin: int
-    runs: dict[int, FlowRun]  # tcplab transport
-    linux: dict[int, Any]  # LinuxHandle
-    tcp_senders: dict[int, RealTcpRun]  # stack = "tcplab-tcp"
-    tcp_receivers: dict[int, tuple[Any, Any]]  # receiver = "tcplab": (handle, run)
+    ended: dict[int, Ended]
     udp: list[UdpHandle]
     rcvbuf: dict[str, int]
     raw: Path  # the run's scratch directory
@@ -174,28 +168,16 @@ class _Started:
     cpu_ms: dict[str, float] | None = None  # the machine's CPU time while the flows ran, by kind
 
 
-def _start(tb: Testbed, canonical: dict[str, Any], i: int, origin: int, raw: Path, realtime: bool) -> Any:
-    from tcplab.live.linux import start_linux_flow
-
-    kind, out = real_tcp.flow_kind(canonical["flows"][i]), raw / f"flow{i}"
-    if kind == "tcplab-tcp":
-        return start_real_tcp_flow(tb, canonical, i, origin, out, realtime=realtime)
-    if kind == "linux-to-tcplab":
-        return start_real_tcp_receiver_flow(tb, canonical, i, origin, out, realtime=realtime)
-    if kind == "linux":
-        return start_linux_flow(tb, canonical, i, origin, out)
-    return start_flow(tb, canonical, i, origin, out, realtime=realtime)
-
-
 def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool,
                progress: Progress | None) -> _Started:
     flows = canonical["flows"]
+    stacks = [stack_of(f) for f in flows]
     # Flows with a Linux end take 0.1-0.3 s to start.
-    n_linux = sum(real_tcp.flow_kind(f) != "tcplab" for f in flows)
+    n_linux = sum(s.linux_end for s in stacks)
     margin = START_MARGIN_S + PER_FLOW_S * (len(flows) - n_linux) + PER_LINUX_FLOW_S * n_linux
     origin = time.monotonic_ns() + int(margin * 1e9)
     # Linux senders (to a Linux or to tcplab's receiver): the kernel's trace of them.
-    linux = [i for i, f in enumerate(flows) if real_tcp.flow_kind(f) in ("linux", "linux-to-tcplab")]
+    linux = [i for i, s in enumerate(stacks) if s.linux_sender]
     trace, note = None, kernel_trace.unavailable() if linux else None
     cpu_before = cpu_ms()
     with contextlib.ExitStack() as stack:
@@ -210,9 +192,8 @@ def _run_flows(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool
 def _run_started(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bool,
                  progress: Progress | None, origin: int) -> _Started:
     flows = canonical["flows"]
-    handles: dict[int, Any] = {}
-    for i in range(len(flows)):
-        handles[i] = _start(tb, canonical, i, origin, raw, realtime)
+    stacks = {i: stack_of(f) for i, f in enumerate(flows)}
+    handles = {i: s.start(tb, canonical, i, origin, raw / f"flow{i}", realtime) for i, s in stacks.items()}
     udp = [start_udp_flow(tb, canonical, j, origin, raw / f"udp{j}")
            for j in range(len(canonical.get("udp") or []))]
     end = canonical["duration"]
@@ -226,23 +207,12 @@ def _run_started(tb: Testbed, canonical: dict[str, Any], raw: Path, realtime: bo
         time.sleep(0.05)
     if progress:
         progress(end, end)
-    st = _Started(origin, {}, {}, {}, {}, udp, {}, raw)
+    ended = {}
     for i, h in handles.items():
-        timeout = max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S
-        kind = real_tcp.flow_kind(flows[i])
-        if kind == "tcplab-tcp":
-            st.tcp_senders[i] = h.finish(timeout)
-        elif kind == "linux-to-tcplab":
-            st.tcp_receivers[i] = (h, h.finish(timeout))
-        elif kind == "linux":
-            h.finish(timeout)
-            st.linux[i] = h
-        else:
-            st.runs[i] = h.finish(timeout)
+        ended[i] = stacks[i].end(i, h, max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S)
     for h in udp:
         h.finish(max(0.0, (origin + end - time.monotonic_ns()) / 1e9) + GRACE_S)
-    st.rcvbuf = udp_rcvbuf_errors(tb)
-    return st
+    return _Started(origin, ended, udp, udp_rcvbuf_errors(tb), raw)
 
 
 def frame_of(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
@@ -270,14 +240,6 @@ def _rows(df: pl.DataFrame) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k != "id"} for r in df.iter_rows(named=True)]
 
 
-def _tcplab_row(run: FlowRun) -> dict[str, Any]:
-    """What the endpoints' summaries give of a transport flow's ``flows`` row."""
-    r = run.receiver
-    return {**sender_columns(run.sender),
-            "bytes_delivered": r["bytes_delivered"], "throughput_bps": run.throughput_bps,
-            "acks_sent": r["acks_sent"], "spurious_retransmits": r["stream"]["duplicate_segments"]}
-
-
 def _drops_table(tb: Testbed, origin: int, iss: dict[int, int]) -> list[dict[str, Any]]:
     """The ``drops`` table from the emulator's drop log: tcplab-transport packets (named by
     the flow in their header) and TCP packets of Linux and real-TCP flows (named by port: flow i uses
@@ -288,7 +250,7 @@ def _drops_table(tb: Testbed, origin: int, iss: dict[int, int]) -> list[dict[str
     assert tb.emu_origin_ns is not None
     dirs = link_directions(tb)
     flows = tb.scenario["flows"] if tb.scenario else []
-    linux = {i for i, f in enumerate(flows) if real_tcp.flow_kind(f) != "tcplab"}  # TCP on the wire
+    linux = {i for i, f in enumerate(flows) if stack_of(f).linux_end}  # TCP on the wire
     rows = []
     for d in tb.drops:
         p = d.get("packet") or {}
@@ -311,33 +273,17 @@ def _drops_table(tb: Testbed, origin: int, iss: dict[int, int]) -> list[dict[str
 
 
 
-def _kernel_rows(st: _Started, i: int, res: Any) -> dict[str, list[dict[str, Any]]] | None:
-    """Linux sender `i`'s rows from the kernel's trace (kernel_trace.rows), or None without
-    one (no trace, or a sender whose cookie or first sequence number is unknown)."""
-    if i in st.linux:
-        snd = st.linux[i].run.sender if st.linux[i].run is not None else {}
-    else:
-        snd = st.tcp_receivers[i][1].sender if i in st.tcp_receivers else {}
-    if st.kernel_trace is None or snd.get("cookie") is None or snd.get("isn1") is None:
-        return None
-    return kernel_trace.rows(st.kernel_trace.flow(int(snd["cookie"])), st.origin, i, int(snd["isn1"]),
-                             int(res.final["snd_mss"]))
-
-
 def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, realtime: bool,
             started_at: datetime, wall: float) -> LiveRunResult:
-    flows, origin, runs, linux, udp = canonical["flows"], st.origin, st.runs, st.linux, st.udp
+    flows, origin, udp, ended = canonical["flows"], st.origin, st.udp, st.ended
     drops = drop_facts(tb, origin)
-    ack_drops = Counter(d["flow"] for d in drops if d["packet"] == "ack")  # transport flows'
-    streams, closing = [], []
-    for i, run in sorted(runs.items()):
-        streams += live_facts.flow_streams(i, run.out_dir, run.sender, run.receiver)
-        closing += live_facts.closing_facts(i, run.sender, run.receiver, ack_drops[i])
-    dirs, tcp_drops = link_directions(tb), {}
-    for i, trun in sorted(st.tcp_senders.items()):
-        facts, tcp_drops[i] = real_tcp.sender_drops(tb, origin, i, trun, dirs)
-        drops += facts
-        more, last = real_tcp.sender_facts(i, trun)
+    ctx = Context(tb, origin, link_directions(tb), Counter(d["flow"] for d in drops if d["packet"] == "ack"),
+                  st.kernel_trace)
+    streams: list[list[dict[str, Any]]] = []
+    closing: list[dict[str, Any]] = []
+    for _, e in sorted(ended.items()):
+        more_drops, more, last = e.facts(ctx)
+        drops += more_drops
         streams += more
         closing += last
     for h in udp:  # UDP CBR flows: their ends' facts
@@ -358,71 +304,38 @@ def _result(sc: Scenario, canonical: dict[str, Any], tb: Testbed, st: _Started, 
     names = {("tcp", i): f["name"] for i, f in enumerate(flows)}
     names.update({("udp", j): u["name"] for j, u in enumerate(udp_specs)})
     delay_rows = [{**r, "name": names[(r["flow_kind"], r["flow"])]} for r in _rows(tables["delay"])]
-    series = tables["series"]
     rows = _rows(tables["flows"])
-    linux_results = {i: h.result(tb) for i, h in linux.items()}
-    linux_results.update({i: real_tcp.receiver_result(h, r, origin, tb) for i, (h, r) in st.tcp_receivers.items()})
-    series_rows = _rows(series)
-    iss = {i: int(r.sender["iss"]) for i, r in st.tcp_senders.items()}
-    senders = {i: h.run.sender for i, h in st.linux.items() if h.run is not None}
-    senders.update({i: r.sender for i, (_, r) in st.tcp_receivers.items()})
-    kernel_iss = {i: int(s["isn1"]) - 1 for i, s in senders.items() if s.get("isn1") is not None}
-    iss.update(kernel_iss)
+    for e in ended.values():
+        e.prepare(ctx)
+    iss = {i: n for i, e in ended.items() if (n := e.data_iss()) is not None}
+    kernel_iss = {i: iss[i] for i, e in ended.items() if STACKS[e.stack].linux_sender and i in iss}
     assert tb.emu_origin_ns is not None
-    wire = tcp_sends.segments(tb.out_dir / tcp_sends.FILE, tb.emu_origin_ns - origin,
-                              {i: (PORT + i, n) for i, n in kernel_iss.items()})
+    ctx.wire = tcp_sends.segments(tb.out_dir / tcp_sends.FILE, tb.emu_origin_ns - origin,
+                                  {i: (PORT + i, n) for i, n in kernel_iss.items()})
+    series_rows = _rows(tables["series"])
     event_rows: list[dict[str, Any]] = []
     segment_rows: list[dict[str, Any]] = []  # tcplab senders' logs, the wire's for Linux senders
     traced: list[str] = []  # Linux flows with the kernel's trace
     for i, spec in enumerate(flows):
         rows[i].update(name=spec["name"], src=spec["src"], dst=spec["dst"])
-        if i in runs:
-            rows[i].update(_tcplab_row(runs[i]))
-            event_rows += log_rows(runs[i].out_dir / "sender", "events", i)
-            segment_rows += log_rows(runs[i].out_dir / "sender", "segments", i)
-        elif i in st.tcp_senders:
-            rows[i].update(real_tcp.sender_row(st.tcp_senders[i]))
-            event_rows += log_rows(st.tcp_senders[i].out_dir / "sender", "events", i)
-            segment_rows += log_rows(st.tcp_senders[i].out_dir / "sender", "segments", i)
-        elif i in linux_results:
-            rows[i].update({k: v for k, v in linux_results[i].flow.items() if k not in ("name", "src", "dst")})
-            segment_rows += wire.get(i, [])  # logged when the scenario traces segments
-            if (k := _kernel_rows(st, i, linux_results[i])) is not None:
-                series_rows += k["series"]
-                event_rows += k["events"]
-                traced.append(spec["name"])
-                continue
-            shared = {c["name"] for c in SCHEMA["series"]}
-            series_rows += [{**{k: v for k, v in r.items() if k in shared}, "flow": i}
-                            for r in linux_results[i].series.iter_rows(named=True)]
+        logs = ended[i].fill(ctx, rows[i])
+        event_rows += logs.events
+        segment_rows += logs.segments
+        series_rows += logs.series
+        if logs.traced:
+            traced.append(spec["name"])
     stats = tb.stats or {}
-    receivers = set(st.tcp_receivers)
+    groups: dict[str, list[str]] = {name: [] for name in STACKS}
+    for i, e in sorted(ended.items()):
+        groups[e.stack].append(flows[i]["name"])
+    endpoints = {flows[i]["name"]: f for i, e in sorted(ended.items()) if (f := e.endpoints()) is not None}
     section = live_section(
-        stats,
-        {"tcplab": [flows[i]["name"] for i in sorted(runs)],
-         "linux": [flows[i]["name"] for i in sorted(linux)],
-         "tcplab-tcp": [flows[i]["name"] for i in sorted(st.tcp_senders)],
-         "linux-to-tcplab": [flows[i]["name"] for i in sorted(receivers)],
-         "udp": [u["name"] for u in udp_specs]},
-        {**{flows[i]["name"]: {"sender": r.sender, "receiver": r.receiver} for i, r in runs.items()},
-         **{flows[i]["name"]: {"sender": {**r.sender, "send_errors": r.sender.get("write_errors", 0)}}
-            for i, r in st.tcp_senders.items()},
-         **{flows[i]["name"]: {"receiver": r.receiver} for i, (_, r) in st.tcp_receivers.items()},
-         **{udp_specs[j]["name"]: {"sender": h.sender, "receiver": h.receiver} for j, h in enumerate(udp)}},
+        stats, {**groups, "udp": [u["name"] for u in udp_specs]},
+        {**endpoints, **{udp_specs[j]["name"]: {"sender": h.sender, "receiver": h.receiver} for j, h in enumerate(udp)}},
         st.rcvbuf, realtime, emu_offset_ns=tb.emu_origin_ns - origin)
     section["machine_cpu_ms"] = st.cpu_ms
     section["flows"] = {
-        **{flows[i]["name"]: {"stack": "tcplab", "framing": r.sender["framing"],
-                              "acks_after_sender_stopped": max(0, live_facts.acks_unread(
-                                  r.sender, r.receiver, ack_drops[i])),
-                              "intact": r.receiver["intact"], "stream": r.receiver["stream"],
-                              "realtime": r.sender["realtime"], "cpu_ns": {"sender": r.sender["cpu_ns"],
-                                                                           "receiver": r.receiver["cpu_ns"]}}
-           for i, r in runs.items()},
-        **{flows[i]["name"]: real_tcp.sender_section(r, tcp_drops[i]) for i, r in st.tcp_senders.items()},
-        **{flows[i]["name"]: {"stack": "linux", "intact": res.linux.get("intact"), "linux": res.linux,
-                              "final_tcp_info": res.final, **({"receiver": "tcplab"} if i in receivers else {})}
-           for i, res in linux_results.items()},
+        **{flows[i]["name"]: e.section(ctx) for i, e in sorted(ended.items())},
         **{udp_specs[j]["name"]: {"stack": "udp", **h.summary} for j, h in enumerate(udp)},
     }
     if st.kernel_trace is not None or st.kernel_trace_note is not None:
