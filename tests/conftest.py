@@ -25,6 +25,7 @@ sender_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100 }
 receiver_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100 }
 
 [tcp]
+profile = "rfc"
 rto_min = "200ms"
 
 [[flows]]
@@ -54,6 +55,9 @@ pairs = 64
 bottleneck = { rate = "10Mbps", delay = "38ms", buffer = 100 }
 sender_access = { rate = "100Mbps", delay = "1ms", buffer = 100000 }
 receiver_access = { rate = "100Mbps", delay = "1ms", buffer = 100000 }
+
+[tcp]
+profile = "rfc"
 
 [[flows]]
 count = 64

@@ -108,6 +108,9 @@ bottleneck = { rate = "2Mbps", delay = "15ms", buffer = 10 }
 sender_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100 }
 receiver_access = { rate = "20Mbps", delay = "2.5ms", buffer = 100, forward = { loss = 2e-2, report_losses = true } }
 
+[tcp]
+profile = "rfc"
+
 [[flows]]
 controller = "veno"
 recovery = "reno"

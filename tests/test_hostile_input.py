@@ -35,6 +35,8 @@ pairs = 1
 rate = "10Mbps"
 delay = "10ms"
 buffer = 30
+[tcp]
+profile = "rfc"
 [[flows]]
 controller = "reno"
 recovery = "newreno"

@@ -34,7 +34,7 @@ def _runs(tcp: dict, controller: dict | None, recovery: dict | None) -> list[dic
     return [tcplab.run(doc, seed=s).flows.row(0, named=True) for s in SEEDS]
 
 
-HAND = {"mss": 1448, "initial_cwnd": 10, "rto_min": "200ms", "sack_blocks": 3}
+HAND = {"profile": "rfc", "mss": 1448, "initial_cwnd": 10, "rto_min": "200ms", "sack_blocks": 3}
 
 
 def test_by_hand_most_retransmissions_are_spurious():

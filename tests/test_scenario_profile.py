@@ -118,8 +118,18 @@ def test_named_cubic_gets_hystart_under_linux_unless_it_says_otherwise():
     assert canonical_of(text)["flows"][1]["controller"] == {"name": "cubic", "params": {}}
 
 
-def test_rfc_profile_is_the_default_and_flows_must_name_components():
-    assert canonical_of(SMALL_TOML) == canonical_of(SMALL_TOML.replace("[tcp]\n", '[tcp]\nprofile = "rfc"\n'))
+def test_linux_is_the_default_profile_and_rfc_flows_must_name_components():
+    unnamed = SMALL_TOML.replace('profile = "rfc"\n', "")
+    assert canonical_of(unnamed) == canonical_of(SMALL_TOML.replace('profile = "rfc"', 'profile = "linux"'))
+    assert canonical_of(unnamed)["tcp"] == {**LINUX_TCP, "rto_min": 200 * MS}
+    # under the default a flow that names nothing gets the profile's controller and recovery
+    bare = unnamed.replace('name = "sack"\ncontroller = "reno"\nrecovery = "sack"\n', 'name = "sack"\n')
+    flow = canonical_of(bare)["flows"][1]
+    assert (flow["controller"]["name"], flow["recovery"]["name"]) == ("cubic", "rack")
+    # a profile's DSACK yields to SACK turned off (flows[0] has sack_blocks = 0), as in Linux
+    assert canonical_of(unnamed)["flows"][0]["tcp"]["dsack"] is False
+    assert canonical_of(unnamed)["flows"][1]["tcp"]["dsack"] is True
+    # profile = "rfc" is one line away; there flows name their components
     text = SMALL_TOML.replace('name = "sack"\ncontroller = "reno"\n', 'name = "sack"\n')
     with pytest.raises(ScenarioError, match=r"^flows\[1\]\.controller: is required but missing \(profile 'rfc'"):
         canonical_of(text)

@@ -275,7 +275,7 @@ def flow_scenario(job: ProbeSpec, duration_s: float) -> dict[str, Any]:
         "flows": [{"name": "probe", "src": "source", "dst": "sink", "controller": ctl, "recovery": rec,
                    "bytes": job.bytes}],
     }
-    scenario["tcp"] = {**job.tcp, "mss": job.mss or TCPLAB_MSS}
+    scenario["tcp"] = {"profile": "rfc", **job.tcp, "mss": job.mss or TCPLAB_MSS}
     try:
         return as_scenario(scenario).canonical()
     except ValueError as e:

@@ -178,6 +178,7 @@ def probe_scenario(cfg: CampaignConfig, path: Path, probe: Any, duration_s: floa
             "start": _ns(t.warmup_s),
             "bytes": t.bytes,
             "tcp": {
+                "profile": "rfc",
                 "mss": t.packet_bytes,
                 "initial_cwnd": t.initial_cwnd,
                 "initial_ssthresh": t.initial_ssthresh_bytes,
@@ -219,7 +220,7 @@ def probe_scenario(cfg: CampaignConfig, path: Path, probe: Any, duration_s: floa
             "bottleneck": bottleneck,
             "sender_access": sender_access,
         },
-        "tcp": {"mss": x.packet_bytes, "rcv_buf": x.rcv_buf_bytes, "rto_min": _ns(t.rto_min_ms / 1e3)},
+        "tcp": {"profile": "rfc", "mss": x.packet_bytes, "rcv_buf": x.rcv_buf_bytes, "rto_min": _ns(t.rto_min_ms / 1e3)},
         "flows": flows,
         "udp": udp,
         "trace": {"series": "off", "events": False, "segments": False, "drops": True},

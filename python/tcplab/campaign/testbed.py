@@ -130,7 +130,7 @@ def testbed_scenario(n: int, population: CampaignConfig | str | FsPath, seed: in
     links: list[dict[str, Any]] = []
     udp: list[dict[str, Any]] = []
     tcp: list[dict[str, Any]] = []
-    tcp_settings = {"mss": min(cfg.cross.packet_bytes, TCPLAB_MSS), "rcv_buf": cfg.cross.rcv_buf_bytes}
+    tcp_settings = {"profile": "rfc", "mss": min(cfg.cross.packet_bytes, TCPLAB_MSS), "rcv_buf": cfg.cross.rcv_buf_bytes}
     paths = []
     for (a, b), p in zip(pairs, drawn, strict=True):
         rate = max(1, round(p.rate_mbps * 1e6))
@@ -151,7 +151,7 @@ def testbed_scenario(n: int, population: CampaignConfig | str | FsPath, seed: in
         # the live devices carry, as the plan checks every flow's).
         "flows": tcp or ([] if udp else [{"name": "unused", "src": hosts[0], "dst": hosts[1],
                                           "controller": "reno", "recovery": "newreno", "bytes": 1,
-                                          "tcp": {"mss": TCPLAB_MSS}}]),
+                                          "tcp": {"profile": "rfc", "mss": TCPLAB_MSS}}]),
         "trace": {"series": "off", "events": False, "segments": False, "drops": True},
     }
     from tcplab.scenario import ScenarioError, as_scenario

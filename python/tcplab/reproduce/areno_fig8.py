@@ -62,7 +62,7 @@ def _doc(reading: str | None = None) -> dict:
             ],
             "access": {"rate": "1Gbps", "delay": "1ms", "buffer": 2000},
         },
-        "tcp": {"mss": 1460},
+        "tcp": {"profile": "rfc", "mss": 1460},
         "flows": flows,
         "trace": {"series": "off", "segments": False, "drops": False, "events": False},
     }

@@ -53,7 +53,7 @@ def _doc(controllers: list[str], secs: int, reading: str | None = None) -> dict:
             "sender_access": access,
             "receiver_access": dict(access),
         },
-        "tcp": {"mss": 1460, "growth": "per_ack", "delayed_ack": False},
+        "tcp": {"profile": "rfc", "mss": 1460, "growth": "per_ack", "delayed_ack": False},
         "flows": bulk_flows(controllers, "sack"),
         "trace": {"series": "interval", "interval": "200ms", "segments": False, "drops": False, "events": False},
     }

@@ -54,7 +54,7 @@ def areno_doc(mbps: int, loss: float, other: str, secs: int, reading: str | None
             "sender_access": access,
             "receiver_access": dict(access),
         },
-        "tcp": {"mss": 1460, "growth": "per_ack", "delayed_ack": False},
+        "tcp": {"profile": "rfc", "mss": 1460, "growth": "per_ack", "delayed_ack": False},
         "flows": bulk_flows(["reno", peer], "sack"),
         "trace": {"series": "off", "segments": False, "drops": False, "events": False},
     }

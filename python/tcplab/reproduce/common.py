@@ -20,7 +20,7 @@ from tcplab.sweep import Point, expand
 #: a 1 s minimum RTO are tcplab's defaults.
 # The BSD senders of the Veno and WLAN papers (NetBSD 1.1, FreeBSD 4.3): per-ACK growth, no
 # SACK, and ssthresh recomputed at every timer expiry (4.4BSD tcp_timer.c; docs/tcp.md).
-NETBSD_TCP = {"mss": 1460, "sack_blocks": 0, "growth": "per_ack", "repeated_rto": "bsd"}
+NETBSD_TCP = {"profile": "rfc", "mss": 1460, "sack_blocks": 0, "growth": "per_ack", "repeated_rto": "bsd"}
 
 #: Veno as Linux's tcp_veno.c does it (BaseRTT never reset, the latest RTT sample).
 VENO_LINUX = {"name": "veno", "flavor": "linux"}

@@ -37,7 +37,7 @@ def _doc(n: int, cc: str, secs: int) -> dict:
                 "forward": {"loss": 0.0, "report_losses": True},
             },
         },
-        "tcp": {"mss": 1460, "sack_blocks": 0, "growth": "per_ack"},
+        "tcp": {"profile": "rfc", "mss": 1460, "sack_blocks": 0, "growth": "per_ack"},
         "flows": bulk_flows([cc] * n, "reno"),
         "trace": {"series": "off", "segments": False, "drops": False, "events": False},
     }

@@ -158,7 +158,7 @@ class ScenarioChecks:
         for over in (flow, self.tcp):
             if over is not None and over.profile is not None:
                 return over.profile
-        return "rfc"
+        return "linux"
 
     def _flow_component(self, i: int, kind: str) -> dict[str, Any]:
         """The controller or recovery of flow ``i``: the one it names (with the parameters its
@@ -197,6 +197,9 @@ class ScenarioChecks:
                 config[k] = None if v == "unbounded" else v
                 origin[k] = where + (k,)
 
+        # A profile's DSACK yields to SACK turned off (as Linux's tcp_dsack does without SACK).
+        if "dsack" not in origin and config.get("sack_blocks") == 0:
+            config["dsack"] = False
         try:
             problem = _native.tcp_config_problem_json(json.dumps(config))
         except ValueError as e:  # a value the simulator's types cannot hold
