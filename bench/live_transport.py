@@ -40,7 +40,7 @@ def two_hosts(seed: int, rate: float, delay_ms: float, buffer: int, seconds: flo
         link["forward"] = {"loss": loss}
     return {"name": "live-transport-bench", "seed": seed, "duration": f"{seconds:g}s",
             "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
-            "links": [link], "tcp": {"mss": 1448, "rto_min": "200ms"},
+            "links": [link], "tcp": {"profile": "rfc", "mss": 1448, "rto_min": "200ms"},
             "trace": {"series": "off", "events": False, "segments": False, "drops": False},
             "flows": [{"src": "a", "dst": "b", "controller": controller, "recovery": recovery}]}
 

@@ -42,6 +42,7 @@ def scenario(flows: int, pairs: int, span: float) -> dict:
             "receiver_access": {"rate": "10Gbps", "delay": "1ms", "buffer": 100000},
         },
         "trace": {"series": "off", "events": False, "segments": False, "drops": False},
+        "tcp": {"profile": "rfc"},  # the workload measured before linux became the default
         "flows": groups,
     }
 

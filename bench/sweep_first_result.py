@@ -36,6 +36,8 @@ duration = "1s"
 [topology]
 pairs = 1
 bottleneck = {{ rate = "10Mbps", delay = "10ms", buffer = 50, loss = 0.001 }}
+[tcp]
+profile = "rfc"
 [[flows]]
 controller = "reno"
 recovery = "sack"

@@ -23,6 +23,7 @@ DOC = {
     "name": "tiny",
     "duration": "1s",
     "topology": {"pairs": 1, "bottleneck": {"rate": "1Mbps", "delay": "10ms", "buffer": 20}},
+    "tcp": {"profile": "rfc"},  # the workload measured before linux became the default
     "flows": [{"src": "s0", "dst": "r0", "controller": "reno", "recovery": "newreno"}],
     "trace": {"series": "off", "segments": False, "drops": False, "events": False},
 }

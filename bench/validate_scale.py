@@ -24,6 +24,7 @@ def scenario(flows: int) -> dict:
             "kind": "dumbbell",
             "bottleneck": {"rate": "10Gbps", "delay": "10ms", "buffer": 10_000},
         },
+        "tcp": {"profile": "rfc"},  # the workload measured before linux became the default
         "flows": [{"count": flows, "controller": "reno", "recovery": "newreno"}],
         "trace": {"series": "off", "events": False, "segments": False, "drops": False},
     }

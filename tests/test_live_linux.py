@@ -175,7 +175,7 @@ bottleneck = { rate = "20Mbps", delay = "10ms", buffer = 100 }
 controller = "cubic"
 recovery = "sack"
 bytes = "1MB"
-tcp = { timestamps = false, sack_blocks = 0, ecn = true, rcv_buf = "64KiB", initial_cwnd = 4, rto_min = "300ms", delayed_ack = false }
+tcp = { profile = "rfc", timestamps = false, sack_blocks = 0, ecn = true, rcv_buf = "64KiB", initial_cwnd = 4, rto_min = "300ms", delayed_ack = false }
 """
 
 

@@ -129,6 +129,11 @@ def test_linux_is_the_default_profile_and_rfc_flows_must_name_components():
     # a profile's DSACK yields to SACK turned off (flows[0] has sack_blocks = 0), as in Linux
     assert canonical_of(unnamed)["flows"][0]["tcp"]["dsack"] is False
     assert canonical_of(unnamed)["flows"][1]["tcp"]["dsack"] is True
+    # and its initial receive buffer (128 KiB) to a smaller explicit receive buffer
+    small = unnamed.replace('rto_min = "200ms"', 'rto_min = "200ms"\nrcv_buf = "64KiB"')
+    assert canonical_of(small)["tcp"]["rcv_buf_initial"] == 64 << 10
+    with pytest.raises(ScenarioError, match=r"^tcp\.rcv_buf_initial: "):
+        canonical_of(small.replace('rcv_buf = "64KiB"', 'rcv_buf = "64KiB"\nrcv_buf_initial = "128KiB"'))
     # profile = "rfc" is one line away; there flows name their components
     text = SMALL_TOML.replace('name = "sack"\ncontroller = "reno"\n', 'name = "sack"\n')
     with pytest.raises(ScenarioError, match=r"^flows\[1\]\.controller: is required but missing \(profile 'rfc'"):

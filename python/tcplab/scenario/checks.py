@@ -197,9 +197,14 @@ class ScenarioChecks:
                 config[k] = None if v == "unbounded" else v
                 origin[k] = where + (k,)
 
-        # A profile's DSACK yields to SACK turned off (as Linux's tcp_dsack does without SACK).
+        # A profile's value yields to an explicit one it would contradict: DSACK to SACK
+        # turned off (as Linux's tcp_dsack without SACK), the initial receive buffer to a
+        # smaller receive buffer (as tcp_rmem's default to SO_RCVBUF).
         if "dsack" not in origin and config.get("sack_blocks") == 0:
             config["dsack"] = False
+        if ("rcv_buf_initial" not in origin and config.get("rcv_buf") is not None
+                and config.get("rcv_buf_initial") is not None and config["rcv_buf_initial"] > config["rcv_buf"]):
+            config["rcv_buf_initial"] = config["rcv_buf"]
         try:
             problem = _native.tcp_config_problem_json(json.dumps(config))
         except ValueError as e:  # a value the simulator's types cannot hold

@@ -58,7 +58,11 @@ impl Sender {
                 value: 1.0,
             }
         } else {
-            if !repeated {
+            // Linux tcp_enter_loss: a timeout that interrupts a fast recovery keeps that
+            // episode's undo state (the window before it, and retrans_stamp: the first
+            // retransmission, so an ACK of data sent during the recovery is not taken for
+            // proof that the timeout was spurious).
+            if !repeated && !(was_in_recovery && self.undo.is_some()) {
                 let (cwnd, ssthresh) = (cwnd_before, self.cc.ssthresh());
                 self.undo = (self.cfg.undo || self.cfg.frto).then(|| Undo::start(cwnd, ssthresh));
             }
