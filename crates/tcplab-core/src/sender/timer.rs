@@ -62,7 +62,8 @@ impl Sender {
             // episode's undo state (the window before it, and retrans_stamp: the first
             // retransmission, so an ACK of data sent during the recovery is not taken for
             // proof that the timeout was spurious).
-            if !repeated && !(was_in_recovery && self.undo.is_some()) {
+            let keeps_episode = was_in_recovery && self.undo.is_some();
+            if !(repeated || keeps_episode) {
                 let (cwnd, ssthresh) = (cwnd_before, self.cc.ssthresh());
                 self.undo = (self.cfg.undo || self.cfg.frto).then(|| Undo::start(cwnd, ssthresh));
             }
