@@ -32,7 +32,8 @@ SEEDS = [1, 2, 3]
 def scenario(seed: int, loss: float, duration: str = "2s", mss: int = 1448, bytes_: int | None = None,
              controller: str = "reno", recovery: str = "newreno") -> dict:
     """Two hosts, one 10 Mb/s link (10 ms each way, 50-packet buffer), Bernoulli loss on the
-    data direction; RTO min 200 ms so a timeout does not swamp a 2 s run."""
+    data direction; the RFC profile (these checks predate the linux default) with RTO min
+    200 ms so a timeout does not swamp a 2 s run."""
     flow: dict = {"src": "a", "dst": "b", "controller": controller, "recovery": recovery}
     if bytes_ is not None:
         flow["bytes"] = bytes_
@@ -40,7 +41,7 @@ def scenario(seed: int, loss: float, duration: str = "2s", mss: int = 1448, byte
             "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
             "links": [{"from": "a", "to": "b", "rate": "10Mbps", "delay": "10ms", "buffer": 50,
                        "forward": {"loss": loss}}],
-            "tcp": {"mss": mss, "rto_min": "200ms"},
+            "tcp": {"profile": "rfc", "mss": mss, "rto_min": "200ms"},
             "flows": [flow]}
 
 
