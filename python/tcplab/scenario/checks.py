@@ -160,7 +160,22 @@ class ScenarioChecks:
                 return over.profile
         return "linux"
 
+    def _memo(self, key: tuple[Any, ...], make: Any) -> dict[str, Any]:
+        """``make()`` once per ``key`` for this scenario (only what succeeded is kept), a copy
+        each time (callers may change what they get)."""
+        cache: dict[Any, Any] = self._merged  # type: ignore[attr-defined]
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = make()
+        return {k: dict(v) if isinstance(v, dict) else v for k, v in hit.items()}
+
     def _flow_component(self, i: int, kind: str) -> dict[str, Any]:
+        """The controller or recovery of flow ``i`` (:meth:`_component`, once per alike flow)."""
+        given = getattr(self.flows[i], kind)
+        key = ("component", self._flow_profile(i), kind, json.dumps(given, sort_keys=True, default=str))
+        return self._memo(key, lambda: self._component(i, kind))
+
+    def _component(self, i: int, kind: str) -> dict[str, Any]:
         """The controller or recovery of flow ``i``: the one it names (with the parameters its
         profile adds, e.g. CUBIC's ``hystart`` under ``linux``), else its profile's default."""
         profile = self._flow_profile(i)
@@ -180,6 +195,12 @@ class ScenarioChecks:
         return given
 
     def _flow_tcp(self, i: int | None) -> dict[str, Any]:
+        """The full TCP config of flow ``i`` (:meth:`_merge_tcp`, once per alike flow)."""
+        flow = self.flows[i].tcp if i is not None else None
+        key = ("tcp", i is None, self._flow_profile(i), _given(self.tcp), _given(flow))
+        return self._memo(key, lambda: self._merge_tcp(i))
+
+    def _merge_tcp(self, i: int | None) -> dict[str, Any]:
         """The full TCP config of flow ``i`` (None: the scenario level), cross-checked. The
         profile gives the base; explicit fields of the scenario's ``[tcp]``, then of the
         flow's ``tcp``, override it."""
@@ -280,3 +301,8 @@ def _bad_number(value: Any, path: str) -> tuple[str, str, str] | None:
         if bad is not None:
             return bad
     return None
+
+
+def _given(over: TcpOverrides | None) -> str | None:
+    """What a ``tcp`` table gives, as a key."""
+    return None if over is None else json.dumps(over.given(), sort_keys=True, default=str)

@@ -51,6 +51,10 @@ class Scenario(ScenarioChecks, StrictModel):
 
     _source: dict[str, Any] = PrivateAttr(default_factory=dict)
     _endpoint_cache: tuple[Any, Any, list[tuple[str, str]]] | None = PrivateAttr(default=None)
+    #: merged TCP settings and completed components by everything they depend on (the
+    #: profile, the scenario's and the flow's overrides, the named component): ten thousand
+    #: alike flows are merged and checked once (ScenarioChecks._flow_tcp, _flow_component)
+    _merged: dict[Any, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
