@@ -141,6 +141,7 @@ scheduler = "{self.address}"
 per_host_limit = {limit}
 retries = {retries}
 request_timeout_s = 30
+connect_timeout_s = 5
 {hosts}
 """)
         return f
@@ -240,7 +241,7 @@ def test_wrong_credentials_are_refused_by_the_scheduler(tmp_path: Path) -> None:
         t = threading.Thread(target=serve, args=(cfg, lambda: ProbeHost("h9", None), stop, lambda a: stop.set()),
                              daemon=True)
         t.start()
-        time.sleep(3)
+        time.sleep(2)
         joined = stop.is_set()
         stop.set()
         t.join(30)

@@ -85,7 +85,14 @@ async def _serve(cfg: DaemonConfig, plugin: Callable[[], Any], stop: threading.E
             worker = Worker(cfg.scheduler, name=cfg.name, nthreads=cfg.slots, host=cfg.listen,
                             resources={host_resource(cfg.name): cfg.slots}, plugins=(plugin(),),
                             security=sec, death_timeout=30, dashboard=False, memory_limit=0)
-            await worker
+            joining = asyncio.ensure_future(worker)  # stoppable while it tries to join
+            while not joining.done() and not stop.is_set():
+                await asyncio.wait([joining], timeout=0.2)
+            if not joining.done():
+                joining.cancel()
+                await worker.close(reason="tcplab daemon stopped")
+                return
+            joining.result()
         except Exception as e:  # the scheduler cannot be reached, or refuses this worker
             log.warning("cannot join %s: %s", cfg.scheduler, " ".join(str(e).split())[:200] or type(e).__name__)
             await _wait(stop, RETRY_S)
