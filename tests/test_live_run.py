@@ -60,6 +60,7 @@ delay = "1ms"
 buffer = 1000
 
 [tcp]
+profile = "rfc"     # the tolerance below was set on RFC runs; see docs/live.md for the linux profile
 rto_min = "200ms"
 mss = 1448
 
