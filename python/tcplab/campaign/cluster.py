@@ -62,9 +62,13 @@ STOP_GRACE_S = 10.0
 CLEANUP_S = 20.0
 
 
+#: The resources that pin tasks to a host's worker: this prefix and the host's name.
+RESOURCE_PREFIX = "tcplab-host-"
+
+
 def host_resource(host: str) -> str:
     """The resource that pins a task to ``host``'s worker."""
-    return f"tcplab-host-{host}"
+    return RESOURCE_PREFIX + host
 
 
 def security(tls: tuple[Path | None, Path | None, Path | None]) -> Security | None:
@@ -97,14 +101,6 @@ def write_temporary_credentials(directory: Path) -> tuple[Path, Path, Path]:
     return paths
 
 
-def _die_with_parent() -> None:
-    """preexec: the scheduler dies with the process that started it (PR_SET_PDEATHSIG)."""
-    import ctypes
-    import signal
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
-
-
 def start_scheduler(directory: Path, tls: tuple[Path, Path, Path] | None, *, host: str = "127.0.0.1",
                     timeout_s: float = 60.0) -> tuple[subprocess.Popen[str], str]:
     """Starts distributed's scheduler on ``host`` (a free port; TLS with the files ``tls``,
@@ -112,6 +108,7 @@ def start_scheduler(directory: Path, tls: tuple[Path, Path, Path] | None, *, hos
     to ``directory``; (the process, its address). A task lost with its worker is not run
     again (``allowed_failures = 0``). LiveError (its last log line) if it does not start."""
     from tcplab.live.errors import LiveError
+    from tcplab.sweep.backends import kill_at_parent_death
 
     directory.mkdir(parents=True, exist_ok=True)
     info, log_path = directory / "scheduler.json", directory / "scheduler.log"
@@ -122,7 +119,7 @@ def start_scheduler(directory: Path, tls: tuple[Path, Path, Path] | None, *, hos
     env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
     with open(log_path, "w") as log:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, text=True, env=env,
-                                preexec_fn=_die_with_parent)
+                                preexec_fn=kill_at_parent_death)
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -271,8 +268,8 @@ def hosts_present(client: Client) -> dict[str, str]:
     out = {}
     for addr, w in info.items():
         for res in w.get("resources", {}):
-            if str(res).startswith("tcplab-host-"):
-                out[str(res).removeprefix("tcplab-host-")] = addr
+            if str(res).startswith(RESOURCE_PREFIX):
+                out[str(res).removeprefix(RESOURCE_PREFIX)] = addr
     return out
 
 

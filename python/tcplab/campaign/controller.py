@@ -165,7 +165,7 @@ def probe_spec(cfg: CampaignConfig, probe: Probe, hosts: tuple[LiveHost, LiveHos
     name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', cfg.name)[:40]}-{uid}-{probe.id}-a{attempt}"
     return ProbeSpec(
         probe=name, source=hosts[0].name, sink=hosts[1].name,
-        source_address=hosts[0].transfer_address, sink_address=hosts[1].transfer_address,
+        source_address=hosts[0].address, sink_address=hosts[1].address,
         protocol=protocol, bytes=cfg.transfer.bytes, time_limit_s=cfg.transfer.time_limit_s,
         mss=min(cfg.transfer.packet_bytes, TCPLAB_MSS), tcp=transfer_tcp(cfg.transfer),
         pcap=cfg.live.pcap if cfg.live is not None else False,

@@ -50,10 +50,6 @@ class LiveHost(BaseModel):
     name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
     address: Annotated[str, Field(min_length=1)]
 
-    @property
-    def transfer_address(self) -> str:
-        return self.address
-
 
 class LiveSettings(BaseModel):
     """The ``[live]`` table."""

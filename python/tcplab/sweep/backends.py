@@ -23,12 +23,24 @@ from typing import Any, Protocol
 from tcplab.progress import CountProgress
 from tcplab.sweep.store import MAX_RETRIES, Point, PointFn, SweepError, SweepResult, point_complete, point_dir
 
-__all__ = ["Backend", "DaskCluster", "InProcess", "LocalPool", "backend_for", "die_with_parent", "run_stream"]
+__all__ = ["Backend", "DaskCluster", "InProcess", "LocalPool", "backend_for", "die_with_parent", "kill_at_parent_death",
+           "run_stream"]
 
 #: prctl(2) option: the signal this process gets when its parent dies (Linux).
 _PR_SET_PDEATHSIG = 1
 #: How often a worker's watchdog checks that the process that started it is alive.
 WATCHDOG_INTERVAL_S = 1.0
+
+
+def kill_at_parent_death() -> None:
+    """Asks the kernel for SIGKILL when this process's parent dies (``prctl(PR_SET_PDEATHSIG)``,
+    Linux; elsewhere nothing); also a ``preexec_fn``."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+            pass
 
 
 def die_with_parent(parent: int) -> None:
@@ -38,12 +50,7 @@ def die_with_parent(parent: int) -> None:
     daemon thread exits the worker once its parent process id changes (the fallback, and
     the check for a parent that died before the prctl). A point a worker leaves half
     written is a hidden temporary that the next run removes (resume stays bit-identical)."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
-            pass
+    kill_at_parent_death()
     if os.getppid() != parent:
         os._exit(1)
     threading.Thread(target=_watch_parent, args=(parent,), name="tcplab-parent-watchdog", daemon=True).start()
