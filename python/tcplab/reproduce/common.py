@@ -26,6 +26,16 @@ NETBSD_TCP = {"profile": "rfc", "mss": 1460, "sack_blocks": 0, "growth": "per_ac
 VENO_LINUX = {"name": "veno", "flavor": "linux"}
 
 
+def shipped_doc(name: str) -> dict[str, Any]:
+    """The shipped scenario ``scenarios/<name>.toml`` as a document: a paper setting's one
+    definition, which an experiment copies and varies (its grid, flows, seeds, trace)."""
+    from tcplab.shipped import shipped_dir
+    from tcplab.toml_file import read_toml
+
+    doc, _ = read_toml(shipped_dir() / f"{name}.toml")
+    return doc
+
+
 def with_kbps(df: pl.DataFrame) -> pl.DataFrame:
     """Adds ``kBps``: throughput in kB/s (kB = 1000 bytes), the Veno paper's unit."""
     return df.with_columns((pl.col("throughput_bps") / 8000).alias("kBps"))
