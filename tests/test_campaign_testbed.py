@@ -25,7 +25,7 @@ import pytest
 
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.live_probe import ProbeOutcome, ProbeRunner, ProbeSpec, transfer_tcp
-from tcplab.live.transport import flow_binary
+from tcplab.live.endpoints import flow_binary
 
 N_BYTES = 200_000
 #: paths fast and short enough for quick probes, with some random loss and UDP cross traffic

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tcplab.live import netns
-from tcplab.live.transport import flow_binary
+from tcplab.live.endpoints import flow_binary
 
 
 @pytest.fixture

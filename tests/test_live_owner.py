@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tcplab.live.processes import OWNER_ENV, owned_env
-from tcplab.live.transport import flow_binary
+from tcplab.live.endpoints import flow_binary
 
 ENDPOINT = Path(__file__).resolve().parents[1] / "python" / "tcplab" / "live" / "linux_endpoint.py"
 

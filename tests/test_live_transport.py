@@ -23,7 +23,8 @@ import pytest
 
 import tcplab
 from tcplab.live import LiveError, Testbed
-from tcplab.live.transport import drop_facts, flow_binary, link_config, run_flow
+from tcplab.live.endpoints import flow_binary
+from tcplab.live.transport import drop_facts, link_config, run_flow
 from tcplab.scenario import Scenario
 
 SEEDS = [1, 2, 3]

@@ -59,7 +59,6 @@ import random
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -69,6 +68,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tcplab.campaign.probe_pcap import ProbeCapture
+from tcplab.live.endpoints import checked_flow_binary, linux_recv, linux_send, tcplab_flow
 from tcplab.live.errors import LiveError
 from tcplab.live.processes import kill, last_line, owned_env, wait_ready
 from tcplab.live.raw_device import RawDevice
@@ -236,21 +236,6 @@ def _free_port() -> int:
     raise ProbeFailed("no free port")
 
 
-def _flow_binary() -> Path:
-    from tcplab.live.transport import flow_binary
-
-    exe = flow_binary()
-    if not exe.exists():
-        raise ProbeFailed(f"tcplab-flow = {str(exe)!r}: not found (bash scripts/setup.sh, or set TCPLAB_FLOW)")
-    return exe
-
-
-def _linux_endpoint() -> list[str]:
-    import tcplab.live.linux as linux
-
-    return [sys.executable, str(Path(linux.__file__).with_name("linux_endpoint.py"))]
-
-
 def _udp_transport(job: ProbeSpec) -> bool:
     """The probe runs over tcplab's UDP transport (its own receiver at the sink); otherwise
     the sink is a Linux socket (Linux TCP, or tcplab's sender speaking real TCP)."""
@@ -396,15 +381,11 @@ class ProbeRunner:
             cfg = {"scenario": flow_scenario(job, duration), "flow": 0,
                    "local": f"{job.sink_address}:{port}", "peer": f"{job.source_address}:{port}",
                    "clock_origin_ns": time.monotonic_ns(), "linger_ns": 0}
-            (out / "config.json").write_text(json.dumps(cfg))
-            argv = [str(_flow_binary()), "recv", "--config", str(out / "config.json"), "--out", str(out)]
+            checked_flow_binary(ProbeFailed)
+            argv = tcplab_flow("recv", cfg, out)
         else:
-            argv = [*_linux_endpoint(), "recv", "--port", str(port), "--out", str(out / "receiver.json"),
-                    "--idle", str(job.time_limit_s + LISTEN_GRACE_S)]
-            if job.mss:
-                argv += ["--mss", str(job.mss)]
-            if "rcv_buf" in job.tcp:
-                argv += ["--window-clamp", str(int(job.tcp["rcv_buf"]))]
+            argv = linux_recv(port, out / "receiver.json", idle=job.time_limit_s + LISTEN_GRACE_S, mss=job.mss or 0,
+                              window_clamp=int(job.tcp.get("rcv_buf", 0)))
         capture = ProbeCapture(out / "probe.pcap", job.source_address, job.sink_address, port) if job.pcap else None
         try:
             proc = self._spawn(argv)
@@ -487,23 +468,20 @@ class ProbeRunner:
             cfg = {"scenario": flow_scenario(job, job.time_limit_s), "flow": 0,
                    "local": f"{job.source_address}:{job.port}", "peer": f"{job.sink_address}:{job.port}",
                    "clock_origin_ns": time.monotonic_ns() + START_MARGIN_NS}
-            (out / "config.json").write_text(json.dumps(cfg))
-            argv = [str(_flow_binary()), "send", "--config", str(out / "config.json"), "--out", str(out)]
+            checked_flow_binary(ProbeFailed)
             if isinstance(job.protocol, TcplabTcpProtocol):  # real TCP on the source's device
                 device = RawDevice(job.sink_address, job.port)
                 try:
                     fds = (device.__enter__(),)
                 except LiveError as e:
                     raise ProbeFailed(f"tcplab-tcp: {e}") from None
-                argv = [str(_flow_binary()), "tcp-send", "--config", str(out / "config.json"), "--out", str(out),
-                        "--fd", str(fds[0])]
+                argv = tcplab_flow("tcp-send", cfg, out, fd=fds[0])
+            else:
+                argv = tcplab_flow("send", cfg, out)
         else:
-            argv = [*_linux_endpoint(), "send", "--dst", job.sink_address, "--port", str(job.port),
-                    "--cc", job.protocol.congestion, "--bytes", str(job.bytes),
-                    "--duration-ns", str(round(job.time_limit_s * 1e9)), "--linger-ns", "5000000000",
-                    "--out", str(out / "sender.json")]
-            if job.mss:
-                argv += ["--mss", str(job.mss)]
+            argv = linux_send(job.sink_address, job.port, job.protocol.congestion, out / "sender.json",
+                              bytes=job.bytes, duration_ns=round(job.time_limit_s * 1e9), linger_ns=5_000_000_000,
+                              mss=job.mss or 0)
         try:
             proc = self._spawn(argv, fds)
         except BaseException:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.live import linux_tcpinfo
+from tcplab.live.endpoints import linux_recv, linux_send
 from tcplab.live.linux_settings import (
     MAPPED,
     RECORDED,
@@ -162,36 +162,24 @@ class LinuxHandle:
         self.sysctls = {h: dict(st.sysctls[h]) for h in (flow.src, flow.dst)}
         self.routes = {flow.src: st.route(tb, flow.src, flow.dst), flow.dst: st.route(tb, flow.dst, flow.src)}
         self.socket_options: dict[str, Any] = {"TCP_CONGESTION": flow.congestion}
-        extra_r: list[str] = []
-        extra_s: list[str] = []
+        mss = 0
         if flow.tcp.get("rcv_buf"):
             self.socket_options["TCP_WINDOW_CLAMP"] = int(flow.tcp["rcv_buf"])
-            extra_r += ["--window-clamp", str(self.socket_options["TCP_WINDOW_CLAMP"])]
         if flow.tcp.get("mss"):
-            self.socket_options["TCP_MAXSEG"] = maxseg(flow.tcp)
-            extra_r += ["--mss", str(self.socket_options["TCP_MAXSEG"])]
-            extra_s += ["--mss", str(self.socket_options["TCP_MAXSEG"])]
+            self.socket_options["TCP_MAXSEG"] = mss = maxseg(flow.tcp)
         at = self.origin_ns + flow.start_ns
-        if flow.stop_ns is not None:
-            extra_s += ["--until-ns", str(self.origin_ns + flow.stop_ns)]
-        if flow.bytes is not None:
-            extra_s += ["--bytes", str(flow.bytes)]
-        if flow.duration_ns is not None:
-            extra_s += ["--duration-ns", str(flow.duration_ns)]
-        if flow.sport:
-            extra_s += ["--sport", str(flow.sport)]
-        if tb.realtime:  # as tcplab's own endpoints: the application is not what is measured
-            extra_r.append("--realtime")
-            extra_s.append("--realtime")
+        until = None if flow.stop_ns is None else self.origin_ns + flow.stop_ns
         idle = max(0.0, (at - time.monotonic_ns()) * 1e-9) + ACCEPT_WAIT_S
-        py = [sys.executable, str(Path(__file__).with_name("linux_endpoint.py"))]
-        self._r = tb.popen(flow.dst, [*py, "recv", "--port", str(flow.port), "--out", str(self._rfile),
-                                      "--ready-file", str(ready), "--idle", str(idle), *extra_r],
+        # tb.realtime: as tcplab's own endpoints, the application is not what is measured
+        self._r = tb.popen(flow.dst, linux_recv(flow.port, self._rfile, idle=idle, ready_file=ready, mss=mss,
+                                                window_clamp=self.socket_options.get("TCP_WINDOW_CLAMP", 0),
+                                                realtime=tb.realtime),
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self._s = tb.popen(flow.src, [*py, "send", "--dst", tb.addr[flow.dst], "--port", str(flow.port),
-                                      "--cc", flow.congestion, "--at-ns", str(at), "--ready-file", str(ready),
-                                      "--interval-ns", str(flow.interval_ns), "--out", str(self._sfile),
-                                      *extra_s], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self._s = tb.popen(flow.src, linux_send(tb.addr[flow.dst], flow.port, flow.congestion, self._sfile, at_ns=at,
+                                                ready_file=ready, interval_ns=flow.interval_ns, bytes=flow.bytes,
+                                                duration_ns=flow.duration_ns, until_ns=until, mss=mss,
+                                                sport=flow.sport, realtime=tb.realtime),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     @property
     def procs(self) -> dict[str, subprocess.Popen[str]]:

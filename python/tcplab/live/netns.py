@@ -114,7 +114,7 @@ def emulator_binary() -> Path:
     """`tcplab-emu`: $TCPLAB_EMU; else the one installed with the package (in the
     environment's ``bin``, where scripts/setup.sh puts it); else the release build of this
     checkout ($CARGO_TARGET_DIR or ``target/``), which is also what is named when none
-    exists. `tcplab-flow` is looked for next to it (`tcplab.live.transport.flow_binary`)."""
+    exists. `tcplab-flow` is looked for next to it (`tcplab.live.endpoints.flow_binary`)."""
     if env := os.environ.get("TCPLAB_EMU"):
         return Path(env)
     installed = _scripts_dir() / "tcplab-emu"

@@ -28,17 +28,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tcplab.live.endpoints import linux_recv, linux_send, tcplab_flow
 from tcplab.live.errors import LiveError
 from tcplab.live.linux import check_linux_flow, maxseg
 from tcplab.live.linux_settings import HostSettings, allowed_congestion_controls
 from tcplab.live.netns import Testbed
-from tcplab.live.transport import PORT, flow_binary, kill_ends
+from tcplab.live.processes import wait_ready
+from tcplab.live.transport import PORT, kill_ends
 
 __all__ = ["RealTcpHandle", "RealTcpReceiverHandle", "RealTcpReceiverRun", "RealTcpRun",
            "start_real_tcp_flow", "start_real_tcp_receiver_flow"]
@@ -73,11 +74,9 @@ class RealTcpHandle:
         self.rfile = self.out_dir / "receiver.json"
         ready = self.out_dir / "receiver.ready"
         idle = max(0.0, (origin_ns + int(spec.get("start") or 0) - time.monotonic_ns()) * 1e-9) + ACCEPT_WAIT_S
-        endpoint = [sys.executable, str(Path(__file__).with_name("linux_endpoint.py"))]
         try:
-            self.procs["receiver"] = tb.popen(
-                dst, [*endpoint, "recv", "--port", str(port), "--out", str(self.rfile), "--ready-file", str(ready),
-                      "--idle", str(idle)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            self.procs["receiver"] = tb.popen(dst, linux_recv(port, self.rfile, idle=idle, ready_file=ready),
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             deadline = time.monotonic() + 10
             while not ready.exists():
                 if self.procs["receiver"].poll() is not None or time.monotonic() > deadline:
@@ -85,17 +84,11 @@ class RealTcpHandle:
                 time.sleep(0.01)
             cfg = {"scenario": canonical, "flow": index, "local": f"{tb.addr[src]}:{port}",
                    "peer": f"{tb.addr[dst]}:{port}", "clock_origin_ns": origin_ns, "realtime": realtime}
-            (self.out_dir / "sender" / "config.json").write_text(json.dumps(cfg))
             sock = tb.attachment[src]
-            argv = [str(flow_binary()), "tcp-send", "--config", str(self.out_dir / "sender" / "config.json"),
-                    "--out", str(self.out_dir / "sender"), "--fd", str(sock.fileno())]
+            argv = tcplab_flow("tcp-send", cfg, self.out_dir / "sender", fd=sock.fileno())
             self.procs["sender"] = tb.popen(src, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                             pass_fds=[sock.fileno()])
-            p = self.procs["sender"]
-            assert p.stdout is not None
-            if p.stdout.readline().strip() != "ready":
-                err = p.communicate()[1] or ""
-                raise LiveError(err.strip().splitlines()[-1] if err.strip() else "tcplab-flow tcp-send did not start")
+            wait_ready(self.procs["sender"], "tcplab-flow tcp-send", LiveError)
         except BaseException:
             kill_ends(self.procs)
             raise
@@ -190,32 +183,17 @@ class RealTcpReceiverHandle:
         flow = self.flow
         cfg = {"scenario": canonical, "flow": self.index, "local": f"{tb.addr[flow.dst]}:{flow.port}",
                "peer": f"{tb.addr[flow.src]}:{flow.port}", "clock_origin_ns": origin_ns, "realtime": realtime}
-        rdir = self.out_dir / "receiver"
-        (rdir / "config.json").write_text(json.dumps(cfg))
         sock = tb.attachment[flow.dst]
-        argv = [str(flow_binary()), "tcp-recv", "--config", str(rdir / "config.json"), "--out", str(rdir),
-                "--fd", str(sock.fileno())]
-        self.procs["receiver"] = p = tb.popen(flow.dst, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                              text=True, pass_fds=[sock.fileno()])
-        assert p.stdout is not None
-        if p.stdout.readline().strip() != "ready":
-            err = p.communicate()[1] or ""
-            raise LiveError(err.strip().splitlines()[-1] if err.strip() else "tcplab-flow tcp-recv did not start")
-        extra: list[str] = []
-        if flow.tcp.get("mss"):
-            extra += ["--mss", str(maxseg(flow.tcp))]
-        if flow.stop_ns is not None:
-            extra += ["--until-ns", str(origin_ns + flow.stop_ns)]
-        if flow.bytes is not None:
-            extra += ["--bytes", str(flow.bytes)]
-        if flow.sport:
-            extra += ["--sport", str(flow.sport)]
-        endpoint = [sys.executable, str(Path(__file__).with_name("linux_endpoint.py"))]
-        self.procs["sender"] = tb.popen(
-            flow.src, [*endpoint, "send", "--dst", tb.addr[flow.dst], "--port", str(flow.port), "--cc",
-                       flow.congestion, "--at-ns", str(origin_ns + flow.start_ns), "--interval-ns",
-                       str(flow.interval_ns), "--out", str(self.sfile), *extra],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        argv = tcplab_flow("tcp-recv", cfg, self.out_dir / "receiver", fd=sock.fileno())
+        self.procs["receiver"] = tb.popen(flow.dst, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True, pass_fds=[sock.fileno()])
+        wait_ready(self.procs["receiver"], "tcplab-flow tcp-recv", LiveError)
+        argv = linux_send(tb.addr[flow.dst], flow.port, flow.congestion, self.sfile,
+                          at_ns=origin_ns + flow.start_ns, interval_ns=flow.interval_ns, bytes=flow.bytes,
+                          until_ns=None if flow.stop_ns is None else origin_ns + flow.stop_ns,
+                          mss=maxseg(flow.tcp) if flow.tcp.get("mss") else 0, sport=flow.sport)
+        self.procs["sender"] = tb.popen(flow.src, argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        text=True)
 
     def finish(self, timeout_s: float) -> RealTcpReceiverRun:
         """Waits at most `timeout_s` for the Linux sender to end (its bytes and FIN

@@ -21,7 +21,6 @@ link's ``from`` host in namespace A).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -30,7 +29,8 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tcplab.live.netns import LiveError, Testbed, emulator_binary
+from tcplab.live.endpoints import checked_flow_binary, tcplab_flow
+from tcplab.live.netns import LiveError, Testbed
 from tcplab.live.processes import last_line, wait_ready
 
 if TYPE_CHECKING:
@@ -41,13 +41,6 @@ PORT = 5400
 START_MARGIN_NS = 300_000_000
 #: Extra wall time allowed past the scenario's duration before the sender is killed.
 GRACE_S = 5.0
-
-
-def flow_binary() -> Path:
-    """`tcplab-flow`: $TCPLAB_FLOW, else next to the emulator binary."""
-    if env := os.environ.get("TCPLAB_FLOW"):
-        return Path(env)
-    return emulator_binary().with_name("tcplab-flow")
 
 
 def _two_hosts(canonical: dict[str, Any]) -> dict[str, Any]:
@@ -201,16 +194,10 @@ def start_ends(tb: Testbed, out_dir: Path, src: str, dst: str, modes: tuple[str,
     output in that directory, each waited for until its socket is bound. `procs` (by role)
     gets each process as it starts; when one fails, every one started is killed and the
     error (one line) raised."""
-    binary = flow_binary()
-    if not binary.exists():
-        raise LiveError(f"tcplab-flow = {str(binary)!r}: not found "
-                        "(cargo build --release -p tcplab-live, or set TCPLAB_FLOW)")
+    checked_flow_binary(LiveError)
     try:
         for role, mode, me, peer in (("receiver", modes[1], dst, src), ("sender", modes[0], src, dst)):
-            d = out_dir / role
-            d.mkdir(parents=True, exist_ok=True)
-            (d / "config.json").write_text(json.dumps(config(me, peer)))
-            argv = [str(binary), mode, "--config", str(d / "config.json"), "--out", str(d)]
+            argv = tcplab_flow(mode, config(me, peer), out_dir / role)
             procs[role] = tb.popen(me, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)
             wait_ready(procs[role], f"tcplab-flow {mode}", LiveError)
