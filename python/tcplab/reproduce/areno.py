@@ -1,7 +1,7 @@
 """Shimonishi, Hama, Murase, "TCP-Adaptive Reno": Fig. 6 (capacity sweep) and Fig. 7 (loss
 sweep). The claims (the paper's words, thresholds from them) are in
-:mod:`tcplab.reproduce.areno_claims`; setting as ``scenarios/areno-fig6.toml`` and
-``areno-fig7.toml``."""
+:mod:`tcplab.reproduce.areno_claims`; the points vary the shipped ``scenarios/areno-fig6.toml`` and
+``areno-fig7.toml`` (:func:`tcplab.reproduce.areno_setup.areno_doc`)."""
 
 from __future__ import annotations
 
@@ -98,7 +98,11 @@ def fig6_points(mode: Mode):
     pts = []
     for mbps, secs in CAPACITIES[mode].items():
         for other in OTHERS:
-            pts += points(areno_doc(mbps, 1e-6, other, secs), FIG6_SEEDS[mode], params={"capacity": mbps, "loss": 1e-6, "other": other})
+            pts += points(
+                areno_doc("areno-fig6", mbps, 1e-6, other, secs),
+                FIG6_SEEDS[mode],
+                params={"capacity": mbps, "loss": 1e-6, "other": other},
+            )
     return pts
 
 
@@ -168,7 +172,11 @@ def fig7_points(mode: Mode):
     pts = []
     for loss in LOSSES:
         for other in OTHERS:
-            pts += points(areno_doc(100, loss, other, FIG7_SECS[mode]), SEEDS[mode], params={"capacity": 100, "loss": loss, "other": other})
+            pts += points(
+                areno_doc("areno-fig7", 100, loss, other, FIG7_SECS[mode]),
+                SEEDS[mode],
+                params={"capacity": 100, "loss": loss, "other": other},
+            )
     return pts
 
 

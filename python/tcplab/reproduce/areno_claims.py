@@ -221,14 +221,14 @@ def _pairs_by_reading(res: SweepResult) -> pl.DataFrame:
     return pl.concat(out)
 
 
-def _sensitivity_points(mode: Mode, grid: list[tuple[int, float]], secs, seeds: dict[str, int]) -> list:
+def _sensitivity_points(shipped: str, mode: Mode, grid: list[tuple[int, float]], secs, seeds: dict[str, int]) -> list:
 
     pts = []
     for reading in areno_reading_list():
         for mbps, loss in grid:
             for other in ("reno", "areno"):
                 pts += points(
-                    areno_doc(mbps, loss, other, secs(mbps), reading),
+                    areno_doc(shipped, mbps, loss, other, secs(mbps), reading),
                     seeds[mode],
                     params={"capacity": mbps, "loss": loss, "other": other, "reading": reading or "default"},
                 )
@@ -259,7 +259,8 @@ FIG7_SENS = [1e-4, 1e-3, 1e-2]
 def fig6_sensitivity_points(mode: Mode):
 
     caps = CAPACITIES[mode]
-    return _sensitivity_points(mode, [(c, 1e-6) for c in FIG6_SENS if c in caps], lambda c: caps[c], FIG6_SEEDS)
+    grid = [(c, 1e-6) for c in FIG6_SENS if c in caps]
+    return _sensitivity_points("areno-fig6", mode, grid, lambda c: caps[c], FIG6_SEEDS)
 
 
 def fig6_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:
@@ -268,7 +269,7 @@ def fig6_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:
 
 def fig7_sensitivity_points(mode: Mode):
 
-    return _sensitivity_points(mode, [(100, p) for p in FIG7_SENS], lambda c: FIG7_SECS[mode], SEEDS)
+    return _sensitivity_points("areno-fig7", mode, [(100, p) for p in FIG7_SENS], lambda c: FIG7_SECS[mode], SEEDS)
 
 
 def fig7_sensitivity(res: SweepResult, mode: Mode) -> list[Row]:

@@ -1,5 +1,5 @@
 """Shimonishi, Hama, Murase, "TCP-Adaptive Reno", Fig. 8: the parking lot (topology (2)) with
-RED routers. Setting as ``scenarios/areno-parking-lot.toml``."""
+RED routers: the shipped ``scenarios/areno-parking-lot.toml``, tracing nothing."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 import polars as pl
 
 from tcplab.reproduce.areno_claims import ARENO_MAIN_READING, ARENO_READINGS_OPEN, ARENO_WITH_SACK, readings_note
+from tcplab.reproduce.areno_setup import TRACE_OFF
 from tcplab.reproduce.common import (
     ARENO_HEADLINE,
     areno_controller,
@@ -17,6 +18,7 @@ from tcplab.reproduce.common import (
     row,
     seed_values,
     seeds_text,
+    shipped_doc,
     stats,
 )
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row, Sensitivity
@@ -27,8 +29,10 @@ PAPER = "Shimonishi, Hama, Murase, TCP-Adaptive Reno, PFLDnet 2006"
 #: 40 seeds in both modes: the reverse hops' utilization was inconclusive with 10 (quick) and 20
 #: (full: 0.457 [0.440, 0.475] against 0.44, about 21 seeds projected)
 SEEDS = {"quick": 40, "full": 40}
+#: The shipped file's run length, for the texts.
 SECS = 60
-#: Flows in the preset's order: 2 long (both hops), 2 cross on hop 0, 2 cross on hop 1, 2 reverse.
+#: The file's flows, named "<path>-<controller>" in the preset's order: 2 long (both hops), 2 cross
+#: on hop 0, 2 cross on hop 1, 2 reverse.
 PATHS = ("long", "cross0", "cross1", "reverse")
 SECTION = "§III-D, Fig. 8"
 HOPS = {"r0-r1": "hop 0 (10 ms)", "r1-r2": "hop 1 (20 ms)"}
@@ -43,29 +47,12 @@ REVERSE = 0.40
 def _doc(reading: str | None = None) -> dict:
     """``reading``: AReno's W_inc reading (None: this build's headline reading)."""
     areno = areno_controller(reading if reading is not None else headline_reading())
-    flows = []
-    for path in PATHS:
-        for cc in ("reno", "areno"):
-            flows.append({"name": f"{path}-{cc}", "controller": areno if cc == "areno" else cc, "recovery": "newreno"})
-    return {
-        "name": "areno-parking-lot",
-        "duration": f"{SECS}s",
-        "topology": {
-            "kind": "parking_lot",
-            "hops": 2,
-            "long_pairs": 2,
-            "cross_pairs": 2,
-            "reverse_pairs": 2,
-            "bottleneck": [
-                {"rate": "100Mbps", "delay": "10ms", "buffer": 533},
-                {"rate": "100Mbps", "delay": "20ms", "buffer": 533},
-            ],
-            "access": {"rate": "1Gbps", "delay": "1ms", "buffer": 2000},
-        },
-        "tcp": {"profile": "rfc", "mss": 1460},
-        "flows": flows,
-        "trace": {"series": "off", "segments": False, "drops": False, "events": False},
-    }
+    doc = shipped_doc("areno-parking-lot")
+    doc.pop("description", None)  # as the suite's points always were (it is in a point's key)
+    for f in doc["flows"]:
+        if f["controller"] == "areno":
+            f["controller"] = areno
+    return {**doc, "trace": dict(TRACE_OFF)}
 
 
 def fig8_points(mode: Mode):

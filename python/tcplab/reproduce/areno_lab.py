@@ -2,14 +2,14 @@
 and 11): 300 Mb/s emulated bottleneck with random loss 1e-5; a lone Reno flow 18.3 Mb/s, a lone
 AReno flow 232.1 Mb/s (12.6x); coexisting, AReno 227 and Reno 18.5 Mb/s (Reno not hurt).
 The lab's delay and buffer are not in the text: tcplab uses the RTT (100 ms) and buffer
-(= BDP) of its Fig. 6/7 runs.
+(= BDP) of its Fig. 6/7 runs (the dumbbell of the shipped ``scenarios/areno-fig6.toml``).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from tcplab.reproduce.areno_setup import PAPER
+from tcplab.reproduce.areno_setup import PAPER, TRACE_OFF, dumbbell_doc
 from tcplab.reproduce.areno_claims import ARENO_MAIN_READING, ARENO_READINGS_OPEN, ARENO_WITHOUT_SACK, readings_note
 from tcplab.reproduce.common import (
     ARENO_HEADLINE,
@@ -42,21 +42,11 @@ def _doc(controllers: list[str], secs: int, reading: str | None = None) -> dict:
     """``reading``: AReno's W_inc reading (None: this build's headline reading)."""
     areno = areno_controller(reading if reading is not None else headline_reading())
     controllers = [areno if c == "areno" else c for c in controllers]
-    bdp = round(MBPS * 1e6 * 0.1 / 8 / 1500)
-    access = {"rate": f"{MBPS * 10}Mbps", "delay": "1ms", "buffer": 100000}
-    return {
-        "name": "areno-lab",
-        "duration": f"{secs}s",
-        "topology": {
-            "pairs": len(controllers),
-            "bottleneck": {"rate": f"{MBPS}Mbps", "delay": "48ms", "buffer": bdp, "forward": {"loss": LOSS}},
-            "sender_access": access,
-            "receiver_access": dict(access),
-        },
-        "tcp": {"profile": "rfc", "mss": 1460, "growth": "per_ack", "delayed_ack": False},
-        "flows": bulk_flows(controllers, "sack"),
-        "trace": {"series": "interval", "interval": "200ms", "segments": False, "drops": False, "events": False},
-    }
+    doc = dumbbell_doc("areno-fig6", MBPS, LOSS, secs)
+    doc["topology"]["pairs"] = len(controllers)
+    # the runs' own flow sets; windows every 200 ms for the plots
+    doc["flows"] = bulk_flows(controllers, "sack")
+    return {**doc, "name": "areno-lab", "trace": {**TRACE_OFF, "series": "interval", "interval": "200ms"}}
 
 
 def _rtt_250(doc: dict) -> dict:

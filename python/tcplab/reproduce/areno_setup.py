@@ -1,11 +1,12 @@
 """The setting shared by AReno's Fig. 6 and Fig. 7 experiments and their claims: the
-paper, seeds, capacities and run lengths, the scenario of one point, and the per-run frame."""
+paper, seeds, capacities and run lengths, the scenario of one point (from the shipped
+``scenarios/areno-fig6.toml`` / ``areno-fig7.toml``), and the per-run frame."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from tcplab.reproduce.common import areno_controller, bulk_flows, headline_reading
+from tcplab.reproduce.common import areno_controller, headline_reading, shipped_doc
 from tcplab.sweep import SweepResult
 
 PAPER = "Shimonishi, Hama, Murase, TCP-Adaptive Reno, PFLDnet 2006"
@@ -25,6 +26,7 @@ CAPACITIES = {
 }
 LOSSES = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2]
 FIG7_SECS = {"quick": 300, "full": 300}
+TRACE_OFF = {"series": "off", "segments": False, "drops": False, "events": False}
 
 SETTING = (
     "Topology (1), Fig. 4: a dumbbell, one Reno flow against one flow of Reno, HighSpeed or AReno "
@@ -40,24 +42,29 @@ SETTING = (
 )
 
 
-def areno_doc(mbps: int, loss: float, other: str, secs: int, reading: str | None = None) -> dict:
-    """``reading``: AReno's W_inc reading (None: the headline reading of this build)."""
+def dumbbell_doc(shipped: str, mbps: int, loss: float, secs: int) -> dict:
+    """The shipped ``scenarios/<shipped>.toml`` (the Fig. 6/7 dumbbell) at ``mbps`` (buffer one BDP, access
+    links at 10x) and random loss ``loss``, ``secs`` long, tracing nothing; its name and flows are the
+    caller's."""
+    doc = shipped_doc(shipped)
+    doc.pop("description", None)  # as the suite's points always were (it is in a point's key)
+    topo = doc["topology"]
+    topo["bottleneck"].update(rate=f"{mbps}Mbps", buffer=round(mbps * 1e6 * 0.1 / 8 / 1500))
+    topo["bottleneck"]["forward"]["loss"] = loss
+    for side in ("sender_access", "receiver_access"):
+        topo[side]["rate"] = f"{mbps * 10}Mbps"
+    return {**doc, "duration": f"{secs}s", "trace": dict(TRACE_OFF)}
+
+
+def areno_doc(shipped: str, mbps: int, loss: float, other: str, secs: int, reading: str | None = None) -> dict:
+    """A point of Fig. 6 or 7 (``shipped``: areno-fig6 or areno-fig7): the file's Reno flow against its second
+    flow run as ``other``. ``reading``: AReno's W_inc reading (None: the headline reading of this build)."""
     peer = areno_controller(reading if reading is not None else headline_reading()) if other == "areno" else other
-    bdp = round(mbps * 1e6 * 0.1 / 8 / 1500)
-    access = {"rate": f"{mbps * 10}Mbps", "delay": "1ms", "buffer": 100000}
-    return {
-        "name": "areno",
-        "duration": f"{secs}s",
-        "topology": {
-            "pairs": 2,
-            "bottleneck": {"rate": f"{mbps}Mbps", "delay": "48ms", "buffer": bdp, "forward": {"loss": loss}},
-            "sender_access": access,
-            "receiver_access": dict(access),
-        },
-        "tcp": {"profile": "rfc", "mss": 1460, "growth": "per_ack", "delayed_ack": False},
-        "flows": bulk_flows(["reno", peer], "sack"),
-        "trace": {"series": "off", "segments": False, "drops": False, "events": False},
-    }
+    doc = dumbbell_doc(shipped, mbps, loss, secs)
+    for f in doc["flows"]:
+        f.pop("name", None)  # flow0, flow1, as the suite's points always were
+    doc["flows"][1]["controller"] = peer
+    return {**doc, "name": "areno"}
 
 
 def areno_pairs(res: SweepResult) -> pl.DataFrame:

@@ -1,14 +1,14 @@
 """Pang et al., "Performance study of TCP Veno over WLAN and RED router": Exp. 1 (Table I) and
 Exp. 2 (fairness cases 1-4); Exp. 3 (RED) is in :mod:`tcplab.reproduce.wlan_red`. Claims quote the paper
-(thresholds: :mod:`tcplab.reproduce.verdict`; ``claims_wlan.rs`` keeps older tolerances); settings as
-``scenarios/wlan-*.toml`` and ``scenarios/red-dumbbell.toml``."""
+(thresholds: :mod:`tcplab.reproduce.verdict`; ``claims_wlan.rs`` keeps older tolerances); every run is a shipped
+``scenarios/wlan-exp*.toml`` (:func:`wlan_doc`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 
-from tcplab.reproduce.common import NETBSD_TCP, figure, points, row, seed_values, seeds_text, stats
+from tcplab.reproduce.common import figure, points, row, seed_values, seeds_text, shipped_doc, stats
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.reproduce.readings import Reading, combined
 from tcplab.reproduce.verdict import ABOUT, Estimate, Test, about, above, at_least, below, bootstrap, ratio_of_means, within
@@ -20,12 +20,10 @@ PAPER = "Pang et al., Performance study of TCP Veno over WLAN and RED router"
 #: nothing; 10 seeds in quick mode (the runs take well under a second each).
 SEEDS = {"quick": 10, "full": 20}
 RED_SEEDS = {"quick": 10, "full": 20}
+#: The run lengths of the shipped files (wlan-exp*.toml, red-dumbbell.toml), for the captions.
 SECS = 100
 RED_SECS = 120
 TRACE_OFF = {"series": "off", "segments": False, "drops": False, "events": False}
-#: The paper's RED (Dummynet): min_th 5, max_th 10, max_p 0.1, w_q 0.005, early drops spaced
-#: uniformly over 1..1/p_b packets (``wait = false``).
-RED = {"discipline": "red", "min_th": 5, "max_th": 10, "max_p": 0.1, "w_q": 0.005, "wait": False}
 
 #: Table I: aggregate of 4 homogeneous flows, kb/s, (pipe, link) -> (Reno, Veno).
 TABLE1 = {
@@ -36,13 +34,8 @@ TABLE1 = {
 }
 #: Exp. 2: STD of the four per-flow throughputs, kb/s (cases 3, 4 not published).
 EXP2_STD = {1: 112, 2: 66}
-#: Exp. 2 cases: (stations, controllers), fat pipe.
-CASES = {
-    1: (["HL", "HL", "LL", "LL"], ["reno"] * 4),
-    2: (["HL", "HL", "LL", "LL"], ["veno"] * 4),
-    3: (["LL"] * 4, ["reno", "reno", "veno", "veno"]),
-    4: (["HL"] * 4, ["reno", "reno", "veno", "veno"]),
-}
+#: Exp. 2 cases, each a shipped file (``scenarios/wlan-exp2-case<n>.toml``).
+CASES = (1, 2, 3, 4)
 
 SETTING = (
     "Fig. 3 of the paper as the `wlan_access` preset: server - 100 Mb/s - Dummynet router (thin "
@@ -117,25 +110,20 @@ WLAN_READINGS = (
 )
 
 
-def wlan_doc(pipe: str, stations: list[str], controllers: list[str], queue: dict | None = None) -> dict:
-    topo: dict = {
-        "kind": "wlan_access",
-        "pipe": pipe,
-        "stations": [{"node": f"sta{i}", "preset": q} for i, q in enumerate(stations)],
-    }
-    if queue is not None:
-        topo["queue"] = dict(queue)
-    return {
-        "name": "wlan",
-        "duration": f"{SECS}s",
-        "topology": topo,
-        "tcp": dict(NETBSD_TCP),
-        "flows": [
-            {"dst": f"sta{i}", "controller": cc, "recovery": "reno", "start": f"{10 * i}ms"}
-            for i, cc in enumerate(controllers)
-        ],
-        "trace": TRACE_OFF,
-    }
+def wlan_doc(name: str) -> dict:
+    """The shipped ``scenarios/<name>.toml`` as a point, tracing nothing."""
+    doc = shipped_doc(name)
+    # named as the suite's points always were (names are in a point's key): "wlan", flows flow0..
+    doc.pop("description", None)
+    for f in doc["flows"]:
+        f.pop("name", None)
+    return {**doc, "name": "wlan", "trace": dict(TRACE_OFF)}
+
+
+def exp2_case(case: int) -> tuple[list[str], list[str]]:
+    """Exp. 2 case ``case``: its stations' presets and its flows' controllers, in flow order."""
+    doc = shipped_doc(f"wlan-exp2-case{case}")
+    return [s["preset"] for s in doc["topology"]["stations"]], [f["controller"] for f in doc["flows"]]
 
 
 def flows_kbps(res: SweepResult) -> pl.DataFrame:
@@ -161,7 +149,7 @@ def exp1_points(mode: Mode):
         for q in ("LL", "HL"):
             for cc in ("reno", "veno"):
                 pts += points(
-                    wlan_doc(pipe, [q] * 4, [cc] * 4),
+                    wlan_doc(f"wlan-exp1-{pipe}-{q.lower()}-{cc}"),
                     SEEDS[mode],
                     params={"pipe": pipe, "link": q, "controller": cc},
                 )
@@ -308,11 +296,11 @@ EXP1 = Experiment(
 
 def exp2_points(mode: Mode):
     pts = []
-    for case, (stations, ccs) in CASES.items():
-        pts += points(wlan_doc("fat", stations, ccs), SEEDS[mode], params={"case": case})
+    for case in CASES:
+        pts += points(wlan_doc(f"wlan-exp2-case{case}"), SEEDS[mode], params={"case": case})
     # the baselines of the Reno-keeps claim: the same placements with 4 Reno flows (Exp. 1's runs)
     for q in ("LL", "HL"):
-        pts += points(wlan_doc("fat", [q] * 4, ["reno"] * 4), SEEDS[mode], params={"case": f"4 reno {q}"})
+        pts += points(wlan_doc(f"wlan-exp1-fat-{q.lower()}-reno"), SEEDS[mode], params={"case": f"4 reno {q}"})
     return pts
 
 
@@ -382,7 +370,7 @@ def exp2_plots(frame: pl.DataFrame, res: SweepResult, mode: Mode) -> list[Plot]:
     fig, ax = figure(1, 1, width=9, height=4.2)
     a = ax[0][0]
     for c, case in enumerate(("1", "2", "3", "4")):
-        stations, ccs = CASES[int(case)]
+        stations, ccs = exp2_case(int(case))
         st = stats(frame.filter(pl.col("case") == case), "kbps", ["id"]).sort("id")
         xs = c * 5 + np.arange(4)
         colors = ["C0" if cc == "reno" else "C1" for cc in ccs]
@@ -452,7 +440,10 @@ EXP2 = Experiment(
     reading=WLAN_MAIN_READING,
     readings=WLAN_READINGS,
     setting=SETTING
-    + " Fat pipe, four stations (`scenarios/wlan-exp2-case{1..4}.toml`); STD = population standard deviation of the four per-flow throughputs (each a mean over seeds), as `claims_wlan.rs`. The Reno-keeps claim compares the Reno flows of cases 3 and 4 with the same placements carrying 4 Reno flows (Exp. 1's fat-pipe runs).",
+    + " Fat pipe, four stations (`scenarios/wlan-exp2-case{1..4}.toml`); STD = population standard deviation of "
+    "the four per-flow throughputs (each a mean over seeds), as `claims_wlan.rs`. The Reno-keeps claim compares "
+    "the Reno flows of cases 3 and 4 with the same placements carrying 4 Reno flows (Exp. 1's fat-pipe runs, "
+    "`scenarios/wlan-exp1-fat-{ll,hl}-reno.toml`).",
     explanation=(
         "Veno does not take from Reno (as published). **Gap**: with HL and LL stations mixed, "
         "the LL flows take about three times the HL flows' share under both Reno and Veno; the "

@@ -1,17 +1,17 @@
 """Pang et al., "Performance study of TCP Veno over WLAN and RED router", Exp. 3: RED vs
 drop-tail, 6 homogeneous flows on the thin pipe, on the 802.11b network and on a wired-hop
-variant. Settings as ``scenarios/wlan-exp3-*.toml`` and ``scenarios/red-dumbbell.toml``."""
+variant. Every run is a shipped file: ``scenarios/wlan-exp3-*.toml`` and ``scenarios/red-dumbbell.toml``."""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 
-from tcplab.reproduce.common import NETBSD_TCP, figure, points, row, seed_values, seeds_text, stats
+from tcplab.reproduce.common import figure, points, row, seed_values, seeds_text, shipped_doc, stats
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.reproduce.verdict import ABOUT, Test, below, ratio_of_means, within
 from tcplab.reproduce.wlan import (
-    PAPER, RED, RED_SECS, RED_SEEDS, SECS, SETTING, TRACE_OFF, WLAN_MAIN_READING, WLAN_READINGS, flows_kbps, per_run_totals,
+    PAPER, RED_SECS, RED_SEEDS, SECS, SETTING, TRACE_OFF, WLAN_MAIN_READING, WLAN_READINGS, flows_kbps, per_run_totals,
     wlan_doc,
 )
 from tcplab.sweep import SweepResult
@@ -20,34 +20,22 @@ from tcplab.sweep import SweepResult
 #: needs more seeds than Exp. 1/2 (the runs take a few hundredths of a second).
 SEEDS = {"quick": 20, "full": 40}
 #: Reno fast recovery and no SACK, as every other Veno/Pang run (the paper's Dummynet testbed
-#: ran the Veno paper's stack). ``claims_red.rs`` (Rust) uses NewReno; the wired variant here
-#: follows the paper's stack instead, so its numbers differ from the Rust test's.
+#: ran the Veno paper's stack). ``claims_red.rs`` (Rust) and ``red-dumbbell.toml`` use NewReno and
+#: SACK; the wired variant here follows the paper's stack instead, so its numbers differ from the Rust test's.
 WIRED_RECOVERY = "reno"
 
 
 def _wired_doc(cc: str, red: bool) -> dict:
-    """``scenarios/red-dumbbell.toml``: the thin pipe between wired 100 Mb/s hops."""
-    bottleneck: dict = {"rate": "1.6Mbps", "delay": "60ms", "buffer": 12}
-    if red:
-        bottleneck["queue"] = {**RED, "gentle": False, "mode": "packets", "ecn": False}
-    access = {"rate": "100Mbps", "delay": "0.1ms", "buffer": 1000}
-    return {
-        "name": "red-dumbbell",
-        "duration": f"{RED_SECS}s",
-        "topology": {
-            "kind": "dumbbell",
-            "pairs": 6,
-            "bottleneck": bottleneck,
-            "sender_access": access,
-            "receiver_access": dict(access),
-        },
-        "tcp": dict(NETBSD_TCP),
-        "flows": [
-            {"controller": cc, "recovery": WIRED_RECOVERY, **({"start": f"{100 * i}ms"} if i else {})}
-            for i in range(6)
-        ],
-        "trace": TRACE_OFF,
-    }
+    """``scenarios/red-dumbbell.toml`` (the thin pipe between wired 100 Mb/s hops) with ``cc`` flows, RED or
+    drop-tail, tracing nothing."""
+    doc = shipped_doc("red-dumbbell")
+    doc.pop("description", None)  # as the suite's points always were (it is in a point's key)
+    if not red:
+        del doc["topology"]["bottleneck"]["queue"]
+    doc["tcp"]["sack_blocks"] = 0  # the Veno paper's stack, as WIRED_RECOVERY
+    for f in doc["flows"]:
+        f.update(controller=cc, recovery=WIRED_RECOVERY)
+    return {**doc, "trace": dict(TRACE_OFF)}
 
 
 def exp3_points(mode: Mode):
@@ -56,7 +44,7 @@ def exp3_points(mode: Mode):
         for queue in ("drop-tail", "RED"):
             red = queue == "RED"
             pts += points(
-                wlan_doc("thin", ["LL"] * 6, [cc] * 6, RED if red else None),
+                wlan_doc(f"wlan-exp3-{'red' if red else 'droptail'}-{cc}"),
                 SEEDS[mode],
                 params={"network": "802.11b", "controller": cc, "queue": queue},
             )
@@ -226,8 +214,8 @@ EXP3 = Experiment(
         "the average counts what the pipe holds, early drops spaced uniformly over 1..1/p_b "
         "packets, i.e. `wait = false`; docs/network-models.md). Two networks: (1) the wired-hop "
         "variant of `claims_red.rs` (`scenarios/red-dumbbell.toml`): 100 Mb/s hops instead of the "
-        "802.11b one, **Reno recovery and no SACK as every other Veno/Pang run** (`claims_red.rs` uses "
-        "NewReno), delayed ACKs, flows started 100 ms apart, 120 s; (2) the "
+        "802.11b one, **Reno recovery and no SACK as every other Veno/Pang run** (`claims_red.rs` and "
+        "the file use NewReno and SACK), delayed ACKs, flows started 100 ms apart, 120 s; (2) the "
         "paper's 802.11b network: "
         + SETTING
         + " Six LL stations (`scenarios/wlan-exp3-{droptail,red}-{reno,veno}.toml`). "
