@@ -588,11 +588,10 @@ def test_series_bytes_sent_is_the_sending_rate_source():
     """The series table's bytes_sent (used by Veno Fig. 4) is cumulative and covers what was
     delivered plus what was retransmitted."""
     from tcplab.reproduce import veno
-    from tcplab.reproduce.common import bulk_flows
     from tcplab.run import run
 
-    trace = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
-    doc = veno.fig3a_doc(1, "1.6Mbps", 12, 1e-2, bulk_flows(["reno"], "reno", bytes="200KB"), "bytes-sent", trace)
+    doc = {**veno.fig5_doc("reno"), "name": "bytes-sent"}  # at the file's loss, 1e-2
+    doc["flows"][0]["bytes"] = "200KB"
     r = run(doc)
     s = r.series.sort("time_ns")
     sent = s["bytes_sent"].to_numpy().astype(np.int64)

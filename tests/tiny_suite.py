@@ -10,7 +10,7 @@ import tempfile
 import polars as pl
 
 from tcplab.reproduce import veno
-from tcplab.reproduce.common import bulk_flows, points
+from tcplab.reproduce.common import points
 from tcplab.reproduce.experiment import run_suite
 from tcplab.reproduce.readings import Reading, set_tcp
 from tcplab.sweep import expand
@@ -20,9 +20,9 @@ LOSSES = [1e-5, 1e-4, 1e-2]
 
 def tiny_points(mode):
     pts = []
-    trace = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
     for label, cc in veno.FIG5_VARIANTS.items():
-        base = veno.fig3a_doc(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno", bytes="300KB"), "tiny-fig5", trace)
+        base = {**veno.fig5_doc(cc), "name": "tiny-fig5"}
+        base["flows"][0]["bytes"] = "300KB"
         pts += points(base, 2, {"topology.bottleneck.forward.loss.p": LOSSES}, params={"variant": label})
     return pts
 

@@ -2,28 +2,27 @@
 
 Each claim quotes the paper and takes its threshold from the paper's words
 (:mod:`tcplab.reproduce.verdict`); ``crates/tcplab-sim/tests/claims_veno.rs`` keeps its own,
-older tolerances. Settings as ``scenarios/veno-fig5.toml``, ``veno-fig6.toml``, ``veno-fig7.toml``
-and ``veno-table1.toml``.
+older tolerances. Each experiment's points are its shipped scenario (``scenarios/veno-fig5.toml``,
+``veno-fig6.toml``, ``veno-fig7.toml``, ``veno-table1.toml``) with what the figure varies changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from tcplab.reproduce.common import (
-    NETBSD_TCP,
     VENO_LINUX,
-    bulk_flows,
     figure,
     lossfmt,
     points,
     row,
     seed_values,
     seeds_text,
+    shipped_doc,
     stats,
     value,
     with_kbps,
@@ -53,19 +52,34 @@ SETTING = (
 )
 
 
-def fig3a_doc(pairs: int, rate: str, buffer: int, loss: float, flows: list, name: str, trace: dict) -> dict:
-    return {
-        "name": name,
-        "duration": "5000s",
-        "topology": {
-            "pairs": pairs,
-            "bottleneck": {"rate": rate, "delay": "60ms", "buffer": buffer, "forward": {"loss": loss}},
-            "sender_access": {"rate": "10Mbps", "delay": "0ms", "buffer": 100},
-        },
-        "tcp": dict(NETBSD_TCP),
-        "flows": flows,
-        "trace": trace,
-    }
+#: What the Fig. 4/5 runs record: the series Fig. 4 plots, nothing more.
+FIG5_TRACE = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
+
+
+def shipped_base(name: str, trace: dict) -> dict:
+    """``scenarios/<name>.toml`` as the base of an experiment's points: without its description
+    (the points' parameters tell them apart), recording ``trace`` (what the experiment reads)."""
+    doc = shipped_doc(name)
+    del doc["description"]
+    doc["trace"] = dict(trace)
+    return doc
+
+
+def with_controllers(doc: dict, controllers: Sequence[Any], recovery: str | None = None) -> dict:
+    """``doc`` with its flows running ``controllers`` (and ``recovery``), unnamed: a file names
+    its flows after its own mix."""
+    flows = [{k: v for k, v in f.items() if k != "name"} for f in doc["flows"]]
+    for f, cc in zip(flows, controllers, strict=True):
+        f["controller"] = cc
+        if recovery is not None:
+            f["recovery"] = recovery
+    doc["flows"] = flows
+    return doc
+
+
+def fig5_doc(cc: Any, recovery: str | None = None, trace: dict = FIG5_TRACE) -> dict:
+    """``scenarios/veno-fig5.toml`` with its one flow run by ``cc`` (and ``recovery``)."""
+    return with_controllers(shipped_base("veno-fig5", trace), [cc], recovery)
 
 
 # ---- Fig. 4 and 5: one flow against random loss ----------------------------------------------
@@ -73,11 +87,9 @@ def fig3a_doc(pairs: int, rate: str, buffer: int, loss: float, flows: list, name
 
 def fig5_points(mode: Mode):
     pts = []
-    trace = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
     for label, cc in FIG5_VARIANTS.items():
-        base = fig3a_doc(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno", bytes="32MB"), "veno-fig5", trace)
         pts += points(
-            base,
+            fig5_doc(cc),
             SEEDS[mode],
             {"topology.bottleneck.forward.loss.p": FIG5_LOSSES},
             params={"variant": label},
@@ -204,10 +216,9 @@ def stack_label(growth: str, delack: bool, recovery: str) -> str:
 
 def fig5_sensitivity_points(mode: Mode):
     pts = []
-    trace = {"series": "interval", "interval": "160ms", "segments": False, "drops": False, "events": False}
     for growth, delack, recovery in FIG5_STACKS:
         for cc in ("reno", "veno"):
-            base = fig3a_doc(1, "1.6Mbps", 12, 1e-2, bulk_flows([cc], recovery, bytes="32MB"), "veno-fig5", trace)
+            base = fig5_doc(cc, recovery)
             # the paper's stack is the main runs' document as is (same key, run once)
             if growth != "per_ack":
                 base["tcp"]["growth"] = growth
@@ -354,11 +365,12 @@ MIXES = {"4 reno": ["reno"] * 4, "2 reno + 2 veno": ["reno", "reno", "veno", "ve
 def fig6_points(mode: Mode):
     pts = []
     # series sampled every 100 ms: the reading that takes throughput over the common interval
-    # reads each flow's delivered bytes at the first completion
+    # reads each flow's delivered bytes at the first completion; segments: the sequence plots
     trace = {"series": "interval", "interval": "100ms", "drops": False, "events": False}
     for mix, ccs in MIXES.items():
         for loss in (0.0, 1e-2):
-            base = fig3a_doc(4, "4Mbps", 28, loss, bulk_flows(ccs, "reno", bytes="32MB"), "veno-fig6", trace)
+            base = with_controllers(shipped_base("veno-fig6", trace), ccs)
+            base["topology"]["bottleneck"]["forward"]["loss"] = loss
             pts += points(base, SEEDS[mode], params={"mix": mix, "loss": loss})
     return pts
 
@@ -546,10 +558,11 @@ FIG6 = Experiment(
 
 def fig7_points(mode: Mode):
     pts = []
+    trace = {"series": "off", "segments": False, "drops": False, "events": False}
     for k in range(6):
         for loss in (0.0, 1e-2):
-            ccs = ["reno"] * (5 - k) + ["veno"] * k
-            base = fig3a_doc(5, "4Mbps", 28, loss, bulk_flows(ccs, "reno", bytes="32MB"), "veno-fig7", {"series": "off", "segments": False, "drops": False, "events": False})
+            base = with_controllers(shipped_base("veno-fig7", trace), ["reno"] * (5 - k) + ["veno"] * k)
+            base["topology"]["bottleneck"]["forward"]["loss"] = loss
             pts += points(base, SEEDS[mode], params={"k": k, "loss": loss})
     return pts
 

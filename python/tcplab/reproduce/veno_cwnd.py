@@ -5,8 +5,8 @@ Fig. 1 (no random loss, a campus-network trace): "Veno experiences fewer oscilla
 Reno does ... stays at the large window region longer", and in a 100 s trace "almost 40% less
 congestion loss (excluding the losses of the initial slow start) than Reno". Fig. 2 (random
 loss): Veno cuts its window to 4/5 at the losses it judges random, so its window stays
-larger. The paper's paths are not specified beyond that; tcplab uses the Fig. 3(a) pipe of
-the other Veno experiments (1.6 Mb/s, RTT 120 ms, buffer 12) for 120 s.
+larger. The paper's paths are not specified beyond that; tcplab runs ``scenarios/veno-fig5.toml``
+(the Fig. 3(a) pipe: 1.6 Mb/s, RTT 120 ms, buffer 12) with a bulk flow for 120 s.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, row, seed_values, stats
+from tcplab.reproduce.common import figure, lossfmt, points, row, seed_values, stats
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.reproduce.readings import Reading, set_tcp
 from tcplab.reproduce.verdict import ABOUT, Estimate, Test, about, above, ratio_of_means
-from tcplab.reproduce.veno import PAPER, SETTING, fig3a_doc
+from tcplab.reproduce.veno import PAPER, SETTING, fig5_doc
 from tcplab.sweep import SweepResult, point_dir
 
 SEEDS = {"quick": 10, "full": 20}
@@ -41,7 +41,10 @@ def cwnd_points(mode: Mode):
     trace = {"series": "change", "segments": False, "drops": True, "events": True}
     pts = []
     for cc in ("reno", "veno"):
-        base = fig3a_doc(1, "1.6Mbps", 12, 0.0, bulk_flows([cc], "reno"), "veno-fig1", trace)
+        base = fig5_doc(cc, trace=trace)
+        base["name"] = "veno-fig1"
+        # the window over a fixed span, not a transfer: a bulk flow, stopped at the span's end
+        del base["flows"][0]["bytes"]
         base["duration"] = f"{SPAN_S:g}s"
         pts += points(base, SEEDS[mode], {"topology.bottleneck.forward.loss.p": LOSSES}, params={"variant": cc})
     return pts

@@ -6,8 +6,8 @@ over the paper's loss sweep; the same documents are simulated beside them (tcpla
 BSD-like delayed ACKs), once more with a Linux-like receiver (``tcp.quickack``: quick-ACK
 mode, adaptive 40-200 ms delayed-ACK timeout) and once with a receiver that acknowledges
 every segment, so a difference between live and simulated can be put on the receiver's ACK
-policy or not (the senders grow their window per ACK, as NetBSD's). ``scenarios/veno-fig5-live.toml`` is one of
-its points.
+policy or not (the senders grow their window per ACK, as NetBSD's). Every point is
+``scenarios/veno-fig5-live.toml`` with the controller, loss rate, transfer size and receiver varied.
 
 The experiment is marked live (:class:`~tcplab.reproduce.experiment.Live`): ``tcplab
 reproduce veno-fig5-live`` runs it as root, one live run at a time in real time; ``all``
@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from tcplab.reproduce import veno
-from tcplab.reproduce.common import bulk_flows, figure, lossfmt, points, seed_values, seeds_text, stats, with_kbps
+from tcplab.reproduce.common import figure, lossfmt, points, seed_values, seeds_text, stats, with_kbps
 from tcplab.reproduce.experiment import Experiment, Live, LiveSweepResult, Mode, Plot, Row
 from tcplab.reproduce.verdict import Estimate, Test, ratio_of_means, t_interval
 from tcplab.sweep import Point, SweepResult, point_dir
@@ -74,14 +74,15 @@ TRACE = {"series": "off", "segments": False, "drops": True, "events": False}
 
 def document(cc: str, loss: float, size: Size, *, run: str = RUN_LIVE, stack: str = STACK,
              tcp: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The Fig. 3(a) path with one flow of ``cc`` (Reno recovery, NetBSD settings) as
-    ``stack``; ``run`` = :data:`RUN_SIM_LINUX` turns on the simulated receiver's quick-ACK
-    mode, :data:`RUN_SIM_EVERY` turns its delayed ACKs off. ``tcp``: overrides (tests)."""
+    """``scenarios/veno-fig5-live.toml`` (the Fig. 3(a) path, NetBSD settings) with its flow (Reno
+    recovery) of ``cc`` as ``stack``; ``run`` = :data:`RUN_SIM_LINUX` turns on the simulated
+    receiver's quick-ACK mode, :data:`RUN_SIM_EVERY` turns its delayed ACKs off. ``tcp``:
+    overrides (tests)."""
     nbytes = size.bytes_high_loss if size.bytes_high_loss and loss >= 0.1 else size.bytes
-    flows = bulk_flows([cc], "reno", bytes=nbytes)
-    flows[0].update(name=cc, stack=stack)
-    doc = veno.fig3a_doc(1, "1.6Mbps", 12, loss, flows, "veno-fig5-live", dict(TRACE))
-    doc["duration"] = size.duration
+    doc = veno.shipped_base("veno-fig5-live", TRACE)
+    doc["flows"][0].update(name=cc, controller=cc, bytes=nbytes, stack=stack)
+    doc["topology"]["bottleneck"]["forward"]["loss"] = loss
+    doc["duration"] = size.duration  # the upper bound of the mode's transfers
     doc["tcp"].update(tcp or {})
     if run == RUN_SIM_LINUX:
         doc["tcp"].update(quickack=True, delayed_ack_min="40ms")

@@ -1,6 +1,7 @@
 """Fu & Liew, "TCP Veno", IEEE JSAC 21(2) 2003, Table I: Veno's loss classification (#FF4/5
 and #FF1/2 by the actual cause of the loss). Claims quote §III-A
-(thresholds: :mod:`tcplab.reproduce.verdict`); setting as ``scenarios/veno-table1.toml``."""
+(thresholds: :mod:`tcplab.reproduce.verdict`); the points are ``scenarios/veno-table1.toml`` with the
+Veno flavor and the UDP background varied."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from tcplab.reproduce.common import NETBSD_TCP, VENO_LINUX, figure, points, row, seeds_text, stats, with_kbps
+from tcplab.reproduce.common import VENO_LINUX, figure, points, row, seeds_text, shipped_doc, stats, with_kbps
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row, Sensitivity
 from tcplab.reproduce.readings import Reading
 from tcplab.reproduce.verdict import Estimate, Test, at_least, at_most, pooled_ratio
@@ -34,22 +35,17 @@ PUBLISHED_RUNS = {
 
 
 def _table1_doc(cc: Any, udp: str | None) -> dict:
-    wired = {"rate": "10Mbps", "delay": "1ms", "buffer": 100}
-    doc: dict[str, Any] = {
-        "name": "veno-table1",
-        "duration": "3000s",
-        "topology": {
-            "pairs": 2,
-            "bottleneck": {"rate": "1.6Mbps", "delay": "29ms", "buffer": 12},
-            "sender_access": {"rate": "10Mbps", "delay": "0ms", "buffer": 100},
-            "receiver_access": [{**wired, "forward": {"loss": 0.02}}, dict(wired)],
-        },
-        "tcp": dict(NETBSD_TCP),
-        "flows": [{"name": "veno", "controller": cc, "recovery": "reno", "bytes": "12MB"}],
-        "trace": {"series": "off", "segments": False, "drops": False, "events": False},
-    }
-    if udp is not None:
-        doc["udp"] = [{"name": "background", "rate": udp, "packet_size": 1500}]
+    """``scenarios/veno-table1.toml`` with the flow's controller ``cc`` and the UDP background at
+    rate ``udp`` (None: none); without the file's description, and recording no trace (the
+    flows table has the counts)."""
+    doc = shipped_doc("veno-table1")
+    del doc["description"]
+    doc["flows"][0]["controller"] = cc
+    if udp is None:
+        del doc["udp"]
+    else:
+        doc["udp"][0]["rate"] = udp
+    doc["trace"] = {"series": "off", "segments": False, "drops": False, "events": False}
     return doc
 
 
