@@ -146,7 +146,7 @@ def binaries() -> None:
     import subprocess
 
     from tcplab.live import emulator_binary, live_support
-    from tcplab.live.transport import flow_binary
+    from tcplab.live.endpoints import flow_binary
 
     if reason := live_support():
         pytest.skip(reason)
