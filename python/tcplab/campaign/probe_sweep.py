@@ -22,8 +22,8 @@ from typing import Any
 
 from tcplab.campaign.config import CampaignConfig, CampaignError
 from tcplab.campaign.measure import probe_row
-from tcplab.campaign.population import Path, probe_scenario
-from tcplab.campaign.schedule import Probe
+from tcplab.campaign.population import Path, draw_paths, probe_scenario
+from tcplab.campaign.schedule import Probe, schedule
 from tcplab.sweep import Point, cache_key, default_jobs, point_dir, run_sweep
 
 __all__ = ["ProbeTask", "default_jobs", "preflight", "probe_points", "run_probe", "run_probes", "store_probe"]
@@ -41,6 +41,14 @@ class ProbeTask:
     def scenario(self) -> dict[str, Any]:
         t = self.cfg.transfer
         return probe_scenario(self.cfg, self.path, self.probe, t.warmup_s + t.time_limit_s)
+
+
+def probe_tasks(cfg: CampaignConfig, paths: list[Path] | None = None) -> list[ProbeTask]:
+    """The campaign's probes in schedule order over its population `paths` (default: drawn
+    now): what a virtual campaign runs, ``tcplab campaign`` and the ETH reproduction alike."""
+    paths = draw_paths(cfg) if paths is None else paths
+    by_id = {p.id: p for p in paths}
+    return [ProbeTask(cfg, by_id[pr.path], pr) for pr in schedule(cfg, paths)]
 
 
 def run_probe(task: ProbeTask) -> dict[str, Any]:

@@ -24,8 +24,7 @@ from tcplab.campaign import analysis
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.measure import PROBE_COLUMNS
 from tcplab.campaign.population import Path, draw_paths
-from tcplab.campaign.probe_sweep import ProbeTask, default_jobs, preflight, run_probes
-from tcplab.campaign.schedule import schedule
+from tcplab.campaign.probe_sweep import default_jobs, preflight, probe_tasks, run_probes
 from tcplab.schema import SCHEMA
 
 __all__ = ["CampaignResult", "run_campaign", "write_campaign", "campaign_summary", "probe_schema", "CAMPAIGN_SCHEMA"]
@@ -75,9 +74,7 @@ def run_campaign(
     probes on stderr, or a rich Console to draw it on."""
     jobs = default_jobs() if jobs is None else max(1, jobs)
     paths = draw_paths(cfg)
-    probes = schedule(cfg, paths)
-    by_id = {p.id: p for p in paths}
-    tasks = [ProbeTask(cfg, by_id[pr.path], pr) for pr in probes]
+    tasks = probe_tasks(cfg, paths)
     preflight(tasks)
     started = datetime.now(UTC)
     wall = time.perf_counter()

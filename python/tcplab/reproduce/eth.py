@@ -19,9 +19,8 @@ import polars as pl
 from tcplab.campaign import analysis, plots, published
 from tcplab.campaign.config import CampaignConfig
 from tcplab.campaign.measure import probe_row
-from tcplab.campaign.population import PROBE_FLOW, draw_paths
-from tcplab.campaign.schedule import schedule
-from tcplab.campaign.probe_sweep import ProbeTask
+from tcplab.campaign.population import PROBE_FLOW
+from tcplab.campaign.probe_sweep import ProbeTask, probe_tasks as campaign_probes
 from tcplab.reproduce.common import figure
 from tcplab.reproduce.experiment import Claim, Experiment, Mode, Plot, Row
 from tcplab.reproduce.readings import Reading
@@ -85,10 +84,7 @@ def _config(mode: Mode) -> CampaignConfig:
 
 @lru_cache(maxsize=4)
 def probe_tasks(mode: Mode) -> tuple[ProbeTask, ...]:
-    cfg = _config(mode)
-    paths = draw_paths(cfg)
-    by_id = {p.id: p for p in paths}
-    return tuple(ProbeTask(cfg, by_id[pr.path], pr) for pr in schedule(cfg, paths))
+    return tuple(campaign_probes(_config(mode)))
 
 
 @lru_cache(maxsize=4)
