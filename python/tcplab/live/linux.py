@@ -131,7 +131,6 @@ class LinuxFlowResult:
     series: pl.DataFrame  # `series` columns, then Linux-only ones
     drops: pl.DataFrame  # the model's drops of this flow: data (offset) and ACKs
     final: dict[str, int]  # the sender's last TCP_INFO
-    receiver_final: dict[str, int]  # the receiver's TCP_INFO at the end
     linux: dict[str, Any]  # sysctls read back, socket options, checks
 
 
@@ -440,4 +439,4 @@ def _result(run: LinuxRun, tb: Testbed) -> LinuxFlowResult:
         "start_late_ns": start - run.flow.start_ns,
     }
     series = _series(samples, snd["sample_ns"], origin, run.flow.index)
-    return LinuxFlowResult(flow, series, drops, final, rfinal, linux)
+    return LinuxFlowResult(flow, series, drops, final, linux)
