@@ -12,6 +12,9 @@
 //! window rules). Controllers with default parameters (HighSpeed per RFC 3649, AReno
 //! a = 0.15, alpha = 10, M = 10 Mb/s).
 //!
+//! The settings: `scenarios/areno-fig6.toml` (capacity sweep) and `areno-fig7.toml` (loss
+//! sweep), through `common::settings`.
+//!
 //! Shortened: the paper does not give its run lengths; runs here last 300 s (two flows
 //! started 10 ms apart, one seed: at these loss rates the seed matters little), and the
 //! capacity sweep stops at 100 Mb/s in the default run (the 1 Gb/s point costs minutes and
@@ -20,47 +23,42 @@
 //! "Reno's share" below: the Reno flow's throughput against the other flow, over the mean
 //! per-flow throughput of the Reno-vs-Reno run at the same point (its "eligible bandwidth").
 
-use tcplab_core::cc::Growth;
-use tcplab_core::{Dur, TcpConfig};
-use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
-use tcplab_sim::scenario::{Buffer, Duplex, LinkDir, TcpFlowSpec, TraceSpec};
+use crate::common::settings::{dumbbell, set_loss, setting};
+
+use tcplab_core::{ControllerSpec, Dur};
+use tcplab_sim::scenario::{Buffer, LossSpec, Scenario, Topology};
 use tcplab_sim::Simulation;
 
-const SECS: u64 = 300;
-
-/// (Reno's throughput, the other flow's), Mb/s.
-fn pair(other: &str, rate: u64, p: f64, secs: u64) -> (f64, f64) {
+/// Fig. 6 (`areno-fig6`: 100 Mb/s, loss 1e-6, 300 s) at capacity `rate`: the bottleneck's
+/// rate and its buffer (the bandwidth-delay product at 100 ms in 1500-byte packets), the
+/// access links at 10x.
+fn fig6(rate: u64) -> Scenario {
+    let mut s = setting("areno-fig6");
+    let d = dumbbell(&mut s);
     let bdp = (rate as f64 * 0.1 / 8.0 / 1500.0).round() as u32;
-    let pipe = LinkDir::new(rate, Dur::from_millis(48), Buffer::Packets(bdp));
-    let fwd = if p > 0.0 {
-        pipe.clone().bernoulli(p)
-    } else {
-        pipe.clone()
-    };
-    let access = Duplex::symmetric(LinkDir::new(
-        rate * 10,
-        Dur::from_millis(1),
-        Buffer::Packets(100_000),
-    ));
-    let tcp = TcpConfig {
-        mss: 1460,
-        growth: Growth::PerAck,
-        delayed_ack: false,
-        ..TcpConfig::default()
-    };
-    let s = ScenarioBuilder::new("areno", dumbbell(2, Duplex::new(fwd, pipe), access))
-        .seed(1)
-        .duration(Dur::from_secs(secs))
-        .tcp(tcp)
-        .flow(TcpFlowSpec::bulk("s0", "r0").recovery("sack"))
-        .flow(
-            TcpFlowSpec::bulk("s1", "r1")
-                .controller(other)
-                .recovery("sack")
-                .start(Dur::from_millis(10)),
-        )
-        .trace(TraceSpec::off())
-        .build();
+    for dir in [&mut d.bottleneck.forward, &mut d.bottleneck.reverse] {
+        dir.rate = rate;
+        dir.buffer = Buffer::Packets(bdp);
+    }
+    for access in d.sender_access.iter_mut().chain(&mut d.receiver_access) {
+        access.forward.rate = rate * 10;
+        access.reverse.rate = rate * 10;
+    }
+    s
+}
+
+/// Fig. 7 (`areno-fig7`: 100 Mb/s, 300 s) with loss `p` on the bottleneck's data direction.
+fn fig7(p: f64) -> Scenario {
+    let mut s = setting("areno-fig7");
+    set_loss(&mut dumbbell(&mut s).bottleneck.forward, p);
+    s
+}
+
+/// (Reno's throughput, the other flow's), Mb/s: the setting's first flow (Reno) against its
+/// second with controller `other`.
+fn pair(s: &Scenario, other: &str) -> (f64, f64) {
+    let mut s = s.clone();
+    s.flows[1].controller = ControllerSpec::named(other);
     let r = Simulation::run(&s).unwrap();
     assert!(r.conservation.ok, "{:?}", r.conservation.violations);
     (
@@ -80,14 +78,22 @@ struct Point {
 }
 
 impl Point {
-    fn run(rate: u64, p: f64, secs: u64, others: &[&'static str]) -> Point {
-        let (a, b) = pair("reno", rate, p, secs);
-        let label = format!("{} Mb/s, loss {p:e}", rate / 1_000_000);
+    /// The Reno-vs-Reno run of setting `s` and Reno against each of `others`.
+    fn run(s: &Scenario, others: &[&'static str]) -> Point {
+        let (a, b) = pair(s, "reno");
+        let Topology::Dumbbell(d) = &s.topology else {
+            panic!("{}: not a dumbbell", s.name)
+        };
+        let p = match d.bottleneck.forward.loss {
+            LossSpec::Bernoulli { p } => p,
+            _ => 0.0,
+        };
+        let label = format!("{} Mb/s, loss {p:e}", d.bottleneck.forward.rate / 1_000_000);
         let mut line = format!("{label}: Reno {a:.1} + Reno {b:.1}");
         let against = others
             .iter()
             .map(|&o| {
-                let (r, x) = pair(o, rate, p, secs);
+                let (r, x) = pair(s, o);
                 line += &format!("; Reno {r:.1} + {o} {x:.1}");
                 (o, r, x)
             })
@@ -125,7 +131,7 @@ fn fig7_loss_sweep_at_100mbps() {
     // the two Renos' at 1e-4 and beyond (high loss).
     let mut failures = vec![];
     for p in [1e-5, 1e-4, 1e-3, 1e-2] {
-        let pt = Point::run(100_000_000, p, SECS, &["highspeed", "areno"]);
+        let pt = Point::run(&fig7(p), &["highspeed", "areno"]);
         let (fr, hs, gain) = (
             pt.reno_share("areno"),
             pt.reno_share("highspeed"),
@@ -154,7 +160,7 @@ fn fig6_highspeed_starves_reno_at_100mbps() {
     // Published (Fig. 6, loss 1e-6): HS-TCP "severely deteriorates TCP-Reno throughput",
     // e.g. Reno gets 10% of its eligible bandwidth at 200 Mb/s. Claim checked at 100 Mb/s:
     // Reno's share against HighSpeed < 0.5.
-    let pt = Point::run(100_000_000, 1e-6, SECS, &["highspeed"]);
+    let pt = Point::run(&fig6(100_000_000), &["highspeed"]);
     let hs = pt.reno_share("highspeed");
     eprintln!("  Reno's share vs HighSpeed {hs:.3}");
     assert!(hs < 0.5, "{hs:.3}");
@@ -171,7 +177,7 @@ fn fig6_reno_keeps_its_share_against_areno_at_low_capacity() {
     // 10, 50 and 100 Mb/s.
     let mut failures = vec![];
     for rate in [10_000_000, 50_000_000, 100_000_000] {
-        let pt = Point::run(rate, 1e-6, SECS, &["areno"]);
+        let pt = Point::run(&fig6(rate), &["areno"]);
         let fr = pt.reno_share("areno");
         eprintln!("  Reno's share vs AReno {fr:.3}");
         if fr < 0.8 {
@@ -189,7 +195,9 @@ fn fig6_at_1gbps() {
     // almost everything; AReno leaves Reno its 150 Mb/s and uses the rest. Claims checked:
     // Reno's share vs AReno >= 0.8, vs HighSpeed < 0.5; the AReno pair's total above the
     // two Renos'.
-    let pt = Point::run(1_000_000_000, 1e-6, 1000, &["highspeed", "areno"]);
+    let mut s = fig6(1_000_000_000);
+    s.duration = Dur::from_secs(1000); // longer than the file's 300 s
+    let pt = Point::run(&s, &["highspeed", "areno"]);
     let (fr, hs, gain) = (
         pt.reno_share("areno"),
         pt.reno_share("highspeed"),

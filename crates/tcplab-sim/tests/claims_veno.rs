@@ -5,36 +5,20 @@
 //! the bottleneck pipe with its one-way delay (RTT 120 ms) and buffer B both ways, random
 //! loss on the forward pipe. The TCPs are NetBSD 1.1's: MSS 1460, Reno fast recovery, no
 //! SACK, window growth per ACK, delayed ACKs, 1 s minimum RTO. Veno is the paper flavor
-//! (beta = 3) unless said otherwise.
+//! (beta = 3) unless said otherwise. Each experiment starts from its shipped scenario
+//! (`scenarios/veno-fig5.toml`, `-fig6`, `-fig7`, `-table1`; `common::settings`).
 //!
 //! Nothing is shortened in this file: the transfers are the paper's (32 MB for Fig. 5-7,
 //! 12 MB for Table I), each point is the mean of 3 seeds (the paper: one run per point,
 //! three runs for Table I).
 
-use crate::common;
+use crate::common::settings::{dumbbell, set_controllers, set_loss, setting};
 
-use tcplab_core::cc::Growth;
-use tcplab_core::{ControllerSpec, Dur, ParamValue, RepeatedRto, TcpConfig};
-use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
+use tcplab_core::{ControllerSpec, ParamValue};
 use tcplab_sim::results::{FlowSummary, LossCause};
-use tcplab_sim::scenario::{Duplex, TcpFlowSpec, Topology, TraceSpec, UdpFlowSpec};
 use tcplab_sim::Simulation;
 
 const SEEDS: u64 = 3;
-const MB32: u64 = 32_000_000;
-
-/// NetBSD 1.1 Reno as the paper ran it.
-fn netbsd() -> TcpConfig {
-    TcpConfig {
-        mss: 1460,
-        sack_blocks: 0,
-        growth: Growth::PerAck,
-        // The BSD senders of the papers (NetBSD 1.1, FreeBSD 4.x) recompute ssthresh at
-        // every timer expiry (docs/tcp.md, `repeated_rto`).
-        repeated_rto: RepeatedRto::Bsd,
-        ..TcpConfig::default()
-    }
-}
 
 fn veno(flavor: &str) -> ControllerSpec {
     let mut c = ControllerSpec::named("veno");
@@ -43,44 +27,16 @@ fn veno(flavor: &str) -> ControllerSpec {
     c
 }
 
-/// Fig. 3(a): `pairs` senders on 10 Mb/s access links (0 delay, 100 packets), a bottleneck
-/// of `rate` b/s with 60 ms one way and `buffer` packets both ways, loss `p` forward;
-/// receivers on fast links.
-fn fig3a(pairs: u32, rate: u64, buffer: u32, p: f64) -> Topology {
-    let pipe = common::dir(rate, 60, buffer);
-    let fwd = if p > 0.0 {
-        pipe.clone().bernoulli(p)
-    } else {
-        pipe.clone()
-    };
-    let mut t = dumbbell(
-        pairs,
-        Duplex::new(fwd, pipe),
-        Duplex::symmetric(common::dir(10_000_000, 0, 100)),
-    );
-    if let Topology::Dumbbell(d) = &mut t {
-        d.receiver_access = vec![Duplex::symmetric(common::dir(1_000_000_000, 0, 1000))];
-    }
-    t
-}
-
-/// Runs flows with controllers `ccs` (32 MB each, started 10 ms apart) and returns their
+/// Fig. 5-7 on the network of Fig. 3(a): the shipped setting `name` (`veno-fig5`, `-fig6`,
+/// `-fig7`: one flow per sender, 32 MB each, started 10 ms apart) with the controllers
+/// `ccs`, loss `p` on the bottleneck's data direction and seed `seed`; the flows'
 /// summaries.
-fn transfers(topo: Topology, ccs: &[ControllerSpec], seed: u64) -> Vec<FlowSummary> {
-    let mut b = ScenarioBuilder::new("veno-claims", topo)
-        .seed(seed)
-        .duration(Dur::from_secs(5000))
-        .tcp(netbsd())
-        .trace(TraceSpec::off());
-    for (i, cc) in ccs.iter().enumerate() {
-        let mut f = TcpFlowSpec::bulk(&format!("s{i}"), &format!("r{i}"))
-            .recovery("reno")
-            .bytes(MB32)
-            .start(Dur::from_millis(10 * i as u64));
-        f.controller = cc.clone();
-        b = b.flow(f);
-    }
-    let r = Simulation::run(&b.build()).unwrap();
+fn transfers(name: &str, ccs: &[ControllerSpec], p: f64, seed: u64) -> Vec<FlowSummary> {
+    let mut s = setting(name);
+    s.seed = seed;
+    set_loss(&mut dumbbell(&mut s).bottleneck.forward, p);
+    set_controllers(&mut s, ccs);
+    let r = Simulation::run(&s).unwrap();
     assert!(r.conservation.ok, "{:?}", r.conservation.violations);
     assert!(
         r.flows.iter().all(|f| f.completed),
@@ -101,7 +57,7 @@ fn mean(x: &[f64]) -> f64 {
 /// Fig. 5: one flow, 1.6 Mb/s, buffer 12, RTT 120 ms; mean throughput over the seeds.
 fn fig5_point(cc: &ControllerSpec, p: f64) -> f64 {
     let x: Vec<f64> = (1..=SEEDS)
-        .map(|seed| kbs(&transfers(fig3a(1, 1_600_000, 12, p), std::slice::from_ref(cc), seed)[0]))
+        .map(|seed| kbs(&transfers("veno-fig5", std::slice::from_ref(cc), p, seed)[0]))
         .collect();
     mean(&x)
 }
@@ -131,16 +87,18 @@ fn fig5_veno_gains_under_random_loss_and_matches_reno_without() {
     assert!(failures.is_empty(), "{failures:?}");
 }
 
-/// Fig. 6: four flows on 4 Mb/s, buffer 28, RTT 120 ms: per-flow throughputs (kB/s)
-/// averaged over the seeds, for the given mix.
+/// Fig. 6 (`veno-fig6`: four flows on 4 Mb/s, buffer 28, RTT 120 ms): per-flow throughputs
+/// (kB/s) averaged over the seeds, for the given mix.
 fn fig6(ccs: &[ControllerSpec], p: f64) -> Vec<f64> {
+    mean_kbs("veno-fig6", ccs, p)
+}
+
+/// Per-flow throughputs (kB/s) of setting `name` with controllers `ccs` and loss `p`,
+/// averaged over the seeds.
+fn mean_kbs(name: &str, ccs: &[ControllerSpec], p: f64) -> Vec<f64> {
     let mut sum = vec![0.0; ccs.len()];
     for seed in 1..=SEEDS {
-        for (s, f) in sum.iter_mut().zip(transfers(
-            fig3a(ccs.len() as u32, 4_000_000, 28, p),
-            ccs,
-            seed,
-        )) {
+        for (s, f) in sum.iter_mut().zip(transfers(name, ccs, p, seed)) {
             *s += kbs(&f) / SEEDS as f64;
         }
     }
@@ -223,54 +181,35 @@ fn fig7_reno_flows_unaffected_by_the_number_of_veno_peers() {
     assert!(failures.is_empty(), "{failures:?}");
 }
 
-/// Fig. 7: 4 Mb/s, buffer 28 (as Fig. 6), 5 - k Reno then k Veno flows.
+/// Fig. 7 (`veno-fig7`: five flows, 4 Mb/s, buffer 28 as Fig. 6): 5 - k Reno then k Veno
+/// flows.
 fn fig7(k: usize, p: f64) -> Vec<f64> {
-    fig6(&mix(5 - k, k), p)
+    mean_kbs("veno-fig7", &mix(5 - k, k), p)
 }
 
-/// Table I: Fig. 3(b) — one Veno flow from Src2 through the 1.6 Mb/s router (buffer 12 both
-/// ways) to a wireless client whose hop loses `p` of the data packets, RTT about 60 ms;
-/// an optional UDP CBR source Src1 -> Dst1 across the same router. 12 MB transfer.
-fn table1(cc: &ControllerSpec, p: f64, udp_bps: u64, seed: u64) -> FlowSummary {
-    let bottleneck = Duplex::symmetric(common::dir(1_600_000, 29, 12));
-    let wired = Duplex::symmetric(common::dir(10_000_000, 1, 100));
-    let wireless = Duplex::new(wired.forward.clone().bernoulli(p), wired.reverse.clone());
-    let mut topo = dumbbell(
-        2,
-        bottleneck,
-        Duplex::symmetric(common::dir(10_000_000, 0, 100)),
-    );
-    if let Topology::Dumbbell(d) = &mut topo {
-        d.receiver_access = vec![wireless, wired];
-    }
-    let mut f = TcpFlowSpec::bulk("s0", "r0")
-        .recovery("reno")
-        .bytes(12_000_000);
-    f.controller = cc.clone();
-    let mut b = ScenarioBuilder::new("veno-table1", topo)
-        .seed(seed)
-        .duration(Dur::from_secs(3000))
-        .tcp(netbsd())
-        .flow(f)
-        .trace(TraceSpec::off());
+/// Table I: Fig. 3(b), `veno-table1` — one flow of `cc` from Src2 through the 1.6 Mb/s
+/// router (buffer 12 both ways) to a wireless client whose hop loses 2% of the data packets
+/// (the paper does not give the rate: see the file), RTT about 60 ms, 12 MB; the file's
+/// UDP CBR source Src1 -> Dst1 across the same router at `udp_bps` (none at 0).
+fn table1(cc: &ControllerSpec, udp_bps: u64, seed: u64) -> FlowSummary {
+    let mut s = setting("veno-table1");
+    s.seed = seed;
+    set_controllers(&mut s, std::slice::from_ref(cc));
     if udp_bps > 0 {
-        b = b.udp(UdpFlowSpec::cbr("s1", "r1", udp_bps, 1500));
+        s.udp[0].rate = udp_bps;
+    } else {
+        s.udp.clear();
     }
-    let r = Simulation::run(&b.build()).unwrap();
+    let r = Simulation::run(&s).unwrap();
     assert!(r.conservation.ok, "{:?}", r.conservation.violations);
     r.flows.into_iter().next().unwrap()
 }
-
-/// The wireless hop's loss rate. The paper does not give it; its own counts without
-/// background traffic (169-225 fast retransmits on random losses per 12 MB, about 8,600
-/// segments) point to about 2%, which is what tcplab needs to produce as many.
-const TABLE1_LOSS: f64 = 0.02;
 
 /// Table I for one UDP rate, summed over the three runs: (ff45, ff12) by cause.
 fn table1_counts(cc: &ControllerSpec, udp_bps: u64) -> ([u64; 3], [u64; 3]) {
     let (mut ff45, mut ff12) = ([0; 3], [0; 3]);
     for seed in 1..=SEEDS {
-        let f = table1(cc, TABLE1_LOSS, udp_bps, seed);
+        let f = table1(cc, udp_bps, seed);
         eprintln!(
             "  seed {seed}: {:.1} kB/s, #FF4/5 {:?}, #FF1/2 {:?} (congestion, random, none), \
              timeouts {:?}",

@@ -5,91 +5,59 @@
 //!
 //! TCP: MSS 1460, Reno fast recovery, no SACK, window growth per ACK, delayed ACKs (the
 //! settings of the Veno paper's experiments; the WLAN paper names only MSS and beta = 3).
-//! Every flow runs for the whole run; throughput is the mean over `SEEDS` seeds.
+//! Every flow runs for the whole run; throughput is the mean over `SEEDS` seeds. Each
+//! experiment is its shipped scenario (`scenarios/wlan-exp1-*.toml`, `wlan-exp2-case*`,
+//! `wlan-exp3-droptail-*`; `common::settings`).
 
-use tcplab_core::cc::Growth;
-use tcplab_core::{Dur, RepeatedRto, TcpConfig};
-use tcplab_sim::builder::{wlan_access, ScenarioBuilder};
+use crate::common::settings::setting;
+
+use tcplab_core::Dur;
 use tcplab_sim::results::FlowSummary;
-use tcplab_sim::scenario::{ChannelPreset, PipePreset, TcpFlowSpec, Topology, TraceSpec, WlanSpec};
+use tcplab_sim::scenario::{ChannelPreset, Topology, WlanSpec};
 use tcplab_sim::Simulation;
 
-use ChannelPreset::{HL, LL};
-use PipePreset::{Fat, Thin};
+use ChannelPreset::HL;
 
-fn tcp() -> TcpConfig {
-    TcpConfig {
-        mss: 1460,
-        sack_blocks: 0,
-        growth: Growth::PerAck,
-        // The BSD senders of the papers (NetBSD 1.1, FreeBSD 4.x) recompute ssthresh at
-        // every timer expiry (docs/tcp.md, `repeated_rto`).
-        repeated_rto: RepeatedRto::Bsd,
-        ..TcpConfig::default()
+/// One run of the shipped setting `name` (`scenarios/wlan-*.toml`: pipe, stations, one flow
+/// per station from the server, 100 s) with seed `seed` and the WLAN segment's parameters
+/// changed by `tweak`; per-flow summaries.
+fn run_with(name: &str, seed: u64, tweak: impl Fn(&mut WlanSpec)) -> Vec<FlowSummary> {
+    let mut s = setting(name);
+    s.seed = seed;
+    match &mut s.topology {
+        Topology::WlanAccess(w) => tweak(&mut w.wlan),
+        t => panic!("{name}: not a WLAN access network: {t:?}"),
     }
-}
-
-/// One run: flow i from the server to station i (placed by `stations[i]`) with
-/// `controllers[i]`; per-flow summaries.
-fn run(
-    pipe: PipePreset,
-    stations: &[ChannelPreset],
-    controllers: &[&str],
-    secs: u64,
-    seed: u64,
-) -> Vec<FlowSummary> {
-    run_with(pipe, stations, controllers, secs, seed, |_| {})
-}
-
-/// [`run`] with the WLAN segment's parameters changed by `tweak`.
-fn run_with(
-    pipe: PipePreset,
-    stations: &[ChannelPreset],
-    controllers: &[&str],
-    secs: u64,
-    seed: u64,
-    tweak: impl Fn(&mut WlanSpec),
-) -> Vec<FlowSummary> {
-    let mut topo = wlan_access(pipe, stations);
-    if let Topology::WlanAccess(w) = &mut topo {
-        tweak(&mut w.wlan);
-    }
-    let mut b = ScenarioBuilder::new("wlan", topo)
-        .seed(seed)
-        .duration(Dur::from_secs(secs))
-        .tcp(tcp())
-        .trace(TraceSpec::off());
-    for (i, c) in controllers.iter().enumerate() {
-        b = b.flow(
-            TcpFlowSpec::bulk("server", &format!("sta{i}"))
-                .controller(c)
-                .recovery("reno")
-                .start(Dur::from_millis(10 * i as u64)),
-        );
-    }
-    let r = Simulation::run(&b.build()).unwrap();
+    let r = Simulation::run(&s).unwrap();
     assert!(r.conservation.ok, "{:?}", r.conservation.violations);
     r.flows
 }
 
-/// Per-flow throughput (kb/s), mean over `seeds` seeds.
-fn mean_kbps(
-    pipe: PipePreset,
-    stations: &[ChannelPreset],
-    controllers: &[&str],
-    secs: u64,
-    seeds: u64,
-) -> Vec<f64> {
-    let mut sum = vec![0.0; controllers.len()];
-    for seed in 1..=seeds {
-        for (s, f) in sum
-            .iter_mut()
-            .zip(run(pipe, stations, controllers, secs, seed))
-        {
-            *s += f.throughput_bps / 1e3 / seeds as f64;
+/// Every station placed by `q` (the HL variant of Exp. 3, which has no shipped file).
+fn placed(q: ChannelPreset) -> impl Fn(&mut WlanSpec) {
+    move |w| {
+        for st in &mut w.stations {
+            st.preset = Some(q);
+        }
+    }
+}
+
+/// Per-flow throughput (kb/s) of setting `name` changed by `tweak`, mean over the seeds.
+fn mean_kbps_with(name: &str, tweak: impl Fn(&mut WlanSpec)) -> Vec<f64> {
+    let mut sum = vec![];
+    for seed in 1..=SEEDS {
+        let flows = run_with(name, seed, &tweak);
+        sum.resize(flows.len(), 0.0);
+        for (s, f) in sum.iter_mut().zip(flows) {
+            *s += f.throughput_bps / 1e3 / SEEDS as f64;
         }
     }
     sum
+}
+
+/// Per-flow throughput (kb/s) of setting `name`, mean over the seeds.
+fn mean_kbps(name: &str) -> Vec<f64> {
+    mean_kbps_with(name, |_| {})
 }
 
 fn total(v: &[f64]) -> f64 {
@@ -101,16 +69,15 @@ fn std(v: &[f64]) -> f64 {
     (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64).sqrt()
 }
 
-const SECS: u64 = 100;
 const SEEDS: u64 = 2;
 
-/// Exp. 1 (Table I): aggregate throughput of 4 Veno flows / 4 Reno flows, all stations at
-/// link quality `q`.
-fn exp1_ratio(pipe: PipePreset, q: ChannelPreset) -> (f64, f64) {
-    let reno = total(&mean_kbps(pipe, &[q; 4], &["reno"; 4], SECS, SEEDS));
-    let veno = total(&mean_kbps(pipe, &[q; 4], &["veno"; 4], SECS, SEEDS));
+/// Exp. 1 (Table I): aggregate throughput of 4 Reno flows / 4 Veno flows, all stations at
+/// link quality `q` (`ll`, `hl`) of `pipe` (`thin`, `fat`): `wlan-exp1-{pipe}-{q}-{cc}`.
+fn exp1_ratio(pipe: &str, q: &str) -> (f64, f64) {
+    let reno = total(&mean_kbps(&format!("wlan-exp1-{pipe}-{q}-reno")));
+    let veno = total(&mean_kbps(&format!("wlan-exp1-{pipe}-{q}-veno")));
     eprintln!(
-        "Exp. 1 {pipe:?} {q:?}: Reno {reno:.0} kb/s, Veno {veno:.0} kb/s, Veno/Reno {:.3}",
+        "Exp. 1 {pipe} {q}: Reno {reno:.0} kb/s, Veno {veno:.0} kb/s, Veno/Reno {:.3}",
         veno / reno
     );
     (reno, veno)
@@ -120,11 +87,11 @@ fn exp1_ratio(pipe: PipePreset, q: ChannelPreset) -> (f64, f64) {
 fn exp1_veno_matches_reno_on_low_loss_links() {
     // Paper: thin 1408 / 1441 kb/s (+2.3%), fat 2768 / 2775 (+0.3%).
     // tcplab (100 s, 2 seeds): thin 1489 / 1506 (+1.1%), fat 3261 / 3308 (+1.4%).
-    for pipe in [Thin, Fat] {
-        let (reno, veno) = exp1_ratio(pipe, LL);
+    for pipe in ["thin", "fat"] {
+        let (reno, veno) = exp1_ratio(pipe, "ll");
         assert!(
             (veno / reno - 1.0).abs() <= 0.10,
-            "{pipe:?}: {veno} vs {reno}"
+            "{pipe}: {veno} vs {reno}"
         );
     }
 }
@@ -137,26 +104,27 @@ fn exp1_veno_matches_reno_on_low_loss_links() {
 #[test]
 #[ignore]
 fn exp1_veno_beats_reno_on_high_loss_links() {
-    for pipe in [Thin, Fat] {
-        let (reno, veno) = exp1_ratio(pipe, HL);
-        assert!(veno >= 1.15 * reno, "{pipe:?}: {veno} vs {reno}");
+    for pipe in ["thin", "fat"] {
+        let (reno, veno) = exp1_ratio(pipe, "hl");
+        assert!(veno >= 1.15 * reno, "{pipe}: {veno} vs {reno}");
     }
 }
 
 #[test]
 fn exp2_veno_does_not_reduce_coexisting_reno_flows() {
     // Cases 3 and 4 (fat pipe): 2 Reno + 2 Veno on LL (HL) links, against the same
-    // placement with 4 Reno flows: the Reno flows keep at least 90% of their throughput.
-    for q in [LL, HL] {
-        let mixed = mean_kbps(Fat, &[q; 4], &["reno", "reno", "veno", "veno"], SECS, SEEDS);
-        let base = mean_kbps(Fat, &[q; 4], &["reno"; 4], SECS, SEEDS);
+    // placement with 4 Reno flows (Exp. 1): the Reno flows keep at least 90% of their
+    // throughput.
+    for (case, q) in [(3, "ll"), (4, "hl")] {
+        let mixed = mean_kbps(&format!("wlan-exp2-case{case}"));
+        let base = mean_kbps(&format!("wlan-exp1-fat-{q}-reno"));
         let (with_veno, alone) = (mixed[0] + mixed[1], base[0] + base[1]);
         eprintln!(
-            "Exp. 2 {q:?}: Reno flows {with_veno:.0} kb/s next to Veno, {alone:.0} next to Reno ({:.3}); Veno flows {:.0}",
+            "Exp. 2 {q}: Reno flows {with_veno:.0} kb/s next to Veno, {alone:.0} next to Reno ({:.3}); Veno flows {:.0}",
             with_veno / alone,
             mixed[2] + mixed[3]
         );
-        assert!(with_veno >= 0.9 * alone, "{q:?}: {with_veno} vs {alone}");
+        assert!(with_veno >= 0.9 * alone, "{q}: {with_veno} vs {alone}");
     }
 }
 
@@ -167,9 +135,9 @@ fn exp2_veno_does_not_reduce_coexisting_reno_flows() {
 #[test]
 #[ignore]
 fn exp2_veno_is_fairer_across_mixed_links() {
-    let mixed = [HL, HL, LL, LL];
-    let reno = std(&mean_kbps(Fat, &mixed, &["reno"; 4], SECS, SEEDS));
-    let veno = std(&mean_kbps(Fat, &mixed, &["veno"; 4], SECS, SEEDS));
+    // Cases 1 and 2: 2 HL + 2 LL stations, fat pipe, 4 Reno / 4 Veno flows.
+    let reno = std(&mean_kbps("wlan-exp2-case1"));
+    let veno = std(&mean_kbps("wlan-exp2-case2"));
     eprintln!("Exp. 2 cases 1/2: STD Reno {reno:.0} kb/s, Veno {veno:.0} kb/s");
     assert!(veno < reno, "{veno} vs {reno}");
 }
@@ -182,13 +150,8 @@ fn exp2_veno_is_fairer_across_mixed_links() {
 #[test]
 #[ignore]
 fn exp2_exp3_numbers() {
-    for (case, st, cc) in [
-        (1, [HL, HL, LL, LL], ["reno"; 4]),
-        (2, [HL, HL, LL, LL], ["veno"; 4]),
-        (3, [LL; 4], ["reno", "reno", "veno", "veno"]),
-        (4, [HL; 4], ["reno", "reno", "veno", "veno"]),
-    ] {
-        let v = mean_kbps(Fat, &st, &cc, SECS, SEEDS);
+    for case in 1..=4 {
+        let v = mean_kbps(&format!("wlan-exp2-case{case}"));
         eprintln!(
             "case {case}: {v:.0?} total {:.0} std {:.0}",
             total(&v),
@@ -196,13 +159,14 @@ fn exp2_exp3_numbers() {
         );
     }
     for cc in ["reno", "veno"] {
-        let v = mean_kbps(Thin, &[LL; 6], &[cc; 6], SECS, SEEDS);
+        let name = format!("wlan-exp3-droptail-{cc}");
+        let v = mean_kbps(&name);
         eprintln!(
             "exp3 droptail {cc}: {v:.0?} total {:.0} std {:.0}",
             total(&v),
             std(&v)
         );
-        let v = mean_kbps(Thin, &[HL; 6], &[cc; 6], SECS, SEEDS);
+        let v = mean_kbps_with(&name, placed(HL));
         eprintln!(
             "exp3 droptail HL {cc}: {v:.0?} total {:.0} std {:.0}",
             total(&v),
@@ -217,18 +181,18 @@ fn exp2_exp3_numbers() {
 #[ignore]
 fn channel_and_buffer_exploration() {
     let exp1 = |label: String, tweak: &dyn Fn(&mut WlanSpec)| {
-        for pipe in [Thin, Fat] {
-            for q in [LL, HL] {
+        for pipe in ["thin", "fat"] {
+            for q in ["ll", "hl"] {
                 let mut t = [0.0; 2];
                 for (k, &c) in ["reno", "veno"].iter().enumerate() {
                     for seed in 1..=SEEDS {
-                        let f = run_with(pipe, &[q; 4], &[c; 4], SECS, seed, tweak);
+                        let f = run_with(&format!("wlan-exp1-{pipe}-{q}-{c}"), seed, tweak);
                         t[k] +=
                             f.iter().map(|x| x.throughput_bps / 1e3).sum::<f64>() / SEEDS as f64;
                     }
                 }
                 eprintln!(
-                    "{label} {pipe:?} {q:?}: Reno {:.0} Veno {:.0} ({:+.1}%)",
+                    "{label} {pipe} {q}: Reno {:.0} Veno {:.0} ({:+.1}%)",
                     t[0],
                     t[1],
                     100.0 * (t[1] / t[0] - 1.0)

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod one_link;
+pub mod settings;
 
 use tcplab_core::{Dur, TcpConfig};
 use tcplab_sim::builder::{dumbbell, explicit, ScenarioBuilder};
