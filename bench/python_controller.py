@@ -21,6 +21,7 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 import tcplab
 from tcplab import _native
@@ -70,8 +71,9 @@ def main() -> None:
     for name in ("reno", "python_reno"):
         d = {**doc, "flows": [{**f, "controller": name} for f in doc["flows"]]}
         wall, cpu, raw = _timed(d, args.repeat)
-        flows = {k: v for k, v in raw["flows"].items() if k != "controller"}
-        acks = int(sum(raw["flows"]["acks_sent"]) - sum(raw["flows"]["ack_drops"]))
+        frame = pl.DataFrame(raw["flows"])
+        flows = {k: frame[k].to_numpy() for k in frame.columns if k != "controller"}
+        acks = int(frame["acks_sent"].sum() - frame["ack_drops"].sum())
         rows[name] = {"wall_s": wall, "cpu_s": cpu, "acks": acks, "flows": flows}
     same = all(_same_column(rows["reno"]["flows"][k], rows["python_reno"]["flows"][k])
                for k in rows["reno"]["flows"])

@@ -3,6 +3,7 @@
 import json
 import threading
 
+import polars as pl
 import pytest
 
 from tcplab import _native
@@ -97,10 +98,11 @@ def test_simulation_lifecycle():
         "pcap",
         "pcap_addresses",
     }
-    import numpy as np
 
-    assert isinstance(out["series"]["time_ns"], np.ndarray) and out["series"]["time_ns"].dtype == np.uint64
-    assert isinstance(out["flows"]["name"], list)
+    assert isinstance(out["series"], _native.ArrowTable) and out["series"].name == "series"
+    series = pl.DataFrame(out["series"])
+    assert series.schema["time_ns"] == pl.UInt64 and len(out["series"]) == series.height > 0
+    assert pl.DataFrame(out["flows"]).schema["name"] == pl.String
     assert sim.done
     with pytest.raises(RuntimeError, match="already called"):
         sim.finish()
@@ -122,16 +124,13 @@ def test_simulations_run_in_parallel_threads():
         t.join()
     first = results[0]
     for r in results[1:]:
-        assert (r["series"]["cwnd"] == first["series"]["cwnd"]).all()
+        assert pl.DataFrame(r["series"]).equals(pl.DataFrame(first["series"]))
 
 
 def test_results_schema_describes_the_tables_a_run_returns():
     """One column schema, declared in the simulator: every table and column a run returns,
-    in order, with the numpy type the schema names; nullable columns become polars nulls."""
-    import numpy as np
-    import polars as pl
+    in order, with the type the schema names; nullable columns hold nulls, not NaN."""
 
-    from tcplab import Scenario, run
     from tcplab.run import SCHEMA, TABLES
 
     schema = json.loads(_native.results_schema_json())
@@ -139,19 +138,67 @@ def test_results_schema_describes_the_tables_a_run_returns():
     sim = _native.Simulation(json.dumps(canonical_of(SMALL_TOML)))
     sim.run_until(sim.end_ns)
     out = sim.finish()
-    numpy = {"bool": np.bool_, "u8": np.uint8, "u32": np.uint32, "u64": np.uint64, "f64": np.float64}
+    dtypes = {"str": pl.String, "bool": pl.Boolean, "u8": pl.UInt8, "u32": pl.UInt32, "u64": pl.UInt64,
+              "f64": pl.Float64}
     for table in schema:
-        assert list(out[table["name"]]) == [c["name"] for c in table["columns"]], table["name"]
+        names = [c["name"] for c in table["columns"]]
+        assert out[table["name"]].column_names == names, table["name"]
+        frame = pl.DataFrame(out[table["name"]])
+        assert frame.columns == names and frame.height == len(out[table["name"]])
         for c in table["columns"]:
-            values = out[table["name"]][c["name"]]
             assert c["description"], c["name"]
-            if c["dtype"] == "str":
-                assert isinstance(values, list)
-            elif c["nullable"]:  # NaN for none in the native dict
-                assert values.dtype == np.float64
-            else:
-                assert values.dtype == numpy[c["dtype"]], (table["name"], c["name"])
-    flows = run(Scenario.from_toml(SMALL_TOML)).flows
-    assert flows.schema["min_rtt_ns"] == pl.UInt64 and flows.schema["ff45_accuracy"] == pl.Float64
-    nan = int(np.isnan(out["flows"]["ff45_accuracy"]).sum())
-    assert flows["ff45_accuracy"].null_count() == nan
+            assert frame.schema[c["name"]] == dtypes[c["dtype"]], (table["name"], c["name"])
+            if c["nullable"] and c["dtype"] == "f64":
+                assert frame[c["name"]].is_nan().sum() == 0, (table["name"], c["name"])
+    flows = pl.DataFrame(out["flows"])
+    # reno on this path: no 4/5 decisions, so no accuracy; every flow took RTT samples
+    assert flows["ff45_accuracy"].null_count() == flows.height
+    assert flows["min_rtt_ns"].null_count() == 0
+
+
+def test_an_arrow_table_is_the_same_frame_as_its_rows_and_outlives_nothing():
+    """The Arrow export against an independent construction of the same table (its rows
+    rebuilt column by column through numpy, as a live run builds its tables), exported twice,
+    read after the ArrowTable and its run are gone; an empty table has its columns."""
+    import gc
+
+    from polars.testing import assert_frame_equal
+
+    from tcplab.live.run import frame_of
+    from tcplab.run import table_frame
+
+    sim = _native.Simulation(json.dumps(canonical_of(SMALL_TOML)))
+    sim.run_until(sim.end_ns)
+    out = sim.finish()
+    frames = {name: table_frame(name, t) for name, t in out.items() if isinstance(t, _native.ArrowTable)}
+    again = table_frame("flows", out["flows"])
+    del out, sim
+    gc.collect()
+    assert_frame_equal(again, frames["flows"])
+    for name in ("flows", "links", "series", "drops", "events"):
+        f = frames[name]
+        rows = [{k: v for k, v in r.items() if k != "id"} for r in f.iter_rows(named=True)]
+        assert_frame_equal(frame_of(name, rows), f, check_exact=True)
+    assert frames["series"].height > 100 and frames["flows"]["completed"].dtype == pl.Boolean
+    assert frames["udp"].height == 0 and frames["udp"].columns[0] == "id"
+
+
+def test_arrow_capsules_dropped_unread_release_their_arrays_and_pyarrow_reads_them():
+    """Capsules nobody imports free what they hold (their release runs at the capsule's
+    end); where pyarrow is installed (the `pandas` extra), the reference implementation
+    reads every table and its full validation passes, with the values polars reads."""
+    import gc
+
+    sim = _native.Simulation(json.dumps(canonical_of(SMALL_TOML)))
+    sim.run_until(sim.end_ns)
+    out = sim.finish()
+    for _ in range(3):
+        schema, array = out["flows"].__arrow_c_array__()
+        del schema, array
+    gc.collect()
+    pa = pytest.importorskip("pyarrow", reason="pyarrow (the pandas extra) is not installed")
+    for name, t in out.items():
+        if isinstance(t, _native.ArrowTable):
+            batch = pa.record_batch(t)
+            batch.validate(full=True)
+            assert pl.from_arrow(batch).equals(pl.DataFrame(t)), name

@@ -26,29 +26,32 @@ __all__ = ["RunResult", "run", "TABLES", "SCHEMA", "Progress", "max_record_mb", 
 Progress = Callable[[int, int], None]
 
 
-def table_frame(name: str, columns: dict[str, Any]) -> pl.DataFrame:
-    """Table ``name`` as a DataFrame, from the columns the extension returns."""
-    series = []
-    for col, values in columns.items():
-        if isinstance(values, np.ndarray):
-            nullable = NULLABLE[name].get(col)
-            if nullable is None:
-                s = pl.Series(col, values)
-            else:
-                # NaN marks "none" (float64 from the extension); null at construction, which
-                # costs a tenth of Series.fill_nan (an expression run through the query engine)
-                s = pl.Series(col, values, nan_to_null=True)
-                if s.dtype != nullable:
-                    s = s.cast(nullable)
-        else:
-            s = pl.Series(col, values, dtype=pl.String)
-        series.append(s)
-    df = pl.DataFrame(series)
+def table_frame(name: str, columns: Any) -> pl.DataFrame:
+    """Table ``name`` as a DataFrame: an Arrow table of the extension (``_native.ArrowTable``,
+    read without copying its numbers), or columns (numpy arrays, lists of strings; NaN is
+    "none" in a nullable column) such as a live run builds."""
+    if hasattr(columns, "__arrow_c_array__"):
+        df = pl.DataFrame(columns)
+    else:
+        df = pl.DataFrame([_series(name, col, values) for col, values in columns.items()])
     if name in ("flows", "udp", "links"):
         # Row index: what `flow` (series, events, segments, drops) and `link` (queues, drops)
         # refer to.
-        df = df.with_row_index("id").with_columns(pl.col("id").cast(pl.UInt32))
+        df = df.with_row_index("id")
+        if df.schema["id"] != pl.UInt32:  # polars built with 64-bit row indices
+            df = df.with_columns(pl.col("id").cast(pl.UInt32))
     return df
+
+
+def _series(table: str, col: str, values: Any) -> pl.Series:
+    if not isinstance(values, np.ndarray):
+        return pl.Series(col, values, dtype=pl.String)
+    nullable = NULLABLE[table].get(col)
+    if nullable is None:
+        return pl.Series(col, values)
+    # NaN marks "none": null at construction (a tenth of the cost of Series.fill_nan)
+    s = pl.Series(col, values, nan_to_null=True)
+    return s if s.dtype == nullable else s.cast(nullable)
 
 
 def _python_scalars(row: dict[str, Any]) -> dict[str, Any]:

@@ -3,14 +3,16 @@
 //! One class, [`PySimulation`] (`tcplab._native.Simulation`), drives a `tcplab_sim::Simulation`
 //! from a canonical-unit scenario JSON. Every call into Rust runs with the GIL released and
 //! inside `catch_unwind`: a Rust panic becomes `RuntimeError("internal error: ...")` and
-//! never crosses into Python. Results come back as one dict per table, numeric columns as
-//! numpy arrays that take over the Rust `Vec`s (no copy, no per-row Python objects), string
-//! columns as lists.
+//! never crosses into Python. Results come back as one Arrow record batch per table
+//! (`ArrowTable`, the PyCapsule protocol: numeric columns without a copy, no per-row Python
+//! objects).
 //!
-//! Modules: `simulation` (the pyclass), `tables` (the results' columns), `panics` (panics
+//! Modules: `simulation` (the pyclass), `tables` (the results), `arrow` (a table as Arrow
+//! through the C data interface), `panics` (panics
 //! become Python errors), `pycontroller` (controllers written in Python); this file defines
 //! the module and its functions.
 
+mod arrow;
 mod panics;
 mod pycontroller;
 mod simulation;
@@ -319,6 +321,7 @@ fn replay_facts<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
     m.add_class::<PySimulation>()?;
+    m.add_class::<arrow::ArrowTable>()?;
     m.add(
         "DEFAULT_MAX_RECORD_MB",
         tcplab_sim::estimate::DEFAULT_MAX_RECORD_MB,

@@ -203,9 +203,9 @@ impl PySimulation {
         self.with_sim_or(py, |sim| sim.is_done(), |_| Some(true))
     }
 
-    /// Ends the run and returns its results: one dict per table (`flows`, `udp`, `links`,
-    /// `series`, `queues`, `drops`, `events`, `segments`, `verdicts`) mapping column names to numpy
-    /// arrays (numbers) or lists (strings), plus the `conservation` and `stats` dicts.
+    /// Ends the run and returns its results: one `ArrowTable` per table (`flows`, `udp`,
+    /// `links`, `series`, `queues`, `drops`, `events`, `segments`, `verdicts`, ...: an Arrow
+    /// record batch, `polars.DataFrame(table)`), plus the `conservation` and `stats` dicts.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if let Some(e) = self.controller_error.to_py(py) {
             return Err(e);

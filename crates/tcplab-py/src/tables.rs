@@ -1,98 +1,14 @@
-//! The results as Python objects: one dict per table mapping column names to numpy arrays
-//! (numbers; the Rust `Vec`s become the arrays' buffers, no copy) or lists (strings), plus the
-//! `conservation` and `stats` dicts and the captured pcap files. The tables and their columns
-//! are `tcplab_sim::columns` (the one column schema); this module only converts values.
+//! The results as Python objects: one [`ArrowTable`] per table (an Arrow record batch:
+//! `polars.DataFrame(table)` reads it, its numbers without a copy), plus the `conservation`
+//! and `stats` dicts and the captured pcap files. The tables and their columns are
+//! `tcplab_sim::columns` (the one column schema); this module only hands them over.
 
-use numpy::{Element, PyArray1};
+use crate::arrow::ArrowTable;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
-use std::collections::HashMap;
-use tcplab_sim::columns::{tables, Table, Values};
+use pyo3::types::{PyDict, PyList};
+use tcplab_sim::columns::tables;
 use tcplab_sim::results::{Conservation, RunStats};
 use tcplab_sim::Results;
-
-/// Builds the dict of one table, column by column.
-struct Dict<'py> {
-    py: Python<'py>,
-    dict: Bound<'py, PyDict>,
-    /// One Python string per distinct `&'static str` (enum-like columns repeat a few values).
-    interned: HashMap<&'static str, Bound<'py, PyString>>,
-}
-
-impl<'py> Dict<'py> {
-    fn new(py: Python<'py>) -> Self {
-        Dict {
-            py,
-            dict: PyDict::new(py),
-            interned: HashMap::new(),
-        }
-    }
-
-    /// A numeric column: the Vec becomes the numpy array's buffer.
-    fn num<T: Element>(&mut self, name: &str, v: Vec<T>) -> PyResult<&mut Self> {
-        self.dict.set_item(name, PyArray1::from_vec(self.py, v))?;
-        Ok(self)
-    }
-
-    /// An optional numeric column: float64 with NaN for "none" (exact below 2^53).
-    fn opt(&mut self, name: &str, v: Vec<Option<u64>>) -> PyResult<&mut Self> {
-        let v: Vec<f64> = v
-            .into_iter()
-            .map(|x| x.map_or(f64::NAN, |x| x as f64))
-            .collect();
-        self.num(name, v)
-    }
-
-    /// An optional float column: float64 with NaN for "none".
-    fn opt_f64(&mut self, name: &str, v: Vec<Option<f64>>) -> PyResult<&mut Self> {
-        let v: Vec<f64> = v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect();
-        self.num(name, v)
-    }
-
-    fn strings(&mut self, name: &str, v: Vec<String>) -> PyResult<&mut Self> {
-        self.dict.set_item(name, PyList::new(self.py, v)?)?;
-        Ok(self)
-    }
-
-    fn labels(&mut self, name: &str, v: Vec<&'static str>) -> PyResult<&mut Self> {
-        let py = self.py;
-        let items: Vec<Bound<'py, PyString>> = v
-            .into_iter()
-            .map(|s| {
-                self.interned
-                    .entry(s)
-                    .or_insert_with(|| PyString::new(py, s))
-                    .clone()
-            })
-            .collect();
-        self.dict.set_item(name, PyList::new(py, items)?)?;
-        Ok(self)
-    }
-
-    fn done(self) -> Bound<'py, PyDict> {
-        self.dict
-    }
-}
-
-/// One table's dict, column by column, in the schema's order.
-fn table_dict(py: Python<'_>, table: Table) -> PyResult<Bound<'_, PyDict>> {
-    let mut t = Dict::new(py);
-    for c in table.columns {
-        let name = c.name.as_str();
-        match c.values {
-            Values::Str(v) => t.strings(name, v)?,
-            Values::Label(v) => t.labels(name, v)?,
-            Values::Bool(v) => t.num(name, v)?,
-            Values::U8(v) => t.num(name, v)?,
-            Values::U32(v) => t.num(name, v)?,
-            Values::U64(v) => t.num(name, v)?,
-            Values::F64(v) => t.num(name, v)?,
-            Values::OptU64(v) => t.opt(name, v)?,
-            Values::OptF64(v) => t.opt_f64(name, v)?,
-        };
-    }
-    Ok(t.done())
-}
 
 fn conservation_dict(py: Python<'_>, c: Conservation) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
@@ -117,7 +33,7 @@ fn stats_dict(py: Python<'_>, s: RunStats) -> PyResult<Bound<'_, PyDict>> {
 pub(crate) fn results_to_py(py: Python<'_>, mut r: Results) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     for table in tables(&mut r) {
-        d.set_item(table.name, table_dict(py, table)?)?;
+        d.set_item(table.name, Bound::new(py, ArrowTable::new(table))?)?;
     }
     d.set_item("conservation", conservation_dict(py, r.conservation)?)?;
     d.set_item("stats", stats_dict(py, r.stats)?)?;
