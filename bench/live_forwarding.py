@@ -35,7 +35,7 @@ from pathlib import Path
 
 from tcplab.live import Testbed
 from tcplab.live.netns import TUN
-from tcplab.live.probe import run_probe, start_probes
+from tcplab.live.udp_probe import run_probe, start_probes
 from tcplab.scenario import Scenario
 
 

@@ -27,7 +27,7 @@ import pytest
 from conftest import LIVE_BUILD
 from tcplab.live import Testbed, emulator_binary, live_support
 from tcplab.live.netns import _namespaces
-from tcplab.live.probe import run_probe
+from tcplab.live.udp_probe import run_probe
 
 ROOT = Path(__file__).resolve().parents[1]
 PROP_NS = 5_000_000

@@ -23,7 +23,7 @@ import test_live
 
 from tcplab.live import LiveError, Testbed
 from tcplab.live.netns import _namespaces
-from tcplab.live.probe import ProbeResult, start_probes
+from tcplab.live.udp_probe import ProbeResult, start_probes
 from tcplab.scenario import Scenario
 
 emu = test_live.emu  # the module's fixture: skips without root, builds tcplab-emu

@@ -38,7 +38,7 @@ PROBE = """
 import json, sys
 from pathlib import Path
 from tcplab.live import Testbed, live_support
-from tcplab.live.probe import run_probe
+from tcplab.live.udp_probe import run_probe
 if why := live_support():
     print(json.dumps({"skip": why})); sys.exit(0)
 d = {"rate": 10000000, "delay": 5000000, "buffer": {"packets": 50}}
@@ -95,7 +95,7 @@ def unprivileged(emu: Path) -> list[str]:
         if not Path(py).exists():
             continue
         argv = [*prefix, *env, py]
-        r = subprocess.run([*argv, "-c", "import tcplab.live.probe"], capture_output=True, cwd="/")
+        r = subprocess.run([*argv, "-c", "import tcplab.live.udp_probe"], capture_output=True, cwd="/")
         if r.returncode == 0:
             return argv
     pytest.skip(f"no {version} that an unprivileged user may run imports tcplab "

@@ -5,7 +5,7 @@ ns of CLOCK_MONOTONIC, the emulator's clock too), so the emulator's drop log nam
 probe packets by sequence number and the receiver measures one-way delay. `size` is the IP
 packet's size (IP + UDP headers + payload), the size the link model serializes.
 
-Run as ``python -m tcplab.live.probe send|recv ...`` inside a namespace (`run_probe` does it);
+Run as ``python -m tcplab.live.udp_probe send|recv ...`` inside a namespace (`run_probe` does it);
 both die with their parent (PR_SET_PDEATHSIG).
 """
 
@@ -112,7 +112,7 @@ class Probe:
 
     def __init__(self, tb: Testbed, src: str, dst: str, rate: float, size: int, count: int,
                  idle: float, tos: int) -> None:
-        self.py = [sys.executable, "-m", "tcplab.live.probe"]
+        self.py = [sys.executable, "-m", "tcplab.live.udp_probe"]
         self.tb, self.src, self.dst = tb, src, dst
         self.rate, self.size, self.count, self.idle, self.tos = rate, size, count, idle, tos
         self.rfile = tb.out_dir / f"probe-{src}-{dst}-recv.npy"
@@ -177,7 +177,7 @@ def run_probe(tb: Testbed, rate: float, size: int, count: int, idle: float = 1.0
 
 def main(argv: list[str] | None = None) -> None:
     _die_with_parent()
-    p = argparse.ArgumentParser(prog="tcplab.live.probe")
+    p = argparse.ArgumentParser(prog="tcplab.live.udp_probe")
     sub = p.add_subparsers(dest="cmd", required=True)
     ps = sub.add_parser("send")
     ps.add_argument("--dst", required=True)
