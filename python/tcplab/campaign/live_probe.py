@@ -10,9 +10,12 @@ protocol:
   with that congestion control (``tcplab/live/linux_endpoint.py``, as ``tcplab live`` runs
   ``stack = "linux"`` flows).
 
-No second transport and no second TCP: the runner starts those endpoints as child processes
-of the worker, in the host's network namespace (a machine, or a namespace of ``tcplab
-testbed``).
+- ``{"stack": "tcplab-tcp", ...}``: tcplab's sender speaking real TCP to a Linux sink.
+
+No second transport and no second TCP: the runner starts those endpoints
+(:mod:`tcplab.live.endpoints`) as child processes of the worker, in the host's network
+namespace (a machine, or a namespace of ``tcplab testbed``); what differs by stack is one
+``ENDS`` entry: each end's command line and what its files say.
 
 **Three phases** (:class:`ProbeJob`), chained by the controller
 (:func:`tcplab.campaign.cluster.run_probe`):
@@ -236,12 +239,6 @@ def _free_port() -> int:
     raise ProbeFailed("no free port")
 
 
-def _udp_transport(job: ProbeSpec) -> bool:
-    """The probe runs over tcplab's UDP transport (its own receiver at the sink); otherwise
-    the sink is a Linux socket (Linux TCP, or tcplab's sender speaking real TCP)."""
-    return isinstance(job.protocol, TcplabProtocol) and not isinstance(job.protocol, TcplabTcpProtocol)
-
-
 def flow_scenario(job: ProbeSpec, duration_s: float) -> dict[str, Any]:
     """The canonical scenario the tcplab endpoints of `job` are built from: hosts ``source``
     and ``sink`` (the link is the endpoints' business only in name: the path is real), flow 0
@@ -274,6 +271,144 @@ def transfer_tcp(transfer: Any) -> dict[str, int | float | str | bool]:
     return {"initial_cwnd": transfer.initial_cwnd, "initial_ssthresh": transfer.initial_ssthresh_bytes,
             "rcv_buf": transfer.rcv_buf_bytes, "sack_blocks": transfer.sack_blocks,
             "sack_style": transfer.sack_style, "rto_min": f"{round(transfer.rto_min_ms * 1e6)}ns"}
+
+
+class _Ends:
+    """One kind of probe stack (``protocol.stack``: the kinds of ``tcplab run --live``'s
+    flows): the program at each end (:mod:`tcplab.live.endpoints`) and what its files say
+    once it ended. :class:`ProbeRunner` asks every probe the same questions."""
+
+    def sink_argv(self, job: ProbeJob, port: int, out: Path) -> list[str]:
+        raise NotImplementedError
+
+    def end_sink(self, proc: subprocess.Popen[str]) -> None:
+        """Asks a sink still running to end (``collect``); by default it ends by itself."""
+
+    def sink_figures(self, out: Path) -> dict[str, Any] | None:
+        """The sink's :class:`ProbeResult` fields from its files; None: it wrote none."""
+        raise NotImplementedError
+
+    def source(self, job: ProbeJob, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
+        """The source's command line, the device it sends on (held until it ended) and the
+        descriptors it inherits."""
+        raise NotImplementedError
+
+    def source_figures(self, job: ProbeJob, out: Path) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class _TcplabSink(_Ends):
+    """tcplab's receiver over UDP (``tcplab-flow recv``); it writes its summary at SIGTERM."""
+
+    def sink_argv(self, job: ProbeJob, port: int, out: Path) -> list[str]:
+        cfg = {"scenario": flow_scenario(job, job.time_limit_s + LISTEN_GRACE_S), "flow": 0,
+               "local": f"{job.sink_address}:{port}", "peer": f"{job.source_address}:{port}",
+               "clock_origin_ns": time.monotonic_ns(), "linger_ns": 0}
+        checked_flow_binary(ProbeFailed)
+        return tcplab_flow("recv", cfg, out)
+
+    def end_sink(self, proc: subprocess.Popen[str]) -> None:
+        time.sleep(SETTLE_S)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+
+    def sink_figures(self, out: Path) -> dict[str, Any] | None:
+        f = out / "summary.json"
+        if not f.exists():
+            return None
+        s = json.loads(f.read_text())
+        first, last = s.get("first_arrival_ns"), s.get("last_arrival_ns")
+        dur = (last - first) / 1e9 if first is not None and last is not None else None
+        return {"bytes": s["bytes_delivered"], "intact": s["intact"], "duration_s": dur,
+                "throughput_bps": s["bytes_delivered"] * 8 / dur if dur else None,
+                "traces": facts_trace(out), "summary": s}
+
+
+class _LinuxSink(_Ends):
+    """A Linux socket sink (``linux_endpoint.py recv``): it ends when its peer closes."""
+
+    def sink_argv(self, job: ProbeJob, port: int, out: Path) -> list[str]:
+        return linux_recv(port, out / "receiver.json", idle=job.time_limit_s + LISTEN_GRACE_S, mss=job.mss or 0,
+                          window_clamp=int(job.tcp.get("rcv_buf", 0)))
+
+    def sink_figures(self, out: Path) -> dict[str, Any] | None:
+        f = out / "receiver.json"
+        if not f.exists():
+            return None
+        s = json.loads(f.read_text())
+        if "error" in s and s.get("bytes") is None:
+            return {"status": "failed", "reason": f"receiver: {s['error']}"}
+        first, last = s.get("t_first_ns"), s.get("t_last_ns")
+        dur = (last - first) / 1e9 if first is not None and last is not None else None
+        s.pop("tcp_info", None)
+        return {"bytes": s["bytes"], "intact": s["first_bad_offset"] is None and s["error"] is None,
+                "duration_s": dur, "throughput_bps": s["bytes"] * 8 / dur if dur else None, "summary": s}
+
+
+class _TcplabSource(_Ends):
+    """tcplab's sender over UDP (``tcplab-flow send``)."""
+
+    def _config(self, job: ProbeJob) -> dict[str, Any]:
+        checked_flow_binary(ProbeFailed)
+        return {"scenario": flow_scenario(job, job.time_limit_s), "flow": 0,
+                "local": f"{job.source_address}:{job.port}", "peer": f"{job.sink_address}:{job.port}",
+                "clock_origin_ns": time.monotonic_ns() + START_MARGIN_NS}
+
+    def source(self, job: ProbeJob, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
+        return tcplab_flow("send", self._config(job), out), None, ()
+
+    def source_figures(self, job: ProbeJob, out: Path) -> dict[str, Any]:
+        s = json.loads((out / "summary.json").read_text())
+        return {"bytes": s["bytes_acked"], "completed": s["completed"], "duration_s": (s["end_ns"] - s["start_ns"]) / 1e9,
+                "throughput_bps": s["throughput_bps"], "retransmits": s["retransmits"],
+                "timeouts": s["timeouts"], "traces": series_trace(out), "summary": s}
+
+
+class _Tcplab(_TcplabSink, _TcplabSource):
+    """``tcplab``: tcplab's sender and receiver over UDP."""
+
+
+class _TcplabTcp(_LinuxSink, _TcplabSource):
+    """``tcplab-tcp``: tcplab's sender speaking real TCP on the source's device
+    (``tcplab-flow tcp-send``, :mod:`tcplab.live.raw_device`) to a Linux socket sink."""
+
+    def source(self, job: ProbeJob, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
+        assert job.port is not None
+        cfg = self._config(job)
+        device = RawDevice(job.sink_address, job.port)
+        try:
+            fd = device.__enter__()
+        except LiveError as e:
+            raise ProbeFailed(f"tcplab-tcp: {e}") from None
+        return tcplab_flow("tcp-send", cfg, out, fd=fd), device, (fd,)
+
+
+class _Linux(_LinuxSink):
+    """``linux``: the kernel's TCP at both ends, with the probe's congestion control."""
+
+    def source(self, job: ProbeJob, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
+        assert job.port is not None and isinstance(job.protocol, LinuxProtocol)
+        return linux_send(job.sink_address, job.port, job.protocol.congestion, out / "sender.json",
+                          bytes=job.bytes, duration_ns=round(job.time_limit_s * 1e9), linger_ns=5_000_000_000,
+                          mss=job.mss or 0), None, ()
+
+    def source_figures(self, job: ProbeJob, out: Path) -> dict[str, Any]:
+        s = json.loads((out / "sender.json").read_text())
+        trace, final = tcpinfo_trace(out, s)
+        end = s["t_end_ns"] if s["t_end_ns"] is not None else s["sample_ns"][-1]
+        dur = (end - s["t_connect_ns"]) / 1e9
+        # every byte written was acknowledged, or what was (bytes_acked counts the SYN)
+        acked = s["bytes_written"] if s["t_end_ns"] is not None else max(0, final.get("bytes_acked", 1) - 1)
+        summary = {k: v for k, v in s.items() if k not in ("tcp_info", "sample_ns")}
+        summary["final_tcp_info"] = final
+        return {"bytes": acked, "completed": s["t_end_ns"] is not None and s["bytes_written"] == job.bytes,
+                "duration_s": dur, "throughput_bps": acked * 8 / dur if dur > 0 else None,
+                "retransmits": final.get("total_retrans"), "timeouts": final.get("total_rto"),
+                "traces": trace, "summary": summary}
+
+
+#: The ends of each kind of stack, by ``protocol.stack``.
+ENDS: dict[str, _Ends] = {"tcplab": _Tcplab(), "tcplab-tcp": _TcplabTcp(), "linux": _Linux()}
 
 
 class _Receiver:
@@ -376,16 +511,7 @@ class ProbeRunner:
             raise ProbeFailed(f"probe {job.probe!r}: its results directory {out} is not empty")
         out.mkdir(parents=True, exist_ok=True)
         port = _free_port()
-        if _udp_transport(job):
-            duration = job.time_limit_s + LISTEN_GRACE_S
-            cfg = {"scenario": flow_scenario(job, duration), "flow": 0,
-                   "local": f"{job.sink_address}:{port}", "peer": f"{job.source_address}:{port}",
-                   "clock_origin_ns": time.monotonic_ns(), "linger_ns": 0}
-            checked_flow_binary(ProbeFailed)
-            argv = tcplab_flow("recv", cfg, out)
-        else:
-            argv = linux_recv(port, out / "receiver.json", idle=job.time_limit_s + LISTEN_GRACE_S, mss=job.mss or 0,
-                              window_clamp=int(job.tcp.get("rcv_buf", 0)))
+        argv = ENDS[job.protocol.stack].sink_argv(job, port, out)
         capture = ProbeCapture(out / "probe.pcap", job.source_address, job.sink_address, port) if job.pcap else None
         try:
             proc = self._spawn(argv)
@@ -409,13 +535,11 @@ class ProbeRunner:
         if r is None:
             raise ProbeFailed(f"probe {job.probe!r}: no receiver is waiting (never listened, or collected)")
         r.timer.cancel()
+        ends = ENDS[job.protocol.stack]
         err = ""
         with r.lock:
             p = r.proc
-            if _udp_transport(job):
-                time.sleep(SETTLE_S)
-                if p.poll() is None:
-                    p.send_signal(signal.SIGTERM)
+            ends.end_sink(p)
             try:
                 _, err = p.communicate(timeout=10)
             except subprocess.TimeoutExpired:
@@ -423,32 +547,13 @@ class ProbeRunner:
             kill(p)
             pcap = r.stop_capture()
         res = ProbeResult(probe=job.probe, phase="collect", role="sink", host=self.host, port=r.port, pcap=pcap)
-        if _udp_transport(job):
-            f = r.out / "summary.json"
-            if not f.exists():
-                return res.model_copy(update={"status": "failed",
-                                              "reason": last_line(err, f"receiver: exit status {p.returncode}")})
-            s = json.loads(f.read_text())
-            first, last = s.get("first_arrival_ns"), s.get("last_arrival_ns")
-            dur = (last - first) / 1e9 if first is not None and last is not None else None
-            res = res.model_copy(update={
-                "bytes": s["bytes_delivered"], "intact": s["intact"], "duration_s": dur,
-                "throughput_bps": s["bytes_delivered"] * 8 / dur if dur else None,
-                "traces": facts_trace(r.out), "summary": s})
-        else:
-            f = r.out / "receiver.json"
-            if not f.exists():
-                return res.model_copy(update={"status": "failed",
-                                              "reason": last_line(err, f"receiver: exit status {p.returncode}")})
-            s = json.loads(f.read_text())
-            if "error" in s and s.get("bytes") is None:
-                return res.model_copy(update={"status": "failed", "reason": f"receiver: {s['error']}"})
-            first, last = s.get("t_first_ns"), s.get("t_last_ns")
-            dur = (last - first) / 1e9 if first is not None and last is not None else None
-            s.pop("tcp_info", None)
-            res = res.model_copy(update={
-                "bytes": s["bytes"], "intact": s["first_bad_offset"] is None and s["error"] is None,
-                "duration_s": dur, "throughput_bps": s["bytes"] * 8 / dur if dur else None, "summary": s})
+        figures = ends.sink_figures(r.out)
+        if figures is None:
+            return res.model_copy(update={"status": "failed",
+                                          "reason": last_line(err, f"receiver: exit status {p.returncode}")})
+        res = res.model_copy(update=figures)
+        if res.status == "failed":
+            return res
         if res.bytes != job.bytes or not res.intact:
             res = res.model_copy(update={"status": "failed",
                                          "reason": f"the sink received {res.bytes} of {job.bytes} bytes"
@@ -462,26 +567,8 @@ class ProbeRunner:
         if out.exists() and any(out.iterdir()):
             raise ProbeFailed(f"probe {job.probe!r}: its results directory {out} is not empty")
         out.mkdir(parents=True, exist_ok=True)
-        device: RawDevice | None = None
-        fds: tuple[int, ...] = ()
-        if isinstance(job.protocol, TcplabProtocol):
-            cfg = {"scenario": flow_scenario(job, job.time_limit_s), "flow": 0,
-                   "local": f"{job.source_address}:{job.port}", "peer": f"{job.sink_address}:{job.port}",
-                   "clock_origin_ns": time.monotonic_ns() + START_MARGIN_NS}
-            checked_flow_binary(ProbeFailed)
-            if isinstance(job.protocol, TcplabTcpProtocol):  # real TCP on the source's device
-                device = RawDevice(job.sink_address, job.port)
-                try:
-                    fds = (device.__enter__(),)
-                except LiveError as e:
-                    raise ProbeFailed(f"tcplab-tcp: {e}") from None
-                argv = tcplab_flow("tcp-send", cfg, out, fd=fds[0])
-            else:
-                argv = tcplab_flow("send", cfg, out)
-        else:
-            argv = linux_send(job.sink_address, job.port, job.protocol.congestion, out / "sender.json",
-                              bytes=job.bytes, duration_ns=round(job.time_limit_s * 1e9), linger_ns=5_000_000_000,
-                              mss=job.mss or 0)
+        ends = ENDS[job.protocol.stack]
+        argv, device, fds = ends.source(job, out)
         try:
             proc = self._spawn(argv, fds)
         except BaseException:
@@ -507,27 +594,7 @@ class ProbeRunner:
         if proc.returncode != 0:
             raise ProbeFailed(last_line(err, f"sender: exit status {proc.returncode}"))
         res = ProbeResult(probe=job.probe, phase="send", role="source", host=self.host, port=job.port)
-        if isinstance(job.protocol, TcplabProtocol):
-            s = json.loads((out / "summary.json").read_text())
-            dur = (s["end_ns"] - s["start_ns"]) / 1e9
-            res = res.model_copy(update={
-                "bytes": s["bytes_acked"], "completed": s["completed"], "duration_s": dur,
-                "throughput_bps": s["throughput_bps"], "retransmits": s["retransmits"],
-                "timeouts": s["timeouts"], "traces": series_trace(out), "summary": s})
-        else:
-            s = json.loads((out / "sender.json").read_text())
-            trace, final = tcpinfo_trace(out, s)
-            end = s["t_end_ns"] if s["t_end_ns"] is not None else s["sample_ns"][-1]
-            dur = (end - s["t_connect_ns"]) / 1e9
-            # every byte written was acknowledged, or what was (bytes_acked counts the SYN)
-            acked = s["bytes_written"] if s["t_end_ns"] is not None else max(0, final.get("bytes_acked", 1) - 1)
-            summary = {k: v for k, v in s.items() if k not in ("tcp_info", "sample_ns")}
-            summary["final_tcp_info"] = final
-            res = res.model_copy(update={
-                "bytes": acked, "completed": s["t_end_ns"] is not None and s["bytes_written"] == job.bytes,
-                "duration_s": dur, "throughput_bps": acked * 8 / dur if dur > 0 else None,
-                "retransmits": final.get("total_retrans"), "timeouts": final.get("total_rto"),
-                "traces": trace, "summary": summary})
+        res = res.model_copy(update=ends.source_figures(job, out))
         if not res.completed:
             res = res.model_copy(update={"status": "failed",
                                          "reason": f"not acknowledged within time_limit_s = {job.time_limit_s:g}"})
