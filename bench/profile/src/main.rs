@@ -71,11 +71,14 @@ fn main() {
             if r.conservation.ok { "ok" } else { "VIOLATED" },
         );
         if let Some(path) = &dump {
-            // Every result of the run, for comparing two builds (`--dump` in bench/README.md).
-            // The engine's own counters (events, peak pending events) go last, separately.
+            // Every result of the run, for comparing two builds (`--dump` in bench/README.md):
+            // the tables as their columns (what a user reads, whatever the row structs'
+            // layout), then the rest of the results; the engine's own counters (events, peak
+            // pending events) last, separately.
             let mut r = r;
             let stats = std::mem::take(&mut r.stats);
-            let text = format!("{r:#?}\n{stats:#?}\n");
+            let tables = tcplab_sim::columns::tables(&mut r);
+            let text = format!("{tables:#?}\n{r:#?}\n{stats:#?}\n");
             std::fs::write(path, text).unwrap_or_else(|e| {
                 eprintln!("{path}: {e}");
                 std::process::exit(2)

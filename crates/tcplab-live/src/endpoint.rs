@@ -12,7 +12,7 @@ use std::path::Path;
 use tcplab_core::{DataSegment, LogRecord, LossResponse, Sender, Time, TxKind};
 use tcplab_sim::instruments::fact::Fact;
 use tcplab_sim::instruments::record::write_jsonl;
-use tcplab_sim::summary::SenderColumns;
+use tcplab_sim::results::SenderColumns;
 
 /// Facts kept in memory before they are written.
 const FACT_BATCH: usize = 4096;
@@ -142,7 +142,7 @@ pub fn series_row(series: &mut String, t: Time, sender: &Sender) {
 
 /// A sender's figures in its `summary.json`: bytes acknowledged, the simulator's
 /// throughput (those bytes over `span_ns`), goodput, and the `flows` columns its counters
-/// give (`tcplab_sim::summary::SenderColumns`, as simulated), their names listed under
+/// give (`tcplab_sim::results::SenderColumns`, as simulated), their names listed under
 /// `flow_columns` so that the flows row takes exactly these.
 pub fn sender_figures(sender: &Sender, span_ns: u64) -> Value {
     let c = sender.counters();

@@ -1,8 +1,10 @@
-//! What a run produces, as columns (one Vec per column), ready to become numpy arrays.
+//! What a run produces: its rows and logs, before they become the tables' columns.
 //! The tables and columns Python sees are declared in [`crate::columns`] (the one column
 //! schema); docs/results.md explains them.
 
 pub use crate::packet::DropCause;
+use serde::Serialize;
+use tcplab_core::SenderCounters;
 
 /// The actual cause of the loss behind a loss response, in the two classes of Veno's
 /// Table I: congestion (buffer overflow, AQM), random (link error, MAC), or none (the
@@ -33,6 +35,68 @@ impl LossCause {
     }
 }
 
+/// The `flows` columns a sender's own counters give, written once for the simulator's rows
+/// (`FlowSummary::sender`) and a live tcplab sender's summary (`tcplab_live::endpoint::sender_figures`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SenderColumns {
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub retransmits_fast: u64,
+    pub retransmits_recovery: u64,
+    pub retransmits_timeout: u64,
+    /// Tail-loss probes that resent the highest segment (RACK-TLP).
+    pub retransmits_probe: u64,
+    /// Recovery entries (fast retransmits).
+    pub fast_retransmits: u64,
+    /// New reductions within one recovery (LRD's lost-retransmission detection).
+    pub recovery_restarts: u64,
+    /// Tail-loss probes sent (new data or a retransmission).
+    pub probes: u64,
+    pub timeouts: u64,
+    /// Timeouts that fired again before the cumulative ACK moved (among `timeouts`).
+    pub timeouts_repeated: u64,
+    /// Timeouts found spurious and undone (`tcp.frto`, `tcp.undo`).
+    pub undos_timeout: u64,
+    /// Fast-recovery reductions found unnecessary and undone (`tcp.undo`).
+    pub undos_recovery: u64,
+    /// Window reductions: fast retransmits + recovery restarts + timeouts + ECN responses.
+    pub loss_events: u64,
+    pub dup_acks: u64,
+    /// Window reductions in answer to ECN echoes (at most one per window of data).
+    pub ecn_reductions: u64,
+    /// The smallest and the mean RTT sample (None without a sample).
+    pub min_rtt_ns: Option<u64>,
+    pub mean_rtt_ns: Option<u64>,
+}
+
+impl SenderColumns {
+    pub fn of(sc: &SenderCounters) -> Self {
+        SenderColumns {
+            segments_sent: sc.segments_sent,
+            bytes_sent: sc.bytes_sent,
+            retransmits: sc.retransmits,
+            retransmits_fast: sc.retransmits_fast,
+            retransmits_recovery: sc.retransmits_recovery,
+            retransmits_timeout: sc.retransmits_timeout,
+            retransmits_probe: sc.retransmits_probe,
+            fast_retransmits: sc.recoveries,
+            recovery_restarts: sc.recovery_restarts,
+            probes: sc.probes,
+            timeouts: sc.timeouts,
+            timeouts_repeated: sc.timeouts_repeated,
+            undos_timeout: sc.undos_timeout,
+            undos_recovery: sc.undos_recovery,
+            loss_events: sc.recoveries + sc.recovery_restarts + sc.timeouts + sc.ecn_reductions,
+            dup_acks: sc.dup_acks,
+            ecn_reductions: sc.ecn_reductions,
+            min_rtt_ns: sc.rtt_min_ns,
+            mean_rtt_ns: (sc.rtt_samples > 0)
+                .then(|| (sc.rtt_sum_ns / sc.rtt_samples as u128) as u64),
+        }
+    }
+}
+
 /// One row per TCP flow.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSummary {
@@ -50,32 +114,14 @@ pub struct FlowSummary {
     pub throughput_bps: f64,
     /// Application bytes delivered / bytes sent (including retransmissions).
     pub goodput: f64,
-    pub segments_sent: u64,
-    pub bytes_sent: u64,
-    pub retransmits: u64,
-    pub retransmits_fast: u64,
-    pub retransmits_recovery: u64,
-    pub retransmits_timeout: u64,
-    /// Tail-loss probes that resent the highest segment (RACK-TLP).
-    pub retransmits_probe: u64,
-    /// Recovery entries (fast retransmits).
-    pub fast_retransmits: u64,
-    /// New reductions within one recovery (LRD's lost-retransmission detection).
-    pub recovery_restarts: u64,
-    /// Tail-loss probes sent (new data or a retransmission).
-    pub probes: u64,
-    pub timeouts: u64,
-    /// Window reductions: fast retransmits + recovery restarts + timeouts + ECN responses.
-    pub loss_events: u64,
-    pub dup_acks: u64,
+    /// The columns the sender's counters give (retransmissions, timeouts, RTT...).
+    pub sender: SenderColumns,
     pub acks_sent: u64,
     /// Segments that arrived when every byte was already there (unnecessary retransmissions).
     pub spurious_retransmits: u64,
     /// Data segments of this flow dropped anywhere (ground truth).
     pub data_drops: u64,
     pub ack_drops: u64,
-    pub min_rtt_ns: Option<u64>,
-    pub mean_rtt_ns: Option<u64>,
     /// Loss-classification accounting (Veno's Table I; docs/loss-classification.md). Each
     /// array is indexed by `LossCause as usize`: [congestion, random, none].
     /// Fast retransmits whose verdict label was "4/5" (#FF4/5).
@@ -122,14 +168,6 @@ pub struct FlowSummary {
     pub dsacks_sent: u64,
     /// Data segments of this flow marked CE by a queue (ECN; not drops).
     pub ecn_marks: u64,
-    /// Window reductions in answer to ECN echoes (at most one per window of data).
-    pub ecn_reductions: u64,
-    /// Timeouts that fired again before the cumulative ACK moved (among `timeouts`).
-    pub timeouts_repeated: u64,
-    /// Timeouts found spurious and undone (`tcp.frto`, `tcp.undo`).
-    pub undos_timeout: u64,
-    /// Fast-recovery reductions found unnecessary and undone (`tcp.undo`).
-    pub undos_recovery: u64,
 }
 
 /// One row per UDP flow.

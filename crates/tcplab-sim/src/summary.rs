@@ -5,10 +5,9 @@ use crate::flow::TcpFlow;
 use crate::instruments::Measurements;
 use crate::link::Link;
 use crate::network::Network;
-use crate::results::{FlowSummary, LinkSummary, UdpSummary};
+use crate::results::{FlowSummary, LinkSummary, SenderColumns, UdpSummary};
 use crate::wlan::{HopStats, Wlan};
-use serde::Serialize;
-use tcplab_core::{SenderCounters, Time};
+use tcplab_core::Time;
 
 fn rate_bps(bytes: u64, from: Time, to: Time) -> f64 {
     let secs = to.saturating_since(from).as_secs_f64();
@@ -19,63 +18,10 @@ fn rate_bps(bytes: u64, from: Time, to: Time) -> f64 {
     }
 }
 
-/// The `flows` columns a sender's own counters give, written once for the simulator's rows
-/// and a live tcplab sender's summary (`tcplab_live::endpoint::sender_figures`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct SenderColumns {
-    pub segments_sent: u64,
-    pub bytes_sent: u64,
-    pub retransmits: u64,
-    pub retransmits_fast: u64,
-    pub retransmits_recovery: u64,
-    pub retransmits_timeout: u64,
-    pub retransmits_probe: u64,
-    pub fast_retransmits: u64,
-    pub recovery_restarts: u64,
-    pub probes: u64,
-    pub timeouts: u64,
-    pub timeouts_repeated: u64,
-    pub undos_timeout: u64,
-    pub undos_recovery: u64,
-    pub loss_events: u64,
-    pub dup_acks: u64,
-    pub ecn_reductions: u64,
-    pub min_rtt_ns: Option<u64>,
-    pub mean_rtt_ns: Option<u64>,
-}
-
-impl SenderColumns {
-    pub fn of(sc: &SenderCounters) -> Self {
-        SenderColumns {
-            segments_sent: sc.segments_sent,
-            bytes_sent: sc.bytes_sent,
-            retransmits: sc.retransmits,
-            retransmits_fast: sc.retransmits_fast,
-            retransmits_recovery: sc.retransmits_recovery,
-            retransmits_timeout: sc.retransmits_timeout,
-            retransmits_probe: sc.retransmits_probe,
-            fast_retransmits: sc.recoveries,
-            recovery_restarts: sc.recovery_restarts,
-            probes: sc.probes,
-            timeouts: sc.timeouts,
-            timeouts_repeated: sc.timeouts_repeated,
-            undos_timeout: sc.undos_timeout,
-            undos_recovery: sc.undos_recovery,
-            loss_events: sc.recoveries + sc.recovery_restarts + sc.timeouts + sc.ecn_reductions,
-            dup_acks: sc.dup_acks,
-            ecn_reductions: sc.ecn_reductions,
-            min_rtt_ns: sc.rtt_min_ns,
-            mean_rtt_ns: (sc.rtt_samples > 0)
-                .then(|| (sc.rtt_sum_ns / sc.rtt_samples as u128) as u64),
-        }
-    }
-}
-
 /// The row of TCP flow `i`; `end` is when the run ended. The instruments' figures come
 /// from `m`.
 pub fn tcp_flow(net: &Network, m: &Measurements, i: usize, f: &TcpFlow, end: Time) -> FlowSummary {
     let sc = f.sender.counters();
-    let s = SenderColumns::of(sc);
     let rc = f.receiver.counters();
     let end_t = f.finished_at.unwrap_or(end).max(f.start);
     let node = |n: u32| net.nodes[n as usize].name.clone();
@@ -90,32 +36,14 @@ pub fn tcp_flow(net: &Network, m: &Measurements, i: usize, f: &TcpFlow, end: Tim
         completed: f.finished_at.is_some(),
         bytes_delivered: f.delivered,
         throughput_bps: rate_bps(f.delivered, f.start, end_t),
+        sender: SenderColumns::of(sc),
         goodput: if sc.bytes_sent > 0 {
             f.delivered as f64 / sc.bytes_sent as f64
         } else {
             0.0
         },
-        segments_sent: s.segments_sent,
-        bytes_sent: s.bytes_sent,
-        retransmits: s.retransmits,
-        retransmits_fast: s.retransmits_fast,
-        retransmits_recovery: s.retransmits_recovery,
-        retransmits_timeout: s.retransmits_timeout,
-        retransmits_probe: s.retransmits_probe,
-        fast_retransmits: s.fast_retransmits,
-        recovery_restarts: s.recovery_restarts,
-        probes: s.probes,
-        timeouts: s.timeouts,
-        timeouts_repeated: s.timeouts_repeated,
-        undos_timeout: s.undos_timeout,
-        undos_recovery: s.undos_recovery,
-        loss_events: s.loss_events,
-        dup_acks: s.dup_acks,
         acks_sent: rc.acks_sent,
         spurious_retransmits: rc.duplicate_segments,
-        min_rtt_ns: s.min_rtt_ns,
-        mean_rtt_ns: s.mean_rtt_ns,
-        ecn_reductions: s.ecn_reductions,
         ..FlowSummary::default()
     };
     m.fill(i, &mut row);

@@ -132,9 +132,9 @@ fn alone_fills_the_pipe_with_a_small_queue(cc: &str, excess_segments: f64) {
         median * 1e3,
         buffer_delay * 1e3,
         l.drops,
-        f.retransmits,
-        f.min_rtt_ns,
-        f.mean_rtt_ns
+        f.sender.retransmits,
+        f.sender.min_rtt_ns,
+        f.sender.mean_rtt_ns
     );
     assert!(l.utilization >= 0.9, "utilization {}", l.utilization);
     let bound = (excess_segments + bdp_packets() as f64 / 4.0) * WIRE as f64 * 8.0 / RATE as f64;
@@ -168,7 +168,10 @@ fn bbr_and_cubic_share_a_one_bdp_buffer() {
         common::jain(&x),
         l.utilization,
         median_queue_delay(&r, 2) * 1e3,
-        r.flows.iter().map(|f| f.retransmits).collect::<Vec<_>>()
+        r.flows
+            .iter()
+            .map(|f| f.sender.retransmits)
+            .collect::<Vec<_>>()
     );
     // No published number for this exact setting: only what any sharing must satisfy.
     assert!(l.utilization >= 0.9, "utilization {}", l.utilization);
@@ -185,7 +188,7 @@ fn one_bbr3_flow_fills_the_pipe_with_a_small_queue() {
 fn with_one_percent_random_loss_bbr3_outruns_cubic_and_reno() {
     let tput = |cc: &str| {
         let r = run_lossy(&[cc], 0.01, 60);
-        (r.flows[0].throughput_bps, r.flows[0].retransmits)
+        (r.flows[0].throughput_bps, r.flows[0].sender.retransmits)
     };
     let (b, c, n) = (tput("bbr3"), tput("cubic"), tput("reno"));
     eprintln!(
@@ -209,7 +212,10 @@ fn two_bbr3_flows_share_fairly() {
          utilization {:.4}, median queueing delay {:.2} ms, retransmits {:?}",
         l.utilization,
         median_queue_delay(&r, 2) * 1e3,
-        r.flows.iter().map(|f| f.retransmits).collect::<Vec<_>>()
+        r.flows
+            .iter()
+            .map(|f| f.sender.retransmits)
+            .collect::<Vec<_>>()
     );
     assert!(jain >= 0.9, "Jain {jain}: {x:?}");
     assert!(l.utilization >= 0.9, "utilization {}", l.utilization);

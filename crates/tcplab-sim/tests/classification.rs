@@ -48,13 +48,16 @@ fn every_verdict_carries_the_cause_the_traces_show() {
     let r = run(&wireless("veno", 0.01, None, TraceSpec::all()));
     let f = &r.flows[0];
     let v = &r.verdicts;
-    assert_eq!(v.len() as u64, f.fast_retransmits + f.timeouts);
+    assert_eq!(
+        v.len() as u64,
+        f.sender.fast_retransmits + f.sender.timeouts
+    );
     assert_eq!(
         sum(f.ff45) + sum(f.ff12) + sum(f.ff_other),
-        f.fast_retransmits
+        f.sender.fast_retransmits
     );
-    assert_eq!(sum(f.timeouts_by_cause), f.timeouts);
-    assert_eq!(f.timeouts_by_class.iter().sum::<u64>(), f.timeouts);
+    assert_eq!(sum(f.timeouts_by_cause), f.sender.timeouts);
+    assert_eq!(f.timeouts_by_class.iter().sum::<u64>(), f.sender.timeouts);
     assert!(f.ff45[LossCause::Random as usize] > 10, "{f:?}");
     assert!(f.ff12[LossCause::Congestion as usize] > 0, "{f:?}");
     // The traces: latest transmission and latest drop of each segment before each verdict
@@ -117,9 +120,9 @@ fn lost_acks_alone_give_spurious_causes() {
     let r = run(&s);
     let f = &r.flows[0];
     assert_eq!(f.data_drops, 0);
-    assert!(f.timeouts > 0, "{f:?}");
+    assert!(f.sender.timeouts > 0, "{f:?}");
     assert!(r.verdicts.cause.iter().all(|&c| c == "none"));
-    assert_eq!(f.timeouts_by_cause, [0, 0, f.timeouts]);
+    assert_eq!(f.timeouts_by_cause, [0, 0, f.sender.timeouts]);
 }
 
 fn link_errors(r: &Results) -> u64 {
@@ -218,11 +221,11 @@ fn recovery_restarts_are_rows_but_not_table_one_counts() {
     let f = &r.flows[0];
     let v = &r.verdicts;
     let rows = |t: &str| v.trigger.iter().filter(|&&x| x == t).count() as u64;
-    assert_eq!(rows("fast_retransmit"), f.fast_retransmits);
-    assert_eq!(rows("timeout"), f.timeouts);
+    assert_eq!(rows("fast_retransmit"), f.sender.fast_retransmits);
+    assert_eq!(rows("timeout"), f.sender.timeouts);
     assert!(rows("recovery_restart") > 0, "{:?}", v.trigger);
     assert_eq!(
         sum(f.ff45) + sum(f.ff12) + sum(f.ff_other),
-        f.fast_retransmits
+        f.sender.fast_retransmits
     );
 }

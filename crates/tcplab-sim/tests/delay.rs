@@ -176,7 +176,7 @@ fn percentiles_are_within_the_stated_error_of_the_per_packet_log() {
     }
     // TCP: sent and dropped are the flows table's data transmissions and data drops.
     for (f, row) in r.flows.iter().zip(&r.delay) {
-        assert_eq!(row.packets_sent, f.segments_sent);
+        assert_eq!(row.packets_sent, f.sender.segments_sent);
         assert_eq!(row.packets_dropped, f.data_drops);
         assert!(row.packets_dropped > 0);
     }

@@ -94,7 +94,7 @@ fn losses_in_two_windows_are_two_events() {
         "{:?}",
         rows(&r)
     );
-    assert_eq!(f.fast_retransmits, 2);
+    assert_eq!(f.sender.fast_retransmits, 2);
 }
 
 #[test]
@@ -124,7 +124,7 @@ fn dup_acks_per_recovery_reno_three_rh_one() {
     for (recovery, dupacks) in [("reno", 3), ("newreno", 3), ("rh", 1), ("lrd", 1)] {
         let r = run(&path(recovery, 10, 30, &[3], &[]));
         let f = &r.flows[0];
-        assert_eq!(f.fast_retransmits, 1, "{recovery}");
+        assert_eq!(f.sender.fast_retransmits, 1, "{recovery}");
         assert_eq!(r.verdicts.dupacks[0], dupacks, "{recovery}");
         let mut bins = [0; 5];
         bins[dupacks as usize] = 1;
@@ -171,7 +171,10 @@ fn a_spurious_timeout_retransmission_is_reported_in_a_dsack_block() {
             &[0, 1, 2, 3],
         ));
         let f = &r.flows[0];
-        assert!(f.timeouts >= 1 && f.spurious_retransmits >= 1, "{f:?}");
+        assert!(
+            f.sender.timeouts >= 1 && f.spurious_retransmits >= 1,
+            "{f:?}"
+        );
         assert_eq!(f.dsacks_sent > 0, dsack, "{f:?}");
         assert_eq!(
             f.loss_events_single + f.loss_events_multiple,

@@ -39,7 +39,10 @@ fn two_reno_flows_share_a_drop_tail_bottleneck_fairly() {
     eprintln!(
         "throughputs {x:?}, Jain index {j:.4}, utilization {:.3}, loss events {:?}",
         bottleneck.utilization,
-        r.flows.iter().map(|f| f.loss_events).collect::<Vec<_>>()
+        r.flows
+            .iter()
+            .map(|f| f.sender.loss_events)
+            .collect::<Vec<_>>()
     );
     assert!(
         total > 9_000_000.0,

@@ -115,7 +115,7 @@ fn replayed_facts_give_the_figures_of_the_run() {
         // The run exercised every instrument.
         let total = |g: fn(&FlowSummary) -> u64| r.flows.iter().map(g).sum::<u64>();
         assert!(total(|f| f.data_drops) > 50, "{what}");
-        assert!(total(|f| f.timeouts) > 0, "{what}");
+        assert!(total(|f| f.sender.timeouts) > 0, "{what}");
         assert!(total(|f| f.loss_events_multiple) > 0, "{what}");
         assert!(r.verdicts.len() > 20, "{what}");
         assert!(r.udp[0].packets_dropped > 0, "{what}");

@@ -59,11 +59,15 @@ fn captures_match_the_simulators_counts_and_change_nothing() {
     // Every flow ends before the run does, so nothing is left half-sent.
     assert!(traced.stats.sim_time_ns < 10_000_000_000);
     let flow = &traced.flows[0];
-    assert!(flow.retransmits > 5, "a lossy run: {}", flow.retransmits);
+    assert!(
+        flow.sender.retransmits > 5,
+        "a lossy run: {}",
+        flow.sender.retransmits
+    );
     // The sender's access link sees every transmission of flow 0 and every ACK it gets.
     let access = &traced.pcap.files[0];
-    assert_eq!(access.counts.tcp_data, flow.segments_sent);
-    assert_eq!(access.counts.tcp_retransmissions, flow.retransmits);
+    assert_eq!(access.counts.tcp_data, flow.sender.segments_sent);
+    assert_eq!(access.counts.tcp_retransmissions, flow.sender.retransmits);
     assert!(access.counts.acks_with_sack > 0);
     let (records, total) = walk(&access.bytes);
     assert_eq!(records, access.counts.packets);

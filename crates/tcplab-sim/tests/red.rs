@@ -115,9 +115,9 @@ fn ecn_marks_instead_of_early_drops_and_saves_retransmissions() {
         &plain.links[bottleneck(&plain)],
         &ecn.links[bottleneck(&ecn)],
     );
-    let rtx = |r: &Results| r.flows.iter().map(|f| f.retransmits).sum::<u64>();
+    let rtx = |r: &Results| r.flows.iter().map(|f| f.sender.retransmits).sum::<u64>();
     let marks: u64 = ecn.flows.iter().map(|f| f.ecn_marks).sum();
-    let reductions: u64 = ecn.flows.iter().map(|f| f.ecn_reductions).sum();
+    let reductions: u64 = ecn.flows.iter().map(|f| f.sender.ecn_reductions).sum();
     eprintln!(
         "plain: drops {:?} rtx {} | ecn: drops {:?} marks {} (flows {marks}) reductions {reductions} rtx {}",
         lp.drops,
@@ -145,11 +145,11 @@ fn ecn_marks_instead_of_early_drops_and_saves_retransmissions() {
     // One reduction per window with marks, so fewer reductions than marks; and every
     // flow answered some.
     assert!(reductions > 0 && reductions < marks);
-    assert!(ecn.flows.iter().all(|f| f.ecn_reductions > 0));
+    assert!(ecn.flows.iter().all(|f| f.sender.ecn_reductions > 0));
     assert!(plain
         .flows
         .iter()
-        .all(|f| f.ecn_reductions == 0 && f.ecn_marks == 0));
+        .all(|f| f.sender.ecn_reductions == 0 && f.ecn_marks == 0));
 }
 
 #[test]

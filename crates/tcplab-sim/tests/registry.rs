@@ -89,7 +89,10 @@ fn a_built_in_registered_again_gives_the_same_results() {
     assert_eq!(b.flows[0].controller, "reno-again");
     b.flows[0].controller = "reno".into();
     assert_eq!(a.flows, b.flows);
-    assert!(a.flows[0].retransmits > 10, "the path loses segments");
+    assert!(
+        a.flows[0].sender.retransmits > 10,
+        "the path loses segments"
+    );
 }
 
 #[test]
@@ -98,7 +101,10 @@ fn an_embedders_controller_runs_and_answers_with_its_own_rule() {
     let gentle = run("gentle");
     assert!(gentle.conservation.ok);
     assert!(gentle.flows[0].bytes_delivered > 0);
-    assert_ne!(gentle.flows[0].segments_sent, reno.flows[0].segments_sent);
+    assert_ne!(
+        gentle.flows[0].sender.segments_sent,
+        reno.flows[0].sender.segments_sent
+    );
 }
 
 #[test]

@@ -60,9 +60,9 @@ fn run(growth: Growth, b: f64, p: f64) -> Point {
     Point {
         predicted_bps: predicted_pkts * MSS as f64 * 8.0,
         measured_bps: f.throughput_bps,
-        mean_rtt: Dur::from_nanos(f.mean_rtt_ns.unwrap()),
-        loss_events: f.loss_events,
-        timeouts: f.timeouts,
+        mean_rtt: Dur::from_nanos(f.sender.mean_rtt_ns.unwrap()),
+        loss_events: f.sender.loss_events,
+        timeouts: f.sender.timeouts,
     }
 }
 

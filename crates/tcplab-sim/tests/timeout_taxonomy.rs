@@ -40,13 +40,13 @@ fn classes(r: &Results) -> Vec<&'static str> {
             assert_eq!(v.timeout_class[k], "");
         }
     }
-    assert_eq!(out.len() as u64, f.timeouts);
-    assert_eq!(f.timeouts_by_class.iter().sum::<u64>(), f.timeouts);
+    assert_eq!(out.len() as u64, f.sender.timeouts);
+    assert_eq!(f.timeouts_by_class.iter().sum::<u64>(), f.sender.timeouts);
     for c in TimeoutClass::ALL {
         let n = out.iter().filter(|&&x| x == c.as_str()).count() as u64;
         assert_eq!(f.timeouts_by_class[c as usize], n, "{}", c.as_str());
     }
-    let p = (f.timeouts + f.fast_retransmits) as f64 / f.segments_sent as f64;
+    let p = (f.sender.timeouts + f.sender.fast_retransmits) as f64 / f.sender.segments_sent as f64;
     assert_eq!(f.loss_indication_p, p);
     out
 }
@@ -54,7 +54,7 @@ fn classes(r: &Results) -> Vec<&'static str> {
 #[test]
 fn one_loss_in_a_window_of_three_is_a_non_trigger_timeout() {
     let r = run(&path("reno", 3, 3, &[0]));
-    assert_eq!(r.flows[0].fast_retransmits, 0);
+    assert_eq!(r.flows[0].sender.fast_retransmits, 0);
     assert_eq!(classes(&r), ["non_trigger"]);
     assert!(r.flows[0].loss_indication_p > 0.0);
 }
@@ -75,11 +75,11 @@ fn a_lost_timeout_retransmission_times_out_again() {
 fn a_lost_fast_retransmission_times_out() {
     for recovery in ["newreno", "rh", "reno"] {
         let clean = run(&path(recovery, 10, 20, &[0]));
-        assert_eq!(clean.flows[0].fast_retransmits, 1, "{recovery}");
-        assert_eq!(clean.flows[0].timeouts, 0, "{recovery}");
+        assert_eq!(clean.flows[0].sender.fast_retransmits, 1, "{recovery}");
+        assert_eq!(clean.flows[0].sender.timeouts, 0, "{recovery}");
         let rtx = first_rtx_index(&clean, 0);
         let r = run(&path(recovery, 10, 20, &[0, rtx]));
-        assert_eq!(r.flows[0].fast_retransmits, 1, "{recovery}");
+        assert_eq!(r.flows[0].sender.fast_retransmits, 1, "{recovery}");
         assert_eq!(classes(&r), ["lost_fast_rtx"], "{recovery}");
     }
 }
@@ -88,7 +88,7 @@ fn a_lost_fast_retransmission_times_out() {
 fn three_losses_in_a_window_under_reno_are_multiple_packet_loss_missing_acks() {
     // Reno leaves recovery on the first partial ACK; the later holes lack duplicate ACKs.
     let r = run(&path("reno", 10, 20, &[0, 1, 2]));
-    assert_eq!(r.flows[0].fast_retransmits, 1);
+    assert_eq!(r.flows[0].sender.fast_retransmits, 1);
     assert_eq!(classes(&r), ["mpl_missing_acks"]);
 }
 
@@ -96,7 +96,7 @@ fn three_losses_in_a_window_under_reno_are_multiple_packet_loss_missing_acks() {
 fn a_lost_recovery_retransmission_is_a_lost_mpl_retransmission() {
     for recovery in ["newreno", "rh"] {
         let clean = run(&path(recovery, 10, 20, &[0, 1]));
-        assert_eq!(clean.flows[0].timeouts, 0, "{recovery}");
+        assert_eq!(clean.flows[0].sender.timeouts, 0, "{recovery}");
         let rtx = first_rtx_index(&clean, MSS);
         let r = run(&path(recovery, 10, 20, &[0, 1, rtx]));
         assert_eq!(classes(&r), ["mpl_lost_rtx"], "{recovery}");

@@ -108,10 +108,13 @@ fn interval_mode_samples_every_interval() {
 #[test]
 fn logs_of_events_segments_and_drops() {
     let r = run(TraceSpec::all());
-    let sent: u64 = r.flows.iter().map(|f| f.segments_sent).sum();
+    let sent: u64 = r.flows.iter().map(|f| f.sender.segments_sent).sum();
     assert_eq!(r.segments.time_ns.len() as u64, sent);
     let retx = r.segments.retransmission.iter().filter(|&&x| x > 0).count() as u64;
-    assert_eq!(retx, r.flows.iter().map(|f| f.retransmits).sum::<u64>());
+    assert_eq!(
+        retx,
+        r.flows.iter().map(|f| f.sender.retransmits).sum::<u64>()
+    );
     let dropped: u64 = r.links.iter().map(|l| l.drops.iter().sum::<u64>()).sum();
     assert_eq!(r.drops.time_ns.len() as u64, dropped);
     assert!(r.drops.cause.contains(&"buffer_overflow") && r.drops.cause.contains(&"link_error"));
@@ -119,7 +122,10 @@ fn logs_of_events_segments_and_drops() {
     let enters = e.event.iter().filter(|&&x| x == "recovery_enter").count() as u64;
     assert_eq!(
         enters,
-        r.flows.iter().map(|f| f.fast_retransmits).sum::<u64>()
+        r.flows
+            .iter()
+            .map(|f| f.sender.fast_retransmits)
+            .sum::<u64>()
     );
     assert!(e.event.contains(&"window") && e.reason.contains(&"congestion_avoidance"));
     assert!(e.time_ns.windows(2).all(|w| w[0] <= w[1]));

@@ -18,25 +18,25 @@ pub(super) fn flows(rows: Vec<FlowSummary>) -> Table {
         bytes_delivered, "bytes", "application bytes delivered in order";
         throughput_bps, "bit/s", "bytes_delivered * 8 / (end - start)";
         goodput, "ratio", "bytes_delivered / bytes_sent";
-        segments_sent, "segments", "data segments sent, retransmissions included";
-        bytes_sent, "bytes", "data bytes sent, retransmissions included";
-        retransmits, "segments", "all retransmissions";
-        retransmits_fast, "segments", "the retransmission on entering fast recovery";
-        retransmits_recovery, "segments", "further retransmissions during recovery";
-        retransmits_timeout, "segments", "retransmissions after a timeout";
-        retransmits_probe, "segments", "tail-loss probes that resent the highest segment";
-        fast_retransmits, "count", "recovery entries triggered by ACKs";
-        recovery_restarts, "count", "new reductions within one recovery";
-        probes, "segments", "tail-loss probes sent";
-        timeouts, "count", "retransmission-timer expiries";
-        loss_events, "count", "window reductions of any kind";
-        dup_acks, "ACKs", "duplicate ACKs the sender received";
+        @sender segments_sent, "segments", "data segments sent, retransmissions included";
+        @sender bytes_sent, "bytes", "data bytes sent, retransmissions included";
+        @sender retransmits, "segments", "all retransmissions";
+        @sender retransmits_fast, "segments", "the retransmission on entering fast recovery";
+        @sender retransmits_recovery, "segments", "further retransmissions during recovery";
+        @sender retransmits_timeout, "segments", "retransmissions after a timeout";
+        @sender retransmits_probe, "segments", "tail-loss probes that resent the highest segment";
+        @sender fast_retransmits, "count", "recovery entries triggered by ACKs";
+        @sender recovery_restarts, "count", "new reductions within one recovery";
+        @sender probes, "segments", "tail-loss probes sent";
+        @sender timeouts, "count", "retransmission-timer expiries";
+        @sender loss_events, "count", "window reductions of any kind";
+        @sender dup_acks, "ACKs", "duplicate ACKs the sender received";
         acks_sent, "ACKs", "ACKs the receiver sent";
         spurious_retransmits, "segments", "segments that arrived when all their bytes were there";
         data_drops, "packets", "this flow's data packets dropped anywhere";
         ack_drops, "packets", "this flow's ACKs dropped anywhere";
-        min_rtt_ns, "ns", "smallest RTT sample; null without a sample";
-        mean_rtt_ns, "ns", "mean RTT sample; null without a sample";
+        @sender min_rtt_ns, "ns", "smallest RTT sample; null without a sample";
+        @sender mean_rtt_ns, "ns", "mean RTT sample; null without a sample";
     );
     // Loss classification (Veno's Table I): each array flattened by actual cause.
     let arrays: [(&str, &'static str, Vec<[u64; 3]>); 4] = [
@@ -89,10 +89,10 @@ pub(super) fn flows(rows: Vec<FlowSummary>) -> Table {
     eth_columns(&mut t, &rows);
     row_fields!(t, rows;
         ecn_marks, "packets", "data segments marked Congestion Experienced";
-        ecn_reductions, "count", "window reductions in answer to ECN echoes";
-        timeouts_repeated, "count", "timeouts that fired again before the cumulative ACK moved";
-        undos_timeout, "count", "timeouts found spurious and undone";
-        undos_recovery, "count", "fast-recovery reductions found unnecessary and undone";
+        @sender ecn_reductions, "count", "window reductions in answer to ECN echoes";
+        @sender timeouts_repeated, "count", "timeouts that fired again before the cumulative ACK moved";
+        @sender undos_timeout, "count", "timeouts found spurious and undone";
+        @sender undos_recovery, "count", "fast-recovery reductions found unnecessary and undone";
     );
     t.done()
 }

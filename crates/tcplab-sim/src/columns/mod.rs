@@ -167,15 +167,19 @@ macro_rules! column {
     ($rows:expr, $field:ident) => {
         $rows.iter().map(|r| r.$field).collect::<Vec<_>>()
     };
+    ($rows:expr, @$outer:ident $field:ident) => {
+        $rows.iter().map(|r| r.$outer.$field).collect::<Vec<_>>()
+    };
     ($rows:expr, $field:ident, clone) => {
         $rows.iter().map(|r| r.$field.clone()).collect::<Vec<_>>()
     };
 }
 
-/// Columns named after fields of the row structs `rows`: `field [(clone)], unit, description;`.
+/// Columns named after fields of the row structs `rows`: `field [(clone)], unit, description;`,
+/// or `@part field, ...` for a field of the row's struct `part` (a flow's `sender` columns).
 macro_rules! row_fields {
-    ($t:expr, $rows:expr; $($field:ident $(($clone:ident))?, $unit:expr, $about:expr;)*) => {
-        $($t.col(stringify!($field), $unit, $about, column!($rows, $field $(, $clone)?));)*
+    ($t:expr, $rows:expr; $($(@$part:ident)? $field:ident $(($clone:ident))?, $unit:expr, $about:expr;)*) => {
+        $($t.col(stringify!($field), $unit, $about, column!($rows, $(@$part)? $field $(, $clone)?));)*
     };
 }
 
