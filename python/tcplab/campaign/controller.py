@@ -34,7 +34,6 @@ from tcplab.campaign.live_config import LiveHost, LiveSettings, path_hosts
 from tcplab.campaign.population import Path as NetPath
 from tcplab.campaign.population import draw_paths
 from tcplab.campaign.live_probe import (
-    TCPLAB_MSS,
     LinuxProtocol,
     ProbeOutcome,
     ProbeSpec,
@@ -43,6 +42,7 @@ from tcplab.campaign.live_probe import (
     transfer_tcp,
 )
 from tcplab.campaign.schedule import Probe, schedule
+from tcplab.live.stacks import TCPLAB_MSS
 from tcplab.campaign.results_db import (
     FlowRow,
     ProbeRecord,

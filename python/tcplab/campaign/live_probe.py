@@ -12,10 +12,10 @@ protocol:
 
 - ``{"stack": "tcplab-tcp", ...}``: tcplab's sender speaking real TCP to a Linux sink.
 
-No second transport and no second TCP: the runner starts those endpoints
-(:mod:`tcplab.live.endpoints`) as child processes of the worker, in the host's network
-namespace (a machine, or a namespace of ``tcplab testbed``); what differs by stack is one
-``ENDS`` entry: each end's command line and what its files say.
+No second transport and no second TCP: each is a stack of ``tcplab run --live``
+(:data:`tcplab.live.stacks.STACKS`), whose ends run apart here: the stack gives each end's
+command line and what its files say, the runner starts them as child processes of the
+worker, in the host's network namespace (a machine, or a namespace of ``tcplab testbed``).
 
 **Three phases** (:class:`ProbeJob`), chained by the controller
 (:func:`tcplab.campaign.cluster.run_probe`):
@@ -30,7 +30,7 @@ namespace (a machine, or a namespace of ``tcplab testbed``); what differs by sta
    stream's pattern: ``intact``).
 
 ``peer`` of each job is the other end's host name (the sink's for ``send``, the source's
-otherwise). A receiver that is never collected is killed ``time_limit_s + LISTEN_GRACE_S``
+otherwise). A receiver that is never collected is killed ``time_limit_s + SINK_GRACE_S``
 after ``listen``; a phase stopped at its worker's ``probe_timeout_s`` sees its stop event
 set (the sender is killed before the worker answers ``timeout``).
 
@@ -57,9 +57,7 @@ Message formats (JSON, pydantic)::
 
 from __future__ import annotations
 
-import json
 import random
-import signal
 import socket
 import subprocess
 import threading
@@ -71,26 +69,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tcplab.campaign.probe_pcap import ProbeCapture
-from tcplab.live.endpoints import checked_flow_binary, linux_recv, linux_send, tcplab_flow
 from tcplab.live.errors import LiveError
 from tcplab.live.processes import kill, last_line, owned_env, wait_ready
-from tcplab.live.raw_device import RawDevice
-from tcplab.campaign.probe_traces import facts_trace, series_trace, tcpinfo_trace
+from tcplab.live.stacks import SINK_GRACE_S, STACKS, TCPLAB_MSS
 
-__all__ = ["LISTEN_GRACE_S", "TCPLAB_MSS", "LinuxProtocol", "ProbeJob", "ProbeOutcome", "ProbeResult",
+__all__ = ["LinuxProtocol", "ProbeJob", "ProbeOutcome", "ProbeResult",
            "ProbeFailed", "ProbeRunner", "ProbeSpec", "TcplabProtocol", "TcplabTcpProtocol", "transfer_tcp"]
 
-#: A receiver not collected this long past its probe's time limit is killed.
-LISTEN_GRACE_S = 30.0
-#: How long a receiver keeps running after ``collect`` asked it to end (what is in flight).
-SETTLE_S = 0.3
 #: Ports the sink picks from (the tcplab transport uses the same port at both ends).
 PORTS = (20000, 60000)
-#: Model time 0 of a tcplab sender lies this far after it was started (its socket is bound).
-START_MARGIN_NS = 200_000_000
-
-#: The tcplab transport's largest payload on a 1500-byte MTU (IP, UDP, its 24-byte header).
-TCPLAB_MSS = 1448
 
 _NAME = r"^[A-Za-z0-9_.-]{1,64}$"
 
@@ -239,31 +226,6 @@ def _free_port() -> int:
     raise ProbeFailed("no free port")
 
 
-def flow_scenario(job: ProbeSpec, duration_s: float) -> dict[str, Any]:
-    """The canonical scenario the tcplab endpoints of `job` are built from: hosts ``source``
-    and ``sink`` (the link is the endpoints' business only in name: the path is real), flow 0
-    sending ``bytes`` with the job's controller and recovery."""
-    from tcplab.scenario import as_scenario
-
-    assert isinstance(job.protocol, TcplabProtocol)
-    p = job.protocol
-    ctl: dict[str, Any] = {"name": p.controller, **p.controller_params}
-    rec: dict[str, Any] = {"name": p.recovery, **p.recovery_params}
-    d = {"rate": "1Gbps", "delay": "1ms", "buffer": 100}
-    scenario: dict[str, Any] = {
-        "name": f"probe-{job.probe}", "seed": 1, "duration": f"{round(duration_s * 1e9)}ns",
-        "nodes": [{"name": "source", "kind": "host"}, {"name": "sink", "kind": "host"}],
-        "links": [{"from": "source", "to": "sink", "forward": d, "reverse": d}],
-        "flows": [{"name": "probe", "src": "source", "dst": "sink", "controller": ctl, "recovery": rec,
-                   "bytes": job.bytes}],
-    }
-    scenario["tcp"] = {"profile": "rfc", **job.tcp, "mss": job.mss or TCPLAB_MSS}
-    try:
-        return as_scenario(scenario).canonical()
-    except ValueError as e:
-        raise ProbeFailed(f"probe settings: {str(e).splitlines()[0]}") from None
-
-
 def transfer_tcp(transfer: Any) -> dict[str, int | float | str | bool]:
     """The TCP settings of a campaign's ``[transfer]`` (a ``config.Transfer``) as
     :attr:`ProbeSpec.tcp`, the same the virtual campaign's probe flow gets (but ``mss``:
@@ -271,144 +233,6 @@ def transfer_tcp(transfer: Any) -> dict[str, int | float | str | bool]:
     return {"initial_cwnd": transfer.initial_cwnd, "initial_ssthresh": transfer.initial_ssthresh_bytes,
             "rcv_buf": transfer.rcv_buf_bytes, "sack_blocks": transfer.sack_blocks,
             "sack_style": transfer.sack_style, "rto_min": f"{round(transfer.rto_min_ms * 1e6)}ns"}
-
-
-class _Ends:
-    """One kind of probe stack (``protocol.stack``: the kinds of ``tcplab run --live``'s
-    flows): the program at each end (:mod:`tcplab.live.endpoints`) and what its files say
-    once it ended. :class:`ProbeRunner` asks every probe the same questions."""
-
-    def sink_argv(self, job: ProbeJob, port: int, out: Path) -> list[str]:
-        raise NotImplementedError
-
-    def end_sink(self, proc: subprocess.Popen[str]) -> None:
-        """Asks a sink still running to end (``collect``); by default it ends by itself."""
-
-    def sink_figures(self, out: Path) -> dict[str, Any] | None:
-        """The sink's :class:`ProbeResult` fields from its files; None: it wrote none."""
-        raise NotImplementedError
-
-    def source(self, job: ProbeJob, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
-        """The source's command line, the device it sends on (held until it ended) and the
-        descriptors it inherits."""
-        raise NotImplementedError
-
-    def source_figures(self, job: ProbeJob, out: Path) -> dict[str, Any]:
-        raise NotImplementedError
-
-
-class _TcplabSink(_Ends):
-    """tcplab's receiver over UDP (``tcplab-flow recv``); it writes its summary at SIGTERM."""
-
-    def sink_argv(self, job: ProbeJob, port: int, out: Path) -> list[str]:
-        cfg = {"scenario": flow_scenario(job, job.time_limit_s + LISTEN_GRACE_S), "flow": 0,
-               "local": f"{job.sink_address}:{port}", "peer": f"{job.source_address}:{port}",
-               "clock_origin_ns": time.monotonic_ns(), "linger_ns": 0}
-        checked_flow_binary(ProbeFailed)
-        return tcplab_flow("recv", cfg, out)
-
-    def end_sink(self, proc: subprocess.Popen[str]) -> None:
-        time.sleep(SETTLE_S)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-
-    def sink_figures(self, out: Path) -> dict[str, Any] | None:
-        f = out / "summary.json"
-        if not f.exists():
-            return None
-        s = json.loads(f.read_text())
-        first, last = s.get("first_arrival_ns"), s.get("last_arrival_ns")
-        dur = (last - first) / 1e9 if first is not None and last is not None else None
-        return {"bytes": s["bytes_delivered"], "intact": s["intact"], "duration_s": dur,
-                "throughput_bps": s["bytes_delivered"] * 8 / dur if dur else None,
-                "traces": facts_trace(out), "summary": s}
-
-
-class _LinuxSink(_Ends):
-    """A Linux socket sink (``linux_endpoint.py recv``): it ends when its peer closes."""
-
-    def sink_argv(self, job: ProbeJob, port: int, out: Path) -> list[str]:
-        return linux_recv(port, out / "receiver.json", idle=job.time_limit_s + LISTEN_GRACE_S, mss=job.mss or 0,
-                          window_clamp=int(job.tcp.get("rcv_buf", 0)))
-
-    def sink_figures(self, out: Path) -> dict[str, Any] | None:
-        f = out / "receiver.json"
-        if not f.exists():
-            return None
-        s = json.loads(f.read_text())
-        if "error" in s and s.get("bytes") is None:
-            return {"status": "failed", "reason": f"receiver: {s['error']}"}
-        first, last = s.get("t_first_ns"), s.get("t_last_ns")
-        dur = (last - first) / 1e9 if first is not None and last is not None else None
-        s.pop("tcp_info", None)
-        return {"bytes": s["bytes"], "intact": s["first_bad_offset"] is None and s["error"] is None,
-                "duration_s": dur, "throughput_bps": s["bytes"] * 8 / dur if dur else None, "summary": s}
-
-
-class _TcplabSource(_Ends):
-    """tcplab's sender over UDP (``tcplab-flow send``)."""
-
-    def _config(self, job: ProbeJob) -> dict[str, Any]:
-        checked_flow_binary(ProbeFailed)
-        return {"scenario": flow_scenario(job, job.time_limit_s), "flow": 0,
-                "local": f"{job.source_address}:{job.port}", "peer": f"{job.sink_address}:{job.port}",
-                "clock_origin_ns": time.monotonic_ns() + START_MARGIN_NS}
-
-    def source(self, job: ProbeJob, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
-        return tcplab_flow("send", self._config(job), out), None, ()
-
-    def source_figures(self, job: ProbeJob, out: Path) -> dict[str, Any]:
-        s = json.loads((out / "summary.json").read_text())
-        return {"bytes": s["bytes_acked"], "completed": s["completed"], "duration_s": (s["end_ns"] - s["start_ns"]) / 1e9,
-                "throughput_bps": s["throughput_bps"], "retransmits": s["retransmits"],
-                "timeouts": s["timeouts"], "traces": series_trace(out), "summary": s}
-
-
-class _Tcplab(_TcplabSink, _TcplabSource):
-    """``tcplab``: tcplab's sender and receiver over UDP."""
-
-
-class _TcplabTcp(_LinuxSink, _TcplabSource):
-    """``tcplab-tcp``: tcplab's sender speaking real TCP on the source's device
-    (``tcplab-flow tcp-send``, :mod:`tcplab.live.raw_device`) to a Linux socket sink."""
-
-    def source(self, job: ProbeJob, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
-        assert job.port is not None
-        cfg = self._config(job)
-        device = RawDevice(job.sink_address, job.port)
-        try:
-            fd = device.__enter__()
-        except LiveError as e:
-            raise ProbeFailed(f"tcplab-tcp: {e}") from None
-        return tcplab_flow("tcp-send", cfg, out, fd=fd), device, (fd,)
-
-
-class _Linux(_LinuxSink):
-    """``linux``: the kernel's TCP at both ends, with the probe's congestion control."""
-
-    def source(self, job: ProbeJob, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
-        assert job.port is not None and isinstance(job.protocol, LinuxProtocol)
-        return linux_send(job.sink_address, job.port, job.protocol.congestion, out / "sender.json",
-                          bytes=job.bytes, duration_ns=round(job.time_limit_s * 1e9), linger_ns=5_000_000_000,
-                          mss=job.mss or 0), None, ()
-
-    def source_figures(self, job: ProbeJob, out: Path) -> dict[str, Any]:
-        s = json.loads((out / "sender.json").read_text())
-        trace, final = tcpinfo_trace(out, s)
-        end = s["t_end_ns"] if s["t_end_ns"] is not None else s["sample_ns"][-1]
-        dur = (end - s["t_connect_ns"]) / 1e9
-        # every byte written was acknowledged, or what was (bytes_acked counts the SYN)
-        acked = s["bytes_written"] if s["t_end_ns"] is not None else max(0, final.get("bytes_acked", 1) - 1)
-        summary = {k: v for k, v in s.items() if k not in ("tcp_info", "sample_ns")}
-        summary["final_tcp_info"] = final
-        return {"bytes": acked, "completed": s["t_end_ns"] is not None and s["bytes_written"] == job.bytes,
-                "duration_s": dur, "throughput_bps": acked * 8 / dur if dur > 0 else None,
-                "retransmits": final.get("total_retrans"), "timeouts": final.get("total_rto"),
-                "traces": trace, "summary": summary}
-
-
-#: The ends of each kind of stack, by ``protocol.stack``.
-ENDS: dict[str, _Ends] = {"tcplab": _Tcplab(), "tcplab-tcp": _TcplabTcp(), "linux": _Linux()}
 
 
 class _Receiver:
@@ -419,7 +243,7 @@ class _Receiver:
         self.proc, self.out, self.port, self.job = proc, out, port, job
         self.capture = capture
         self.lock = threading.Lock()
-        self.timer = threading.Timer(job.time_limit_s + LISTEN_GRACE_S, self.kill)
+        self.timer = threading.Timer(job.time_limit_s + SINK_GRACE_S, self.kill)
         self.timer.daemon = True
         self.timer.start()
 
@@ -479,12 +303,15 @@ class ProbeRunner:
         if mine != self.host:
             raise ProbeFailed(f"{job.role} = {mine!r}: this worker serves {self.host!r}")
         out = self.results_dir / job.probe / job.role
-        if job.phase == "listen":
-            result = self._listen(job, out)
-        elif job.phase == "send":
-            result = self._send(job, out, stop)
-        else:
-            result = self._collect(job)
+        try:
+            if job.phase == "listen":
+                result = self._listen(job, out)
+            elif job.phase == "send":
+                result = self._send(job, out, stop)
+            else:
+                result = self._collect(job)
+        except LiveError as e:  # an end's own error (its settings, its binary, its device)
+            raise ProbeFailed(str(e)) from None
         return result.model_dump(mode="json")
 
     def close(self) -> None:
@@ -511,7 +338,7 @@ class ProbeRunner:
             raise ProbeFailed(f"probe {job.probe!r}: its results directory {out} is not empty")
         out.mkdir(parents=True, exist_ok=True)
         port = _free_port()
-        argv = ENDS[job.protocol.stack].sink_argv(job, port, out)
+        argv = STACKS[job.protocol.stack].sink_argv(job, port, out)
         capture = ProbeCapture(out / "probe.pcap", job.source_address, job.sink_address, port) if job.pcap else None
         try:
             proc = self._spawn(argv)
@@ -535,7 +362,7 @@ class ProbeRunner:
         if r is None:
             raise ProbeFailed(f"probe {job.probe!r}: no receiver is waiting (never listened, or collected)")
         r.timer.cancel()
-        ends = ENDS[job.protocol.stack]
+        ends = STACKS[job.protocol.stack]
         err = ""
         with r.lock:
             p = r.proc
@@ -567,8 +394,8 @@ class ProbeRunner:
         if out.exists() and any(out.iterdir()):
             raise ProbeFailed(f"probe {job.probe!r}: its results directory {out} is not empty")
         out.mkdir(parents=True, exist_ok=True)
-        ends = ENDS[job.protocol.stack]
-        argv, device, fds = ends.source(job, out)
+        ends = STACKS[job.protocol.stack]
+        argv, device, fds = ends.source_argv(job, out)
         try:
             proc = self._spawn(argv, fds)
         except BaseException:

@@ -57,7 +57,7 @@ from typing import Any
 from tcplab.campaign.config import CampaignConfig, load_campaign
 from tcplab.campaign.live_config import path_hosts
 from tcplab.campaign.population import Path, draw_paths
-from tcplab.campaign.live_probe import TCPLAB_MSS
+from tcplab.live.stacks import TCPLAB_MSS
 from tcplab.live.errors import LiveError
 
 __all__ = ["MAX_HOSTS", "Testbed", "TestbedHost", "TestbedPath", "testbed_scenario"]

@@ -15,25 +15,47 @@ stack a flow runs is its kind (`tcplab.live.real_tcp_results.flow_kind`):
 All but the first speak TCP on the wire; the Linux senders are the ones the kernel's trace
 follows. UDP constant-bit-rate flows are not flows of the ``flows`` table and keep their
 own module (`tcplab.live.udp`).
+
+A campaign probe (`tcplab.campaign.live_probe`) runs a stack's two ends apart, each on its
+own host as a task of its own: the same stack gives each end's command line
+(:meth:`Stack.sink_argv`, :meth:`Stack.source_argv`) and what its files say once it ended
+(:meth:`Stack.sink_figures`, :meth:`Stack.source_figures`), for a :class:`Transfer`.
 """
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tcplab.live import facts as live_facts
 from tcplab.live import kernel_trace
+from tcplab.live.end_traces import facts_trace, series_trace, tcpinfo_trace
+from tcplab.live.endpoints import checked_flow_binary, linux_recv, linux_send, tcplab_flow
+from tcplab.live.errors import LiveError
 from tcplab.live import real_tcp_results as real_tcp
 from tcplab.live.kernel_trace import KernelTrace
 from tcplab.live.netns import Testbed
+from tcplab.live.raw_device import RawDevice
 from tcplab.live.real_tcp import RealTcpRun, start_real_tcp_flow, start_real_tcp_receiver_flow
 from tcplab.live.transport import FlowRun, log_rows, sender_columns, start_flow
 from tcplab.schema import SCHEMA
 
-__all__ = ["STACKS", "Context", "Ended", "Logs", "Stack", "stack_of"]
+__all__ = ["STACKS", "TCPLAB_MSS", "Context", "Ended", "Logs", "Stack", "Transfer", "stack_of", "transfer_scenario"]
+
+#: The tcplab transport's largest payload on a 1500-byte MTU (IP, UDP, its 24-byte header).
+TCPLAB_MSS = 1448
+#: A sink started for a transfer apart outlives its time limit by this much at most.
+SINK_GRACE_S = 30.0
+#: How long a tcplab receiver keeps running after it was asked to end (what is in flight).
+SETTLE_S = 0.3
+#: Model time 0 of a tcplab sender apart lies this far after it was started.
+APART_START_MARGIN_NS = 200_000_000
 
 
 @dataclass
@@ -217,14 +239,55 @@ class LinuxToTcplabEnded(LinuxEnded):
         return {**super().section(ctx), "receiver": "tcplab"}
 
 
+class Transfer(Protocol):
+    """A transfer whose ends run apart (a campaign probe: `tcplab.campaign.live_probe.ProbeJob`),
+    as far as its ends need it."""
+
+    probe: str
+    source_address: str
+    sink_address: str
+    port: int | None
+    bytes: int
+    time_limit_s: float
+    mss: int | None
+    tcp: dict[str, Any]
+    protocol: Any  # the stack's settings: controller, recovery (tcplab), congestion (linux)
+
+
+def transfer_scenario(t: Transfer, duration_s: float) -> dict[str, Any]:
+    """The canonical scenario the tcplab ends of `t` are built from: hosts ``source`` and
+    ``sink`` (the link is the ends' business only in name: the path is real), flow 0 sending
+    ``bytes`` with the transfer's controller and recovery."""
+    from tcplab.scenario import as_scenario
+
+    p = t.protocol
+    d = {"rate": "1Gbps", "delay": "1ms", "buffer": 100}
+    scenario: dict[str, Any] = {
+        "name": f"probe-{t.probe}", "seed": 1, "duration": f"{round(duration_s * 1e9)}ns",
+        "nodes": [{"name": "source", "kind": "host"}, {"name": "sink", "kind": "host"}],
+        "links": [{"from": "source", "to": "sink", "forward": d, "reverse": d}],
+        "flows": [{"name": "probe", "src": "source", "dst": "sink",
+                   "controller": {"name": p.controller, **p.controller_params},
+                   "recovery": {"name": p.recovery, **p.recovery_params}, "bytes": t.bytes}],
+        "tcp": {"profile": "rfc", **t.tcp, "mss": t.mss or TCPLAB_MSS},
+    }
+    try:
+        return as_scenario(scenario).canonical()
+    except ValueError as e:
+        raise LiveError(f"probe settings: {str(e).splitlines()[0]}") from None
+
+
 class Stack:
-    """How one kind of flow starts and ends. ``linux_end``: one of its ends is a Linux
-    socket (it takes 0.1-0.3 s to start); ``linux_sender``: its sender is the kernel's (the
-    kernel's trace follows it)."""
+    """How one kind of flow runs: its two ends together in a testbed (:meth:`start`,
+    :meth:`end`), or apart on two hosts (a :class:`Transfer`: the ``sink_*`` and ``source_*``
+    verbs; ``apart``: the kind can). ``linux_end``: one of its ends is a Linux socket (it
+    takes 0.1-0.3 s to start); ``linux_sender``: its sender is the kernel's (the kernel's
+    trace follows it). This base class is tcplab's transport over UDP."""
 
     name = "tcplab"
     linux_end = False
     linux_sender = False
+    apart = True
 
     def start(self, tb: Testbed, canonical: dict[str, Any], index: int, origin: int, out: Path,
               realtime: bool) -> Any:
@@ -233,8 +296,82 @@ class Stack:
     def end(self, index: int, handle: Any, timeout_s: float) -> Ended:
         return TcplabEnded(index, handle.finish(timeout_s))
 
+    # -- the sink apart: tcplab's receiver over UDP, which writes its summary at SIGTERM --
 
-class LinuxStack(Stack):
+    def sink_argv(self, t: Transfer, port: int, out: Path) -> list[str]:
+        cfg = {"scenario": transfer_scenario(t, t.time_limit_s + SINK_GRACE_S), "flow": 0,
+               "local": f"{t.sink_address}:{port}", "peer": f"{t.source_address}:{port}",
+               "clock_origin_ns": time.monotonic_ns(), "linger_ns": 0}
+        checked_flow_binary(LiveError)
+        return tcplab_flow("recv", cfg, out)
+
+    def end_sink(self, proc: subprocess.Popen[str]) -> None:
+        """Asks a sink still running to end, once what is in flight arrived."""
+        time.sleep(SETTLE_S)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+
+    def sink_figures(self, out: Path) -> dict[str, Any] | None:
+        """The sink's figures (bytes, intact, duration_s, throughput_bps, traces, summary, or
+        status and reason) from its files; None: it wrote none."""
+        f = out / "summary.json"
+        if not f.exists():
+            return None
+        s = json.loads(f.read_text())
+        first, last = s.get("first_arrival_ns"), s.get("last_arrival_ns")
+        dur = (last - first) / 1e9 if first is not None and last is not None else None
+        return {"bytes": s["bytes_delivered"], "intact": s["intact"], "duration_s": dur,
+                "throughput_bps": s["bytes_delivered"] * 8 / dur if dur else None,
+                "traces": facts_trace(out), "summary": s}
+
+    # -- the source apart: tcplab's sender over UDP --
+
+    def _sender_config(self, t: Transfer) -> dict[str, Any]:
+        checked_flow_binary(LiveError)
+        return {"scenario": transfer_scenario(t, t.time_limit_s), "flow": 0,
+                "local": f"{t.source_address}:{t.port}", "peer": f"{t.sink_address}:{t.port}",
+                "clock_origin_ns": time.monotonic_ns() + APART_START_MARGIN_NS}
+
+    def source_argv(self, t: Transfer, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
+        """The source's command line, the device it sends on (held until it ended, then
+        left) and the descriptors it inherits."""
+        return tcplab_flow("send", self._sender_config(t), out), None, ()
+
+    def source_figures(self, t: Transfer, out: Path) -> dict[str, Any]:
+        """The source's figures (bytes acknowledged, completed, duration_s, throughput_bps,
+        retransmits, timeouts, traces, summary) from its files."""
+        s = json.loads((out / "summary.json").read_text())
+        return {"bytes": s["bytes_acked"], "completed": s["completed"], "duration_s": (s["end_ns"] - s["start_ns"]) / 1e9,
+                "throughput_bps": s["throughput_bps"], "retransmits": s["retransmits"],
+                "timeouts": s["timeouts"], "traces": series_trace(out), "summary": s}
+
+
+class _LinuxSink:
+    """The sink apart is a Linux socket (``linux_endpoint.py recv``): it ends when its peer
+    closes."""
+
+    def sink_argv(self, t: Transfer, port: int, out: Path) -> list[str]:
+        return linux_recv(port, out / "receiver.json", idle=t.time_limit_s + SINK_GRACE_S, mss=t.mss or 0,
+                          window_clamp=int(t.tcp.get("rcv_buf", 0)))
+
+    def end_sink(self, proc: subprocess.Popen[str]) -> None:
+        pass
+
+    def sink_figures(self, out: Path) -> dict[str, Any] | None:
+        f = out / "receiver.json"
+        if not f.exists():
+            return None
+        s = json.loads(f.read_text())
+        if "error" in s and s.get("bytes") is None:
+            return {"status": "failed", "reason": f"receiver: {s['error']}"}
+        first, last = s.get("t_first_ns"), s.get("t_last_ns")
+        dur = (last - first) / 1e9 if first is not None and last is not None else None
+        s.pop("tcp_info", None)
+        return {"bytes": s["bytes"], "intact": s["first_bad_offset"] is None and s["error"] is None,
+                "duration_s": dur, "throughput_bps": s["bytes"] * 8 / dur if dur else None, "summary": s}
+
+
+class LinuxStack(_LinuxSink, Stack):
     name = "linux"
     linux_end = linux_sender = True
 
@@ -248,8 +385,28 @@ class LinuxStack(Stack):
         handle.finish(timeout_s)
         return LinuxEnded(index, handle)
 
+    def source_argv(self, t: Transfer, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
+        assert t.port is not None
+        return linux_send(t.sink_address, t.port, t.protocol.congestion, out / "sender.json",
+                          bytes=t.bytes, duration_ns=round(t.time_limit_s * 1e9), linger_ns=5_000_000_000,
+                          mss=t.mss or 0), None, ()
 
-class TcplabTcpStack(Stack):
+    def source_figures(self, t: Transfer, out: Path) -> dict[str, Any]:
+        s = json.loads((out / "sender.json").read_text())
+        trace, final = tcpinfo_trace(out, s)
+        end = s["t_end_ns"] if s["t_end_ns"] is not None else s["sample_ns"][-1]
+        dur = (end - s["t_connect_ns"]) / 1e9
+        # every byte written was acknowledged, or what was (bytes_acked counts the SYN)
+        acked = s["bytes_written"] if s["t_end_ns"] is not None else max(0, final.get("bytes_acked", 1) - 1)
+        summary = {k: v for k, v in s.items() if k not in ("tcp_info", "sample_ns")}
+        summary["final_tcp_info"] = final
+        return {"bytes": acked, "completed": s["t_end_ns"] is not None and s["bytes_written"] == t.bytes,
+                "duration_s": dur, "throughput_bps": acked * 8 / dur if dur > 0 else None,
+                "retransmits": final.get("total_retrans"), "timeouts": final.get("total_rto"),
+                "traces": trace, "summary": summary}
+
+
+class TcplabTcpStack(_LinuxSink, Stack):
     name = "tcplab-tcp"
     linux_end = True
 
@@ -260,10 +417,22 @@ class TcplabTcpStack(Stack):
     def end(self, index: int, handle: Any, timeout_s: float) -> Ended:
         return TcplabTcpEnded(index, handle.finish(timeout_s))
 
+    def source_argv(self, t: Transfer, out: Path) -> tuple[list[str], RawDevice | None, tuple[int, ...]]:
+        """tcplab's sender speaking real TCP on the source's device (:mod:`tcplab.live.raw_device`)."""
+        assert t.port is not None
+        cfg = self._sender_config(t)
+        device = RawDevice(t.sink_address, t.port)
+        try:
+            fd = device.__enter__()
+        except LiveError as e:
+            raise LiveError(f"tcplab-tcp: {e}") from None
+        return tcplab_flow("tcp-send", cfg, out, fd=fd), device, (fd,)
+
 
 class LinuxToTcplabStack(Stack):
     name = "linux-to-tcplab"
     linux_end = linux_sender = True
+    apart = False
 
     def start(self, tb: Testbed, canonical: dict[str, Any], index: int, origin: int, out: Path,
               realtime: bool) -> Any:

@@ -1,6 +1,6 @@
-"""The Parquet traces of a live probe's endpoints (:mod:`tcplab.campaign.live_probe`),
-each written as ``trace.parquet`` into the endpoint's output directory from what the
-endpoint itself wrote:
+"""The Parquet trace of an endpoint whose ends ran apart (a campaign probe's,
+:meth:`tcplab.live.stacks.Stack.source_figures`), written as ``trace.parquet`` into the
+endpoint's output directory from what the endpoint itself wrote:
 
 - tcplab sender (``tcplab-flow send``): its series (``series.csv``);
 - tcplab receiver (``tcplab-flow recv``): its ``delivered`` facts (``facts.jsonl``);
