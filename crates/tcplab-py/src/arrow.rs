@@ -70,6 +70,17 @@ impl Drop for FfiArray {
     }
 }
 
+/// Frees the children a release callback owns: each was boxed when its parent was built, and
+/// dropping it releases it unless its consumer moved it out.
+///
+/// # Safety
+/// Every pointer comes from `Box::into_raw` and is freed only here, once.
+unsafe fn free_children<T>(children: &[*mut T]) {
+    for &child in children {
+        drop(unsafe { Box::from_raw(child) });
+    }
+}
+
 /// The flag of a field that may hold nulls.
 const NULLABLE: i64 = 2;
 
@@ -83,10 +94,7 @@ unsafe extern "C" fn release_schema(s: *mut FfiSchema) {
     // SAFETY: `s` is a schema built by `schema`, not yet released (its release is set).
     let s = unsafe { &mut *s };
     let private = unsafe { Box::from_raw(s.private_data.cast::<SchemaPrivate>()) };
-    for &child in private.children.iter() {
-        // Each child was boxed by `schema`; dropping it releases it unless it was moved out.
-        drop(unsafe { Box::from_raw(child) });
-    }
+    unsafe { free_children(&private.children) };
     s.release = None;
     s.private_data = ptr::null_mut();
 }
@@ -131,9 +139,7 @@ unsafe extern "C" fn release_array(a: *mut FfiArray) {
     // SAFETY: `a` is an array built by `array`, not yet released.
     let a = unsafe { &mut *a };
     let private = unsafe { Box::from_raw(a.private_data.cast::<ArrayPrivate>()) };
-    for &child in private.children.iter() {
-        drop(unsafe { Box::from_raw(child) });
-    }
+    unsafe { free_children(&private.children) };
     a.release = None;
     a.private_data = ptr::null_mut();
 }
@@ -204,11 +210,17 @@ fn bitmap(valid: impl ExactSizeIterator<Item = bool>) -> (Vec<u8>, usize) {
     (bits, nulls)
 }
 
-/// A nullable numeric column: the values (`fill` where none) and a validity bitmap.
-fn nullable<T: Copy + Send + 'static>(values: Vec<Option<T>>, fill: T) -> FfiArray {
+/// A nullable numeric column: the values (`fill` where none or not `valid`) and a validity
+/// bitmap.
+fn nullable<T: Copy + Send + 'static>(
+    values: &[Option<T>],
+    fill: T,
+    valid: fn(&T) -> bool,
+) -> FfiArray {
     let n = values.len();
-    let (bits, nulls) = bitmap(values.iter().map(Option::is_some));
-    let data: Vec<T> = values.into_iter().map(|x| x.unwrap_or(fill)).collect();
+    let value = |x: &Option<T>| x.filter(valid);
+    let (bits, nulls) = bitmap(values.iter().map(|x| value(x).is_some()));
+    let data: Vec<T> = values.iter().map(|x| value(x).unwrap_or(fill)).collect();
     let (validity, o1) = owned(bits);
     let (data, o2) = owned(data);
     array(n, nulls, vec![validity, data], vec![o1, o2], vec![])
@@ -252,12 +264,9 @@ fn column(table: &Arc<Table>, i: usize) -> (&'static CStr, i64, FfiArray) {
         Values::U32(v) => (c"I", 0, in_place(table, v)),
         Values::U64(v) => (c"L", 0, in_place(table, v)),
         Values::F64(v) => (c"g", 0, in_place(table, v)),
-        Values::OptU64(v) => (c"L", NULLABLE, nullable(v.clone(), 0)),
+        Values::OptU64(v) => (c"L", NULLABLE, nullable(v, 0, |_| true)),
         // NaN is "none" too, as the columns' schema says of nullable floats.
-        Values::OptF64(v) => {
-            let v = v.iter().map(|x| x.filter(|x| !x.is_nan())).collect();
-            (c"g", NULLABLE, nullable(v, 0.0))
-        }
+        Values::OptF64(v) => (c"g", NULLABLE, nullable(v, 0.0, |x| !x.is_nan())),
     }
 }
 
