@@ -3,7 +3,11 @@ expected to record past the limit is refused with one line naming the setting (r
 written), the limit can be raised, a run that records more anyway stops with one line, and
 every text file is read up to a limit."""
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -12,6 +16,7 @@ import tcplab
 from tcplab.cli import app
 from tcplab.run import recording_line
 from tcplab.scenario import ScenarioError
+from tcplab.scenario.model import load_scenario
 
 runner = CliRunner()
 
@@ -48,8 +53,44 @@ def test_a_one_ns_interval_is_refused(tmp_path):
 
 
 def test_a_1e9_s_traced_run_is_refused(tmp_path):
-    err = _refused(tmp_path, _file(tmp_path, "1000000000s", ""))
+    # Every row: the series on change are the biggest table.
+    err = _refused(tmp_path, _file(tmp_path, "1000000000s", 'max_rows_per_flow = "all"\n'))
     assert 'trace.series = "change"' in err
+    # By default the series and queues stay within their bound: a log is the biggest.
+    err = _refused(tmp_path, _file(tmp_path, "1000000000s", ""))
+    assert "trace.events = true" in err
+
+
+def test_max_rows_per_flow_takes_a_number_or_all(tmp_path):
+    for bad, says in (('"some"', 'is not a number of rows or "all"'), ("1.5", "is not a whole number"), ("-3", "must be within")):
+        r = runner.invoke(app, ["validate", str(_file(tmp_path, "1s", f"max_rows_per_flow = {bad}\n"))])
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.output
+        assert "trace.max_rows_per_flow" in r.stderr and says in r.stderr, r.stderr
+    sc = load_scenario(_file(tmp_path, "1s", 'max_rows_per_flow = "all"\n'))
+    assert sc.canonical()["trace"]["max_rows_per_flow"] == "all"
+    assert "max_rows_per_flow" not in load_scenario(_file(tmp_path, "1s", "")).canonical()["trace"]
+
+
+def test_by_default_a_long_run_keeps_its_series_and_queues_within_the_bound(tmp_path):
+    """A 600 s run with the default trace settings: the series and queues tables are decimated
+    to their default bound (docs/scenario.md), the logs kept whole, and the recording line says
+    which bound did it; "all" keeps every row."""
+    base = _file(tmp_path, "600s", "")
+    r = tcplab.run(base)
+    rec = {t["table"]: t for t in r.recording["tables"]}
+    bound = r.recording["default_table_bytes"]
+    assert bound == 16 << 20
+    for t in ("series", "queues"):
+        assert rec[t]["bucket_ns"] > 0 and rec[t]["bytes"] <= bound, rec[t]
+    assert rec["segments"]["truncated_at_ns"] is None and rec["events"]["truncated_at_ns"] is None
+    line = recording_line(r.recording)
+    assert "queues decimated to one row per link per" in line and "the default bound of 16 MB per table" in line
+    every = tcplab.run(_file(tmp_path, "600s", 'max_rows_per_flow = "all"\n'))
+    assert every.recording["default_table_bytes"] is None
+    assert every.queues.height > r.queues.height and every.series.height > r.series.height
+    assert every.segments.equals(r.segments) and every.flows.equals(r.flows)
+    # The kept rows are rows of the whole table.
+    assert r.queues.join(every.queues, on=["link", "time_ns", "packets", "bytes"], how="anti").height == 0
 
 
 def test_the_limit_can_be_raised(tmp_path):
@@ -135,3 +176,49 @@ def test_scenario_files_are_read_up_to_a_limit(tmp_path):
         fh.truncate(65 << 20)
     r = runner.invoke(app, ["validate", str(p)])
     assert r.exit_code == 2 and r.stderr.strip() == f"error: {p}: larger than 64 MB, the most tcplab reads from a text file"
+
+
+_PEAK = r"""
+import json, sys
+import tcplab
+
+def kb(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+
+before = kb("VmRSS")
+r = tcplab.run(sys.argv[1])
+estimate = sum(t["bytes"] for t in r.recording["estimate"])
+print(json.dumps({"before": before, "estimate": estimate, "peak": kb("VmHWM")}))
+"""
+
+
+#: The issue's case (issue 27 §6): the demo's flows and a third (CUBIC) over 600 s, default tracing.
+_THIRD = """
+[[flows]]
+name = "cubic-sack"
+src = "s2"
+dst = "r2"
+controller = "cubic"
+recovery = "sack"
+start = "200ms"
+"""
+
+
+@pytest.mark.parametrize("flows", [2, 3])
+def test_the_estimate_plus_the_process_before_the_run_is_its_peak_within_25_percent(tmp_path, flows):
+    """docs/scenario.md, "Bounded recording": the process's peak while a run records (its
+    tables, then the frames) is its memory before the run plus the estimate, within ±25 %
+    (issue 27 §6), for a 600 s run of the demo's flows (and a third) with the default trace
+    settings."""
+    text = (Path(__file__).resolve().parent.parent / "scenarios" / "demo-dumbbell.toml").read_text()
+    text = text[: text.index("[trace]")].replace('duration = "60s"', 'duration = "600s"')
+    if flows == 3:
+        text = text.replace("pairs = 2", "pairs = 3") + _THIRD
+    path = tmp_path / "long.toml"
+    path.write_text(text)
+    out = subprocess.run([sys.executable, "-c", _PEAK, str(path)], capture_output=True, text=True, check=True)
+    m = json.loads(out.stdout)
+    predicted = m["before"] + m["estimate"]
+    assert abs(predicted - m["peak"]) <= 0.25 * m["peak"], m

@@ -399,7 +399,8 @@ def _max_record_mb(value: float | None) -> float:
 
 def recording_line(recording: dict[str, Any]) -> str:
     """What a run recorded in one line: rows per table, about how many MB, and any
-    decimation or truncation by ``trace.max_rows_per_flow``."""
+    decimation or truncation by ``trace.max_rows_per_flow`` or the default bound on the series
+    and queues tables."""
     if not recording:
         return ""
     parts, notes = [], []
@@ -414,7 +415,13 @@ def recording_line(recording: dict[str, Any]) -> str:
             notes.append(f"{t['table']} cut at {t['truncated_at_ns'] / 1e9:g} s")
     mb = sum(t["bytes"] for t in recording["tables"]) / 2**20
     line = f"recorded: {', '.join(parts) or 'summaries only'} rows (~{mb:.1f} MB of {recording['limit_bytes'] / 2**20:g} MB allowed)"
-    return line + (f"; {'; '.join(notes)} (trace.max_rows_per_flow)" if notes else "")
+    default = recording.get("default_table_bytes")
+    bound = (
+        f"the default bound of {default / 2**20:g} MB per table: trace.max_rows_per_flow sets another, \"all\" keeps every row"
+        if default
+        else "trace.max_rows_per_flow"
+    )
+    return line + (f"; {'; '.join(notes)} ({bound})" if notes else "")
 
 
 def _canonical_json(canonical: dict[str, Any]) -> str:

@@ -227,9 +227,10 @@ fn nullable<T: Copy + Send + 'static>(
 }
 
 /// A text column as large UTF-8: 64-bit offsets and the bytes.
-fn utf8<S: AsRef<str>>(values: &[S]) -> FfiArray {
-    let mut offsets = Vec::with_capacity(values.len() + 1);
-    let mut bytes = Vec::with_capacity(values.iter().map(|s| s.as_ref().len()).sum());
+fn utf8<S: AsRef<str>>(values: impl ExactSizeIterator<Item = S> + Clone) -> FfiArray {
+    let rows = values.len();
+    let mut offsets = Vec::with_capacity(rows + 1);
+    let mut bytes = Vec::with_capacity(values.clone().map(|s| s.as_ref().len()).sum());
     offsets.push(0i64);
     for s in values {
         bytes.extend_from_slice(s.as_ref().as_bytes());
@@ -238,7 +239,7 @@ fn utf8<S: AsRef<str>>(values: &[S]) -> FfiArray {
     let (o, o1) = owned(offsets);
     let (b, o2) = owned(bytes);
     array(
-        values.len(),
+        rows,
         0,
         vec![ptr::null(), o, b],
         vec![o1, o2],
@@ -249,8 +250,8 @@ fn utf8<S: AsRef<str>>(values: &[S]) -> FfiArray {
 /// Column `i` of `table`: its type (C data interface format string), flags and values.
 fn column(table: &Arc<Table>, i: usize) -> (&'static CStr, i64, FfiArray) {
     match &table.columns[i].values {
-        Values::Str(v) => (c"U", 0, utf8(v)),
-        Values::Label(v) => (c"U", 0, utf8(v)),
+        Values::Str(v) => (c"U", 0, utf8(v.iter())),
+        Values::Label(v) => (c"U", 0, utf8(v.iter())),
         Values::Bool(v) => {
             let (bits, _) = bitmap(v.iter().copied());
             let (b, o) = owned(bits);

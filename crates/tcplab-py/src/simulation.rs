@@ -156,7 +156,8 @@ impl PySimulation {
     }
 
     /// What the run has recorded so far: `{"tables": [{"table", "rows", "bytes",
-    /// "bucket_ns", "truncated_at_ns"}], "limit_bytes", "estimate": [{"table", "rows",
+    /// "bucket_ns", "truncated_at_ns"}], "limit_bytes", "default_table_bytes" (None unless
+    /// the default bound on the series and queues applies), "estimate": [{"table", "rows",
     /// "bytes"}]}` (the estimate made before the run). After `finish`: RuntimeError.
     fn recording<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (rec, est) = self.with_sim(py, |sim| (sim.recording(), sim.estimate().clone()))?;
@@ -173,6 +174,7 @@ impl PySimulation {
         }
         d.set_item("tables", tables)?;
         d.set_item("limit_bytes", rec.limit_bytes)?;
+        d.set_item("default_table_bytes", rec.default_table_bytes)?;
         let estimate = pyo3::types::PyList::empty(py);
         for t in est.tables {
             let row = PyDict::new(py);

@@ -24,7 +24,7 @@ use crate::instruments::delay_series::DelaySeries;
 use crate::network::Network;
 use crate::packet::{PacketKind, IP_TCP_HEADER};
 use crate::scenario::{Scenario, SeriesMode};
-use crate::trace::{RECORDED, ROW_BYTES};
+use crate::trace::{table_cap, QUEUES_TABLE, RECORDED, ROW_BYTES, SERIES_TABLE};
 use tcplab_core::Dur;
 
 /// The limit on recorded bytes unless the user gives one (`--max-record-mb`).
@@ -258,7 +258,7 @@ pub fn of(s: &Scenario, net: &Network, tcp: &[FlowEnds], udp: &[FlowEnds]) -> Es
         ),
     };
     // One-way delay over time: per flow, an interval with arrivals is a row.
-    let width = DelaySeries::width(t.interval.as_nanos(), run_ns, t.max_rows_per_flow);
+    let width = DelaySeries::width(t.interval.as_nanos(), run_ns, t.rows_per_flow());
     let intervals = |from: u64| -> f64 {
         if from > run_ns {
             0.0
@@ -281,13 +281,15 @@ pub fn of(s: &Scenario, net: &Network, tcp: &[FlowEnds], udp: &[FlowEnds]) -> Es
     };
     let on = |b: bool, x: f64| if b { x } else { 0.0 };
     let per_flow = |keys: usize| {
-        t.max_rows_per_flow
+        t.rows_per_flow()
             .map_or(f64::INFINITY, |m| (m.max(2) as f64) * keys.max(1) as f64)
     };
+    let cap =
+        |table: usize, keys: usize| table_cap(t, table, keys).map_or(f64::INFINITY, |c| c as f64);
     let flows = tcp.len() + udp.len();
     let rows = [
-        series.min(per_flow(tcp.len())),
-        queues.min(per_flow(wired)),
+        series.min(cap(SERIES_TABLE, tcp.len())),
+        queues.min(cap(QUEUES_TABLE, wired)),
         on(t.drops, udp_dropped).min(per_flow(flows)),
         on(t.events, tcp_data).min(per_flow(flows)),
         on(t.segments, tcp_data).min(per_flow(flows)),

@@ -27,6 +27,7 @@ pub mod flow;
 pub mod flow_route;
 pub mod framing_rules;
 pub mod handshake;
+pub mod labels;
 pub mod instruments;
 pub mod link;
 pub mod link_direction;

@@ -4,6 +4,7 @@
 
 pub use crate::packet::DropCause;
 use serde::Serialize;
+use crate::labels::Labels;
 use tcplab_core::SenderCounters;
 
 /// The actual cause of the loss behind a loss response, in the two classes of Veno's
@@ -232,7 +233,7 @@ pub struct DelayHistogramLog {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DelaySeriesLog {
     /// "tcp" or "udp".
-    pub flow_kind: Vec<&'static str>,
+    pub flow_kind: Labels,
     pub flow: Vec<u32>,
     /// Start of the interval (arrival times in [time_ns, time_ns + interval)).
     pub time_ns: Vec<u64>,
@@ -298,15 +299,15 @@ pub struct DropLog {
     /// Index into `Results::links`.
     pub link: Vec<u32>,
     /// "tcp" or "udp".
-    pub flow_kind: Vec<&'static str>,
+    pub flow_kind: Labels,
     /// Index into `Results::flows` or `Results::udp`.
     pub flow: Vec<u32>,
     /// "data", "ack" or "udp".
-    pub packet: Vec<&'static str>,
+    pub packet: Labels,
     /// Data: first byte; ACK: cumulative ACK; UDP: packet number.
     pub seq: Vec<u64>,
     pub size: Vec<u32>,
-    pub cause: Vec<&'static str>,
+    pub cause: Labels,
     /// Received power of the last attempt of a WLAN MAC drop, dBm; None for other drops
     /// (NaN in the Python table).
     pub rssi_dbm: Vec<Option<f64>>,
@@ -317,12 +318,12 @@ pub struct DropLog {
 pub struct EventLog {
     pub time_ns: Vec<u64>,
     pub flow: Vec<u32>,
-    pub event: Vec<&'static str>,
-    pub reason: Vec<&'static str>,
+    pub event: Labels,
+    pub reason: Labels,
     pub cwnd: Vec<u64>,
     pub ssthresh: Vec<u64>,
     pub seq: Vec<u64>,
-    pub label: Vec<&'static str>,
+    pub label: Labels,
     pub value: Vec<f64>,
 }
 

@@ -227,10 +227,10 @@ impl Simulation {
         let mut rec = Recorder::with_bounds(&s.trace, tcp.len(), udp.len());
         rec.set_limit(max_record_bytes);
         let mut instruments = Instruments::new(s.flows.len(), s.udp.len());
-        instruments.bound_series(net.links.len(), s.trace.max_rows_per_flow);
+        instruments.bound_series(net.links.len(), &s.trace);
         if s.trace.series != SeriesMode::Off {
             let t = &s.trace;
-            instruments.delay_over_time(t.interval, s.duration, t.max_rows_per_flow);
+            instruments.delay_over_time(t.interval, s.duration, t.rows_per_flow());
         }
         let running = tcp.len() + udp.len();
         Ok(Simulation {

@@ -9,7 +9,9 @@ use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
 use tcplab_sim::instruments::{replay_with, Fact};
 use tcplab_sim::packet::PacketKind;
-use tcplab_sim::scenario::{Duplex, Scenario, SeriesMode, TcpFlowSpec, TraceSpec, UdpFlowSpec};
+use tcplab_sim::scenario::{
+    Duplex, MaxRows, Scenario, SeriesMode, TcpFlowSpec, TraceSpec, UdpFlowSpec,
+};
 use tcplab_sim::Simulation;
 
 const MS: u64 = 1_000_000;
@@ -133,7 +135,7 @@ fn series_on_change_uses_the_interval_and_off_records_nothing_else_moving() {
 #[test]
 fn a_row_cap_widens_the_intervals() {
     let mut s = scenario(SeriesMode::Interval, 10);
-    s.trace.max_rows_per_flow = Some(16);
+    s.trace.max_rows_per_flow = Some(MaxRows::Rows(16));
     let r = Simulation::run(&s).unwrap();
     let t = &r.delay_series;
     // 8 s in at most 16 intervals: 500 ms each.

@@ -8,8 +8,10 @@ use crate::common;
 use tcplab_core::registry::Registries;
 use tcplab_core::Dur;
 use tcplab_sim::builder::{dumbbell, ScenarioBuilder};
-use tcplab_sim::scenario::{Duplex, Scenario, SeriesMode, TcpFlowSpec, TraceSpec, UdpFlowSpec};
-use tcplab_sim::trace::row_bytes;
+use tcplab_sim::scenario::{
+    Duplex, MaxRows, Scenario, SeriesMode, TcpFlowSpec, TraceSpec, UdpFlowSpec,
+};
+use tcplab_sim::trace::{row_bytes, DEFAULT_TABLE_BYTES};
 use tcplab_sim::Simulation;
 
 const MB: u64 = 1 << 20;
@@ -50,10 +52,18 @@ fn a_one_ns_interval_is_refused_naming_the_interval() {
 
 #[test]
 fn a_long_traced_run_is_refused_naming_the_series_setting() {
-    let s = scenario(Dur::from_secs(1_000_000_000), TraceSpec::all());
+    let every_row = TraceSpec {
+        max_rows_per_flow: Some(MaxRows::All),
+        ..TraceSpec::all()
+    };
+    let s = scenario(Dur::from_secs(1_000_000_000), every_row);
     let err = Simulation::new(&s).err().expect("refused").0;
     assert!(!err.contains('\n'), "{err}");
     assert!(err.contains("trace.series = \"change\""), "{err}");
+    // By default the series and queues are bounded: a log is the biggest.
+    let s = scenario(Dur::from_secs(1_000_000_000), TraceSpec::all());
+    let err = Simulation::new(&s).err().expect("refused").0;
+    assert!(err.contains("of events from trace.events = true"), "{err}");
 }
 
 #[test]
@@ -104,7 +114,7 @@ fn recording_past_the_limit_stops_the_run_with_an_error() {
     assert!(r.bytes() <= limit && r.bytes() + 100 > limit, "{r:?}");
 }
 
-fn capped(max_rows: Option<u64>) -> Scenario {
+fn capped(max_rows: Option<MaxRows>) -> Scenario {
     scenario(
         Dur::from_secs(20),
         TraceSpec {
@@ -116,10 +126,10 @@ fn capped(max_rows: Option<u64>) -> Scenario {
 
 #[test]
 fn max_rows_per_flow_bounds_every_table_deterministically() {
-    let full = Simulation::run(&capped(None)).unwrap();
+    let full = Simulation::run(&capped(Some(MaxRows::All))).unwrap();
     let m = 500u64;
     let run = || {
-        let mut sim = build(&capped(Some(m)), 64).unwrap();
+        let mut sim = build(&capped(Some(MaxRows::Rows(m))), 64).unwrap();
         sim.run_until(sim.end_time());
         let rec = sim.recording();
         (sim.finish(), rec)
@@ -152,13 +162,61 @@ fn max_rows_per_flow_bounds_every_table_deterministically() {
     // Deterministic.
     assert_eq!(run().0, r);
     // A cap that is never reached changes nothing.
-    let roomy = Simulation::run(&capped(Some(1 << 40))).unwrap();
+    let roomy = Simulation::run(&capped(Some(MaxRows::Rows(1 << 40)))).unwrap();
     assert_eq!(roomy, full);
+    // Nor does the default bound on a run that stays within it.
+    assert_eq!(Simulation::run(&capped(None)).unwrap(), full);
+}
+
+/// One bulk flow over a 100 Mb/s dumbbell for `secs`, every table recorded, `max_rows`.
+fn fast(secs: u64, max_rows: Option<MaxRows>) -> Scenario {
+    let bottleneck = Duplex::symmetric(common::dir(100_000_000, 10, 500));
+    let access = Duplex::symmetric(common::dir(1_000_000_000, 1, 1000));
+    ScenarioBuilder::new("fast", dumbbell(1, bottleneck, access))
+        .duration(Dur::from_secs(secs))
+        .flow(TcpFlowSpec::bulk("s0", "r0"))
+        .trace(TraceSpec {
+            max_rows_per_flow: max_rows,
+            ..TraceSpec::all()
+        })
+        .build()
+}
+
+#[test]
+fn by_default_the_series_and_queues_tables_stay_within_their_bytes() {
+    let cap = DEFAULT_TABLE_BYTES / row_bytes::QUEUES;
+    let secs = 12;
+    let all = Simulation::run(&fast(secs, Some(MaxRows::All))).unwrap();
+    let rows = all.queues.time_ns.len() as u64;
+    assert!(rows > cap, "{rows} rows");
+    let mut sim = Simulation::new(&fast(secs, None)).unwrap();
+    let est = sim.estimate().tables[1].rows;
+    assert!(est <= cap, "estimate {est} rows");
+    sim.run_until(sim.end_time());
+    let rec = sim.recording();
+    let r = sim.finish();
+    assert!(r.queues.time_ns.len() as u64 <= cap);
+    assert!(rec.tables[1].bytes <= DEFAULT_TABLE_BYTES);
+    assert!(rec.tables[1].bucket_ns > 0, "decimated");
+    // Decimation keeps at most one row per link direction and bucket.
+    let w = rec.tables[1].bucket_ns;
+    for l in 0..6u32 {
+        let b: Vec<u64> = (0..r.queues.time_ns.len())
+            .filter(|&i| r.queues.link[i] == l)
+            .map(|i| r.queues.time_ns[i] / w)
+            .collect();
+        assert!(b.windows(2).all(|p| p[0] < p[1]), "one row per bucket");
+    }
+    // The logs and the summaries are whole.
+    assert_eq!(r.segments, all.segments);
+    assert_eq!(r.events, all.events);
+    assert_eq!(r.flows, all.flows);
+    assert_eq!(rec.tables[4].truncated_at_ns, None);
 }
 
 /// A UDP flow of `rate` bit/s in 1000-byte datagrams for `secs` s over 10 Mb/s, series every
 /// `interval_ns`, rows capped at `max_rows`.
-fn udp_series(rate: u64, secs: u64, interval_ns: u64, max_rows: Option<u64>) -> Scenario {
+fn udp_series(rate: u64, secs: u64, interval_ns: u64, max_rows: Option<MaxRows>) -> Scenario {
     let bottleneck = Duplex::symmetric(common::dir(10_000_000, 10, 50));
     let access = Duplex::symmetric(common::dir(100_000_000, 1, 1000));
     ScenarioBuilder::new("udp-delay", dumbbell(1, bottleneck, access))
@@ -196,7 +254,11 @@ fn the_delay_series_table_is_estimated_and_counted() {
     assert_eq!(rec.bytes, rec.rows * row_bytes::DELAY_SERIES);
     assert_eq!(rec.bucket_ns, 0);
     // Capped: the intervals widen and the estimate follows.
-    let capped = build(&udp_series(1_000_000, 2, 1_000_000, Some(10)), 64).unwrap();
+    let capped = build(
+        &udp_series(1_000_000, 2, 1_000_000, Some(MaxRows::Rows(10))),
+        64,
+    )
+    .unwrap();
     assert_eq!(capped.estimate().tables[5].rows, 11);
 }
 

@@ -14,7 +14,7 @@ use crate::common;
 fn run(fwd: LinkDir, sends: &[(Time, u32)]) -> (Vec<(u64, Time)>, Vec<&'static str>) {
     let out = common::one_link::run(fwd, sends, false);
     assert_eq!(out.net.pool.live(), 0);
-    (out.arrivals, out.rec.drops.cause)
+    (out.arrivals, out.rec.drops.cause.iter().copied().collect())
 }
 
 fn ms(x: u64) -> Time {

@@ -117,7 +117,7 @@ fn logs_of_events_segments_and_drops() {
     );
     let dropped: u64 = r.links.iter().map(|l| l.drops.iter().sum::<u64>()).sum();
     assert_eq!(r.drops.time_ns.len() as u64, dropped);
-    assert!(r.drops.cause.contains(&"buffer_overflow") && r.drops.cause.contains(&"link_error"));
+    assert!(r.drops.cause.contains("buffer_overflow") && r.drops.cause.contains("link_error"));
     let e = &r.events;
     let enters = e.event.iter().filter(|&&x| x == "recovery_enter").count() as u64;
     assert_eq!(
@@ -127,7 +127,7 @@ fn logs_of_events_segments_and_drops() {
             .map(|f| f.sender.fast_retransmits)
             .sum::<u64>()
     );
-    assert!(e.event.contains(&"window") && e.reason.contains(&"congestion_avoidance"));
+    assert!(e.event.contains("window") && e.reason.contains("congestion_avoidance"));
     assert!(e.time_ns.windows(2).all(|w| w[0] <= w[1]));
 }
 

@@ -239,6 +239,18 @@ _TRACE: dict[str, Any] = DEFAULTS["trace"]
 DEFAULT_PCAP_SNAPLEN: int = _TRACE["pcap_snaplen"]
 
 
+_ROWS = count_field("rows", 2, 2**62).func
+
+
+def _max_rows(v: Any) -> int | str | None:
+    """``trace.max_rows_per_flow``: None, "all" or a number of rows in [2, 2^62]."""
+    if v is None or v == "all":
+        return v
+    if isinstance(v, str):
+        raise FieldError('is not a number of rows or "all"')
+    return _ROWS(v)
+
+
 class Trace(StrictModel):
     """What the run records besides summaries (defaults: the simulator's)."""
 
@@ -251,8 +263,9 @@ class Trace(StrictModel):
     pcap: Annotated[list[str], BeforeValidator(_pcap_selectors)] = _TRACE["pcap"]
     #: Within [1, 65535]: the simulator's rule (range).
     pcap_snaplen: Annotated[int, count_field("bytes", 0, _U32)] = DEFAULT_PCAP_SNAPLEN
-    #: Keeps long runs bounded (docs/scenario.md, "Bounded recording"); None: every row.
-    max_rows_per_flow: Annotated[int | None, count_field("rows", 2, 2**62)] = _TRACE.get("max_rows_per_flow")
+    #: Keeps long runs bounded (docs/scenario.md, "Bounded recording"): a number of rows per
+    #: flow, "all" (every row); None: the series and queues on change within 16 MB each.
+    max_rows_per_flow: Annotated[int | str | None, BeforeValidator(_max_rows)] = _TRACE.get("max_rows_per_flow")
 
 
 @cache

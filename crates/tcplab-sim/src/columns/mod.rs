@@ -1,6 +1,6 @@
 //! The results' tables as named, typed columns with units and descriptions: the one
 //! declaration of the column schema. [`tables`] turns a run's [`Results`] into these
-//! columns (the Python bindings hand them over as numpy arrays and lists, no per-row
+//! columns (the Python bindings hand them over as Arrow arrays, no per-row
 //! objects); [`schema`] is the same declaration without values (what Python reads for the
 //! table names and the nullable columns). docs/results.md explains every column at length.
 
@@ -10,6 +10,7 @@ use crate::results::{
     DelayHistogramLog, DelaySeriesLog, DelaySummary, DropCause, DropLog, EventLog, FlowSeries,
     LinkSummary, QueueSeries, SegmentLog, UdpSummary, VerdictLog,
 };
+use crate::labels::Labels;
 use crate::Results;
 use serde::Serialize;
 
@@ -17,8 +18,8 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Values {
     Str(Vec<String>),
-    /// Strings from a small fixed set (enum-like columns).
-    Label(Vec<&'static str>),
+    /// Strings from a small fixed set (enum-like columns), a code per row.
+    Label(Labels),
     Bool(Vec<bool>),
     U8(Vec<u8>),
     U32(Vec<u32>),
@@ -89,8 +90,20 @@ macro_rules! values_from {
         })*
     };
 }
-values_from!(String => Str, &'static str => Label, bool => Bool, u8 => U8, u32 => U32,
+values_from!(String => Str, bool => Bool, u8 => U8, u32 => U32,
     u64 => U64, f64 => F64, Option<u64> => OptU64, Option<f64> => OptF64);
+
+impl From<Vec<&'static str>> for Values {
+    fn from(v: Vec<&'static str>) -> Self {
+        Values::Label(v.into())
+    }
+}
+
+impl From<Labels> for Values {
+    fn from(v: Labels) -> Self {
+        Values::Label(v)
+    }
+}
 
 /// One column: its name, unit, a one-line description, and the values. Every number has a
 /// unit: a physical one (`ns`, `bytes`, `bit/s`, `packets`...), `count` (events counted),

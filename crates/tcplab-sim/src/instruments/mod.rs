@@ -45,7 +45,8 @@ use crate::results::{
     Conservation, DelayHistogramLog, DelaySeriesLog, DelaySummary, FlowSeries, FlowSummary,
     QueueSeries, UdpSummary, VerdictLog,
 };
-use crate::trace::Budget;
+use crate::scenario::TraceSpec;
+use crate::trace::{table_cap, Budget, QUEUES_TABLE, SERIES_TABLE};
 use crate::Results;
 use classify::LossClassification;
 use conservation::PacketConservation;
@@ -92,17 +93,22 @@ impl Instruments {
             delay: DelayMetrics::new(tcp_flows, udp_flows),
             delay_series: DelaySeries::off(),
             conservation: PacketConservation::new(tcp_flows, udp_flows),
-            series: Series::new(tcp_flows, 0, None),
+            series: Series::new(tcp_flows, 0, None, None),
             verdicts: VerdictLog::default(),
             recorded: None,
         }
     }
 
-    /// The series tables keep at most `max_rows_per_flow` rows per flow (per each of the
-    /// `links` link directions) when Some, decimated (see [`series`]).
-    pub fn bound_series(&mut self, links: usize, max_rows_per_flow: Option<u64>) {
+    /// The series tables keep at most the rows [`crate::trace::table_cap`] gives for `trace`
+    /// and `links` link directions, decimated (see [`series`]).
+    pub fn bound_series(&mut self, links: usize, trace: &TraceSpec) {
         let tcp_flows = self.drops.tcp.len();
-        self.series = Series::new(tcp_flows, links, max_rows_per_flow);
+        self.series = Series::new(
+            tcp_flows,
+            links,
+            table_cap(trace, SERIES_TABLE, tcp_flows),
+            table_cap(trace, QUEUES_TABLE, links),
+        );
     }
 
     /// Measures the one-way delay over time in intervals of `interval` (see

@@ -4,9 +4,10 @@
 //!
 //! A periodic flow state (series at an interval) is a row; a state stated after an
 //! interaction (series on change) is a row when it differs from the flow's last row. Queue
-//! states are a row each. Rows count against the run's recording [`Budget`], and with
-//! `trace.max_rows_per_flow` both tables are decimated to one row per flow (link
-//! direction) per time bucket, the bucket doubling whenever a table reaches the cap
+//! states are a row each. Rows count against the run's recording [`Budget`], and past
+//! their cap ([`crate::trace::table_cap`]: `trace.max_rows_per_flow`, or by default
+//! [`crate::trace::DEFAULT_TABLE_BYTES`] each) both tables are decimated to one row per flow
+//! (link direction) per time bucket, the bucket doubling whenever a table reaches the cap
 //! (docs/scenario.md, "Bounded recording").
 
 use super::fact::{Fact, FlowSample};
@@ -26,13 +27,19 @@ pub struct Series {
 }
 
 impl Series {
-    /// The tables of `flows` TCP flows and `links` link directions, at most
-    /// `max_rows_per_key` rows per flow (link direction) when Some (decimated).
-    pub fn new(flows: usize, links: usize, max_rows_per_key: Option<u64>) -> Self {
+    /// The tables of `flows` TCP flows and `links` link directions, the series table at most
+    /// `series_cap` rows and the queues table at most `queue_cap` rows when Some (decimated:
+    /// [`crate::trace::table_cap`]).
+    pub fn new(
+        flows: usize,
+        links: usize,
+        series_cap: Option<u64>,
+        queue_cap: Option<u64>,
+    ) -> Self {
         Series {
             last: vec![None; flows],
-            series_thin: Thinning::new(max_rows_per_key, flows),
-            queue_thin: Thinning::new(max_rows_per_key, links),
+            series_thin: Thinning::new(series_cap, flows),
+            queue_thin: Thinning::new(queue_cap, links),
             ..Series::default()
         }
     }
@@ -143,8 +150,9 @@ struct Thinning {
 }
 
 impl Thinning {
-    fn new(max_rows_per_key: Option<u64>, keys: usize) -> Self {
-        let cap = max_rows_per_key.map_or(0, |m| (m.max(2) as usize).saturating_mul(keys.max(1)));
+    /// At most `cap` rows (None: every row) of `keys` keys.
+    fn new(cap: Option<u64>, keys: usize) -> Self {
+        let cap = cap.map_or(0, |c| usize::try_from(c.max(2)).unwrap_or(usize::MAX));
         Thinning {
             cap,
             width: 0,

@@ -520,11 +520,68 @@ pub struct TraceSpec {
     pub pcap: Vec<String>,
     /// Bytes of each captured packet kept in the file (1..=65535; the rest is cut).
     pub pcap_snaplen: u32,
-    /// Keeps long runs bounded: the series and queue tables are decimated to at most about
-    /// this many rows per flow (link direction), the logs keep their first this many rows
-    /// per flow ([`crate::trace`]; values below 2 count as 2). None: every row.
+    /// Keeps long runs bounded: with a number, the series and queue tables are decimated to
+    /// at most about this many rows per flow (link direction) and the logs keep their first
+    /// this many rows per flow ([`crate::trace`]; values below 2 count as 2). None (the
+    /// default): the series and queues tables each stay within
+    /// [`crate::trace::DEFAULT_TABLE_BYTES`], decimated past it, the logs whole.
+    /// [`MaxRows::All`]: every row.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_rows_per_flow: Option<u64>,
+    pub max_rows_per_flow: Option<MaxRows>,
+}
+
+/// `trace.max_rows_per_flow`: a number of rows per flow, or `"all"` (every row of every table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaxRows {
+    Rows(u64),
+    All,
+}
+
+impl Serialize for MaxRows {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            MaxRows::Rows(m) => s.serialize_u64(m),
+            MaxRows::All => s.serialize_str("all"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MaxRows {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = MaxRows;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of rows or \"all\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<MaxRows, E> {
+                Ok(MaxRows::Rows(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<MaxRows, E> {
+                u64::try_from(v)
+                    .map(MaxRows::Rows)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MaxRows, E> {
+                if v == "all" {
+                    Ok(MaxRows::All)
+                } else {
+                    Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl TraceSpec {
+    /// The rows per flow (link direction) the user bounds every table to, if a number.
+    pub fn rows_per_flow(&self) -> Option<u64> {
+        match self.max_rows_per_flow {
+            Some(MaxRows::Rows(m)) => Some(m),
+            _ => None,
+        }
+    }
 }
 
 impl Default for TraceSpec {
