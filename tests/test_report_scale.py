@@ -15,10 +15,21 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from conftest import MANY_FLOWS_TOML
 from tcplab.report.html import MAX_IMAGE_PX, png
-from tcplab.report.interactive import BINS, FEW, bokeh_js, delay_at
+from tcplab.report.interactive import BINS, FEW, delay_at, plotter_js
 from tcplab.report.overview import plot_delay_cdf, plot_flow_throughput, plot_throughput_delay
 from tcplab.report.page import FLOWS_PER_FIGURE, MAX_DETAIL_FLOWS, detail_flows
-from tcplab.report.plots import MAX_LINES, figure, plot_queues, plot_time_sequence, plot_windows, robust_top
+from tcplab.report.plots import (
+    MAX_LINES,
+    PLOT_BINS,
+    envelope,
+    figure,
+    pixel_cells,
+    plot_pixels,
+    plot_queues,
+    plot_time_sequence,
+    plot_windows,
+    robust_top,
+)
 
 IMG = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
 SCRIPT = re.compile(r"<script[^>]*>(.*?)</script>", re.S)
@@ -54,17 +65,17 @@ def test_page_size_is_bounded_by_its_images_and_rows(many_flows_run):
     # headings, explanations and the style sheet: 32 KB.
     links = result.links.height
     text_bytes = 32_000 + 4_000 * result.flows.height + 1_000 * links
-    # The interactive plot over time: Bokeh's JavaScript once (a constant of the dependency),
-    # and a document of 4 plots (under 8 KB of models each, 8 KB for the layout) whose
-    # renderers (the total; for throughput and RTT a line per flow up to MAX_LINES flows, else
-    # a band and a median; for the one-way delay a line per TCP and UDP flow, else the median,
-    # the 95th percentile and FEW flows) take under 2 KB of models and 2 columns of at most
-    # BINS + 1 float64 each, in base64.
+    # The interactive plot over time: the plotter's JavaScript once (a constant of the page),
+    # and a spec of 4 plots (under 8 KB each, 8 KB for the rest) whose series (the total; for
+    # throughput and RTT a line per flow up to MAX_LINES flows, else a band and a median; for
+    # the one-way delay a line per TCP and UDP flow, else the median, the 95th percentile and
+    # FEW flows) take under 2 KB of description and 2 columns of at most BINS + 1 float64
+    # each, in base64 (a line's values and its share of the time axes; a band's two edges).
     n = result.flows.height
     delay_flows = result.delay.height
     renderers = 1 + 2 * (n if n <= MAX_LINES else 2) + (delay_flows if delay_flows <= MAX_LINES else 2 + FEW)
     data = renderers * 2 * ((BINS + 1) * 8 * 4 / 3 + 4)
-    script_bytes = len(bokeh_js()) + 4 * 8_000 + 8_000 + renderers * 2_000 + data
+    script_bytes = len(plotter_js()) + 4 * 8_000 + 8_000 + renderers * 2_000 + data
     size = len(html.encode())
     assert size <= image_bytes + text_bytes + script_bytes, (size, image_bytes, text_bytes, script_bytes)
     # Each part within its own bound.
@@ -218,3 +229,183 @@ def test_queues_busiest_first_and_the_controller_legend_on_the_bars():
     f = plot_flow_throughput(r)
     bars, cdf = f.axes[:2]
     assert bars.get_legend() is not None and cdf.get_legend() is None
+
+
+# ---- bounded drawing (issue 27 §4): long series downsampled for plotting, the page's size
+# independent of the number of flows; the data files keep every row --------------------------
+
+
+def test_envelope_keeps_each_columns_extremes_in_a_bounded_number_of_points():
+    rng = np.random.default_rng(3)
+    n, bins = 200_000, 250
+    x = np.sort(rng.uniform(0, 60, n))
+    y = rng.integers(0, 30, n).astype(float)
+    y[rng.choice(n, 20, replace=False)] = 1000.0  # spikes, one sample each
+    y[5000:5100] = np.nan  # a gap (ssthresh before the first loss)
+    keep = envelope(x, y, bins)
+    assert keep.size <= 4 * bins and np.all(np.diff(keep) > 0)
+    assert keep[0] == 0 and keep[-1] == n - 1
+    col = np.minimum(((x - x[0]) * (bins / (x[-1] - x[0]))).astype(int), bins - 1)
+    for c in range(bins):
+        allv, kept = y[col == c], y[keep][col[keep] == c]
+        assert kept.size >= 1
+        if np.isfinite(allv).any():
+            assert np.nanmin(kept) == np.nanmin(allv) and np.nanmax(kept) == np.nanmax(allv), c
+    assert set(col[keep][y[keep] == 1000.0]) == set(col[y == 1000.0]), "every spike is drawn"
+    # A short series is drawn whole.
+    assert np.array_equal(envelope(x[:100], y[:100], bins), np.arange(100))
+
+
+def test_pixel_cells_draws_each_occupied_cell_once_and_keeps_the_axis_limits():
+    rng = np.random.default_rng(4)
+    x, y = rng.uniform(0, 10, 100_000), rng.uniform(-5, 5, 100_000)
+    keep = pixel_cells(x, y, 60, 40)
+    assert keep.size <= 60 * 40 + 4
+    for v, k in ((x, keep), (y, keep)):
+        assert v[k].min() == v.min() and v[k].max() == v.max()
+    cell = lambda v, k: np.minimum(((v - v.min()) * (k / (v.max() - v.min()))).astype(int), k - 1)  # noqa: E731
+    occupied = set(zip(cell(x, 60), cell(y, 40)))
+    assert set(zip(cell(x, 60)[keep], cell(y, 40)[keep])) == occupied
+
+
+@pytest.fixture(scope="module")
+def demo_run():
+    import tcplab
+    from conftest import SCENARIOS
+
+    return tcplab.run(SCENARIOS / "demo-dumbbell.toml", seed=1)
+
+
+def _cells(v: np.ndarray, k: int) -> np.ndarray:
+    span = v.max() - v.min()
+    return np.zeros(v.size, dtype=int) if span == 0 else np.minimum(((v - v.min()) * (k / span)).astype(int), k - 1)
+
+
+def test_every_figure_draws_a_bounded_number_of_points_and_keeps_the_extremes(demo_run):
+    """The demo's queue and window series are hundreds of thousands of rows: each line is
+    drawn with at most 4 points per column of PLOT_BINS (more than the plot's pixels), each
+    scatter with at most a point per half-pixel cell (and the extremes), whatever the run's
+    length; the peaks stay in the picture."""
+    r = demo_run
+    assert r.queues.height > 20 * PLOT_BINS, "a long series to bound"
+    flows = detail_flows(r)[:FLOWS_PER_FIGURE]
+    qfig, names = plot_queues(r)
+    figures = [
+        qfig,
+        plot_windows(r, flows),
+        plot_time_sequence(r, flows=flows),
+        plot_time_sequence(r, zoom=True, flows=flows),
+        plot_flow_throughput(r),
+        plot_throughput_delay(r),
+        plot_delay_cdf(r),
+    ]
+    for fig in figures:
+        for ax in fig.axes:
+            cols, rows = plot_pixels(ax)
+            for line in ax.get_lines():
+                assert len(line.get_xdata()) <= 4 * PLOT_BINS, ax.get_title(loc="left")
+            for coll in ax.collections:
+                xy = np.asarray(coll.get_offsets())
+                assert len(xy) <= 4 * cols * rows + 4, ax.get_title(loc="left")
+                if len(xy) > 2 * cols:  # deduplicated: no two points in a half-pixel cell but the extremes
+                    keys = {
+                        (a, b)
+                        for a, b in zip(_cells(xy[:, 0], 2 * cols), _cells(xy[:, 1], 2 * rows))
+                    }
+                    assert len(keys) >= len(xy) - 4, ax.get_title(loc="left")
+    # The bottleneck's queue: its highest and lowest values are drawn.
+    links = r.links
+    bottleneck = next(i for i in range(links.height) if links["link"][i] == "left-right" and links["direction"][i] == "forward")
+    q = r.queues.filter(pl.col("link") == bottleneck)["packets"].to_numpy()
+    drawn = qfig.axes[0].get_lines()[0].get_ydata()
+    assert len(drawn) < q.size and drawn.max() == q.max() and drawn.min() == q.min()
+    # The windows: every flow's largest window is drawn.
+    wfig = figures[1]
+    mss = 1448
+    for f, ax in zip(flows, wfig.axes):
+        cwnd = r.series.filter(pl.col("flow") == f)["cwnd"].to_numpy() / mss
+        assert ax.get_lines()[0].get_ydata().max() == cwnd.max()
+
+
+def _without_tables(html: str) -> str:
+    return re.sub(r"<div class='scroll'><table>.*?</table></div>", "", html, flags=re.S)
+
+
+#: The page less its tables (which hold a row per flow: every number stays) is under this
+#: whatever the number of flows: at most 4 + 1 + 1 + 3 * 2 images of a few tens of KB (line
+#: plots compress well), the plotter and a spec of bounded size (BINS points per series).
+PAGE_WITHOUT_TABLES = 800_000
+
+
+def test_the_page_is_the_same_size_for_2_or_many_flows(tmp_path, many_flows_run, demo_run):
+    from tcplab.report import render_report
+
+    small = _without_tables(render_report(demo_run))
+    _, out = many_flows_run
+    many = _without_tables((out / "report.html").read_text())
+    for html in (small, many):
+        assert len(html.encode()) <= PAGE_WITHOUT_TABLES, len(html.encode())
+        # one plotter, no library inline
+        assert html.count("window.tcplabPlot = function") == 1 and "Bokeh" not in html
+    # 64 flows draw no more than twice the 2 flows' page (one more detail block of figures).
+    assert len(many) <= 2 * len(small), (len(many), len(small))
+
+
+def test_the_interactive_spec_holds_a_bounded_number_of_points(many_flows_run):
+    import base64
+    import json
+
+    result, out = many_flows_run
+    html = (out / "report.html").read_text()
+    calls = re.findall(r"tcplabPlot\(document\.getElementById\('([^']+)'\), (\{.*?\})\);</script>", html)
+    assert len(calls) == 1
+    div, doc = calls[0]
+    assert f"<div id='{div}'" in html
+    spec = json.loads(doc)
+
+    def n(b64: str) -> int:
+        return len(base64.b64decode(b64)) // 8
+
+    assert all(n(a) <= BINS + 1 for a in spec["x"].values())
+    titles = [p["title"] for p in spec["panels"]]
+    assert len(titles) == 4 and titles[0].startswith("Total throughput") and titles[3].startswith("One-way delay")
+    for p in spec["panels"]:
+        assert len(p["series"]) <= 2 + FEW
+        for s in p["series"]:
+            for key in ("y", "lo", "hi"):
+                if key in s:
+                    assert n(s[key]) == n(spec["x"][s["x"]]), (p["title"], s["label"])
+
+
+def test_a_title_placed_by_hand_clears_the_axis_offset_text_as_matplotlib_would():
+    """The report's plots give their titles' position (y=1.0: matplotlib need not place them
+    at every draw); png() lifts such a title over an overlapping offset text ("1e6" above the
+    y axis) as matplotlib's automatic placement does: the same pixels."""
+
+    def drawn(**kw):
+        fig, (ax,) = figure(1, height=2.2)
+        ax.plot(np.arange(10), 1e6 + np.arange(10) * 1e-1)  # an offset over the y axis
+        ax.set_title("a long title at the left of the plot", fontsize=10, loc="left", **kw)
+        return png(fig)
+
+    fig, (ax,) = figure(1, height=2.2)
+    ax.plot(np.arange(10), 1e6 + np.arange(10) * 1e-1)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    assert ax.yaxis.offsetText.get_text(), "the case this covers"
+    assert drawn(y=1.0) == drawn()
+
+
+def test_series_at_is_each_flows_latest_sample(many_flows_run):
+    from tcplab.report.plots import run_end_ns, series_at
+
+    result, _ = many_flows_run
+    edges = np.arange(0, run_end_ns(result) + 7_000_000, 7_000_000, dtype=np.int64)
+    for column, before in (("delivered", 0.0), ("srtt_ns", np.nan)):
+        got = series_at(result, column, edges, before=before)
+        for (f,), rows in result.series.group_by(["flow"]):
+            t = rows["time_ns"].to_numpy().astype(np.int64)
+            v = rows[column].to_numpy().astype(np.float64)
+            idx = np.searchsorted(t, edges, side="right") - 1
+            want = np.where(idx >= 0, v[np.clip(idx, 0, None)], before)
+            np.testing.assert_array_equal(got[int(f)], want)

@@ -1,32 +1,91 @@
-"""Interactive plots of the run report (Bokeh): the long time series a reader wants to zoom
-into. Bokeh's JavaScript is embedded once per page (:func:`bokeh_js`, about 1.3 MB), so the
-page works offline; each plot holds its data as binary arrays, a bounded number of points
-(at most :data:`BINS` time bins per series, whatever the duration; above
-``plots.MAX_LINES`` flows a few series per plot, percentiles across flows)."""
+"""Interactive plots of the run report: the long time series a reader wants to zoom into,
+drawn in the browser by a small canvas plotter (:mod:`tcplab.report.plotter_js`, inline once
+per page by :func:`plotter_js`, about 13 KB: the page works offline). Each plot holds its data
+as binary arrays (base64 float64), a bounded number of points (at most :data:`BINS` time bins
+per series, whatever the duration; above ``plots.MAX_LINES`` flows a few series per plot,
+percentiles across flows). Nothing here imports a plotting library: the spec is built with
+numpy alone."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 from typing import Any
 
 import numpy as np
 import polars as pl
-from matplotlib.colors import to_hex
 
 from tcplab.report.plots import COLORS, MAX_LINES, robust_top, run_end_ns, series_at
 from tcplab.schema import RunLike
 
-__all__ = ["BINS", "FEW", "bokeh_js", "delay_at", "over_time"]
+__all__ = ["BINS", "FEW", "delay_at", "over_time", "plotter_js"]
 
 #: Time bins of the interactive series (at most; each bin at least :data:`MIN_BIN_NS`).
 BINS = 500
 MIN_BIN_NS = 10_000_000
 
+#: matplotlib's tab10 colours by name (as ``plots.COLORS`` names them), for the browser.
+_HEX = {
+    "tab:blue": "#1f77b4",
+    "tab:orange": "#ff7f0e",
+    "tab:green": "#2ca02c",
+    "tab:red": "#d62728",
+    "tab:purple": "#9467bd",
+    "tab:brown": "#8c564b",
+    "tab:pink": "#e377c2",
+    "tab:gray": "#7f7f7f",
+    "tab:olive": "#bcbd22",
+    "tab:cyan": "#17becf",
+}
+#: The colour of a line given none (the first of matplotlib's tab10).
+_DEFAULT = "#1f77b4"
 
-def bokeh_js() -> str:
-    """The ``<script>`` element with Bokeh's JavaScript (its core only), inline."""
-    from bokeh.resources import Resources
+def plotter_js() -> str:
+    """The ``<script>`` element with the plotter's JavaScript, inline."""
+    from tcplab.report.plotter_js import JS
 
-    return Resources(mode="inline", components=["bokeh"]).render_js()
+    return f"<script>{JS}</script>"
+
+
+def _to_hex(color: str) -> str:
+    return _HEX.get(color, color)
+
+
+def _b64(a: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(a, dtype="<f8").tobytes()).decode("ascii")
+
+
+class _Panel:
+    """One plot of the linked column: its lines, bands and horizontal rules."""
+
+    def __init__(self, title: str, ylabel: str, height: int) -> None:
+        self.spec: dict[str, Any] = {
+            "title": title,
+            "ylabel": ylabel,
+            "xlabel": "time (s)",
+            "height": height,
+            "y1": None,
+            "series": [],
+            "hlines": [],
+        }
+
+    def step(self, x: str, y: np.ndarray, label: str, color: str = _DEFAULT, width: float = 1.0,
+             alpha: float = 1.0, dash: bool = False) -> None:
+        self.spec["series"].append(
+            {"kind": "step", "x": x, "y": _b64(y), "label": label, "color": _to_hex(color), "width": width,
+             "alpha": alpha, "dash": [6, 4] if dash else []}
+        )
+
+    def band(self, x: str, lo: np.ndarray, hi: np.ndarray, label: str, color: str = _DEFAULT,
+             alpha: float = 0.25) -> None:
+        self.spec["series"].append(
+            {"kind": "band", "x": x, "lo": _b64(lo), "hi": _b64(hi), "label": label, "color": _to_hex(color),
+             "alpha": alpha}
+        )
+
+    def hline(self, y: float, color: str = "black") -> None:
+        self.spec["hlines"].append({"y": float(y), "color": color, "dash": [6, 4]})
 
 
 def _percentiles(per_flow: np.ndarray) -> np.ndarray:
@@ -39,40 +98,16 @@ def _percentiles(per_flow: np.ndarray) -> np.ndarray:
     return q
 
 
-def _panel(title: str, ylabel: str, x_range: Any | None, height: int) -> Any:
-    from bokeh.plotting import figure
-
-    kw: dict[str, Any] = {"x_range": x_range} if x_range is not None else {}
-    p = figure(
-        title=title,
-        height=height,
-        sizing_mode="stretch_width",
-        tools="xpan,xwheel_zoom,box_zoom,reset,save,hover",
-        active_scroll="xwheel_zoom",
-        active_drag="xpan",
-        x_axis_label="time (s)",
-        y_axis_label=ylabel,
-        output_backend="canvas",
-        **kw,
-    )
-    p.toolbar.logo = None
-    return p
-
-
-def _lines(p: Any, t: np.ndarray, per_flow: np.ndarray, names: list[str]) -> None:
-    """One step line per flow up to MAX_LINES flows, else the median and 10-90th band."""
-    from bokeh.models import ColumnDataSource
-
+def _lines(p: _Panel, t: str, per_flow: np.ndarray, names: list[str]) -> None:
+    """One step line per flow up to MAX_LINES flows, else the median and 10-90th band (times:
+    the spec's array ``t``)."""
     if per_flow.shape[0] <= MAX_LINES:
         for f, y in enumerate(per_flow):
-            src = ColumnDataSource({"t": t, "y": y})
-            p.step("t", "y", source=src, mode="after", color=to_hex(COLORS[f % len(COLORS)]), legend_label=names[f])
+            p.step(t, y, names[f], color=COLORS[f % len(COLORS)])
     else:
         q = _percentiles(per_flow)
-        src = ColumnDataSource({"t": t, "lo": q[0], "mid": q[1], "hi": q[2]})
-        p.varea_step("t", "lo", "hi", source=src, step_mode="after", fill_alpha=0.25, legend_label="10th-90th percentile")
-        p.step("t", "mid", source=src, mode="after", legend_label=f"median across {per_flow.shape[0]} flows")
-    p.y_range.start = 0
+        p.band(t, q[0], q[2], "10th-90th percentile")
+        p.step(t, q[1], f"median across {per_flow.shape[0]} flows")
 
 
 #: Flows drawn one by one besides the median and 95th percentile across flows when there
@@ -80,17 +115,14 @@ def _lines(p: Any, t: np.ndarray, per_flow: np.ndarray, names: list[str]) -> Non
 FEW = 3
 
 
-def _spread(p: Any, t: np.ndarray, per_flow: np.ndarray, names: list[str]) -> None:
+def _spread(p: _Panel, t: str, per_flow: np.ndarray, names: list[str]) -> None:
     """One step line per flow up to MAX_LINES flows; else the median and the 95th percentile
     across flows per bin, and the :data:`FEW` flows of highest median as thin lines. The y
     axis ends at :func:`~tcplab.report.plots.robust_top` of what is drawn (zoom out for the
     rest)."""
-    from bokeh.models import ColumnDataSource
-
     if per_flow.shape[0] <= MAX_LINES:
         for f, y in enumerate(per_flow):
-            src = ColumnDataSource({"t": t, "y": y})
-            p.step("t", "y", source=src, mode="after", color=to_hex(COLORS[f % len(COLORS)]), legend_label=names[f])
+            p.step(t, y, names[f], color=COLORS[f % len(COLORS)])
         drawn = per_flow
     else:
         q = np.full((2, per_flow.shape[1]), np.nan)
@@ -100,16 +132,14 @@ def _spread(p: Any, t: np.ndarray, per_flow: np.ndarray, names: list[str]) -> No
                 q[:, ok] = np.nanpercentile(per_flow[:, ok], [50, 95], axis=0)
         n = per_flow.shape[0]
         for y, label, color, width in ((q[1], f"95th percentile across {n} flows", "firebrick", 2), (q[0], "median across flows", "black", 2)):
-            p.step("t", "y", source=ColumnDataSource({"t": t, "y": y}), mode="after", color=color, line_width=width, legend_label=label)
+            p.step(t, y, label, color=color, width=width)
         with np.errstate(all="ignore"):
             level = np.array([np.nanmedian(y) if np.isfinite(y).any() else -np.inf for y in per_flow])
         top = np.argsort(-level, kind="stable")[:FEW]
         for i, f in enumerate(top):
-            src = ColumnDataSource({"t": t, "y": per_flow[f]})
-            p.step("t", "y", source=src, mode="after", color=to_hex(COLORS[(i + 2) % len(COLORS)]), line_alpha=0.7, line_dash="dashed", legend_label=names[f])
+            p.step(t, per_flow[f], names[f], color=COLORS[(i + 2) % len(COLORS)], alpha=0.7, dash=True)
         drawn = np.vstack([q, per_flow[top]])
-    p.y_range.start = 0
-    p.y_range.end = robust_top(drawn)
+    p.spec["y1"] = robust_top(drawn)
 
 
 def delay_at(result: RunLike, edges: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
@@ -143,13 +173,10 @@ def over_time(result: RunLike) -> tuple[str, str] | None:
     window of 10 median RTTs: a flow's share of a bin is mostly 0 or a burst), smoothed RTT
     and one-way delay over time (:func:`delay_at`, drawn by :func:`_spread`), at most
     :data:`BINS` points per series, their time axes linked (zoom one, the others follow);
-    None without series."""
+    the script calls the plotter of :func:`plotter_js`, which the page holds once. None
+    without series."""
     if result.series.height == 0 or not result.canonical["flows"]:
         return None
-    from bokeh.embed import components
-    from bokeh.layouts import column
-    from bokeh.models import ColumnDataSource, Span
-
     end = run_end_ns(result)
     width = max(end // BINS, MIN_BIN_NS)
     edges = np.arange(0, end + width, width, dtype=np.int64)
@@ -168,17 +195,18 @@ def over_time(result: RunLike) -> tuple[str, str] | None:
     per_flow = (ends - starts) * 8 / spans / 1e6
     total_bins = np.diff(delivered, axis=1).sum(axis=0) * 8 / (width / 1e9) / 1e6
     names = [str(n) for n in result.flows["name"].to_list()]
-    total = _panel(f"Total throughput (bins of {width / 1e6:g} ms)", "Mb/s", None, 200)
-    total.step("t", "y", source=ColumnDataSource({"t": t, "y": total_bins}), mode="after", color="gray", legend_label="all TCP flows")
+    xs = {"t": _b64(t), "t_end": _b64(t + width / 1e9)}
+    total = _Panel(f"Total throughput (bins of {width / 1e6:g} ms)", "Mb/s", 200)
+    total.step("t", total_bins, "all TCP flows", color="gray")
     topo = result.canonical["topology"]
     if topo.get("kind") == "dumbbell":
         rate = topo["bottleneck"]["forward"]["rate"] / 1e6
-        total.add_layout(Span(location=rate, dimension="width", line_dash="dashed", line_color="black"))
+        total.hline(rate)
     title = f"Throughput per flow (over the last {window / 1e9:g} s, 10 median RTTs)"
-    flows = _panel(title, "Mb/s", total.x_range, 240)
-    _lines(flows, t + width / 1e9, per_flow, names)
-    delay = _panel("Smoothed RTT per flow", "ms", total.x_range, 240)
-    _lines(delay, t, rtt, names)
+    flows = _Panel(title, "Mb/s", 240)
+    _lines(flows, "t_end", per_flow, names)
+    delay = _Panel("Smoothed RTT per flow", "ms", 240)
+    _lines(delay, "t", rtt, names)
     panels = [total, flows, delay]
     if result.delay_series.height:
         # Bins of at least one of the table's intervals (none empty between arrivals).
@@ -190,11 +218,12 @@ def over_time(result: RunLike) -> tuple[str, str] | None:
         one_way = delay_at(result, d_edges)
         assert one_way is not None
         title = f"One-way delay per flow (mean of the packets arriving in each {d_width / 1e6:g} ms)"
-        panels.append(_panel(title, "ms", total.x_range, 240))
-        _spread(panels[-1], d_edges[:-1] / 1e9, *one_way)
-    for p in panels:
-        p.add_layout(p.legend[0], "right")
-        p.legend.click_policy = "hide"
-        p.legend.label_text_font_size = "8pt"
-    total.y_range.start = 0
-    return components(column(*panels, sizing_mode="stretch_width"))
+        panels.append(_Panel(title, "ms", 240))
+        xs["t_delay"] = _b64(d_edges[:-1] / 1e9)
+        _spread(panels[-1], "t_delay", *one_way)
+    spec = {"x": xs, "panels": [p.spec for p in panels]}
+    # JSON inside <script>: "</" would end the element, so it is escaped (no other change).
+    doc = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")
+    div_id = "tcplab-plot-" + hashlib.sha1(doc.encode()).hexdigest()[:12]
+    script = f"<script>tcplabPlot(document.getElementById('{div_id}'), {doc});</script>"
+    return script, f"<div id='{div_id}' class='tcplab-plot'></div>"

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from tcplab.aggregate import jain
 from tcplab.report.html import figure_html, fmt, html_table
 from tcplab.report.interactive import FEW, over_time
-from tcplab.report.plots import COLORS, MAX_LINES, figure, legend_outside
+from tcplab.report.plots import COLORS, MAX_LINES, envelope, figure, legend_outside
 from tcplab.schema import RunLike
 
 __all__ = [
@@ -75,6 +75,25 @@ def overview_table(result: RunLike) -> str:
     return html_table(["", ""], rows, left=2)
 
 
+def _bars(ax: Any, heights: np.ndarray, colors: list[str], width: float = 0.85) -> None:
+    """The bars ``ax.bar(range(n), heights, width, color=colors)`` draws, as one collection
+    (one draw call instead of a patch per flow: for thousands of flows, seconds less), with
+    the same rectangles, colours and axis limits (the bottom edge sticks to 0): the same
+    pixels."""
+    from matplotlib.collections import PolyCollection
+
+    x = np.arange(heights.size, dtype=float)
+    left, right = x - width / 2, x + width / 2
+    zero = np.zeros_like(heights)
+    verts = np.stack(
+        [np.column_stack(p) for p in ((left, zero), (left, heights), (right, heights), (right, zero))], axis=1
+    )
+    coll = PolyCollection(verts, facecolors=colors, edgecolors="none", linewidths=0)
+    coll.sticky_edges.y.append(0.0)
+    ax.add_collection(coll, autolim=True)
+    ax.autoscale_view()
+
+
 def plot_flow_throughput(result: RunLike) -> Figure | None:
     """Per-flow throughput sorted (bars, coloured by controller/recovery) and its CDF over flows."""
     tp = np.array(result.flows["throughput_bps"].to_list(), dtype=float) / 1e6
@@ -85,18 +104,24 @@ def plot_flow_throughput(result: RunLike) -> Figure | None:
     protos = _controllers(result)
     kinds = sorted(set(protos))
     color = {k: COLORS[i % len(COLORS)] for i, k in enumerate(kinds)}
-    bars.bar(np.arange(tp.size), tp[order], width=0.85, color=[color[protos[i]] for i in order])
+    colors = [color[protos[i]] for i in order]
+    if tp.size <= MAX_LINES:
+        bars.bar(np.arange(tp.size), tp[order], width=0.85, color=colors)
+    else:
+        _bars(bars, tp[order], colors)
     bars.axhline(tp.mean(), color="black", lw=0.8, ls="--")
     bars.set_xlabel("flows, by throughput")
     bars.set_ylabel("throughput (Mb/s)")
-    bars.set_title(f"mean {tp.mean():.3f} Mb/s (dashed), Jain {jain(tp.tolist()):.3f}", fontsize=9, loc="left")
+    bars.set_title(f"mean {tp.mean():.3f} Mb/s (dashed), Jain {jain(tp.tolist()):.3f}", fontsize=9, loc="left", y=1.0)
     if tp.size <= MAX_LINES:
         names = result.flows["name"].to_list()
         bars.set_xticks(np.arange(tp.size), [names[i] for i in order], rotation=30, ha="right", fontsize=7)
     else:
         bars.set_xticks([])
     x = np.sort(tp)
-    cdf.step(x, np.arange(1, x.size + 1) / x.size, where="post", color="tab:blue")
+    y = np.arange(1, x.size + 1) / x.size
+    drawn = envelope(x, y)  # a point per flow, at most 4 per column of PLOT_BINS
+    cdf.step(x[drawn], y[drawn], where="post", color="tab:blue")
     cdf.set_xlabel("throughput (Mb/s)")
     cdf.set_ylabel("fraction of flows")
     cdf.set_ylim(0, 1.02)
@@ -243,8 +268,8 @@ def overview_html(result: RunLike, caption_base: str) -> str:
             f"rate is data held out of order and released when a hole was repaired), throughput per flow, "
             f"smoothed RTT and one-way delay (TCP data and UDP datagrams, from the delay_series table) over "
             f"time, {how}{delay_how}. Interactive: drag to pan, scroll to zoom the time axis (the plots follow "
-            f"each other), reset to return; the delay axis ends where the bulk of it does (zoom out for "
-            f"excursions). {caption_base}.</figcaption></figure>"
+            f"each other), reset to return; the delay axis ends where the bulk of it does (scroll over its "
+            f"y axis to zoom out for excursions). {caption_base}.</figcaption></figure>"
         )
     else:
         parts.append("<p class='muted'>No plot over time: the series table is empty (trace.series = \"off\"?).</p>")

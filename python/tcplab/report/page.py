@@ -10,13 +10,14 @@ scroll inside their container. So the page holds a bounded number of images, eac
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import numpy as np
 
 from tcplab.report.eth import eth_html
 from tcplab.report.html import details, esc, figure_html, page
-from tcplab.report.interactive import bokeh_js
+from tcplab.report.interactive import plotter_js
 from tcplab.report.overview import overview_html
 from tcplab.report.plots import MAX_LINES, plot_queues, plot_time_sequence, plot_windows
 from tcplab.report.sections import (
@@ -127,6 +128,20 @@ def _live_html(result: RunLike) -> str:
 
 def render_report(result: RunLike) -> str:
     """The report as one HTML string (images embedded as data URIs)."""
+    # matplotlib makes many objects, and Python's full collections (about 0.1 s each with the
+    # modules of a run loaded) would trace them again and again while the page is built; a
+    # report leaves a bounded number of figures (whatever the number of flows) for the next
+    # collection instead.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _render(result)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _render(result: RunLike) -> str:
     sc = result.scenario
     caption_base = esc(sc.describe())
     nflows = result.flows.height
@@ -165,7 +180,7 @@ def render_report(result: RunLike) -> str:
         links_html(result),
     ]
     interactive = any("<figure class='interactive'>" in p for p in parts)
-    return page(f"tcplab report: {result.name}", parts, head=bokeh_js() if interactive else "")
+    return page(f"tcplab report: {result.name}", parts, head=plotter_js() if interactive else "")
 
 
 def write_report(result: RunLike, path: str | Path) -> Path:

@@ -18,7 +18,6 @@ from tcplab.schema import RunLike
 
 #: ssthresh at or above this is "unbounded" (u64::MAX before the first loss).
 _UNBOUNDED = 2**62
-_MAX_POINTS = 200_000
 COLORS = [
     "tab:blue",
     "tab:orange",
@@ -91,8 +90,79 @@ def _flow_label(result: RunLike, flow: int) -> str:
     return f"{f['name']} ({f['controller']['name']} + {f['recovery']['name']})"
 
 
-def _thin(n: int) -> int:
-    return max(1, n // _MAX_POINTS)
+# ---- downsampling for drawing (the data files keep every row) ---------------------------------
+
+#: Bins per plot of :func:`envelope` and columns of :func:`pixel_cells` (by default): more
+#: than the pixels of the widest plot area (a 10-inch figure at 100 dpi less its margins:
+#: 670 px), so a bin is narrower than a pixel column (bins of a whole pixel move the points
+#: kept by up to a pixel: more of the antialiased pixels differ from the full series').
+PLOT_BINS = 1000
+#: Rows of :func:`pixel_cells`: at least the pixels of the tallest plot area.
+PLOT_ROWS = 400
+
+
+def plot_pixels(ax: Any) -> tuple[int, int]:
+    """(columns, rows) of pixels of the plot area of ``ax`` at its figure's dpi, at least 1."""
+    box = ax.get_position()
+    w, h = ax.figure.get_size_inches() * ax.figure.dpi
+    return max(1, int(box.width * w)), max(1, int(box.height * h))
+
+
+def envelope(x: np.ndarray, y: np.ndarray, bins: int = PLOT_BINS) -> np.ndarray:
+    """Indices (increasing) of the points of the series ``(x, y)`` (``x`` non-decreasing) that
+    draw it at ``bins`` columns over ``[x[0], x[-1]]`` as a line would: per column the first,
+    the last, the lowest and the highest point (NaN ignored, unless the column holds only
+    NaN), so at most ``4 * bins`` points, every spike and the first and last point kept. The
+    whole series when it is no longer than that."""
+    n = x.size
+    if n <= 4 * bins:
+        return np.arange(n)
+    lo, hi = float(x[0]), float(x[-1])
+    if not hi > lo:
+        b = np.zeros(n, dtype=np.int64)
+    else:
+        b = np.minimum(((x - lo) * (bins / (hi - lo))).astype(np.int64), bins - 1)
+    starts = np.flatnonzero(np.concatenate(([True], b[1:] != b[:-1])))
+    ends = np.concatenate((starts[1:], [n])) - 1
+    counts = ends - starts + 1
+    yf = np.asarray(y, dtype=np.float64)
+    finite = np.isfinite(yf)
+    with np.errstate(invalid="ignore"):
+        mins = np.fmin.reduceat(yf, starts)
+        maxs = np.fmax.reduceat(yf, starts)
+    seg = np.repeat(np.arange(starts.size), counts)
+    keep = np.zeros(n, dtype=bool)
+    keep[starts] = True
+    keep[ends] = True
+    for target in (mins, maxs):
+        hit = np.flatnonzero(finite & (yf == target[seg]))
+        if hit.size:
+            first = hit[np.concatenate(([True], seg[hit][1:] != seg[hit][:-1]))]
+            keep[first] = True
+    return np.flatnonzero(keep)
+
+
+def pixel_cells(x: np.ndarray, y: np.ndarray, cols: int = PLOT_BINS, rows: int = PLOT_ROWS) -> np.ndarray:
+    """Indices (increasing) of the points of a scatter ``(x, y)`` that draw it at ``cols`` x
+    ``rows`` cells over the points' range: the first point of each occupied cell, and the
+    points of the smallest and largest ``x`` and ``y`` (the axis limits stay the same), so
+    at most ``cols * rows + 4`` points (all of them when there are no more than ``cols``).
+    With cells no larger than the plot's pixels (:func:`plot_pixels`) the points dropped are
+    drawn over ones kept, less than a cell away."""
+    n = x.size
+    if n <= cols:
+        return np.arange(n)
+
+    def cell(v: np.ndarray, k: int) -> np.ndarray:
+        lo, hi = float(np.min(v)), float(np.max(v))
+        if not hi > lo:
+            return np.zeros(v.size, dtype=np.int64)
+        return np.minimum(((v - lo) * (k / (hi - lo))).astype(np.int64), k - 1)
+
+    key = cell(x, cols) * rows + cell(y, rows)
+    _, first = np.unique(key, return_index=True)
+    extremes = [np.argmin(x), np.argmax(x), np.argmin(y), np.argmax(y)]
+    return np.unique(np.concatenate((first, extremes)))
 
 
 # ---- plots -----------------------------------------------------------------------------------
@@ -147,8 +217,10 @@ def plot_windows(result: RunLike, flows: list[int] | None = None) -> Figure | No
         ss /= mss
         finite_ss = ss[np.isfinite(ss)]
         top = robust_top(cwnd, floor=float(finite_ss.max()) * 1.1 if finite_ss.size else 0.0)
-        ax.plot(t, cwnd, drawstyle="steps-post", lw=0.8, color="tab:blue", label="cwnd")
-        ax.plot(t, ss, drawstyle="steps-post", lw=0.8, color="tab:green", ls="--", label="ssthresh")
+        drawn = envelope(t, cwnd)  # at most 4 points per column of PLOT_BINS (< a pixel wide)
+        ax.plot(t[drawn], cwnd[drawn], drawstyle="steps-post", lw=0.8, color="tab:blue", label="cwnd")
+        drawn = envelope(t, ss)
+        ax.plot(t[drawn], ss[drawn], drawstyle="steps-post", lw=0.8, color="tab:green", ls="--", label="ssthresh")
         mark_clipped(ax, t, cwnd, top, "tab:blue")
         e = ev.filter(pl.col("flow") == f)
         for kind, marker, color, label in (
@@ -167,7 +239,7 @@ def plot_windows(result: RunLike, flows: list[int] | None = None) -> Figure | No
                     label=f"{label} ({k.height})",
                 )
         ax.set_ylabel(f"window (segments,\nMSS {mss} B)")
-        ax.set_title(_flow_label(result, f), fontsize=10, loc="left")
+        ax.set_title(_flow_label(result, f), fontsize=10, loc="left", y=1.0)
         ax.set_ylim(0, top)
         ax.grid(alpha=0.3)
         legend_outside(fig, ax)
@@ -179,11 +251,29 @@ def series_at(result: RunLike, column: str, edges: np.ndarray, before: float = 0
     """Per flow (rows, in flow order), the value of ``column`` of the series table at each
     time of ``edges`` (ns): the latest sample at or before it, ``before`` until the first."""
     out = np.full((len(result.canonical["flows"]), edges.size), before, dtype=np.float64)
-    for (f,), rows in result.series.group_by(["flow"]):
-        t = rows["time_ns"].to_numpy().astype(np.int64)
-        v = rows[column].to_numpy().astype(np.float64)
-        idx = np.searchsorted(t, edges, side="right") - 1
-        out[int(f)] = np.where(idx >= 0, v[np.clip(idx, 0, None)], before)
+    s = result.series
+    if s.height == 0 or edges.size == 0:
+        return out
+    flow = s["flow"].to_numpy().astype(np.int64)
+    order = np.argsort(flow, kind="stable")  # by flow, each flow's rows in table (time) order
+    flow = flow[order]
+    t = s["time_ns"].to_numpy().astype(np.int64)[order]
+    v = s[column].to_numpy().astype(np.float64)[order]
+    e = np.asarray(edges, dtype=np.int64)
+    span = int(max(t.max(), e.max())) + 1
+    present = np.unique(flow)
+    if int(present[-1]) + 1 >= 2**62 // span or t.min() < 0 or e.min() < 0:  # keys would overflow
+        for f in present:
+            rows = flow == f
+            idx = np.searchsorted(t[rows], e, side="right") - 1
+            out[int(f)] = np.where(idx >= 0, v[rows][np.clip(idx, 0, None)], before)
+        return out
+    # One search for all flows: (flow, time) as one sorted key.
+    pos = np.searchsorted(flow * span + t, (present[:, None] * span + e[None, :]).ravel(), side="right") - 1
+    pos = pos.reshape(present.size, e.size)
+    safe = np.clip(pos, 0, None)
+    ok = (pos >= 0) & (flow[safe] == present[:, None])
+    out[present] = np.where(ok, v[safe], before)
     return out
 
 
@@ -276,9 +366,9 @@ def plot_queues(result: RunLike) -> tuple[Figure, list[str]] | None:
     for ax, link in zip(axes, busy["link"].to_list()):
         rows = q.filter(pl.col("link") == link)
         t = rows["time_ns"].to_numpy() / 1e9
-        ax.plot(
-            t, rows["packets"].to_numpy(), drawstyle="steps-post", lw=0.8, color="tab:purple", label="queue"
-        )
+        packets = rows["packets"].to_numpy()
+        drawn = envelope(t, packets)  # at most 4 points per column of PLOT_BINS (< a pixel wide)
+        ax.plot(t[drawn], packets[drawn], drawstyle="steps-post", lw=0.8, color="tab:purple", label="queue")
         if link < links.height:
             name, direction = links["link"][link], links["direction"][link]
             label = f"{name} {direction} ({links['from'][link]} → {links['to'][link]})"
@@ -295,7 +385,7 @@ def plot_queues(result: RunLike) -> tuple[Figure, list[str]] | None:
         else:
             label = f"link {link}"
         names.append(label)
-        ax.set_title(label, fontsize=10, loc="left")
+        ax.set_title(label, fontsize=10, loc="left", y=1.0)
         ax.set_ylabel("queue (packets)")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
@@ -348,19 +438,25 @@ def plot_time_sequence(result: RunLike, zoom: bool = False, flows: list[int] | N
         scale = 1e6 if not zoom else float(_mss(result, f))
         orig = rows.filter(pl.col("retransmission") == 0)
         rtx = rows.filter(pl.col("retransmission") > 0)
-        step = _thin(orig.height)
+        # Points drawn over one another are drawn once: one per cell of half a pixel (pixel_cells).
+        cols, rows = plot_pixels(ax)
+        cells = (2 * cols, 2 * rows)
+        x, y = orig["time_ns"].to_numpy() / 1e9, orig["seq"].to_numpy() / scale
+        keep = pixel_cells(x, y, *cells)
         ax.scatter(
-            orig["time_ns"].to_numpy()[::step] / 1e9,
-            orig["seq"].to_numpy()[::step] / scale,
+            x[keep],
+            y[keep],
             s=1 if not zoom else 6,
             color="tab:blue",
-            label="segment sent" + (f" (1 in {step} shown)" if step > 1 else ""),
+            label="segment sent",
             rasterized=True,
         )
         if rtx.height:
+            x, y = rtx["time_ns"].to_numpy() / 1e9, rtx["seq"].to_numpy() / scale
+            keep = pixel_cells(x, y, *cells)
             ax.scatter(
-                rtx["time_ns"].to_numpy() / 1e9,
-                rtx["seq"].to_numpy() / scale,
+                x[keep],
+                y[keep],
                 s=10 if not zoom else 22,
                 color="tab:red",
                 label=f"retransmission ({rtx.height})",
@@ -379,7 +475,7 @@ def plot_time_sequence(result: RunLike, zoom: bool = False, flows: list[int] | N
         title = _flow_label(result, f)
         if zoom:
             title += " — around the first loss" if w is not None else " — no loss"
-        ax.set_title(title, fontsize=10, loc="left")
+        ax.set_title(title, fontsize=10, loc="left", y=1.0)
         ax.set_ylabel(
             "sequence number (MB)" if not zoom else f"sequence number\n(segments of {int(scale)} B)"
         )
