@@ -81,11 +81,13 @@ _SIZE_HELP = (
 )
 
 
-def _split(value: str, what: str, help_: str) -> tuple[Fraction, str]:
+def _split(value: str, what: str, help_: str) -> tuple[Fraction | int, str]:
     m = _QUANTITY.match(value)
     if not m:
         raise UnitError(f"is not {what} (expected {help_})")
-    return Fraction(m.group(1).replace("_", "")), (m.group(2) or "")
+    number = m.group(1).replace("_", "")
+    # A whole number (most of them: "250ms", "10s") needs no Fraction, its value is the same.
+    return (int(number) if number.isdecimal() and number.isascii() else Fraction(number)), (m.group(2) or "")
 
 
 def _number(value: object, what: str, help_: str) -> Fraction:
@@ -99,7 +101,9 @@ def _number(value: object, what: str, help_: str) -> Fraction:
     return Fraction(value)
 
 
-def _round(x: Fraction) -> int:
+def _round(x: Fraction | int) -> int:
+    if isinstance(x, int):
+        return x
     return math.floor(x + Fraction(1, 2))
 
 

@@ -73,9 +73,7 @@ def load_base(path: Path, seed: int | None = None) -> tuple[Scenario, dict[str, 
         data, text = read_toml(path)
     except TomlError as e:
         fail(str(e), EXIT_INVALID)
-    if "sweep" not in data:
-        return load(path, seed), None
-    table = data.pop("sweep")
+    table = data.pop("sweep", None)
     try:  # time-trace files are relative to the scenario file
         sc = Scenario.from_dict(data, name=path.stem, source={"toml": text, "path": str(path)}, base_dir=path.parent)
         return (sc.with_seed(seed) if seed is not None else sc), table

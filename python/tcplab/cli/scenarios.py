@@ -26,16 +26,15 @@ def validate(
     With a \\[sweep] table: the base scenario, then every point of the sweep."""
     load_plugins(plugin)
     sc, sweep_table = load_base(scenario)
-    text = sc.canonical_json(indent=2)
     try:
-        _native.Simulation(text)
+        _native.Simulation(sc.canonical_json())
     except ValueError as e:
         fail(f"{scenario}: {e}", EXIT_INVALID)
     except RuntimeError as e:
         fail(str(e), EXIT_INTERNAL)
     points = check_sweep(scenario, sc, sweep_table) if sweep_table is not None else None
     if json_out:
-        typer.echo(text)  # the base scenario's
+        typer.echo(sc.canonical_json(indent=2))  # the base scenario's
     else:
         typer.echo(f"ok: {sc.describe()}")
         if points is not None:
