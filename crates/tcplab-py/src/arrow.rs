@@ -238,13 +238,7 @@ fn utf8<S: AsRef<str>>(values: impl ExactSizeIterator<Item = S> + Clone) -> FfiA
     }
     let (o, o1) = owned(offsets);
     let (b, o2) = owned(bytes);
-    array(
-        rows,
-        0,
-        vec![ptr::null(), o, b],
-        vec![o1, o2],
-        vec![],
-    )
+    array(rows, 0, vec![ptr::null(), o, b], vec![o1, o2], vec![])
 }
 
 /// Column `i` of `table`: its type (C data interface format string), flags and values.

@@ -2,9 +2,9 @@
 //! The tables and columns Python sees are declared in [`crate::columns`] (the one column
 //! schema); docs/results.md explains them.
 
+use crate::labels::Labels;
 pub use crate::packet::DropCause;
 use serde::Serialize;
-use crate::labels::Labels;
 use tcplab_core::SenderCounters;
 
 /// The actual cause of the loss behind a loss response, in the two classes of Veno's

@@ -6,11 +6,11 @@
 
 mod flows;
 
+use crate::labels::Labels;
 use crate::results::{
     DelayHistogramLog, DelaySeriesLog, DelaySummary, DropCause, DropLog, EventLog, FlowSeries,
     LinkSummary, QueueSeries, SegmentLog, UdpSummary, VerdictLog,
 };
-use crate::labels::Labels;
 use crate::Results;
 use serde::Serialize;
 
