@@ -67,6 +67,11 @@ impl Clock {
     /// Waits until `deadline` (None: until something is readable or [`IDLE`] passed) or
     /// until one of `fds` is readable, whichever comes first. Returns the time read last.
     pub fn wait(&self, deadline: Option<Time>, fds: &[RawFd]) -> Time {
+        self.wait_slept(deadline, fds).0
+    }
+
+    /// [`Clock::wait`], also saying how long the thread slept (in `ppoll`, off the CPU).
+    pub fn wait_slept(&self, deadline: Option<Time>, fds: &[RawFd]) -> (Time, Dur) {
         let mut pfds: Vec<libc::pollfd> = fds
             .iter()
             .map(|&fd| libc::pollfd {
@@ -78,34 +83,48 @@ impl Clock {
         let now = self.now();
         let until = deadline.unwrap_or(now + IDLE);
         if until <= now {
-            return now;
+            return (now, Dur::ZERO);
         }
         let left = until - now;
+        let mut slept = Dur::ZERO;
         if left > SPIN {
-            let sleep = (left - SPIN).as_nanos();
-            let ts = libc::timespec {
-                tv_sec: (sleep / 1_000_000_000) as libc::time_t,
-                tv_nsec: (sleep % 1_000_000_000) as libc::c_long,
-            };
-            // SAFETY: pfds is a valid array of pollfd; ts a valid timespec.
-            let n = unsafe {
-                libc::ppoll(
-                    pfds.as_mut_ptr(),
-                    pfds.len() as libc::nfds_t,
-                    &ts,
-                    std::ptr::null(),
-                )
-            };
+            let n = sleep(&mut pfds, left - SPIN);
+            let t = self.now();
+            slept = t.saturating_since(now);
             if n != 0 || deadline.is_none() {
-                return self.now(); // readable, interrupted by a signal, or idle
+                return (t, slept); // readable, interrupted by a signal, or idle
             }
         }
         loop {
             let t = self.now();
             if t >= until {
-                return t;
+                return (t, slept);
             }
             std::hint::spin_loop();
         }
+    }
+
+    /// Sleeps for `d` (off the CPU, whatever is readable); returns the time after.
+    pub fn pause(&self, d: Dur) -> Time {
+        sleep(&mut [], d);
+        self.now()
+    }
+}
+
+/// `ppoll` on `pfds` for at most `d`: the number of ready descriptors (0: the time passed).
+fn sleep(pfds: &mut [libc::pollfd], d: Dur) -> libc::c_int {
+    let ns = d.as_nanos();
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: pfds is a valid array of pollfd (possibly empty); ts a valid timespec.
+    unsafe {
+        libc::ppoll(
+            pfds.as_mut_ptr(),
+            pfds.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
     }
 }

@@ -45,10 +45,23 @@ pub fn is_kernel(spec: &str) -> bool {
 /// Opens the device of a host given as `spec` (a namespace or `fd:N`); `tun`: the TUN
 /// device's name in a namespace.
 pub fn open(spec: &str, tun: &str) -> Result<File, String> {
+    open_with(spec, tun, false)
+}
+
+/// [`open`]; a namespace's TUN device with segmentation offload when `offload`
+/// ([`crate::vnet`]: what is read and written then carries a `virtio_net_hdr`; see
+/// [`offloads`]).
+pub fn open_with(spec: &str, tun: &str, offload: bool) -> Result<File, String> {
     match spec.strip_prefix("fd:") {
         Some(n) => attached(spec, n),
-        None => crate::tun::open_in_netns(spec, tun),
+        None => crate::tun::open_in_netns(spec, tun, offload),
     }
+}
+
+/// Whether [`open_with`] gives the device of `spec` offloads when asked (a namespace's TUN
+/// device; an attached socket carries plain packets).
+pub fn offloads(spec: &str) -> bool {
+    is_kernel(spec)
 }
 
 /// The inherited socket `fd:N`, checked to be a `SOCK_SEQPACKET` socket, made non-blocking

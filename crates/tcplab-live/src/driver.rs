@@ -13,7 +13,9 @@
 //! written to that host's device (the clock is read just before the write; actual minus
 //! modelled time is the packet's lateness).
 //!
-//! Each turn reads every packet waiting on any device (the clock is read for each), then
+//! Each turn reads every packet waiting on any device (until a read finds nothing; the clock
+//! is read for each read, and with offloads a read may be a super-packet whose segments
+//! share its time, [`crate::vnet`]), then
 //! processes, in model time order, every link event due by the clock and every packet read,
 //! then waits until the earliest next event or until a device is readable. Processing in
 //! time order across all directions means a direction never receives a packet at a time
@@ -40,19 +42,26 @@ use crate::plan::{Plan, QueueSeries};
 use crate::stalls::Stalls;
 use crate::tcp_sends::TcpSends;
 use crate::unmodelled::Unmodelled;
+use crate::vnet;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, Write};
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use tcplab_core::Time;
+use tcplab_core::{Dur, Time};
 use tcplab_sim::link_direction::{Event, LinkDirection};
 use tcplab_sim::packet::{DropCause, PacketKind};
 use tcplab_sim::wlan_segment::{self, WlanSegment};
 
-/// Largest packet read from a TUN device (its MTU is far smaller).
-const MAX_PACKET: usize = 65_536;
+/// Largest read from a device: a TUN device's MTU is far smaller, but with offloads a read is
+/// a `virtio_net_hdr` and a super-packet of up to 64 KB ([`crate::vnet`]).
+const MAX_PACKET: usize = 65_536 + 64;
+
+/// Breaks of a real-time emulator ([`Emulator::breaks`]): at least [`BREAK`] off the CPU in
+/// every [`BREAK_EVERY`] of real time (6.25 %).
+pub const BREAK_EVERY: Dur = Dur::from_micros(800);
+pub const BREAK: Dur = Dur::from_micros(50);
 
 /// Queue rows kept at most (24 bytes each in the results); further rows are counted in
 /// [`Emulator::queue_rows_cut`].
@@ -125,6 +134,12 @@ pub struct Segment {
 /// One host: its device and what crossed it.
 pub struct Host {
     pub tun: File,
+    /// The device carries a `virtio_net_hdr` on every read and write and hands over
+    /// TCP super-packets, which the emulator segments ([`crate::vnet`]).
+    pub vnet: bool,
+    /// Reads that were super-packets, and the segments they gave (counted in `sent` too).
+    pub super_packets: u64,
+    pub segments: u64,
     /// Packets read from the device (and not counted in `not_ipv4` or `no_route`).
     pub sent: u64,
     /// Packets read that are not IPv4 (not offered to the model).
@@ -163,6 +178,9 @@ impl Host {
     pub fn new(tun: File) -> Self {
         Host {
             tun,
+            vnet: false,
+            super_packets: 0,
+            segments: 0,
             sent: 0,
             not_ipv4: 0,
             no_route: 0,
@@ -213,6 +231,19 @@ pub struct Emulator {
     capture_bytes: usize,
     /// Where a kernel host's answers are read ([`Emulator::write`]).
     answer_buf: Vec<u8>,
+    /// The packets of the latest read of a device with offloads ([`crate::vnet`]).
+    split: Vec<Vec<u8>>,
+    /// Take breaks: sleep [`BREAK`] whenever [`BREAK_EVERY`] passed without the loop
+    /// having slept that long (`tcplab-emu --realtime --breaks`; off by default). Linux
+    /// keeps 5 % of every CPU for normal tasks (`sched_rt_runtime_us`, since 6.12 the fair
+    /// server: 50 ms in every second); a real-time loop that never sleeps is stopped for up to 50 ms at a
+    /// time once a second when a normal task waits on its CPU, and every packet due then is
+    /// written up to 50 ms late. Idle time and time a normal task ran count towards those
+    /// 50 ms, so short breaks of its own let the kernel leave the loop alone: packets due in
+    /// a break are up to [`BREAK`] late instead.
+    pub breaks: bool,
+    /// Breaks taken.
+    pub breaks_taken: u64,
 }
 
 impl Emulator {
@@ -293,6 +324,9 @@ impl Emulator {
             capture_of_dir,
             capture_bytes: 0,
             answer_buf: vec![0; MAX_PACKET],
+            split: Vec::new(),
+            breaks: false,
+            breaks_taken: 0,
             next_tick: match plan_queues {
                 QueueSeries::Interval(_) => Some(Time::ZERO),
                 _ => None,
@@ -350,6 +384,7 @@ impl Emulator {
     pub fn run(&mut self, stop: &AtomicBool) -> io::Result<()> {
         let mut fds: Vec<RawFd> = self.hosts.iter().map(|h| h.tun.as_raw_fd()).collect();
         let mut buf = vec![0u8; MAX_PACKET];
+        let mut rested = self.clock.now();
         while !stop.load(Ordering::Relaxed) {
             for (k, fd) in fds.iter_mut().enumerate() {
                 if *fd >= 0 && self.read_all(k, &mut buf, None)? == Received::Gone {
@@ -358,8 +393,16 @@ impl Emulator {
             }
             let horizon = self.clock.now();
             self.process(horizon);
+            if self.breaks && self.clock.now() >= rested + BREAK_EVERY {
+                rested = self.clock.pause(BREAK);
+                self.breaks_taken += 1;
+                continue;
+            }
             let next = self.next_model_event().map(|e| e.0);
-            self.clock.wait(next, &fds);
+            let (t, slept) = self.clock.wait_slept(next, &fds);
+            if slept >= BREAK {
+                rested = t;
+            }
         }
         Ok(())
     }
@@ -383,55 +426,83 @@ impl Emulator {
                 end => return Ok(end),
             };
             let host = &mut self.hosts[k];
+            let behind = answering.is_some_and(|at| at < host.last_read);
             let now = match answering {
                 // Never before what the host sent earlier and was read at this turn.
-                Some(at) if at < host.last_read => {
-                    host.answers_behind += 1;
-                    host.last_read
-                }
+                Some(_) if behind => host.last_read,
                 Some(at) => at,
                 // The clock: never before `last_read` (answers are stamped at most now).
                 None => self.clock.now(),
             };
             host.last_read = now;
-            let pkt = &buf[..n];
-            let Some(id) = ident::ipv4(pkt) else {
-                host.not_ipv4 += 1;
+            if !host.vnet {
+                host.answers_behind += u64::from(behind);
+                self.take(k, now, buf[..n].to_vec(), answering.is_some());
                 continue;
-            };
-            let dst = if self.plan.point_to_point {
-                Some(1 - k)
-            } else {
-                self.host_of_addr.get(&id.dst).copied().filter(|&d| d != k)
-            };
-            let Some(dst) = dst else {
-                host.no_route += 1;
-                continue;
-            };
-            host.sent += 1;
-            if self.plan.tcp_sends {
-                self.tcp_sends.record(now, &id);
             }
-            let flow = match (id.sport, id.dport) {
-                (Some(sp), Some(dp)) if self.plan.has_pinned_routes() => {
-                    self.plan.flow_of(id.src, id.dst, sp, dp)
+            // A device with offloads: one read may be a super-packet, whose segments are
+            // taken one by one, all stamped with the time of the read.
+            let mut segs = std::mem::take(&mut self.split);
+            match vnet::packets(&mut buf[..n], &mut segs) {
+                Ok(()) if segs.len() > 1 => {
+                    host.super_packets += 1;
+                    host.segments += segs.len() as u64;
                 }
-                _ => None,
-            };
-            let p = Packet {
-                dst: self.plan.hosts[dst].node,
-                flow,
-                ect: ecn::ect(pkt),
-                modelled: !self.unmodelled.is_unmodelled(&id),
-                bytes: pkt.to_vec(),
-            };
-            if answering.is_some() {
-                // Before the packets read at the top of this turn (stamped later).
-                let at = self.arrivals.partition_point(|a| a.0 <= now);
-                self.arrivals.insert(at, (now, k, p));
-            } else {
-                self.arrivals.push_back((now, k, p));
+                Ok(()) => {}
+                // Not cut (never seen: only TCP over IPv4 is offloaded): not offered.
+                Err(_) => host.not_ipv4 += 1,
             }
+            if behind {
+                host.answers_behind += segs.len() as u64;
+            }
+            for bytes in segs.drain(..) {
+                self.take(k, now, bytes, answering.is_some());
+            }
+            self.split = segs;
+        }
+    }
+
+    /// Takes packet `bytes` that host `k` sent, stamped `now`: offered to the model at `now`
+    /// with the packets read this turn (`answer`: a kernel host's answer to a delivery, see
+    /// [`Emulator::write`], which goes before the packets read at the top of the turn).
+    fn take(&mut self, k: usize, now: Time, bytes: Vec<u8>, answer: bool) {
+        let host = &mut self.hosts[k];
+        let Some(id) = ident::ipv4(&bytes) else {
+            host.not_ipv4 += 1;
+            return;
+        };
+        let dst = if self.plan.point_to_point {
+            Some(1 - k)
+        } else {
+            self.host_of_addr.get(&id.dst).copied().filter(|&d| d != k)
+        };
+        let Some(dst) = dst else {
+            host.no_route += 1;
+            return;
+        };
+        host.sent += 1;
+        if self.plan.tcp_sends {
+            self.tcp_sends.record(now, &id);
+        }
+        let flow = match (id.sport, id.dport) {
+            (Some(sp), Some(dp)) if self.plan.has_pinned_routes() => {
+                self.plan.flow_of(id.src, id.dst, sp, dp)
+            }
+            _ => None,
+        };
+        let p = Packet {
+            dst: self.plan.hosts[dst].node,
+            flow,
+            ect: ecn::ect(&bytes),
+            modelled: !self.unmodelled.is_unmodelled(&id),
+            bytes,
+        };
+        if answer {
+            // Before the packets read at the top of this turn (stamped later).
+            let at = self.arrivals.partition_point(|a| a.0 <= now);
+            self.arrivals.insert(at, (now, k, p));
+        } else {
+            self.arrivals.push_back((now, k, p));
         }
     }
 
@@ -586,7 +657,12 @@ impl Emulator {
     fn write(&mut self, k: usize, at: Time, bytes: &[u8]) {
         let h = &mut self.hosts[k];
         let t = self.clock.now();
-        match h.tun.write(bytes) {
+        let written = if h.vnet {
+            write_vnet(&h.tun, bytes)
+        } else {
+            h.tun.write(bytes)
+        };
+        match written {
             // A TUN write takes the whole packet or fails.
             Ok(n) if n == bytes.len() => {
                 h.lateness.record(t.saturating_since(at).as_nanos());
@@ -616,6 +692,27 @@ impl Emulator {
             h.answers_late += answers;
         }
     }
+}
+
+/// Writes `bytes` to a device with offloads: an empty `virtio_net_hdr`, then the packet (one
+/// `writev`); the packet's length when the device took it.
+fn write_vnet(dev: &File, bytes: &[u8]) -> io::Result<usize> {
+    let iov = [
+        libc::iovec {
+            iov_base: vnet::EMPTY.as_ptr() as *mut libc::c_void,
+            iov_len: vnet::HDR,
+        },
+        libc::iovec {
+            iov_base: bytes.as_ptr() as *mut libc::c_void,
+            iov_len: bytes.len(),
+        },
+    ];
+    // SAFETY: two valid iovecs over live buffers, which writev only reads.
+    let n = unsafe { libc::writev(dev.as_raw_fd(), iov.as_ptr(), 2) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((n as usize).saturating_sub(vnet::HDR))
 }
 
 #[cfg(test)]
@@ -674,6 +771,46 @@ mod tests {
         p[12..16].copy_from_slice(&src.octets());
         p[16..20].copy_from_slice(&dst.octets());
         p
+    }
+
+    /// A host whose device has offloads: one read of a 3-segment TCP super-packet is offered
+    /// as its 3 segments, stamped alike; at the far host (offloads too) each is written
+    /// alone behind an empty offload header.
+    #[test]
+    fn a_super_packet_is_offered_segment_by_segment_and_written_one_by_one() {
+        let (mut emu, hosts) = emulator(dumbbell(50));
+        emu.hosts[0].vnet = true;
+        emu.hosts[2].vnet = true;
+        let (s0, r0) = (emu.plan.hosts[0].addr, emu.plan.hosts[2].addr);
+        let mss = 1000usize;
+        let mut p = ipv4(s0, r0, 40 + 2 * mss + 500, 7);
+        p[9] = 6;
+        p[20 + 4..20 + 8].copy_from_slice(&1000u32.to_be_bytes());
+        p[20 + 12] = 5 << 4;
+        p[20 + 13] = 0x18; // PSH ACK
+        let mut raw = vec![1u8, 1]; // NEEDS_CSUM, TCPV4
+        for v in [40u16, mss as u16, 20, 16] {
+            raw.extend_from_slice(&v.to_ne_bytes());
+        }
+        raw.extend_from_slice(&p);
+        (&hosts[0]).write_all(&raw).unwrap();
+        let mut buf = vec![0u8; MAX_PACKET];
+        emu.read_all(0, &mut buf, None).unwrap();
+        let h = &emu.hosts[0];
+        assert_eq!((h.sent, h.super_packets, h.segments), (3, 1, 3));
+        let stamps: Vec<Time> = emu.arrivals.iter().map(|a| a.0).collect();
+        assert!(stamps.iter().all(|&t| t == stamps[0]), "{stamps:?}");
+        let lens: Vec<usize> = emu.arrivals.iter().map(|a| a.2.bytes.len()).collect();
+        assert_eq!(lens, [1040, 1040, 540]);
+        emu.process(stamps[0] + tcplab_core::Dur::from_secs(1));
+        assert_eq!(emu.hosts[2].delivered, 3);
+        for (i, len) in lens.into_iter().enumerate() {
+            let n = (&hosts[2]).read(&mut buf).unwrap();
+            assert_eq!(n, vnet::HDR + len);
+            assert_eq!(buf[..vnet::HDR], vnet::EMPTY);
+            let seq = u32::from_be_bytes(buf[vnet::HDR + 24..vnet::HDR + 28].try_into().unwrap());
+            assert_eq!(seq as usize, 1000 + i * mss);
+        }
     }
 
     #[test]

@@ -50,4 +50,5 @@ pub mod tcp_sends;
 pub mod tun;
 pub mod udp;
 pub mod unmodelled;
+pub mod vnet;
 pub mod wire;

@@ -68,6 +68,9 @@ fn host(h: &Host, addr: &str) -> Value {
         "answers": h.answers,
         "answers_late": h.answers_late,
         "answers_behind": h.answers_behind,
+        "offload": h.vnet,
+        "super_packets": h.super_packets,
+        "segments": h.segments,
     })
 }
 
@@ -166,6 +169,7 @@ pub fn write(emu: &Emulator, realtime: &str, dir: &Path) -> std::io::Result<()> 
         "queue_rows_cut": emu.queue_rows_cut,
         "tcp_sends": emu.tcp_sends.rows.len(),
         "tcp_sends_cut": emu.tcp_sends.cut,
+        "breaks": emu.breaks_taken,
         "stalls": {
             "threshold_ns": crate::stalls::THRESHOLD_NS,
             "count": emu.stalls.stalls.len() as u64 + emu.stalls.cut,

@@ -17,8 +17,16 @@
 //! `--plan --scenario FILE` prints the scenario's hosts, their addresses, routers and links
 //! as JSON and exits. Bad input: one line on stderr, exit status 2.
 //!
+//! A namespace's TUN device is opened with segmentation offload (`tcplab_live::vnet`: the
+//! host's kernel hands over TCP super-packets, which the emulator segments as the kernel
+//! would); `--no-offload` opens it without (one IP packet per read, segmented by the kernel).
+//!
+//! `--breaks` (or `TCPLAB_EMU_BREAKS=1` in the environment), with `--realtime`: the loop
+//! takes short breaks (`Emulator::breaks`), so that the kernel's reserve for normal tasks
+//! does not stop it for 50 ms at a time.
+//!
 //! Usage: tcplab-emu (--config FILE --ns-a NAME --ns-b NAME | --scenario FILE --hosts FILE)
-//!        --out DIR [--tun NAME] [--realtime]
+//!        --out DIR [--tun NAME] [--realtime] [--no-offload] [--breaks]
 //!        tcplab-emu --plan --scenario FILE
 
 use std::collections::HashMap;
@@ -50,6 +58,8 @@ struct Args {
     out: Option<PathBuf>,
     tun: String,
     realtime: bool,
+    offload: bool,
+    breaks: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -57,7 +67,8 @@ fn args() -> Result<Args, String> {
     let (mut config, mut a, mut b, mut out) = (None, None, None, None);
     let (mut scenario, mut hosts) = (None, None);
     let mut tun = "tcplab0".to_string();
-    let (mut realtime, mut plan_only) = (false, false);
+    let (mut realtime, mut plan_only, mut offload) = (false, false, true);
+    let mut breaks = std::env::var("TCPLAB_EMU_BREAKS").is_ok_and(|v| v == "1");
     while let Some(k) = it.next() {
         let mut v = || it.next().ok_or(format!("{k}: a value is missing"));
         match k.as_str() {
@@ -69,6 +80,8 @@ fn args() -> Result<Args, String> {
             "--out" => out = Some(PathBuf::from(v()?)),
             "--tun" => tun = v()?,
             "--realtime" => realtime = true,
+            "--no-offload" => offload = false,
+            "--breaks" => breaks = true,
             "--plan" => plan_only = true,
             _ => return Err(format!("unknown argument {k:?}")),
         }
@@ -102,6 +115,8 @@ fn args() -> Result<Args, String> {
         out,
         tun,
         realtime,
+        offload,
+        breaks,
     })
 }
 
@@ -152,11 +167,12 @@ fn setup(a: &Args, plan: Plan, ns: &[String]) -> Result<Emulator, String> {
     }
     let tuns = ns
         .iter()
-        .map(|n| device::open(n, &a.tun))
+        .map(|n| device::open_with(n, &a.tun, a.offload))
         .collect::<Result<Vec<_>, _>>()?;
     let mut emu = Emulator::new(plan, tuns, Clock::start()).map_err(|e| format!("config: {e}"))?;
     for (k, spec) in ns.iter().enumerate() {
         emu.hosts[k].kernel = device::is_kernel(spec) && emu.plan.hosts[k].kernel_tcp;
+        emu.hosts[k].vnet = a.offload && device::offloads(spec);
     }
     Ok(emu)
 }
@@ -186,6 +202,7 @@ fn main() -> ExitCode {
         }
     };
     let realtime = process::realtime(a.realtime);
+    emu.breaks = a.breaks && realtime == "SCHED_FIFO";
     println!(
         "ready {} realtime={realtime}",
         emu.clock.origin_monotonic_ns()
