@@ -84,17 +84,19 @@ def _child_tcplab(path: str) -> None:
     c0, w0 = time.process_time(), time.perf_counter()
     sim.run_until(end)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    # Before finish(): building the result arrays imports numpy (~13 MiB), which would
-    # hide the simulator's own footprint.
+    # Before finish() and polars: they would hide the simulator's own footprint.
     peak_run = _proc_status_kib("VmHWM")
     w1 = time.perf_counter()
     raw = sim.finish()
     finish_s = time.perf_counter() - w1
     stats = {k: int(v) for k, v in raw["stats"].items()}
-    flows = raw["flows"]
+    # Tables leave Rust as Arrow (__arrow_c_array__): columns as Python lists.
+    import polars as pl  # noqa: PLC0415
+
+    flows = pl.DataFrame(raw["flows"]).to_dict(as_series=False)
     delivered = int(sum(int(x) for x in flows["bytes_delivered"]))
     cons = raw.get("conservation", {})
-    links = raw["links"]
+    links = pl.DataFrame(raw["links"]).to_dict(as_series=False)
     neck, neck_bytes, neck_drops = {}, {}, None
     for i in range(len(links["link"])):
         if links["link"][i] == "left-right":
