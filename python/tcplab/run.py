@@ -379,12 +379,12 @@ def max_record_mb() -> float:
 
 
 def simulator_check(canonical: dict[str, Any], max_record_mb: float | None = None) -> None:
-    """What only the simulator checks (Scenario::validate: routes, node names...; and the
-    recording estimate against ``max_record_mb``, default :func:`max_record_mb`), by
-    building the simulation without running it (a few milliseconds); :class:`ScenarioError`
-    with its one line."""
+    """What only the simulator checks (Scenario::validate: routes, node names...; each flow's
+    settings; the recording estimate against ``max_record_mb``, default
+    :func:`max_record_mb`) without building the run (``Simulation::check``);
+    :class:`ScenarioError` with its one line."""
     try:
-        _native.Simulation(_canonical_json(canonical), _max_record_mb(max_record_mb))
+        _native.check_scenario(_canonical_json(canonical), _max_record_mb(max_record_mb))
     except ValueError as e:
         raise ScenarioError(str(e)) from None
 

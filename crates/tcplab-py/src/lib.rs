@@ -327,6 +327,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         tcplab_sim::estimate::DEFAULT_MAX_RECORD_MB,
     )?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
+    m.add_function(wrap_pyfunction!(simulation::check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(recoveries, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

@@ -22,6 +22,49 @@ const _: fn() = || {
 const FINISHED: &str = "Simulation.finish() was already called";
 
 /// A call that could not run: a misuse (RuntimeError as is) or a panic (internal error).
+/// `max_record_mb` (None: the default) in bytes; ValueError unless a number of MB > 0.
+fn record_limit(max_record_mb: Option<f64>) -> PyResult<u64> {
+    match max_record_mb {
+        None => Ok(tcplab_sim::estimate::DEFAULT_MAX_RECORD_MB << 20),
+        Some(mb) if mb.is_finite() && mb > 0.0 => {
+            Ok((mb * (1u64 << 20) as f64).min(u64::MAX as f64) as u64)
+        }
+        Some(mb) => Err(PyValueError::new_err(format!(
+            "max_record_mb = {mb}: expected a number of MB > 0"
+        ))),
+    }
+}
+
+/// What `Simulation(scenario_json, max_record_mb)` would refuse (ValueError, one line),
+/// without building the run (`Simulation::check`): the scenario's rules, each flow's
+/// settings and components, the recording estimate. With the GIL released.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, max_record_mb=None))]
+pub(crate) fn check_scenario(
+    py: Python<'_>,
+    scenario_json: &str,
+    max_record_mb: Option<f64>,
+) -> PyResult<()> {
+    let json = scenario_json.to_owned();
+    let limit = record_limit(max_record_mb)?;
+    let controller_error = RunError::default();
+    let registries = registries(&controller_error);
+    let checked = py.detach(move || {
+        no_panic(move || -> Result<(), String> {
+            let scenario: Scenario =
+                serde_json::from_str(&json).map_err(|e| format!("scenario JSON: {e}"))?;
+            Simulation::check(&scenario, &registries, limit)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+    });
+    match checked {
+        Err(panic) => Err(internal_error(&panic)),
+        Ok(Err(invalid)) => Err(PyValueError::new_err(invalid)),
+        Ok(Ok(())) => Ok(()),
+    }
+}
+
 fn call_error(msg: String) -> PyErr {
     if msg == FINISHED {
         PyRuntimeError::new_err(msg)
@@ -100,17 +143,7 @@ impl PySimulation {
     #[pyo3(signature = (scenario_json, max_record_mb=None))]
     fn new(py: Python<'_>, scenario_json: &str, max_record_mb: Option<f64>) -> PyResult<Self> {
         let json = scenario_json.to_owned();
-        let limit = match max_record_mb {
-            None => tcplab_sim::estimate::DEFAULT_MAX_RECORD_MB << 20,
-            Some(mb) if mb.is_finite() && mb > 0.0 => {
-                (mb * (1u64 << 20) as f64).min(u64::MAX as f64) as u64
-            }
-            Some(mb) => {
-                return Err(PyValueError::new_err(format!(
-                    "max_record_mb = {mb}: expected a number of MB > 0"
-                )))
-            }
-        };
+        let limit = record_limit(max_record_mb)?;
         let controller_error = RunError::default();
         let registries = registries(&controller_error);
         let built = py.detach(move || {

@@ -92,6 +92,35 @@ pub struct Simulation {
 }
 
 impl Simulation {
+    /// What [`with_limit`](Self::with_limit) refuses, without building the run: the
+    /// scenario's rules, each flow's TCP settings and components (built and dropped one by
+    /// one), the recording estimate against `max_record_bytes`. For `tcplab validate` and a
+    /// sweep's points: a flow costs its sender's construction, not its memory.
+    pub fn check(
+        s: &Scenario,
+        registries: &Registries,
+        max_record_bytes: u64,
+    ) -> Result<Estimate, SimError> {
+        s.validate_with(registries)?;
+        let mut errs = Vec::new();
+        let layout = topology::expand(&s.topology, &mut errs);
+        debug_assert!(errs.is_empty(), "validated: {errs:?}");
+        let mut net = Network::new(&layout, s.seed);
+        net.pinned = PinnedRoutes::of_scenario(s, &layout);
+        for (i, f) in s.flows.iter().enumerate() {
+            let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
+            let seed = Rng::stream(s.seed, &format!("controller/{i}")).next_u64();
+            Sender::build_seeded(registries, cfg, &f.controller, &f.recovery, f.bytes, seed)
+                .map_err(|e| SimError(validate::flow_config_error(&format!("flows[{i}]"), &e)))?;
+        }
+        let (tcp_ends, udp_ends) = flow_ends(s, |name: &str| {
+            layout.node(name).expect("validated node name")
+        });
+        let estimate = estimate::of(s, &net, &tcp_ends, &udp_ends);
+        estimate.check(s, max_record_bytes).map_err(SimError)?;
+        Ok(estimate)
+    }
+
     /// Validates the scenario and builds the network, flows and random streams.
     pub fn new(s: &Scenario) -> Result<Self, SimError> {
         Self::with_registries(s, &Registries::default())
@@ -185,43 +214,7 @@ impl Simulation {
         if s.trace.series == SeriesMode::Interval {
             events.push(Time::ZERO, Event::Sample);
         }
-        let ends = |src: u32, dst: u32, from: Dur, stop: Option<Dur>| {
-            let until = stop.map_or(s.duration, |t| t.min(s.duration));
-            (src, dst, until.as_nanos().saturating_sub(from.as_nanos()))
-        };
-        let tcp_ends: Vec<FlowEnds> = s
-            .flows
-            .iter()
-            .zip(&tcp)
-            .map(|(spec, f)| {
-                let (src, dst, active_ns) = ends(f.src, f.dst, spec.start, spec.stop);
-                let mss = spec.tcp.as_ref().unwrap_or(&s.tcp).mss as u64;
-                FlowEnds {
-                    src,
-                    dst,
-                    active_ns,
-                    packet_bytes: mss + crate::packet::IP_TCP_HEADER as u64,
-                    bytes: spec.bytes,
-                    rate: None,
-                }
-            })
-            .collect();
-        let udp_ends: Vec<FlowEnds> = s
-            .udp
-            .iter()
-            .zip(&udp)
-            .map(|(spec, u)| {
-                let (src, dst, active_ns) = ends(u.src, u.dst, spec.start, spec.stop);
-                FlowEnds {
-                    src,
-                    dst,
-                    active_ns,
-                    packet_bytes: spec.packet_size as u64,
-                    bytes: None,
-                    rate: Some(spec.rate),
-                }
-            })
-            .collect();
+        let (tcp_ends, udp_ends) = flow_ends(s, node);
         let estimate = estimate::of(s, &net, &tcp_ends, &udp_ends);
         estimate.check(s, max_record_bytes).map_err(SimError)?;
         let mut rec = Recorder::with_bounds(&s.trace, tcp.len(), udp.len());
@@ -684,6 +677,43 @@ fn receive(tcp: &mut [TcpFlow], udp: &mut [UdpFlow], now: Time, p: &Packet) -> R
 
 /// The flows' pinned routes (validated).
 /// The pcap capture `trace.pcap` asks for (validated), if any.
+/// Each TCP and UDP flow as the recording estimate sees it ([`FlowEnds`]); `node` gives a
+/// host's index.
+fn flow_ends(s: &Scenario, node: impl Fn(&str) -> u32) -> (Vec<FlowEnds>, Vec<FlowEnds>) {
+    let active = |from: Dur, stop: Option<Dur>| {
+        let until = stop.map_or(s.duration, |t| t.min(s.duration));
+        until.as_nanos().saturating_sub(from.as_nanos())
+    };
+    let tcp = s
+        .flows
+        .iter()
+        .map(|spec| {
+            let mss = spec.tcp.as_ref().unwrap_or(&s.tcp).mss as u64;
+            FlowEnds {
+                src: node(&spec.src),
+                dst: node(&spec.dst),
+                active_ns: active(spec.start, spec.stop),
+                packet_bytes: mss + crate::packet::IP_TCP_HEADER as u64,
+                bytes: spec.bytes,
+                rate: None,
+            }
+        })
+        .collect();
+    let udp = s
+        .udp
+        .iter()
+        .map(|spec| FlowEnds {
+            src: node(&spec.src),
+            dst: node(&spec.dst),
+            active_ns: active(spec.start, spec.stop),
+            packet_bytes: spec.packet_size as u64,
+            bytes: None,
+            rate: Some(spec.rate),
+        })
+        .collect();
+    (tcp, udp)
+}
+
 fn capture(s: &Scenario, layout: &topology::Layout) -> Option<Box<Capture>> {
     if s.trace.pcap.is_empty() {
         return None;

@@ -280,3 +280,33 @@ fn a_udp_flood_with_a_tiny_interval_is_refused_for_its_delay_rows() {
     assert!(!err.contains('\n'), "{err}");
     assert!(err.contains("trace.interval = 10us"), "{err}");
 }
+
+#[test]
+fn check_refuses_what_building_refuses_and_estimates_the_same() {
+    let reg = Registries::default();
+    // Refused by the estimate: the same line.
+    let s = scenario(Dur::from_secs(1), interval(1));
+    let built = Simulation::with_limit(&s, &reg, 2048 * MB)
+        .err()
+        .expect("refused")
+        .0;
+    let checked = Simulation::check(&s, &reg, 2048 * MB)
+        .expect_err("refused")
+        .0;
+    assert_eq!(checked, built);
+    // Refused by a flow's settings (a controller the registries do not know).
+    let mut bad = scenario(Dur::from_secs(1), TraceSpec::off());
+    bad.flows[1].controller.name = "no-such-controller".into();
+    let built = Simulation::with_limit(&bad, &reg, 64 * MB)
+        .err()
+        .expect("refused")
+        .0;
+    let checked = Simulation::check(&bad, &reg, 64 * MB)
+        .expect_err("refused")
+        .0;
+    assert_eq!(checked, built);
+    // Accepted: the same estimate as the built run's.
+    let ok = scenario(Dur::from_secs(20), TraceSpec::all());
+    let est = Simulation::check(&ok, &reg, 64 * MB).expect("valid");
+    assert_eq!(&est, build(&ok, 64).unwrap().estimate());
+}

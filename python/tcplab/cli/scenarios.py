@@ -27,7 +27,7 @@ def validate(
     load_plugins(plugin)
     sc, sweep_table = load_base(scenario)
     try:
-        _native.Simulation(sc.canonical_json())
+        _native.check_scenario(sc.canonical_json())
     except ValueError as e:
         fail(f"{scenario}: {e}", EXIT_INVALID)
     except RuntimeError as e:
