@@ -17,7 +17,9 @@
 //! byte order: no `TUNSETVNETLE`); the emulator writes an empty one (no offload, checksums
 //! complete).
 
-use tcplab_core::wire::checksum::{fold, pseudo_header_sum, sum16};
+use tcplab_core::wire::checksum::{checksum, fold, pseudo_header_sum, sum16};
+use tcplab_core::wire::ipv4::PROTO_TCP;
+use tcplab_core::wire::tcp::TcpFlags;
 
 /// Size of `struct virtio_net_hdr` (the TUN default, `TUNSETVNETHDRSZ` not used).
 pub const HDR: usize = 10;
@@ -28,10 +30,6 @@ const F_NEEDS_CSUM: u8 = 1;
 const GSO_NONE: u8 = 0;
 const GSO_TCPV4: u8 = 1;
 const GSO_ECN: u8 = 0x80;
-
-const TCP_FIN: u8 = 0x01;
-const TCP_PSH: u8 = 0x08;
-const TCP_CWR: u8 = 0x80;
 
 /// Why a read could not be turned into packets (counted, the packet not offered).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +72,7 @@ fn complete_checksum(p: &mut [u8], start: usize, offset: usize) -> Result<(), Re
     if at + 2 > p.len() {
         return Err(Refused::Malformed);
     }
-    let sum = match fold(sum16(0, &p[start..])) {
+    let sum = match checksum(&p[start..]) {
         0 => 0xffff,
         s => s,
     };
@@ -85,7 +83,7 @@ fn complete_checksum(p: &mut [u8], start: usize, offset: usize) -> Result<(), Re
 /// The segments of a TCP/IPv4 super-packet `p` with `mss` bytes of payload each (the last
 /// the rest), as `tcp_gso_segment` makes them.
 fn segment_tcp4(p: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), Refused> {
-    if p.len() < 20 || p[0] >> 4 != 4 || p[9] != 6 || mss == 0 {
+    if p.len() < 20 || p[0] >> 4 != 4 || p[9] != PROTO_TCP || mss == 0 {
         return Err(Refused::Malformed);
     }
     let ihl = (p[0] & 0x0f) as usize * 4;
@@ -118,20 +116,23 @@ fn segment_tcp4(p: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), Refu
         s[2..4].copy_from_slice(&(len as u16).to_be_bytes());
         s[4..6].copy_from_slice(&id0.wrapping_add(i as u16).to_be_bytes());
         s[10..12].copy_from_slice(&[0, 0]);
-        let ip_sum = fold(sum16(0, &s[..ihl]));
+        let ip_sum = checksum(&s[..ihl]);
         s[10..12].copy_from_slice(&ip_sum.to_be_bytes());
         let t = &mut s[ihl..];
         t[4..8].copy_from_slice(&seq0.wrapping_add((i * mss) as u32).to_be_bytes());
         let mut flags = flags0;
         if i + 1 < n {
-            flags &= !(TCP_FIN | TCP_PSH);
+            flags &= !(TcpFlags::FIN | TcpFlags::PSH).0;
         }
         if i > 0 {
-            flags &= !TCP_CWR;
+            flags &= !TcpFlags::CWR.0;
         }
         t[13] = flags;
         t[16..18].copy_from_slice(&[0, 0]);
-        let sum = fold(sum16(pseudo_header_sum(src, dst, 6, t.len() as u32), t));
+        let sum = fold(sum16(
+            pseudo_header_sum(src, dst, PROTO_TCP, t.len() as u32),
+            t,
+        ));
         t[16..18].copy_from_slice(&sum.to_be_bytes());
         out.push(s);
     }
@@ -141,7 +142,10 @@ fn segment_tcp4(p: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), Refu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tcplab_core::wire::checksum::checksum;
+
+    const TCP_FIN: u8 = TcpFlags::FIN.0;
+    const TCP_PSH: u8 = TcpFlags::PSH.0;
+    const TCP_CWR: u8 = TcpFlags::CWR.0;
 
     /// A TCP/IPv4 packet 10.0.0.1:5000 -> 10.0.0.2:6000 with `payload` (byte k = k mod 251),
     /// sequence number `seq`, IP id `id`, TCP flags `flags`, 12 bytes of options (header 32);

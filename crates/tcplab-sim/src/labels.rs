@@ -71,15 +71,21 @@ impl PartialEq for Labels {
     }
 }
 
+impl PartialEq<[&str]> for Labels {
+    fn eq(&self, other: &[&str]) -> bool {
+        self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a == b)
+    }
+}
+
 impl<const N: usize> PartialEq<[&str; N]> for Labels {
     fn eq(&self, other: &[&str; N]) -> bool {
-        self.len() == N && self.iter().zip(other).all(|(a, b)| a == b)
+        *self == other[..]
     }
 }
 
 impl PartialEq<Vec<&str>> for Labels {
     fn eq(&self, other: &Vec<&str>) -> bool {
-        self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a == b)
+        *self == other[..]
     }
 }
 
@@ -91,11 +97,7 @@ impl std::fmt::Debug for Labels {
 
 impl From<Vec<&'static str>> for Labels {
     fn from(v: Vec<&'static str>) -> Self {
-        let mut l = Labels::default();
-        for s in v {
-            l.push(s);
-        }
-        l
+        v.into_iter().collect()
     }
 }
 

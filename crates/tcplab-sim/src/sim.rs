@@ -107,11 +107,8 @@ impl Simulation {
         debug_assert!(errs.is_empty(), "validated: {errs:?}");
         let mut net = Network::new(&layout, s.seed);
         net.pinned = PinnedRoutes::of_scenario(s, &layout);
-        for (i, f) in s.flows.iter().enumerate() {
-            let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
-            let seed = Rng::stream(s.seed, &format!("controller/{i}")).next_u64();
-            Sender::build_seeded(registries, cfg, &f.controller, &f.recovery, f.bytes, seed)
-                .map_err(|e| SimError(validate::flow_config_error(&format!("flows[{i}]"), &e)))?;
+        for i in 0..s.flows.len() {
+            flow_sender(s, registries, i)?;
         }
         let (tcp_ends, udp_ends) = flow_ends(s, |name: &str| {
             layout.node(name).expect("validated node name")
@@ -156,13 +153,7 @@ impl Simulation {
         let mut tcp = Vec::with_capacity(s.flows.len());
         for (i, f) in s.flows.iter().enumerate() {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
-            // The controller's own random stream (BBR's ProbeBW phase), one per flow.
-            let seed = Rng::stream(s.seed, &format!("controller/{i}")).next_u64();
-            let mut sender =
-                Sender::build_seeded(registries, cfg, &f.controller, &f.recovery, f.bytes, seed)
-                    .map_err(|e| {
-                        SimError(validate::flow_config_error(&format!("flows[{i}]"), &e))
-                    })?;
+            let mut sender = flow_sender(s, registries, i)?;
             sender.set_logging(s.trace.events);
             if handshake::has_handshake(f.stack) {
                 let rtt = handshake::idle_round_trip(&net, i as u32, node(&f.src), node(&f.dst));
@@ -677,6 +668,17 @@ fn receive(tcp: &mut [TcpFlow], udp: &mut [UdpFlow], now: Time, p: &Packet) -> R
 
 /// The flows' pinned routes (validated).
 /// The pcap capture `trace.pcap` asks for (validated), if any.
+/// The sender of TCP flow `i`, its settings and components checked (one line naming the
+/// flow when they are not); its controller has its own random stream (BBR's ProbeBW
+/// phase).
+fn flow_sender(s: &Scenario, registries: &Registries, i: usize) -> Result<Sender, SimError> {
+    let f = &s.flows[i];
+    let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
+    let seed = Rng::stream(s.seed, &format!("controller/{i}")).next_u64();
+    Sender::build_seeded(registries, cfg, &f.controller, &f.recovery, f.bytes, seed)
+        .map_err(|e| SimError(validate::flow_config_error(&format!("flows[{i}]"), &e)))
+}
+
 /// Each TCP and UDP flow as the recording estimate sees it ([`FlowEnds`]); `node` gives a
 /// host's index.
 fn flow_ends(s: &Scenario, node: impl Fn(&str) -> u32) -> (Vec<FlowEnds>, Vec<FlowEnds>) {

@@ -53,7 +53,7 @@ pub const DEFAULT_TABLE_BYTES: u64 = 16 << 20;
 /// flows (link directions): None = every row.
 pub fn table_cap(spec: &TraceSpec, t: usize, keys: usize) -> Option<u64> {
     match spec.max_rows_per_flow {
-        None if spec.series == SeriesMode::Change => Some(DEFAULT_TABLE_BYTES / ROW_BYTES[t]),
+        None if spec.default_bound() => Some(DEFAULT_TABLE_BYTES / ROW_BYTES[t]),
         None => None,
         Some(MaxRows::All) => None,
         Some(MaxRows::Rows(m)) => Some(m.max(2).saturating_mul(keys.max(1) as u64)),
@@ -220,7 +220,7 @@ impl Recorder {
                 (m.max(2) as usize).saturating_mul((flows + udp).max(1))
             }),
             truncated: [None; 6],
-            default_bound: spec.max_rows_per_flow.is_none() && spec.series == SeriesMode::Change,
+            default_bound: spec.default_bound(),
         }
     }
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from matplotlib.colors import to_hex
 
 from tcplab.report.plots import COLORS, MAX_LINES, robust_top, run_end_ns, series_at
 from tcplab.schema import RunLike
@@ -25,31 +26,14 @@ __all__ = ["BINS", "FEW", "delay_at", "over_time", "plotter_js"]
 BINS = 500
 MIN_BIN_NS = 10_000_000
 
-#: matplotlib's tab10 colours by name (as ``plots.COLORS`` names them), for the browser.
-_HEX = {
-    "tab:blue": "#1f77b4",
-    "tab:orange": "#ff7f0e",
-    "tab:green": "#2ca02c",
-    "tab:red": "#d62728",
-    "tab:purple": "#9467bd",
-    "tab:brown": "#8c564b",
-    "tab:pink": "#e377c2",
-    "tab:gray": "#7f7f7f",
-    "tab:olive": "#bcbd22",
-    "tab:cyan": "#17becf",
-}
-#: The colour of a line given none (the first of matplotlib's tab10).
-_DEFAULT = "#1f77b4"
+#: The colour of a line given none.
+_DEFAULT = COLORS[0]
 
 def plotter_js() -> str:
     """The ``<script>`` element with the plotter's JavaScript, inline."""
     from tcplab.report.plotter_js import JS
 
     return f"<script>{JS}</script>"
-
-
-def _to_hex(color: str) -> str:
-    return _HEX.get(color, color)
 
 
 def _b64(a: np.ndarray) -> str:
@@ -73,14 +57,14 @@ class _Panel:
     def step(self, x: str, y: np.ndarray, label: str, color: str = _DEFAULT, width: float = 1.0,
              alpha: float = 1.0, dash: bool = False) -> None:
         self.spec["series"].append(
-            {"kind": "step", "x": x, "y": _b64(y), "label": label, "color": _to_hex(color), "width": width,
+            {"kind": "step", "x": x, "y": _b64(y), "label": label, "color": to_hex(color), "width": width,
              "alpha": alpha, "dash": [6, 4] if dash else []}
         )
 
     def band(self, x: str, lo: np.ndarray, hi: np.ndarray, label: str, color: str = _DEFAULT,
              alpha: float = 0.25) -> None:
         self.spec["series"].append(
-            {"kind": "band", "x": x, "lo": _b64(lo), "hi": _b64(hi), "label": label, "color": _to_hex(color),
+            {"kind": "band", "x": x, "lo": _b64(lo), "hi": _b64(hi), "label": label, "color": to_hex(color),
              "alpha": alpha}
         )
 

@@ -102,7 +102,7 @@ class ScenarioChecks:
                 text = json.dumps(self.canonical(), allow_nan=False)  # type: ignore[attr-defined]
             except ValueError:  # NaN or an infinity: the walk below names it
                 text = None
-            candidate = text is None or _LONG_INTEGER.search(text) is not None
+            candidate = text is None or LONG_INTEGER.search(text) is not None
         # The walk costs a quarter of a validation: it runs only where the JSON text shows a
         # candidate (a non-finite number, or an integer of 19 digits or more).
         if candidate:
@@ -311,7 +311,7 @@ def _walk(obj: Any, parts: tuple[str | int, ...]) -> Any:
 #: The largest integer the simulator's fields hold (u64).
 _U64_MAX = 2**64 - 1
 #: Any integer outside [-2**63, 2**64 - 1] has at least 19 digits in JSON text.
-_LONG_INTEGER = re.compile(r"\d{19,}")
+LONG_INTEGER = re.compile(r"\d{19,}")
 
 
 def _bad_number(value: Any, path: str) -> tuple[str, str, str] | None:
@@ -343,7 +343,7 @@ class Piece:
     controller or recovery), made once per scenario and kind of flow: its value (kept apart
     from what it was made of), its JSON text (None: not JSON without NaN or an infinity, the
     canonical text is then made the slow way) and whether that text holds a number the
-    simulator cannot hold (:data:`_LONG_INTEGER`)."""
+    simulator cannot hold (:data:`LONG_INTEGER`)."""
 
     __slots__ = ("value", "text", "long_integer", "_nested")
 
@@ -353,7 +353,7 @@ class Piece:
             self.text: str | None = json.dumps(self.value, allow_nan=False)
         except (ValueError, TypeError):
             self.text = None
-        self.long_integer = self.text is None or _LONG_INTEGER.search(self.text) is not None
+        self.long_integer = self.text is None or LONG_INTEGER.search(self.text) is not None
         self._nested = tuple(k for k, v in self.value.items() if isinstance(v, dict))
 
     def copy(self) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, model_validator
 
 from tcplab import topology as topology_graph
-from tcplab.scenario.checks import _LONG_INTEGER, Piece, ScenarioChecks, given_key
+from tcplab.scenario.checks import LONG_INTEGER, Piece, ScenarioChecks, given_key
 from tcplab.scenario.errors import FieldError, ScenarioError, show_value, to_scenario_error
 from tcplab.scenario.fields import PosDuration, StrictModel, count_field
 from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups, group_member, seed_dependent
@@ -315,7 +315,7 @@ class Scenario(ScenarioChecks, StrictModel):
         """``json.dumps(self.canonical(), allow_nan=False)`` made faster: each flow's text
         from the texts of the pieces alike flows share (``pieces``: every flow's, when the
         caller has them). Also whether the text may hold an integer the simulator cannot hold
-        (19 digits or more: :data:`tcplab.scenario.checks._LONG_INTEGER`). None when some
+        (19 digits or more: :data:`tcplab.scenario.checks.LONG_INTEGER`). None when some
         value is not plain JSON (NaN, an infinity, another type): the caller then takes the
         slow way, json.dumps of :meth:`canonical`; also when :meth:`canonical` is not this
         class's own (a subclass's or a patched one: what it gives is what runs)."""
@@ -330,7 +330,7 @@ class Scenario(ScenarioChecks, StrictModel):
                 "topology": self._topology_any(),
             }
             parts = [f"{_dumps(k)}: {_dumps(v)}" for k, v in head.items()]
-            candidate = any(_LONG_INTEGER.search(p) is not None for p in parts)
+            candidate = any(LONG_INTEGER.search(p) is not None for p in parts)
             scenario = self._scenario_tcp()
             if scenario.text is None:
                 return None
@@ -363,11 +363,11 @@ class Scenario(ScenarioChecks, StrictModel):
                     start_text = int.__repr__(start)
                 else:
                     start_text = _dumps(start)
-                    candidate = candidate or _LONG_INTEGER.search(start_text) is not None
+                    candidate = candidate or LONG_INTEGER.search(start_text) is not None
                 if not (size is None or (type(size) is int and -_BIG < size < _BIG)) or not (
                     stop is None or (type(stop) is int and -_BIG < stop < _BIG)
                 ):
-                    candidate = candidate or _LONG_INTEGER.search(_dumps([size, stop])) is not None
+                    candidate = candidate or LONG_INTEGER.search(_dumps([size, stop])) is not None
                 append(
                     f'{", " if i else ""}{{"name": {enc(name) if type(name) is str else _dumps(name)}, '
                     f'"src": {enc(src) if type(src) is str else _dumps(src)}, '
@@ -382,7 +382,7 @@ class Scenario(ScenarioChecks, StrictModel):
                 extra = ""
                 if f.route is not None:
                     extra = f', "route": {_dumps(list(f.route))}'
-                    candidate = candidate or _LONG_INTEGER.search(extra) is not None
+                    candidate = candidate or LONG_INTEGER.search(extra) is not None
                 for k in ("stack", "framing", "receiver"):
                     v = getattr(f, k)
                     if v is not None:
@@ -391,7 +391,7 @@ class Scenario(ScenarioChecks, StrictModel):
             parts.append(f'"flows": [{"".join(out)}]')
             for k, v in (("udp", self._udp_canonical(defaults)), ("trace", self.trace.model_dump(exclude_none=True))):
                 text = _dumps(v)
-                candidate = candidate or _LONG_INTEGER.search(text) is not None
+                candidate = candidate or LONG_INTEGER.search(text) is not None
                 parts.append(f"{_dumps(k)}: {text}")
         except (ValueError, TypeError):  # not JSON without NaN: the slow way names it
             return None
@@ -577,7 +577,7 @@ def gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-#: Integers below this in magnitude have at most 18 digits (no :data:`_LONG_INTEGER`).
+#: Integers below this in magnitude have at most 18 digits (no :data:`LONG_INTEGER`).
 _BIG = 10**18
 
 _encode_str = json.encoder.encode_basestring_ascii  # what json.dumps writes a str with

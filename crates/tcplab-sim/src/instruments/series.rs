@@ -152,7 +152,7 @@ struct Thinning {
 impl Thinning {
     /// At most `cap` rows (None: every row) of `keys` keys.
     fn new(cap: Option<u64>, keys: usize) -> Self {
-        let cap = cap.map_or(0, |c| usize::try_from(c.max(2)).unwrap_or(usize::MAX));
+        let cap = cap.map_or(0, |c| usize::try_from(c).unwrap_or(usize::MAX));
         Thinning {
             cap,
             width: 0,

@@ -575,6 +575,12 @@ impl<'de> Deserialize<'de> for MaxRows {
 }
 
 impl TraceSpec {
+    /// Whether the default bound holds the series and queues tables
+    /// ([`crate::trace::table_cap`]): recorded on change, no `max_rows_per_flow` given.
+    pub fn default_bound(&self) -> bool {
+        self.max_rows_per_flow.is_none() && self.series == SeriesMode::Change
+    }
+
     /// The rows per flow (link direction) the user bounds every table to, if a number.
     pub fn rows_per_flow(&self) -> Option<u64> {
         match self.max_rows_per_flow {
