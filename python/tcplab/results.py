@@ -150,11 +150,14 @@ def dump_summary(doc: dict[str, Any]) -> str:
     makes json use its pure-Python encoder: ~10 s for 1,000 flows). NaN and inf become
     None (:func:`_clean`, walked only for the values that hold one)."""
 
+    strict = json.JSONEncoder(default=_json_default, allow_nan=False, check_circular=False)
+    lenient = json.JSONEncoder(default=_json_default)
+
     def enc(v: Any) -> str:
         try:
-            return json.dumps(v, default=_json_default, allow_nan=False)
+            return strict.encode(v)
         except ValueError:
-            return json.dumps(_clean(v), default=_json_default)
+            return lenient.encode(_clean(v))
 
     lines = []
     for k, v in doc.items():
