@@ -1,7 +1,7 @@
 """Routes pinned per flow, live (docs/live.md): a flow's `route = [...]` is followed by the
 emulator as by the simulator. Needs root, `ip netns`, /dev/net/tun and cargo (to build
 tcplab-emu and tcplab-flow); skips saying which is missing. The plan's keys and the driver's
-hops are Rust unit tests (crates/tcplab-live/src/plan.rs, driver.rs).
+hops are Rust unit tests (crates/tcplab-live/src/plan.rs, driver/tests.rs).
 
 Topology: hosts a and b; a -> r1 (100 Mb/s, 1 ms), r1 -> r2 (10 Mb/s, 2 ms) -> b (100 Mb/s,
 1 ms), and a detour r1 -> r3 -> r2 (10 Mb/s, 5 ms each) whose first hop loses packets
