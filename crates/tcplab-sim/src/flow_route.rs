@@ -7,7 +7,7 @@
 //! twice; [`resolve`] reports each violation with the field path.
 
 use crate::error::Problem;
-use crate::packet::{Packet, PacketKind};
+use crate::packet::{Head, PacketKind};
 use crate::scenario::{NodeKind, Scenario};
 use crate::topology::Layout;
 use serde_json::Value;
@@ -94,11 +94,11 @@ impl PinnedRoutes {
 
     /// The link direction packet `p` at node `at` leaves on, if its flow has a pinned route.
     #[inline]
-    pub fn next_link(&self, p: &Packet, at: u32) -> Option<u32> {
+    pub fn next_link(&self, p: Head, at: u32) -> Option<u32> {
         if !self.any {
             return None;
         }
-        self.next_link_of(p.kind(), p.flow, at)
+        self.next_link_of(p.kind, p.flow, at)
     }
 
     /// The link direction a packet of `kind` of flow `flow` at node `at` leaves on, if that

@@ -38,7 +38,7 @@ use crate::delivery_trace::{Deliveries, DeliveryTrace};
 use crate::fifo::Fifo;
 use crate::loss::{self, LossModel};
 use crate::packet::DropCause;
-use crate::packet::{PacketId, PacketPool, Payload};
+use crate::packet::{PacketId, PacketPool};
 use crate::queue::drop_tail::DropTail;
 use crate::queue::{self, Admission, Occupancy, Queue, Queued};
 use crate::rng::Rng;
@@ -303,12 +303,11 @@ impl Link {
             // at `now` has not run yet): the next one starts now.
             self.start_next(now, wake);
         }
-        let pkt = pool.get_mut(id);
-        let ect = matches!(&pkt.payload, Payload::Data(d) if d.ect);
+        let head = pool.head(id);
         let q = Queued {
             id,
-            size: pkt.size,
-            ect,
+            size: head.size,
+            ect: head.ect,
             drawn,
         };
         let admission = self.queue.enqueue(now, q, self.held);
@@ -318,9 +317,7 @@ impl Link {
                 return Offer::Dropped(cause);
             }
             Admission::Mark => {
-                if let Payload::Data(d) = &mut pkt.payload {
-                    d.ce = true;
-                }
+                pool.mark_ce(id);
                 self.stats.ecn_marks += 1;
             }
             Admission::Accept => {}

@@ -283,8 +283,7 @@ impl Network {
                 if let Some(t) = next {
                     q.push(t, NetEvent::Arrive(l).into());
                 }
-                let p = self.pool.get(id);
-                if p.dst == node {
+                if self.pool.head(id).dst == node {
                     Some(Arrival::InPool { node, id })
                 } else {
                     self.forward(now, node, id, q, rec);
@@ -329,7 +328,7 @@ impl Network {
             match ev {
                 HopEvent::Arrived { hop, id } => {
                     let node = self.wlans[w as usize].hop_nodes(hop).1;
-                    if self.pool.get(id).dst == node {
+                    if self.pool.head(id).dst == node {
                         let packet = self.pool.remove(id);
                         delivery = Some(Delivery { node, packet });
                     } else {
@@ -362,7 +361,7 @@ impl Network {
         q: &mut EventQueue<E>,
         rec: &mut Recorder,
     ) {
-        let size = self.pool.get(id).size;
+        let size = self.pool.head(id).size;
         let seg = &mut self.wlans[w as usize];
         let offered = seg.offer(now, hop, id, size);
         if let Some(t) = seg.rearm() {
@@ -381,7 +380,7 @@ impl Network {
         q: &mut EventQueue<E>,
         rec: &mut Recorder,
     ) {
-        let p = self.pool.get(id);
+        let p = self.pool.head(id);
         let l = self
             .pinned
             .next_link(p, at)
@@ -400,7 +399,7 @@ impl Network {
         let offer = link.offer(now, id, &mut self.pool, &mut wake, true);
         schedule(q, l, wake);
         if matches!(offer, Offer::Marked) {
-            let flow = self.pool.get(id).flow;
+            let flow = self.pool.head(id).flow;
             self.facts.push(Fact::Mark { flow });
         }
         match offer {
@@ -521,10 +520,10 @@ impl Network {
     pub fn in_flight_by_kind(&self) -> [u64; 3] {
         let mut n = [0u64; 3];
         for l in &self.links {
-            l.for_each_packet(|id| n[self.pool.get(id).kind() as usize] += 1);
+            l.for_each_packet(|id| n[self.pool.head(id).kind as usize] += 1);
         }
         for w in &self.wlans {
-            w.for_each_packet(|id| n[self.pool.get(id).kind() as usize] += 1);
+            w.for_each_packet(|id| n[self.pool.head(id).kind as usize] += 1);
         }
         n
     }
