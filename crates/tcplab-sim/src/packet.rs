@@ -360,6 +360,52 @@ mod tests {
     }
 
     #[test]
+    fn heads_follow_the_packets_in_their_slots() {
+        let mut pool = PacketPool::new();
+        let data = |ect| Packet {
+            flow: 3,
+            dst: 7,
+            size: 1512,
+            sent_at: Time::ZERO,
+            payload: Payload::Data(DataSegment {
+                seq: Seq(1),
+                len: 1460,
+                ts_val: None,
+                ts_ecr: None,
+                retransmission: 0,
+                ect,
+                ce: false,
+                cwr: false,
+            }),
+        };
+        let udp = Packet {
+            flow: 5,
+            dst: 2,
+            size: 100,
+            sent_at: Time::ZERO,
+            payload: Payload::Udp(9),
+        };
+        let a = pool.insert(data(true));
+        let head = pool.head(a);
+        assert_eq!((head.flow, head.dst, head.size), (3, 7, 1512));
+        assert_eq!((head.kind, head.ect), (PacketKind::Data, true));
+        // Marking sets the segment's CE bit and leaves the head as it was.
+        pool.mark_ce(a);
+        assert!(matches!(pool.get(a).payload, Payload::Data(d) if d.ce));
+        assert_eq!(pool.head(a), head);
+        // A reused slot carries the new packet's head.
+        pool.release(a);
+        let b = pool.insert(udp);
+        assert_eq!(b, a);
+        let head = pool.head(b);
+        assert_eq!((head.flow, head.dst, head.size), (5, 2, 100));
+        assert_eq!((head.kind, head.ect), (PacketKind::Udp, false));
+        let c = pool.insert(data(false));
+        assert!(!pool.head(c).ect);
+        assert_eq!(pool.head(b).kind, PacketKind::Udp);
+    }
+
+    #[test]
     #[should_panic(expected = "live packet")]
     fn releasing_a_free_slot_panics() {
         let mut pool = PacketPool::new();
