@@ -41,6 +41,8 @@ def test_the_canonical_text_is_json_dumps_of_the_canonical_form(path):
     text = sc.canonical_json()
     assert text == json.dumps(sc.canonical())
     assert sc.with_seed(11).canonical_json() == json.dumps(sc.with_seed(11).canonical())
+    for indent in (1, 2, 4):  # what tcplab validate --json prints (indent 2)
+        assert sc.canonical_json(indent=indent) == json.dumps(sc.canonical(), indent=indent)
 
 
 def test_the_canonical_text_of_flows_with_every_optional_field():
@@ -57,9 +59,18 @@ def test_the_canonical_text_of_flows_with_every_optional_field():
         ],
         "udp": [{"rate": "1Mbps", "packet_size": 500, "src": "s0", "dst": "r0", "stop": "1s"}],
     }
+    doc["flows"].append({"src": "s0", "dst": "r0", "route": ["s0", "left", "right", "r0"], "framing": "eth",
+                         "controller": {"name": "cubic", "beta": 1, "fast_convergence": False}})
     sc = Scenario.from_dict(doc)
     assert sc.canonical_json() == json.dumps(sc.canonical())
     assert json.loads(sc.canonical_json()) == sc.canonical()
+    for indent in (1, 2, 3):
+        assert sc.canonical_json(indent=indent) == json.dumps(sc.canonical(), indent=indent)
+    for indent in (0, "\t"):  # json.dumps's other layouts: the slow way
+        assert sc.canonical_json(indent=indent) == json.dumps(sc.canonical(), indent=indent)
+    udp_only = Scenario.from_dict({**doc, "flows": []})
+    assert udp_only.canonical_json(indent=2) == json.dumps(udp_only.canonical(), indent=2)
+    assert udp_only.canonical_json() == json.dumps(udp_only.canonical())
 
 
 def test_a_bad_flow_among_many_is_named_with_its_value():

@@ -16,9 +16,10 @@ FieldError, error formatting), :mod:`~tcplab.scenario.fields` (unit and count va
 strict base model), :mod:`~tcplab.scenario.links` (link directions, duplex links, queues, loss
 models, schedules), :mod:`~tcplab.scenario.topologies` (dumbbell, presets, explicit nodes,
 links and routes), :mod:`~tcplab.scenario.wlan` (802.11b), :mod:`~tcplab.scenario.flows`
-(TCP flows, UDP sources, TCP overrides, tracing), :mod:`~tcplab.scenario.checks` (the
-Scenario's cross-field checks) and :mod:`~tcplab.scenario.model` (the Scenario model, its
-canonical form and loading).
+(TCP flows, UDP sources, TCP overrides, tracing), :mod:`~tcplab.scenario.entries`
+(individual ``[[flows]]`` entries validated once per shape), :mod:`~tcplab.scenario.checks`
+(the Scenario's cross-field checks), :mod:`~tcplab.scenario.canonical` (the canonical form
+and its JSON text) and :mod:`~tcplab.scenario.model` (the Scenario model and loading).
 """
 
 from __future__ import annotations

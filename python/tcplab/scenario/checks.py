@@ -196,6 +196,27 @@ class ScenarioChecks:
             self._component_piece(i, "recovery", profile, cache),
         )
 
+    def _all_flow_pieces(self, scenario_tcp: Any, cache: dict[Any, Any]) -> list[tuple[Piece, Piece, Piece]]:
+        """:meth:`_flow_pieces` of every flow, in order: looked up once per kind of flow by
+        what all three depend on (the flow's profile, ``tcp`` table, controller and
+        recovery), which is what their own keys are made of."""
+        scenario_profile = self.tcp.profile if self.tcp is not None and self.tcp.profile is not None else "linux"
+        kinds: dict[Any, tuple[Piece, Piece, Piece]] = {}
+        out: list[tuple[Piece, Piece, Piece]] = []
+        append = out.append
+        for i, flow in enumerate(self.flows):
+            tcp = flow.tcp
+            if tcp is None:
+                key: Any = (scenario_profile, None, component_key(flow.controller), component_key(flow.recovery))
+            else:
+                profile = tcp.profile if tcp.profile is not None else scenario_profile
+                key = (profile, given_key(tcp), component_key(flow.controller), component_key(flow.recovery))
+            trio = kinds.get(key)
+            if trio is None:
+                trio = kinds[key] = self._flow_pieces(i, scenario_tcp, cache)
+            append(trio)
+        return out
+
     def _component_piece(self, i: int, kind: str, profile: str, cache: dict[Any, Any] | None = None) -> Piece:
         """:meth:`_component`, once per alike flow."""
         given = getattr(self.flows[i], kind)
@@ -345,7 +366,7 @@ class Piece:
     canonical text is then made the slow way) and whether that text holds a number the
     simulator cannot hold (:data:`LONG_INTEGER`)."""
 
-    __slots__ = ("value", "text", "long_integer", "_nested")
+    __slots__ = ("value", "text", "long_integer", "_nested", "_indented")
 
     def __init__(self, value: dict[str, Any]) -> None:
         self.value = copy.deepcopy(value)
@@ -355,6 +376,17 @@ class Piece:
             self.text = None
         self.long_integer = self.text is None or LONG_INTEGER.search(self.text) is not None
         self._nested = tuple(k for k, v in self.value.items() if isinstance(v, dict))
+        self._indented: dict[tuple[int, int], str] = {}
+
+    def indented(self, indent: int, level: int) -> str:
+        """The value's JSON text indented by ``indent`` as it is written at ``level`` inside
+        an indented document (``json.dumps(..., indent=indent)``); only when :attr:`text`
+        is not None."""
+        text = self._indented.get((indent, level))
+        if text is None:
+            text = json.dumps(self.value, allow_nan=False, indent=indent).replace("\n", "\n" + " " * (indent * level))
+            self._indented[(indent, level)] = text
+        return text
 
     def copy(self) -> dict[str, Any]:
         """The value, its dicts copied (callers may change what they get)."""

@@ -335,7 +335,12 @@ def expand_flow_groups(flows: Any, seed: Any = 1) -> Any:
     k * start_step`` plus a jitter in ``[0, start_jitter]`` drawn from the scenario ``seed``
     (numpy stream ``[seed, FLOW_GROUP_STREAM, entry]``), or ``start = [t0, t1, ...]``, one
     per flow. The one place flow groups are expanded (the Scenario calls it first)."""
-    if not isinstance(flows, list) or not any(isinstance(f, dict) and any(k in f for k in GROUP_FIELDS) for f in flows):
+    if not isinstance(flows, list):
+        return flows
+    for f in flows:
+        if isinstance(f, dict) and ("count" in f or "start_step" in f or "start_jitter" in f):  # GROUP_FIELDS
+            break
+    else:
         return flows
     out: list[Any] = []
     for i, entry in enumerate(flows):

@@ -1,21 +1,20 @@
 """The Scenario model: the top-level fields, the after-validator that runs the cross-field
-checks (:mod:`tcplab.scenario.checks`), the canonical form the simulator reads, and loading
-from TOML text, files and dicts."""
+checks (:mod:`tcplab.scenario.checks`), the topology's names and hosts, and loading from
+TOML text, files and dicts. The canonical form the simulator reads is
+:mod:`tcplab.scenario.canonical`'s."""
 
 from __future__ import annotations
 
-import gc
-import json
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, model_validator
 
 from tcplab import topology as topology_graph
-from tcplab.scenario.checks import LONG_INTEGER, Piece, ScenarioChecks, given_key
+from tcplab.scenario.canonical import ScenarioCanonical, gc_paused
+from tcplab.scenario.checks import ScenarioChecks, given_key
+from tcplab.scenario.entries import validate_entries
 from tcplab.scenario.errors import FieldError, ScenarioError, show_value, to_scenario_error
 from tcplab.scenario.fields import PosDuration, StrictModel, count_field
 from tcplab.scenario.flows import Flow, TcpOverrides, Trace, Udp, expand_flow_groups, group_member, seed_dependent
@@ -28,13 +27,13 @@ from tcplab.scenario.topologies import (
     WiredCumWireless,
     topology_by_kind,
 )
-from tcplab.scenario.vocabulary import default_access, name_field
+from tcplab.scenario.vocabulary import name_field
 from tcplab.scenario.wlan import PIPES, Wlan, WlanAccess
 from tcplab.toml_file import TomlError, parse_toml, read_text
 from tcplab.units import format_duration, format_rate
 
 
-class Scenario(ScenarioChecks, StrictModel):
+class Scenario(ScenarioCanonical, ScenarioChecks, StrictModel):
     """A validated scenario. ``canonical()`` is what the simulator runs."""
 
     name: Annotated[str, Field(min_length=1)]
@@ -63,9 +62,11 @@ class Scenario(ScenarioChecks, StrictModel):
     @model_validator(mode="before")
     @classmethod
     def _flow_groups(cls, data: Any) -> Any:
-        """``[[flows]]`` groups (``count = N``) become N flows here, before anything else."""
+        """``[[flows]]`` groups (``count = N``) become N flows here, before anything else;
+        entries alike but for their names, endpoints and times are validated once
+        (:mod:`tcplab.scenario.entries`)."""
         if isinstance(data, dict) and "flows" in data:
-            flows = expand_flow_groups(data["flows"], data.get("seed", 1))
+            flows = validate_entries(expand_flow_groups(data["flows"], data.get("seed", 1)))
             if flows is not data["flows"]:
                 data = {**data, "flows": flows}
         return data
@@ -101,7 +102,7 @@ class Scenario(ScenarioChecks, StrictModel):
         self._scenario_tcp()
         scenario_tcp = given_key(self.tcp)
         cache = self._merged
-        pieces = [self._flow_pieces(i, scenario_tcp, cache) for i in range(len(self.flows))]
+        pieces = self._all_flow_pieces(scenario_tcp, cache)
         if not self.flows and not self.udp:
             raise FieldError(
                 "is empty: a scenario needs at least one [[flows]] or [[udp]] entry", ("flows",), show=False
@@ -130,15 +131,6 @@ class Scenario(ScenarioChecks, StrictModel):
         if isinstance(topo, WlanAccess):
             return topo.canonical_topology()
         return self._topology_any()
-
-    def _routing_canonical(self) -> dict[str, Any]:
-        """``routing`` and ``static_routes`` of an explicit topology, when given."""
-        out: dict[str, Any] = {}
-        if self.routing is not None:
-            out["routing"] = self.routing
-        if self.static_routes:
-            out["static_routes"] = [r.model_dump() for r in self.static_routes]
-        return out
 
     def _graph(self) -> tuple[dict[str, str], list[tuple[str, str]]]:
         """({node: kind}, [(from, to)]) of the topology."""
@@ -202,209 +194,6 @@ class Scenario(ScenarioChecks, StrictModel):
     def _flow_name(self, table: str, i: int) -> str:
         f = (self.flows if table == "flows" else self.udp)[i]
         return f.name if f.name is not None else (f"flow{i}" if table == "flows" else f"udp{i}")
-
-    # ---- canonical form ------------------------------------------------------------------
-
-    def _topology_any(self) -> dict[str, Any]:
-        """The canonical ``topology`` of any kind (presets, dumbbell, explicit)."""
-        if isinstance(self.topology, (ParkingLot, WiredCumWireless, WlanAccess)):
-            return self.topology_canonical()
-        if self.topology is not None:
-            topo = self.topology
-            n = self.pairs()
-            default_duplex = default_access(
-                max(topo.bottleneck.direction("forward")["rate"], topo.bottleneck.direction("reverse")["rate"])
-            )
-            return {
-                "kind": "dumbbell",
-                "pairs": n,
-                "bottleneck": topo.bottleneck.canonical(),
-                "sender_access": [d.canonical() for d in topo.sender_access]
-                if topo.sender_access
-                else [default_duplex],
-                "receiver_access": [d.canonical() for d in topo.receiver_access]
-                if topo.receiver_access
-                else [default_duplex],
-            }
-        topology: dict[str, Any] = {
-            "kind": "explicit",
-            "nodes": [{"name": n.name, "kind": n.kind} for n in self.nodes or []],
-            "links": [
-                {"from": link.from_, "to": link.to, **link.canonical()} for link in self.links or []
-            ],
-            **self._routing_canonical(),
-        }
-        if self.wlan:
-            topology["wlan"] = [w.canonical_segment(w.name or f"wlan{i}", w.ap) for i, w in enumerate(self.wlan)]
-        return topology
-
-    def _endpoint_defaults(self) -> list[tuple[str, str]] | None:
-        """Every flow's (src, dst) defaults, TCP then UDP (None: an explicit topology, where
-        both are given)."""
-        return None if self.topology is None else self._default_endpoints()
-
-    def _ends(self, f: Flow | Udp, k: int, defaults: list[tuple[str, str]] | None) -> tuple[Any, Any]:
-        """(src, dst) of flow ``f``, the ``k``-th of TCP then UDP flows (:meth:`_endpoints`)."""
-        if defaults is None:
-            assert f.src is not None and f.dst is not None
-            return f.src, f.dst
-        d_src, d_dst = defaults[k]
-        return f.src or d_src, f.dst or d_dst
-
-    def _udp_canonical(self, defaults: list[tuple[str, str]] | None) -> list[dict[str, Any]]:
-        n = len(self.flows)
-        udp = []
-        for i, u in enumerate(self.udp):
-            src, dst = self._ends(u, n + i, defaults)
-            udp.append(
-                {
-                    "name": u.name if u.name is not None else f"udp{i}",
-                    "src": src,
-                    "dst": dst,
-                    "rate": u.rate,
-                    "packet_size": u.packet_size,
-                    "start": u.start,
-                    "stop": u.stop,
-                    **_route_of(u),
-                }
-            )
-        return udp
-
-    def canonical(self) -> dict[str, Any]:
-        """The scenario in canonical units, as the simulator's ``Scenario`` deserializes it."""
-        with gc_paused():
-            return self._canonical()
-
-    def _canonical(self) -> dict[str, Any]:
-        topology = self._topology_any()
-        defaults = self._endpoint_defaults()
-        scenario_tcp = given_key(self.tcp)
-        cache = self._merged
-        flows = []
-        for i, f in enumerate(self.flows):
-            src, dst = self._ends(f, i, defaults)
-            tcp, controller, recovery = self._flow_pieces(i, scenario_tcp, cache)
-            flows.append(
-                {
-                    "name": f.name if f.name is not None else f"flow{i}",
-                    "src": src,
-                    "dst": dst,
-                    "controller": controller.copy(),
-                    "recovery": recovery.copy(),
-                    "start": f.start,
-                    "bytes": f.bytes,
-                    "stop": f.stop,
-                    "tcp": tcp.copy(),
-                    **_route_of(f),
-                    **{k: v for k in ("stack", "framing", "receiver") if (v := getattr(f, k)) is not None},
-                }
-            )
-        return {
-            "name": self.name,
-            "description": self.description,
-            "seed": self.seed,
-            "duration": self.duration,
-            "topology": topology,
-            "tcp": self._scenario_tcp().copy(),
-            "flows": flows,
-            "udp": self._udp_canonical(defaults),
-            "trace": self.trace.model_dump(exclude_none=True),
-        }
-
-    def _canonical_text(self, pieces: list[tuple[Piece, Piece, Piece]] | None = None) -> tuple[str, bool] | None:
-        """``json.dumps(self.canonical(), allow_nan=False)`` made faster: each flow's text
-        from the texts of the pieces alike flows share (``pieces``: every flow's, when the
-        caller has them). Also whether the text may hold an integer the simulator cannot hold
-        (19 digits or more: :data:`tcplab.scenario.checks.LONG_INTEGER`). None when some
-        value is not plain JSON (NaN, an infinity, another type): the caller then takes the
-        slow way, json.dumps of :meth:`canonical`; also when :meth:`canonical` is not this
-        class's own (a subclass's or a patched one: what it gives is what runs)."""
-        if type(self).canonical is not _OWN_CANONICAL:
-            return None
-        try:
-            head = {
-                "name": self.name,
-                "description": self.description,
-                "seed": self.seed,
-                "duration": self.duration,
-                "topology": self._topology_any(),
-            }
-            parts = [f"{_dumps(k)}: {_dumps(v)}" for k, v in head.items()]
-            candidate = any(LONG_INTEGER.search(p) is not None for p in parts)
-            scenario = self._scenario_tcp()
-            if scenario.text is None:
-                return None
-            candidate = candidate or scenario.long_integer
-            parts.append(f'"tcp": {scenario.text}')
-            defaults = self._endpoint_defaults()
-            if pieces is None:
-                scenario_tcp, cache = given_key(self.tcp), self._merged
-                pieces = [self._flow_pieces(i, scenario_tcp, cache) for i in range(len(self.flows))]
-            # The flows' text as a list of strings joined once: a flow's own fields, then the
-            # texts it shares with alike flows (not copied until the join).
-            out: list[str] = []
-            append = out.append
-            enc = _encode_str
-            tcp = controller = recovery = None
-            mid = ""
-            for i, (f, trio) in enumerate(zip(self.flows, pieces, strict=True)):
-                if trio[0] is not tcp or trio[1] is not controller or trio[2] is not recovery:
-                    tcp, controller, recovery = trio
-                    if tcp.text is None or controller.text is None or recovery.text is None:
-                        return None
-                    if tcp.long_integer or controller.long_integer or recovery.long_integer:
-                        candidate = True
-                    mid = f', "controller": {controller.text}, "recovery": {recovery.text}, "start": '
-                src, dst = self._ends(f, i, defaults)
-                name, start, size, stop = f.name, f.start, f.bytes, f.stop
-                if name is None:
-                    name = f"flow{i}"
-                if type(start) is int and -_BIG < start < _BIG:
-                    start_text = int.__repr__(start)
-                else:
-                    start_text = _dumps(start)
-                    candidate = candidate or LONG_INTEGER.search(start_text) is not None
-                if not (size is None or (type(size) is int and -_BIG < size < _BIG)) or not (
-                    stop is None or (type(stop) is int and -_BIG < stop < _BIG)
-                ):
-                    candidate = candidate or LONG_INTEGER.search(_dumps([size, stop])) is not None
-                append(
-                    f'{", " if i else ""}{{"name": {enc(name) if type(name) is str else _dumps(name)}, '
-                    f'"src": {enc(src) if type(src) is str else _dumps(src)}, '
-                    f'"dst": {enc(dst) if type(dst) is str else _dumps(dst)}{mid}{start_text}, '
-                    f'"bytes": {"null" if size is None else _dumps(size)}, '
-                    f'"stop": {"null" if stop is None else _dumps(stop)}, "tcp": '
-                )
-                append(tcp.text)  # type: ignore[union-attr]
-                if f.route is None and f.stack is None and f.framing is None and f.receiver is None:
-                    append("}")
-                    continue
-                extra = ""
-                if f.route is not None:
-                    extra = f', "route": {_dumps(list(f.route))}'
-                    candidate = candidate or LONG_INTEGER.search(extra) is not None
-                for k in ("stack", "framing", "receiver"):
-                    v = getattr(f, k)
-                    if v is not None:
-                        extra += f", {_dumps(k)}: {_dumps(v)}"
-                append(extra + "}")
-            parts.append(f'"flows": [{"".join(out)}]')
-            for k, v in (("udp", self._udp_canonical(defaults)), ("trace", self.trace.model_dump(exclude_none=True))):
-                text = _dumps(v)
-                candidate = candidate or LONG_INTEGER.search(text) is not None
-                parts.append(f"{_dumps(k)}: {text}")
-        except (ValueError, TypeError):  # not JSON without NaN: the slow way names it
-            return None
-        return "{" + ", ".join(parts) + "}", candidate
-
-    def canonical_json(self, indent: int | None = None) -> str:
-        """``json.dumps(self.canonical(), indent=indent)``."""
-        if indent is None:
-            with gc_paused():
-                fast = self._canonical_text()
-            if fast is not None:
-                return fast[0]
-        return json.dumps(self.canonical(), indent=indent)
 
     # ---- construction --------------------------------------------------------------------
 
@@ -507,10 +296,6 @@ class Scenario(ScenarioChecks, StrictModel):
         return "; ".join(parts)
 
 
-#: Scenario.canonical as defined here (see Scenario._canonical_text).
-_OWN_CANONICAL = Scenario.canonical
-
-
 def _in_group(error: ScenarioError, data: dict[str, Any]) -> ScenarioError:
     """``error`` saying, when it is about a flow of a ``[[flows]]`` group (its position in the
     expanded list), which group and which of its flows."""
@@ -541,64 +326,44 @@ def resolve_files(data: Any, base_dir: str | Path | None) -> Any:
     if base_dir is None:
         return data
     if isinstance(data, list):
-        items = [resolve_files(x, base_dir) for x in data]
-        return items if any(a is not b for a, b in zip(items, data)) else data
+        items: list[Any] | None = None  # a copy, once something in it is resolved
+        for i, x in enumerate(data):
+            if type(x) is dict and "file" not in x and "trace" not in x:
+                for v in x.values():
+                    if isinstance(v, (list, dict)):
+                        break
+                else:
+                    continue  # a table of plain values names no file (a flow: a million of them)
+            r = resolve_files(x, base_dir)
+            if r is not x:
+                if items is None:
+                    items = list(data)
+                items[i] = r
+        return data if items is None else items
     if not isinstance(data, dict):
         return data
-    out = {k: resolve_files(v, base_dir) for k, v in data.items()}
+    out: dict[Any, Any] | None = None  # a copy, once something in it is resolved
+    for k, v in data.items():
+        if isinstance(v, (list, dict)):  # anything else is itself (a flow's values: a million)
+            r = resolve_files(v, base_dir)
+            if r is not v:
+                if out is None:
+                    out = dict(data)
+                out[k] = r
     name = data.get("file")
     if data.get("model") == "time_trace" and isinstance(name, str) and name and not Path(name).is_absolute():
         resolved = ScenarioFile(Path(base_dir) / name)
         resolved.given = name
+        out = dict(data) if out is None else out
         out["file"] = resolved
     # A link direction's delivery trace (``trace = "file.up"``; the [trace] table is a dict).
     name = data.get("trace")
     if isinstance(name, str) and name and not Path(name).is_absolute():
         resolved = ScenarioFile(Path(base_dir) / name)
         resolved.given = name
+        out = dict(data) if out is None else out
         out["trace"] = resolved
-    return out if any(out[k] is not data[k] for k in data) else data
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while a scenario is validated or written out:
-    what these make stays reachable (a collection finds nothing), and each full collection
-    walks every object there is (a quarter of the validation's time at 300,000 flows). On
-    again afterwards; left alone when it is off already (by the caller, or by an enclosing
-    or concurrent use)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-#: Integers below this in magnitude have at most 18 digits (no :data:`LONG_INTEGER`).
-_BIG = 10**18
-
-_encode_str = json.encoder.encode_basestring_ascii  # what json.dumps writes a str with
-
-
-def _dumps(value: Any) -> str:
-    """``json.dumps(value, allow_nan=False)``, quicker for a string, an int and None."""
-    t = type(value)
-    if t is str:
-        return _encode_str(value)
-    if t is int:
-        return int.__repr__(value)
-    if value is None:
-        return "null"
-    return json.dumps(value, allow_nan=False)
-
-
-def _route_of(flow: Flow | Udp) -> dict[str, Any]:
-    """A flow's pinned route for the canonical form (absent when not given)."""
-    return {"route": list(flow.route)} if flow.route is not None else {}
-
+    return data if out is None else out
 
 
 def load_scenario(path: str | Path) -> Scenario:
