@@ -117,6 +117,11 @@ impl Network {
     /// Builds the link directions of `layout`; every random source gets its own stream from
     /// `seed` and its label (`"loss/{link}/{direction}"`, `"queue/{link}/{direction}"`).
     pub fn new(layout: &Layout, seed: u64) -> Self {
+        Self::with_routes(layout, layout.routes(), seed)
+    }
+
+    /// [`new`](Self::new) with `layout`'s routes computed already.
+    pub fn with_routes(layout: &Layout, routes: Routes, seed: u64) -> Self {
         let mut links = Vec::with_capacity(2 * layout.links.len());
         let mut info = Vec::with_capacity(2 * layout.links.len());
         let mut report_delay = Vec::with_capacity(2 * layout.links.len());
@@ -191,7 +196,7 @@ impl Network {
             hops,
             hop_events: Vec::new(),
             nodes: layout.nodes.clone(),
-            routes: layout.routes(),
+            routes,
             links,
             info,
             pool: PacketPool::new(),

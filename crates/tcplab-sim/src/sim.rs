@@ -101,11 +101,8 @@ impl Simulation {
         registries: &Registries,
         max_record_bytes: u64,
     ) -> Result<Estimate, SimError> {
-        s.validate_with(registries)?;
-        let mut errs = Vec::new();
-        let layout = topology::expand(&s.topology, &mut errs);
-        debug_assert!(errs.is_empty(), "validated: {errs:?}");
-        let mut net = Network::new(&layout, s.seed);
+        let (layout, routes) = s.validated(registries)?;
+        let mut net = Network::with_routes(&layout, routes, s.seed);
         net.pinned = PinnedRoutes::of_scenario(s, &layout);
         for i in 0..s.flows.len() {
             flow_sender(s, registries, i)?;
@@ -137,11 +134,8 @@ impl Simulation {
         registries: &Registries,
         max_record_bytes: u64,
     ) -> Result<Self, SimError> {
-        s.validate_with(registries)?;
-        let mut errs = Vec::new();
-        let layout = topology::expand(&s.topology, &mut errs);
-        debug_assert!(errs.is_empty(), "validated: {errs:?}");
-        let mut net = Network::new(&layout, s.seed);
+        let (layout, routes) = s.validated(registries)?;
+        let mut net = Network::with_routes(&layout, routes, s.seed);
         net.set_every_departure(s.trace.series == SeriesMode::Change);
         let mut events = EventQueue::new();
         net.schedule_changes(&mut events);

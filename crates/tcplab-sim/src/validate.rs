@@ -25,11 +25,21 @@ impl Scenario {
 
     /// `validate`, with controllers and recovery strategies looked up in `registries`.
     pub fn validate_with(&self, registries: &Registries) -> Result<(), SimError> {
-        let errs = problems(self, registries);
-        if errs.is_empty() {
-            Ok(())
+        self.validated(registries).map(drop)
+    }
+
+    /// `validate_with`, handing back the topology it expanded and its routes (what the
+    /// simulator builds from: expanding a topology of many hosts is not done twice).
+    pub(crate) fn validated(
+        &self,
+        registries: &Registries,
+    ) -> Result<(Layout<'_>, Routes), SimError> {
+        let c = checked(self, registries);
+        if c.problems.is_empty() {
+            Ok((c.layout, c.routes))
         } else {
-            Err(SimError(errs.join("; ")))
+            let messages: Vec<String> = c.problems.into_iter().map(|p| p.message).collect();
+            Err(SimError(messages.join("; ")))
         }
     }
 }
@@ -44,6 +54,17 @@ pub fn problems(s: &Scenario, registries: &Registries) -> Vec<String> {
 
 /// Every problem of `s`, in the order of the scenario's fields, structured.
 pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
+    checked(s, registries).problems
+}
+
+/// What [`check`] found, and the topology it expanded on the way with its routes.
+struct Checked<'a> {
+    problems: Vec<Problem>,
+    layout: Layout<'a>,
+    routes: Routes,
+}
+
+fn checked<'a>(s: &'a Scenario, registries: &Registries) -> Checked<'a> {
     let mut errs: Vec<Problem> = Vec::new();
     if s.duration == Dur::ZERO {
         errs.push(String::from("duration = 0: expected a positive duration in ns").into());
@@ -183,7 +204,11 @@ pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
             "expected a positive interval in ns when series are recorded",
         ));
     }
-    errs
+    Checked {
+        problems: errs,
+        layout,
+        routes,
+    }
 }
 
 /// A field path, written out only when a problem names it: `base` followed by `field`
