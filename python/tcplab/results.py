@@ -242,6 +242,10 @@ def write_results(
     if table_format not in TABLE_FORMATS:
         raise ValueError(f"table_format = {table_format!r}: expected one of {', '.join(TABLE_FORMATS)}")
     out = Path(out) if out is not None else default_out_dir(result.name)
+    if report:  # the report's modules (matplotlib) are imported while the tables are written
+        from tcplab.report.preload import prepare
+
+        prepare()
     with building(out) as tmp:
         for i, t in enumerate(TABLES):
             write_table(result.tables[t], tmp / f"{t}.{table_format}", table_format)

@@ -101,6 +101,10 @@ def run(
     if live:
         return _run_live(sc, scenario, target, realtime, not no_report, table_format.value, json_out, quiet, err,
                          max_record_mb)
+    if not no_report:  # the report's modules (matplotlib) are imported while the simulation runs
+        from tcplab.report.preload import prepare
+
+        prepare()
     try:
         if quiet:
             result = run_scenario(sc, max_record_mb=max_record_mb)

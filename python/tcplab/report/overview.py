@@ -48,11 +48,16 @@ def overview_table(result: RunLike) -> str:
             ["Jain's fairness index over TCP flows", fmt(jain(tp), 4)],
             ["per-flow throughput min / median / max (Mb/s)", f"{q[0]:.3f} / {q[1]:.3f} / {q[2]:.3f}"],
         ]
-    rtt = result.series.filter(pl.col("srtt_ns") > 0)
-    if rtt.height:
-        q = rtt.group_by("flow").agg(
-            pl.col("srtt_ns").quantile(0.5, "nearest").alias("p50"), pl.col("srtt_ns").quantile(0.95, "nearest").alias("p95")
-        )
+    # the two columns only (a copy of the whole series table would be most of the report's memory)
+    q = (
+        result.series.lazy()
+        .select("flow", "srtt_ns")
+        .filter(pl.col("srtt_ns") > 0)
+        .group_by("flow")
+        .agg(pl.col("srtt_ns").quantile(0.5, "nearest").alias("p50"), pl.col("srtt_ns").quantile(0.95, "nearest").alias("p95"))
+        .collect()
+    )
+    if q.height:
         p50, p95 = q["p50"].to_numpy() / 1e6, q["p95"].to_numpy() / 1e6
         rows.append(
             [

@@ -207,12 +207,16 @@ def plot_windows(result: RunLike, flows: list[int] | None = None) -> Figure | No
         return None
     fig, axes = _figure(len(flows), height=2.2)
     ev = result.events
+    # numpy views of the columns (no copy), a flow's rows picked by index (a polars filter per
+    # flow would copy every column and keep the memory)
+    s_flow, s_time, s_cwnd, s_ss = (s[c].to_numpy() for c in ("flow", "time_ns", "cwnd", "ssthresh"))
     for f, ax in zip(flows, axes):
         mss = _mss(result, f)
-        rows = s.filter(pl.col("flow") == f)
-        t = rows["time_ns"].to_numpy() / 1e9
-        cwnd = rows["cwnd"].to_numpy() / mss
-        ss = rows["ssthresh"].to_numpy().astype(np.float64)
+        rows = np.flatnonzero(s_flow == f)
+        t = s_time[rows] / 1e9
+        cwnd = s_cwnd[rows] / mss
+        ss = s_ss[rows].astype(np.float64)
+        del rows
         ss[ss >= _UNBOUNDED] = np.nan
         ss /= mss
         finite_ss = ss[np.isfinite(ss)]
@@ -407,7 +411,7 @@ def _zoom_windows(result: RunLike, flows: list[int]) -> list[tuple[float, float]
         if not times:
             out.append(None)
             continue
-        srtt = result.series.filter((pl.col("flow") == f) & (pl.col("srtt_ns") > 0))["srtt_ns"]
+        srtt = result.series.select("flow", "srtt_ns").filter((pl.col("flow") == f) & (pl.col("srtt_ns") > 0))["srtt_ns"]
         rtt = float(srtt.median()) if srtt.len() else 100e6
         t0 = min(times)
         out.append((max(0.0, t0 - 5 * rtt), t0 + 15 * rtt))
@@ -421,6 +425,9 @@ def plot_time_sequence(result: RunLike, zoom: bool = False, flows: list[int] | N
     flows = list(range(len(result.canonical["flows"]))) if flows is None else flows
     if g.height == 0 or not flows:
         return None
+    # The columns as numpy views (no copy), a flow's rows picked by index: polars' filters
+    # would copy the columns per flow and keep the memory.
+    g_flow, g_time, g_seq, g_rtx = (g[c].to_numpy() for c in ("flow", "time_ns", "seq", "retransmission"))
     windows = _zoom_windows(result, flows) if zoom else [None] * len(flows)
     if zoom and all(w is None for w in windows):
         return None
@@ -429,19 +436,22 @@ def plot_time_sequence(result: RunLike, zoom: bool = False, flows: list[int] | N
     if zoom:
         fig.subplots_adjust(hspace=0.6)
     for k, (f, ax) in enumerate(zip(flows, axes)):
-        rows = g.filter(pl.col("flow") == f)
+        sel = g_flow == f
         d = drops.filter(pl.col("flow") == f)
         w = windows[k]
         if w is not None:
-            rows = rows.filter(pl.col("time_ns").is_between(w[0], w[1]))
+            sel &= (g_time >= w[0]) & (g_time <= w[1])
             d = d.filter(pl.col("time_ns").is_between(w[0], w[1]))
+        rows = np.flatnonzero(sel)
+        del sel
         scale = 1e6 if not zoom else float(_mss(result, f))
-        orig = rows.filter(pl.col("retransmission") == 0)
-        rtx = rows.filter(pl.col("retransmission") > 0)
+        is_rtx = g_rtx[rows] > 0
+        orig, rtx = rows[~is_rtx], rows[is_rtx]
+        del rows, is_rtx
         # Points drawn over one another are drawn once: one per cell of half a pixel (pixel_cells).
-        cols, rows = plot_pixels(ax)
-        cells = (2 * cols, 2 * rows)
-        x, y = orig["time_ns"].to_numpy() / 1e9, orig["seq"].to_numpy() / scale
+        cols, height = plot_pixels(ax)
+        cells = (2 * cols, 2 * height)
+        x, y = g_time[orig] / 1e9, g_seq[orig] / scale
         keep = pixel_cells(x, y, *cells)
         ax.scatter(
             x[keep],
@@ -451,15 +461,15 @@ def plot_time_sequence(result: RunLike, zoom: bool = False, flows: list[int] | N
             label="segment sent",
             rasterized=True,
         )
-        if rtx.height:
-            x, y = rtx["time_ns"].to_numpy() / 1e9, rtx["seq"].to_numpy() / scale
+        if rtx.size:
+            x, y = g_time[rtx] / 1e9, g_seq[rtx] / scale
             keep = pixel_cells(x, y, *cells)
             ax.scatter(
                 x[keep],
                 y[keep],
                 s=10 if not zoom else 22,
                 color="tab:red",
-                label=f"retransmission ({rtx.height})",
+                label=f"retransmission ({rtx.size})",
                 rasterized=True,
             )
         if d.height:
