@@ -80,17 +80,26 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def one(flows: int, stagger: bool) -> None:
-    from tcplab import _native
-    from tcplab.scenario import Scenario
+def stager(label: str):
+    """A function that prints one stage's wall and CPU time since ``t0`` (and the peak RSS),
+    prefixed by ``label``, and returns the time now."""
 
     def stage(what: str, t0: tuple[float, float]) -> tuple[float, float]:
         now = (time.perf_counter(), time.process_time())
         print(
-            f"flows={flows} {what} {now[0] - t0[0]:.2f} s (CPU {now[1] - t0[1]:.2f} s), peak RSS {peak_mb():.0f} MB",
+            f"{label} {what} {now[0] - t0[0]:.2f} s (CPU {now[1] - t0[1]:.2f} s), peak RSS {peak_mb():.0f} MB",
             flush=True,
         )
         return now
+
+    return stage
+
+
+def one(flows: int, stagger: bool) -> None:
+    from tcplab import _native
+    from tcplab.scenario import Scenario
+
+    stage = stager(f"flows={flows}")
 
     t = (time.perf_counter(), time.process_time())
     sc = Scenario.from_dict(scenario(flows, stagger))
@@ -107,13 +116,7 @@ def one_file(path: Path) -> None:
     from tcplab.scenario import Scenario
     from tcplab.toml_file import read_toml
 
-    def stage(what: str, t0: tuple[float, float]) -> tuple[float, float]:
-        now = (time.perf_counter(), time.process_time())
-        print(
-            f"{path.name} {what} {now[0] - t0[0]:.2f} s (CPU {now[1] - t0[1]:.2f} s), peak RSS {peak_mb():.0f} MB",
-            flush=True,
-        )
-        return now
+    stage = stager(path.name)
 
     t0 = t = (time.perf_counter(), time.process_time())
     data, text = read_toml(path)
