@@ -22,6 +22,7 @@ pub mod delivery_trace;
 pub mod engine;
 pub mod error;
 pub mod estimate;
+pub mod field_rules;
 pub mod fifo;
 pub mod flow;
 pub mod flow_route;
