@@ -38,7 +38,7 @@ use crate::delivery_trace::{Deliveries, DeliveryTrace};
 use crate::fifo::Fifo;
 use crate::loss::{self, LossModel};
 use crate::packet::DropCause;
-use crate::packet::{PacketId, PacketPool};
+use crate::packet::{Head, PacketId, PacketPool};
 use crate::queue::drop_tail::DropTail;
 use crate::queue::{self, Admission, Occupancy, Queue, Queued};
 use crate::rng::Rng;
@@ -286,13 +286,15 @@ impl Link {
         st
     }
 
-    /// A packet arrives from the node at the link's input; `drawn`: the loss model draws
+    /// A packet arrives from the node at the link's input (`head`: what the link reads of it);
+    /// `drawn`: the loss model draws
     /// for it (see [`Queued::drawn`]; always in the simulator).
     #[inline]
     pub fn offer(
         &mut self,
         now: Time,
         id: PacketId,
+        head: Head,
         pool: &mut PacketPool,
         wake: &mut Wakeups,
         drawn: bool,
@@ -303,7 +305,6 @@ impl Link {
             // at `now` has not run yet): the next one starts now.
             self.start_next(now, wake);
         }
-        let head = pool.head(id);
         let q = Queued {
             id,
             size: head.size,

@@ -180,10 +180,14 @@ impl<T> LinkDirection<T> {
         });
         self.offered += 1;
         let mut wake = Wakeups::default();
-        match self
-            .link
-            .offer(now, id, &mut self.held.pool, &mut wake, drawn)
-        {
+        match self.link.offer(
+            now,
+            id,
+            self.held.pool.head(id),
+            &mut self.held.pool,
+            &mut wake,
+            drawn,
+        ) {
             Offer::Dropped(cause) => {
                 self.held.pool.release(id);
                 Err((cause, pkt))

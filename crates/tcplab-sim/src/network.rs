@@ -16,7 +16,7 @@ use crate::link::{Discipline, Link, Offer, Wakeups};
 use crate::loss;
 use crate::node::{Node, Routes};
 use crate::packet::DropCause;
-use crate::packet::{Packet, PacketId, PacketKind, PacketPool, Payload};
+use crate::packet::{Head, Packet, PacketId, PacketKind, PacketPool, Payload};
 use crate::pcap::Capture;
 use crate::rng::Rng;
 use crate::scenario::LinkChange;
@@ -234,7 +234,7 @@ impl Network {
         if let Some(c) = &mut self.capture {
             c.on_send(at, id);
         }
-        self.forward(now, at, id, q, rec);
+        self.forward(now, at, id, self.pool.head(id), q, rec);
     }
 
     /// Processes one network event; returns a packet that reached its destination.
@@ -288,10 +288,11 @@ impl Network {
                 if let Some(t) = next {
                     q.push(t, NetEvent::Arrive(l).into());
                 }
-                if self.pool.head(id).dst == node {
+                let head = self.pool.head(id);
+                if head.dst == node {
                     Some(Arrival::InPool { node, id })
                 } else {
-                    self.forward(now, node, id, q, rec);
+                    self.forward(now, node, id, head, q, rec);
                     None
                 }
             }
@@ -333,11 +334,12 @@ impl Network {
             match ev {
                 HopEvent::Arrived { hop, id } => {
                     let node = self.wlans[w as usize].hop_nodes(hop).1;
-                    if self.pool.head(id).dst == node {
+                    let head = self.pool.head(id);
+                    if head.dst == node {
                         let packet = self.pool.remove(id);
                         delivery = Some(Delivery { node, packet });
                     } else {
-                        self.forward(now, node, id, q, rec);
+                        self.forward(now, node, id, head, q, rec);
                     }
                 }
                 HopEvent::MacDrop {
@@ -382,10 +384,10 @@ impl Network {
         now: Time,
         at: u32,
         id: PacketId,
+        p: Head,
         q: &mut EventQueue<E>,
         rec: &mut Recorder,
     ) {
-        let p = self.pool.head(id);
         let l = self
             .pinned
             .next_link(p, at)
@@ -401,11 +403,10 @@ impl Network {
         debug_assert!(matches!(self.hops[l as usize], Hop::Wired(i) if i == l));
         let link = &mut self.links[l as usize];
         let mut wake = Wakeups::default();
-        let offer = link.offer(now, id, &mut self.pool, &mut wake, true);
+        let offer = link.offer(now, id, p, &mut self.pool, &mut wake, true);
         schedule(q, l, wake);
         if matches!(offer, Offer::Marked) {
-            let flow = self.pool.head(id).flow;
-            self.facts.push(Fact::Mark { flow });
+            self.facts.push(Fact::Mark { flow: p.flow });
         }
         match offer {
             Offer::Queued | Offer::Marked => {

@@ -28,6 +28,7 @@ use crate::flow_route::PinnedRoutes;
 use crate::handshake;
 use crate::instruments::{Delivered, Fact, Instruments};
 use crate::network::{Arrival, LossReport, NetEvent, Network};
+use crate::node::Routes;
 use crate::packet::{ack_wire_size, data_wire_size, Packet, PacketId, PacketKind, Payload};
 use crate::pcap::{self, Capture};
 use crate::results::RunStats;
@@ -102,17 +103,11 @@ impl Simulation {
         max_record_bytes: u64,
     ) -> Result<Estimate, SimError> {
         let (layout, routes) = s.validated(registries)?;
-        let mut net = Network::with_routes(&layout, routes, s.seed);
-        net.pinned = PinnedRoutes::of_scenario(s, &layout);
+        let net = routed_network(s, &layout, routes);
         for i in 0..s.flows.len() {
             flow_sender(s, registries, i)?;
         }
-        let (tcp_ends, udp_ends) = flow_ends(s, |name: &str| {
-            layout.node(name).expect("validated node name")
-        });
-        let estimate = estimate::of(s, &net, &tcp_ends, &udp_ends);
-        estimate.check(s, max_record_bytes).map_err(SimError)?;
-        Ok(estimate)
+        estimate_within(s, &net, &layout, max_record_bytes)
     }
 
     /// Validates the scenario and builds the network, flows and random streams.
@@ -135,12 +130,11 @@ impl Simulation {
         max_record_bytes: u64,
     ) -> Result<Self, SimError> {
         let (layout, routes) = s.validated(registries)?;
-        let mut net = Network::with_routes(&layout, routes, s.seed);
+        let mut net = routed_network(s, &layout, routes);
         net.set_every_departure(s.trace.series == SeriesMode::Change);
         let mut events = EventQueue::new();
         net.schedule_changes(&mut events);
         net.capture = capture(s, &layout);
-        net.pinned = PinnedRoutes::of_scenario(s, &layout);
         let node = |name: &str| layout.node(name).expect("validated node name");
         let start = |d: Dur| Time::ZERO + d;
 
@@ -199,9 +193,7 @@ impl Simulation {
         if s.trace.series == SeriesMode::Interval {
             events.push(Time::ZERO, Event::Sample);
         }
-        let (tcp_ends, udp_ends) = flow_ends(s, node);
-        let estimate = estimate::of(s, &net, &tcp_ends, &udp_ends);
-        estimate.check(s, max_record_bytes).map_err(SimError)?;
+        let estimate = estimate_within(s, &net, &layout, max_record_bytes)?;
         let mut rec = Recorder::with_bounds(&s.trace, tcp.len(), udp.len());
         rec.set_limit(max_record_bytes);
         let mut instruments = Instruments::new(s.flows.len(), s.udp.len());
@@ -665,6 +657,28 @@ fn receive(tcp: &mut [TcpFlow], udp: &mut [UdpFlow], now: Time, p: &Packet) -> R
 /// The sender of TCP flow `i`, its settings and components checked (one line naming the
 /// flow when they are not); its controller has its own random stream (BBR's ProbeBW
 /// phase).
+/// The network of validated `layout` with its `routes` and the flows' pinned routes.
+fn routed_network(s: &Scenario, layout: &topology::Layout, routes: Routes) -> Network {
+    let mut net = Network::with_routes(layout, routes, s.seed);
+    net.pinned = PinnedRoutes::of_scenario(s, layout);
+    net
+}
+
+/// The recording estimate of the run on `net`, refused past `max_record_bytes`.
+fn estimate_within(
+    s: &Scenario,
+    net: &Network,
+    layout: &topology::Layout,
+    max_record_bytes: u64,
+) -> Result<Estimate, SimError> {
+    let (tcp_ends, udp_ends) = flow_ends(s, |name: &str| {
+        layout.node(name).expect("validated node name")
+    });
+    let estimate = estimate::of(s, net, &tcp_ends, &udp_ends);
+    estimate.check(s, max_record_bytes).map_err(SimError)?;
+    Ok(estimate)
+}
+
 fn flow_sender(s: &Scenario, registries: &Registries, i: usize) -> Result<Sender, SimError> {
     let f = &s.flows[i];
     let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);

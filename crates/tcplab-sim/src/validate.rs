@@ -45,14 +45,6 @@ impl Scenario {
     }
 }
 
-/// Every problem of `s`, in the order of the scenario's fields, as one-line messages.
-pub fn problems(s: &Scenario, registries: &Registries) -> Vec<String> {
-    check(s, registries)
-        .into_iter()
-        .map(|p| p.message)
-        .collect()
-}
-
 /// Every problem of `s`, in the order of the scenario's fields, structured.
 pub fn check(s: &Scenario, registries: &Registries) -> Vec<Problem> {
     checked(s, registries).problems

@@ -7,18 +7,11 @@ import base64
 import io
 from typing import Any
 
-__all__ = ["MAX_IMAGE_PX", "check_size", "lift_titles", "png"]
+__all__ = ["MAX_IMAGE_PX", "lift_titles", "png"]
 
 #: No embedded image is taller or wider than this many pixels (figures are drawn at 100 dpi;
 #: :func:`png` refuses a larger one, so a figure that grows with the flows must be split).
 MAX_IMAGE_PX = 2000
-
-
-def check_size(fig: Any, dpi: int = 100) -> None:
-    """Raises ValueError for a figure taller or wider than :data:`MAX_IMAGE_PX` at ``dpi``."""
-    w, h = fig.get_size_inches() * dpi
-    if max(w, h) > MAX_IMAGE_PX + 0.5:
-        raise ValueError(f"figure of {w:.0f} x {h:.0f} px: larger than {MAX_IMAGE_PX} px")
 
 
 def png(fig: Any, *, dpi: int = 100, compress_level: int = 6) -> str:
@@ -29,7 +22,9 @@ def png(fig: Any, *, dpi: int = 100, compress_level: int = 6) -> str:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
-    check_size(fig, dpi)
+    w, h = fig.get_size_inches() * dpi
+    if max(w, h) > MAX_IMAGE_PX + 0.5:
+        raise ValueError(f"figure of {w:.0f} x {h:.0f} px: larger than {MAX_IMAGE_PX} px")
     canvas = FigureCanvasAgg(fig)
     fig.set_dpi(dpi)
     canvas.draw()

@@ -200,7 +200,7 @@ class ScenarioChecks:
         """:meth:`_flow_pieces` of every flow, in order: looked up once per kind of flow by
         what all three depend on (the flow's profile, ``tcp`` table, controller and
         recovery), which is what their own keys are made of."""
-        scenario_profile = self.tcp.profile if self.tcp is not None and self.tcp.profile is not None else "linux"
+        scenario_profile = self._flow_profile(None)
         kinds: dict[Any, tuple[Piece, Piece, Piece]] = {}
         out: list[tuple[Piece, Piece, Piece]] = []
         append = out.append

@@ -12,27 +12,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from tcplab.scenario.flows import Flow
-from tcplab.units import DURATION_UNITS, parse_duration, parse_size
-
-#: The units of :func:`_duration`'s whole numbers, by the string's last two characters.
-_UNIT_OF_TWO = {"ns": DURATION_UNITS["ns"], "us": DURATION_UNITS["us"], "ms": DURATION_UNITS["ms"]}
-_U64 = 2**64
-
-
-def _duration(value: Any) -> int:
-    """``parse_duration(value)``, quicker for a whole number of ns, us, ms or s ("250ms")."""
-    if type(value) is str:
-        unit = _UNIT_OF_TWO.get(value[-2:])
-        digits = value[:-2] if unit is not None else value[:-1] if value[-1:] == "s" else ""
-        if digits.isdigit() and digits.isascii() and len(digits) <= 15:
-            ns = int(digits) * (unit or DURATION_UNITS["s"])
-            if ns < _U64:
-                return ns
-    return parse_duration(value)
-
+from tcplab.units import parse_duration, parse_size
 
 #: The fields that make no difference to an entry's shape: (field, parser; None: a string).
-_OWN = {"name": None, "src": None, "dst": None, "start": _duration, "stop": _duration, "bytes": parse_size}
+_OWN = {"name": None, "src": None, "dst": None, "start": parse_duration, "stop": parse_duration, "bytes": parse_size}
 
 _SCALARS = frozenset({str, int, bool, type(None)})
 

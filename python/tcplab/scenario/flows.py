@@ -282,6 +282,7 @@ def default_tcp_config() -> dict[str, Any]:
 
 #: Fields that make a ``[[flows]]`` entry a group of ``count`` flows.
 GROUP_FIELDS = ("count", "start_step", "start_jitter")
+_GROUP_KEYS = frozenset(GROUP_FIELDS)
 
 #: The numpy stream of the flow groups' start jitter: ``[seed, FLOW_GROUP_STREAM, entry]``.
 FLOW_GROUP_STREAM = 0x666C6F77  # "flow"
@@ -338,7 +339,7 @@ def expand_flow_groups(flows: Any, seed: Any = 1) -> Any:
     if not isinstance(flows, list):
         return flows
     for f in flows:
-        if isinstance(f, dict) and ("count" in f or "start_step" in f or "start_jitter" in f):  # GROUP_FIELDS
+        if isinstance(f, dict) and not _GROUP_KEYS.isdisjoint(f):
             break
     else:
         return flows
