@@ -428,6 +428,9 @@ def _result(run: LinuxRun, tb: Testbed) -> LinuxFlowResult:
         "intact": intact,
         "first_bad_offset": rcv.get("first_bad_offset"),
         "receiver_error": rcv.get("error"),
+        # When the receiver's FIN was acknowledged (the connection's last packet had crossed
+        # the model), run time; None when it gave up waiting.
+        "receiver_closed_ns": rcv["t_closed_ns"] - origin if rcv.get("closed") else None,
         "first_data_seq": snd["isn1"],
         # No segmentation offload crossed the model: the link saw one packet per segment
         # the sender's TCP counted (segs_out counts GSO segments one by one).

@@ -276,11 +276,12 @@ def recv(a: argparse.Namespace) -> int:
             bad = got + next(i for i in range(n) if buf[i] != want[i])
         got += n
     closed = _close_and_wait(c, a.close_wait) if error is None else False
+    t_closed = time.monotonic_ns()
     info = linux_tcpinfo.read_raw(c).hex()
     c.close()
     Path(a.out).write_text(json.dumps({
         "bytes": got, "first_bad_offset": bad, "t_first_ns": t_first, "t_last_ns": t_last,
-        "peer_port": peer[1], "error": error, "closed": closed, "tcp_info": info,
+        "peer_port": peer[1], "error": error, "closed": closed, "t_closed_ns": t_closed, "tcp_info": info,
         "scheduling": scheduling}))
     return 0
 
