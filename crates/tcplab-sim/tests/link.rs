@@ -118,6 +118,28 @@ fn byte_buffer_counts_the_packet_in_service() {
 }
 
 #[test]
+fn an_idle_link_admits_by_the_same_rule_as_a_busy_one() {
+    // A packet reaching an idle drop-tail link starts service at once (it does not go
+    // through the queue): a 1000-byte packet still does not fit a 500-byte buffer, idle or
+    // not; a 500-byte one does and fills it, so a 1-byte packet behind it is refused.
+    let o = run(
+        link(Buffer::Bytes(500)),
+        &[
+            (ms(0), 1000),
+            (ms(1), 500),
+            (ms(2), 1),
+            (ms(20), 1000),
+            (ms(20), 500),
+        ],
+    );
+    assert_eq!(o.arrivals, [(1, ms(1 + 4 + 10)), (4, ms(20 + 4 + 10))]);
+    assert_eq!(o.rec.drops.seq, [0, 2, 3]);
+    assert_eq!(o.rec.drops.cause, ["buffer_overflow"; 3]);
+    let l = o.net.links[0].stats_at(Time::MAX);
+    assert_eq!((l.packets_sent, l.bytes_sent, l.drops[0]), (2, 1000, 3));
+}
+
+#[test]
 fn link_loss_happens_after_serialization() {
     // p = 1: every packet occupies the link, then is lost on the wire when serialization ends.
     let o = run(

@@ -22,10 +22,20 @@ impl DropTail {
     }
 }
 
+impl DropTail {
+    /// Whether a packet of `size` bytes is admitted while the link holds `held`: the one
+    /// rule of [`Queue::enqueue`], for a link that serves an admitted packet at once without
+    /// queueing it (its queue is empty and nothing is in service).
+    #[inline]
+    pub fn admits(&self, size: u32, held: Occupancy) -> bool {
+        held.fits(size, self.buffer)
+    }
+}
+
 impl Queue for DropTail {
     #[inline]
     fn enqueue(&mut self, _now: Time, pkt: Queued, held: Occupancy) -> Admission {
-        if !held.fits(pkt.size, self.buffer) {
+        if !self.admits(pkt.size, held) {
             return Admission::Drop(DropCause::BufferOverflow);
         }
         self.waiting.add(pkt.size);
