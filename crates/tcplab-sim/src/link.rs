@@ -33,6 +33,10 @@
 //! behind it, or it is lost (its drop is recorded at that time), or the caller asked for
 //! every departure (queue series). Otherwise the finished packet is retired by the next
 //! `offer`. Results are the same either way; only the event count differs.
+//!
+//! A packet reaching an idle drop-tail direction (nothing in service, so nothing waiting)
+//! starts service at once instead of passing through the queue: the same admission rule,
+//! counts and order, without touching the queue's buffer.
 
 use crate::delivery_trace::{Deliveries, DeliveryTrace};
 use crate::fifo::Fifo;
