@@ -5,6 +5,34 @@ use crate::cc::Growth;
 use crate::error::ConfigValue;
 use crate::{ConfigError, Dur, RtoMode};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Settings an endpoint keeps: a [`TcpConfig`] given by reference is copied once, an
+/// `Arc<TcpConfig>` is shared. The simulator hands every flow with the same settings (a flow
+/// group, the scenario's defaults) one shared copy, so that 10,000 endpoints do not each
+/// hold, and each read from memory, their own 120 bytes of equal settings.
+pub trait SharedConfig {
+    /// The settings as the endpoint keeps them.
+    fn shared(self) -> Arc<TcpConfig>;
+}
+
+impl SharedConfig for &TcpConfig {
+    fn shared(self) -> Arc<TcpConfig> {
+        Arc::new(self.clone())
+    }
+}
+
+impl SharedConfig for &Arc<TcpConfig> {
+    fn shared(self) -> Arc<TcpConfig> {
+        Arc::clone(self)
+    }
+}
+
+impl SharedConfig for Arc<TcpConfig> {
+    fn shared(self) -> Arc<TcpConfig> {
+        self
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -28,7 +28,7 @@ pub mod time;
 pub mod wire;
 
 pub use cc::{CongestionControl, ControllerSpec};
-pub use config::{RepeatedRto, TcpConfig};
+pub use config::{RepeatedRto, SharedConfig, TcpConfig};
 pub use error::{ConfigError, ConfigValue};
 pub use log::{
     Event, LogRecord, LossResponse, ReceiverCounters, SenderCounters, TxKind, WindowReason,

@@ -43,10 +43,14 @@ mod quickack;
 mod window;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::config::SackStyle;
 use crate::log::ReceiverCounters;
-use crate::{AckSegment, DataSegment, SackBlock, SackList, Seq, TcpConfig, Time, MAX_SACK_BLOCKS};
+use crate::{
+    AckSegment, DataSegment, SackBlock, SackList, Seq, SharedConfig, TcpConfig, Time,
+    MAX_SACK_BLOCKS,
+};
 
 /// A block of data held above `rcv_nxt`.
 #[derive(Clone, Copy, Debug)]
@@ -106,7 +110,7 @@ impl Recency {
 }
 
 pub struct Receiver {
-    cfg: TcpConfig,
+    cfg: Arc<TcpConfig>,
     /// SACK blocks per ACK (clamped to 0..=MAX_SACK_BLOCKS).
     sack_blocks: usize,
     /// Next byte expected: everything below it has arrived.
@@ -159,9 +163,11 @@ struct Unread {
 }
 
 impl Receiver {
-    pub fn new(cfg: &TcpConfig) -> Self {
+    pub fn new(cfg: impl SharedConfig) -> Self {
+        let cfg = cfg.shared();
+        let cfg = &cfg;
         Receiver {
-            cfg: cfg.clone(),
+            cfg: Arc::clone(cfg),
             sack_blocks: (cfg.sack_blocks as usize).min(MAX_SACK_BLOCKS),
             rcv_nxt: Seq(0),
             read_nxt: Seq(0),
@@ -535,6 +541,11 @@ impl Receiver {
 
     pub fn counters(&self) -> &ReceiverCounters {
         &self.counters
+    }
+
+    /// The settings the receiver runs with.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
     }
 
     /// An acknowledgment is due: `poll_transmit` will return it.

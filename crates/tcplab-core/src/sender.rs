@@ -20,7 +20,11 @@ use crate::recovery::{LossRecovery, RecoveryContext};
 use crate::registry::Registries;
 use crate::scoreboard::Scoreboard;
 use crate::spurious::{Frto, Undo};
-use crate::{ConfigError, ControllerSpec, Dur, RecoverySpec, RttEstimator, Seq, TcpConfig, Time};
+use crate::{
+    ConfigError, ControllerSpec, Dur, RecoverySpec, RttEstimator, Seq, SharedConfig, TcpConfig,
+    Time,
+};
+use std::sync::Arc;
 
 mod ack;
 mod congestion;
@@ -46,7 +50,7 @@ pub struct SenderSnapshot {
 }
 
 pub struct Sender {
-    cfg: TcpConfig,
+    cfg: Arc<TcpConfig>,
     cc: Box<dyn CongestionControl>,
     rec: Box<dyn LossRecovery>,
     sb: Scoreboard,
@@ -110,18 +114,18 @@ pub struct Sender {
 impl Sender {
     /// A sender writing `app_bytes` bytes (None: until `close`).
     pub fn new(
-        cfg: &TcpConfig,
+        cfg: impl SharedConfig,
         cc: Box<dyn CongestionControl>,
         rec: Box<dyn LossRecovery>,
         app_bytes: Option<u64>,
     ) -> Self {
-        let rtt = RttEstimator::for_config(cfg);
+        let cfg = cfg.shared();
+        let rtt = RttEstimator::for_config(&cfg);
         let logged_window = (cc.cwnd(), cc.ssthresh());
         let rate = cc.uses_rate_samples().then(RateEstimator::new);
         let paced = cc.pacing_rate().is_some();
         Sender {
             sb: Scoreboard::new(cfg.mss),
-            cfg: cfg.clone(),
             cc,
             rec,
             rtt,
@@ -129,6 +133,7 @@ impl Sender {
             closed: false,
             snd_nxt: Seq(0),
             rwnd: cfg.rcv_buf,
+            cfg: Arc::clone(&cfg),
             ts_recent: None,
             rto_deadline: None,
             delivered: 0,
@@ -157,7 +162,7 @@ impl Sender {
 
     /// Builds the controller and the recovery strategy by name, from the built-ins.
     pub fn build(
-        cfg: &TcpConfig,
+        cfg: impl SharedConfig,
         controller: &ControllerSpec,
         recovery: &RecoverySpec,
         app_bytes: Option<u64>,
@@ -169,7 +174,7 @@ impl Sender {
     /// controller seed 0.
     pub fn build_with(
         registries: &Registries,
-        cfg: &TcpConfig,
+        cfg: impl SharedConfig,
         controller: &ControllerSpec,
         recovery: &RecoverySpec,
         app_bytes: Option<u64>,
@@ -181,12 +186,13 @@ impl Sender {
     /// (`CcContext::seed`).
     pub fn build_seeded(
         registries: &Registries,
-        cfg: &TcpConfig,
+        cfg: impl SharedConfig,
         controller: &ControllerSpec,
         recovery: &RecoverySpec,
         app_bytes: Option<u64>,
         seed: u64,
     ) -> Result<Self, ConfigError> {
+        let cfg = cfg.shared();
         cfg.validate()?;
         let mss = cfg.mss as u64;
         let ctx = CcContext {
@@ -224,6 +230,10 @@ impl Sender {
     }
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
+    }
+    /// The settings the sender runs with.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
     }
     /// The connection's handshake took `rtt` (a SYN or SYN-ACK sent once) and completed at
     /// `now`: the estimator's first sample, before any data (the RTT counters count data

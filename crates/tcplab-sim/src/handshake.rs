@@ -101,6 +101,35 @@ mod tests {
     }
 
     #[test]
+    fn flows_with_the_same_settings_share_one_copy_of_them() {
+        use crate::builder::ScenarioBuilder;
+        use crate::scenario::TcpFlowSpec;
+        use crate::Simulation;
+        use tcplab_core::TcpConfig;
+        let other = TcpConfig {
+            mss: 1000,
+            ..TcpConfig::default()
+        };
+        let topo = dumbbell(2, dir(10_000_000, 20), dir(100_000_000, 1));
+        let s = ScenarioBuilder::new("shared", topo)
+            .flow(TcpFlowSpec::bulk("s0", "r0"))
+            .flow(TcpFlowSpec::bulk("s1", "r1"))
+            .flow(TcpFlowSpec::bulk("s0", "r0").tcp(other.clone()))
+            .flow(TcpFlowSpec::bulk("s1", "r1"))
+            .build();
+        let sim = Simulation::new(&s).unwrap();
+        let cfg = |i: usize| sim.sender(i).config() as *const TcpConfig;
+        // One copy for the first two flows and their receivers; the third has its own, and
+        // the fourth, equal to the first again, a new one (only neighbours are compared).
+        assert_eq!(cfg(0), cfg(1));
+        assert_eq!(cfg(0), sim.receiver(1).config() as *const TcpConfig);
+        assert_ne!(cfg(2), cfg(1));
+        assert_ne!(cfg(3), cfg(2));
+        assert_eq!(*sim.sender(2).config(), other);
+        assert_eq!(*sim.receiver(3).config(), s.tcp);
+    }
+
+    #[test]
     fn a_real_tcp_flow_starts_from_the_handshakes_sample_and_a_udp_transport_flow_does_not() {
         use crate::builder::ScenarioBuilder;
         use crate::scenario::TcpFlowSpec;

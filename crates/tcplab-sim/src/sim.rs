@@ -37,9 +37,12 @@ use crate::scenario::SeriesMode;
 use crate::trace::{Recorder, Recording};
 use crate::{census, summary, topology, validate};
 use crate::{Results, Scenario};
+use std::sync::Arc;
 use tcplab_core::cc::CrossLayerReport;
 use tcplab_core::registry::Registries;
-use tcplab_core::{Dur, LogRecord, LossResponse, Receiver, Sender, Seq, Time};
+use tcplab_core::{
+    Dur, LogRecord, LossResponse, Receiver, Sender, Seq, SharedConfig, TcpConfig, Time,
+};
 
 pub use crate::error::SimError;
 
@@ -104,8 +107,8 @@ impl Simulation {
     ) -> Result<Estimate, SimError> {
         let (layout, routes) = s.validated(registries)?;
         let net = routed_network(s, &layout, routes);
-        for i in 0..s.flows.len() {
-            flow_sender(s, registries, i)?;
+        for (i, f) in s.flows.iter().enumerate() {
+            flow_sender(s, registries, i, f.tcp.as_ref().unwrap_or(&s.tcp))?;
         }
         estimate_within(s, &net, &layout, max_record_bytes)
     }
@@ -139,9 +142,17 @@ impl Simulation {
         let start = |d: Dur| Time::ZERO + d;
 
         let mut tcp = Vec::with_capacity(s.flows.len());
+        // Flows with the same settings as the flow before (a group, the scenario's defaults)
+        // share one copy of them.
+        let mut last: Option<Arc<TcpConfig>> = None;
         for (i, f) in s.flows.iter().enumerate() {
             let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
-            let mut sender = flow_sender(s, registries, i)?;
+            let cfg = match last {
+                Some(c) if *c == *cfg => c,
+                _ => Arc::new(cfg.clone()),
+            };
+            last = Some(Arc::clone(&cfg));
+            let mut sender = flow_sender(s, registries, i, &cfg)?;
             sender.set_logging(s.trace.events);
             if handshake::has_handshake(f.stack) {
                 let rtt = handshake::idle_round_trip(&net, i as u32, node(&f.src), node(&f.dst));
@@ -265,6 +276,10 @@ impl Simulation {
     /// The sender of TCP flow `flow` (its state as the run stands).
     pub fn sender(&self, flow: usize) -> &Sender {
         &self.tcp[flow].sender
+    }
+    /// The receiver of TCP flow `flow` (its state as the run stands).
+    pub fn receiver(&self, flow: usize) -> &Receiver {
+        &self.tcp[flow].receiver
     }
     /// Simulated time reached so far.
     pub fn now(&self) -> Time {
@@ -679,9 +694,13 @@ fn estimate_within(
     Ok(estimate)
 }
 
-fn flow_sender(s: &Scenario, registries: &Registries, i: usize) -> Result<Sender, SimError> {
+fn flow_sender(
+    s: &Scenario,
+    registries: &Registries,
+    i: usize,
+    cfg: impl SharedConfig,
+) -> Result<Sender, SimError> {
     let f = &s.flows[i];
-    let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
     let seed = Rng::stream(s.seed, &format!("controller/{i}")).next_u64();
     Sender::build_seeded(registries, cfg, &f.controller, &f.recovery, f.bytes, seed)
         .map_err(|e| SimError(validate::flow_config_error(&format!("flows[{i}]"), &e)))
