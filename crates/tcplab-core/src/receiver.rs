@@ -165,9 +165,7 @@ struct Unread {
 impl Receiver {
     pub fn new(cfg: impl SharedConfig) -> Self {
         let cfg = cfg.shared();
-        let cfg = &cfg;
         Receiver {
-            cfg: Arc::clone(cfg),
             sack_blocks: (cfg.sack_blocks as usize).min(MAX_SACK_BLOCKS),
             rcv_nxt: Seq(0),
             read_nxt: Seq(0),
@@ -182,9 +180,10 @@ impl Receiver {
             dsack: None,
             packets: (cfg.sack_style == SackStyle::EthPackets).then(Packets::default),
             counters: ReceiverCounters::default(),
-            quick: cfg.quickack.then(|| quickack::QuickAck::new(cfg)),
-            win: cfg.rcv_autotune.then(|| window::Window::new(cfg)),
+            quick: cfg.quickack.then(|| quickack::QuickAck::new(&cfg)),
+            win: cfg.rcv_autotune.then(|| window::Window::new(&cfg)),
             unread: None,
+            cfg,
         }
     }
 

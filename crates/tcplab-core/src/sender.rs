@@ -133,7 +133,6 @@ impl Sender {
             closed: false,
             snd_nxt: Seq(0),
             rwnd: cfg.rcv_buf,
-            cfg: Arc::clone(&cfg),
             ts_recent: None,
             rto_deadline: None,
             delivered: 0,
@@ -157,6 +156,7 @@ impl Sender {
             log: Vec::new(),
             logged_window,
             loss_responses: Vec::new(),
+            cfg,
         }
     }
 
