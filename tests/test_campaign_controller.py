@@ -220,6 +220,19 @@ def test_two_probes_at_once_per_host_when_the_limit_is_two(tmp_path: Path) -> No
         h.close()
 
 
+def test_the_campaign_scheduler_leaves_dasks_usual_http_port_alone(tmp_path: Path) -> None:
+    """No dashboard, and its HTTP server (health, metrics) on a free port: not 8787, which a
+    user's own Dask dashboard or a second testbed may want."""
+    proc, _ = start_scheduler(tmp_path / "s", None)
+    try:
+        services = json.loads((tmp_path / "s" / "scheduler.json").read_text())["services"]
+        assert all(port != 8787 for port in services.values()), services
+        assert "already in use" not in (tmp_path / "s" / "scheduler.log").read_text()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def test_wrong_credentials_are_refused_by_the_scheduler(tmp_path: Path) -> None:
     pytest.importorskip("cryptography")
     good = write_temporary_credentials(tmp_path / "good")

@@ -107,7 +107,8 @@ def test_dask_workers_run_the_plugin(tmp_path: Path) -> None:
     doc, spec = load_sweep(scen)
     pts = list(sweep_points(doc, spec))
     cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=50)
+                                       silence_logs=50,
+                                       scheduler_kwargs={"dashboard_address": ":0"})  # HTTP server: a free port, not 8787
     try:
         with distributed.Client(cluster) as client:
             res = run_sweep(pts, tmp_path / "dask", scheduler=client, progress=False)

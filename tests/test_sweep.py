@@ -348,7 +348,8 @@ def dask_client():
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50,
+        scheduler_kwargs={"dashboard_address": ":0"},  # its HTTP server on a free port, not 8787
     )
     client = distributed.Client(cluster)
     yield client

@@ -106,14 +106,16 @@ def start_scheduler(directory: Path, tls: tuple[Path, Path, Path] | None, *, hos
     """Starts distributed's scheduler on ``host`` (a free port; TLS with the files ``tls``,
     else plaintext) as a child process that dies with this one, writing its files and log
     to ``directory``; (the process, its address). A task lost with its worker is not run
-    again (``allowed_failures = 0``). LiveError (its last log line) if it does not start."""
+    again (``allowed_failures = 0``). No dashboard; its HTTP server (health, metrics) on a
+    free port too, not Dask's usual 8787 (another cluster's, or a second testbed's). LiveError
+    (its last log line) if it does not start."""
     from tcplab.live.errors import LiveError
     from tcplab.sweep.backends import kill_at_parent_death
 
     directory.mkdir(parents=True, exist_ok=True)
     info, log_path = directory / "scheduler.json", directory / "scheduler.log"
     argv = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", host, "--port", "0",
-            "--scheduler-file", str(info), "--no-dashboard"]
+            "--scheduler-file", str(info), "--no-dashboard", "--dashboard-address", ":0"]
     if tls is not None:
         argv += ["--protocol", "tls", "--tls-ca-file", str(tls[0]), "--tls-cert", str(tls[1]), "--tls-key", str(tls[2])]
     env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
