@@ -87,7 +87,7 @@ impl FlowConfig {
     }
 
     pub fn tcp(&self) -> &TcpConfig {
-        self.spec().tcp.as_ref().unwrap_or(&self.scenario.tcp)
+        self.scenario.tcp_of(self.spec())
     }
 
     /// The flow's sender, as the simulator builds it.

@@ -474,7 +474,7 @@ pub fn flow_problems(s: &Scenario) -> Vec<String> {
             ScenarioFraming::Tcplab => Framing::Tcplab,
             ScenarioFraming::Eth => Framing::Eth,
         };
-        let mss = f.tcp.as_ref().unwrap_or(&s.tcp).mss as usize;
+        let mss = s.tcp_of(f).mss as usize;
         let size = IP_UDP + framing.data_header() + mss;
         if size > MTU {
             out.push(format!(

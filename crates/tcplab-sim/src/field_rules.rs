@@ -43,7 +43,7 @@ pub(crate) fn time_limit(path: &dyn Display, d: Dur, errs: &mut Vec<Problem>) {
 /// plus its IP and TCP headers, a UDP source's packet size. None without flows.
 pub(crate) fn smallest_packet(s: &Scenario) -> Option<u64> {
     let tcp = s.flows.iter().map(|f| {
-        let mss = f.tcp.as_ref().unwrap_or(&s.tcp).mss;
+        let mss = s.tcp_of(f).mss;
         u64::from(mss) + u64::from(crate::packet::IP_TCP_HEADER)
     });
     let udp = s.udp.iter().map(|u| u64::from(u.packet_size));

@@ -320,15 +320,13 @@ impl Link {
                 // Idle (nothing in service, so nothing waits): an admitted packet would go
                 // into the queue and straight out again; it starts service here instead, and
                 // the queue's buffer is not touched (with thousands of mostly idle access
-                // links, that buffer is a cache miss per packet). Same admission, counts and
-                // order as through the queue.
-                if !d.admits(q.size, self.held) {
-                    self.stats.drops[DropCause::BufferOverflow as usize] += 1;
-                    return Offer::Dropped(DropCause::BufferOverflow);
+                // links, that buffer is a cache miss per packet). A refused one takes the
+                // queue's way below, which refuses it by the same rule.
+                if d.admits(q.size, self.held) {
+                    self.held.add(q.size);
+                    self.start(now, q, wake);
+                    return Offer::Queued;
                 }
-                self.held.add(q.size);
-                self.start(now, q, wake);
-                return Offer::Queued;
             }
         }
         let admission = self.queue.enqueue(now, q, self.held);

@@ -108,7 +108,7 @@ impl Simulation {
         let (layout, routes) = s.validated(registries)?;
         let net = routed_network(s, &layout, routes);
         for (i, f) in s.flows.iter().enumerate() {
-            flow_sender(s, registries, i, f.tcp.as_ref().unwrap_or(&s.tcp))?;
+            flow_sender(s, registries, i, s.tcp_of(f))?;
         }
         estimate_within(s, &net, &layout, max_record_bytes)
     }
@@ -146,7 +146,7 @@ impl Simulation {
         // share one copy of them.
         let mut last: Option<Arc<TcpConfig>> = None;
         for (i, f) in s.flows.iter().enumerate() {
-            let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
+            let cfg = s.tcp_of(f);
             let cfg = match last {
                 Some(c) if *c == *cfg => c,
                 _ => Arc::new(cfg.clone()),
@@ -669,9 +669,6 @@ fn receive(tcp: &mut [TcpFlow], udp: &mut [UdpFlow], now: Time, p: &Packet) -> R
 
 /// The flows' pinned routes (validated).
 /// The pcap capture `trace.pcap` asks for (validated), if any.
-/// The sender of TCP flow `i`, its settings and components checked (one line naming the
-/// flow when they are not); its controller has its own random stream (BBR's ProbeBW
-/// phase).
 /// The network of validated `layout` with its `routes` and the flows' pinned routes.
 fn routed_network(s: &Scenario, layout: &topology::Layout, routes: Routes) -> Network {
     let mut net = Network::with_routes(layout, routes, s.seed);
@@ -694,6 +691,9 @@ fn estimate_within(
     Ok(estimate)
 }
 
+/// The sender of TCP flow `i` with settings `cfg`, its settings and components checked (one
+/// line naming the flow when they are not); its controller has its own random stream (BBR's
+/// ProbeBW phase).
 fn flow_sender(
     s: &Scenario,
     registries: &Registries,
@@ -717,7 +717,7 @@ fn flow_ends(s: &Scenario, node: impl Fn(&str) -> u32) -> (Vec<FlowEnds>, Vec<Fl
         .flows
         .iter()
         .map(|spec| {
-            let mss = spec.tcp.as_ref().unwrap_or(&s.tcp).mss as u64;
+            let mss = s.tcp_of(spec).mss as u64;
             FlowEnds {
                 src: node(&spec.src),
                 dst: node(&spec.dst),

@@ -149,7 +149,7 @@ fn checked<'a>(s: &'a Scenario, registries: &Registries) -> Checked<'a> {
             ));
         }
         if f.tcp.is_some() || default_tcp_ok {
-            let cfg = f.tcp.as_ref().unwrap_or(&s.tcp);
+            let cfg = s.tcp_of(f);
             if let Err(e) = Sender::build_with(registries, cfg, &f.controller, &f.recovery, f.bytes)
             {
                 errs.push(config_problem(&p, e));

@@ -12,11 +12,17 @@ import threading
 __all__ = ["prepare"]
 
 
+#: Set once a thread has been started: `tcplab run` prepares before the simulation and
+#: `write_results` again before the tables, and one import is enough.
+_started = threading.Event()
+
+
 def prepare() -> None:
-    """Starts importing the report's modules in a background thread and returns at once (the
-    report then imports them as usual: at once if the thread is done, else after it; an error
-    is raised there, not here)."""
-    if "tcplab.report.page" not in sys.modules:
+    """Starts importing the report's modules in a background thread, once per process, and
+    returns at once (the report then imports them as usual: at once if the thread is done,
+    else after it; an error is raised there, not here)."""
+    if not _started.is_set() and "tcplab.report.page" not in sys.modules:
+        _started.set()
         threading.Thread(target=_import_report, name="tcplab-report-import", daemon=True).start()
 
 

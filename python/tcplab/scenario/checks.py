@@ -400,14 +400,16 @@ class Piece:
 _EXACT = frozenset({str, int, bool, type(None)})
 
 
-class _NoKey(Exception):
-    """A value :func:`_key` does not key (the JSON text keys it instead)."""
+class NoKey(Exception):
+    """A value :func:`value_key` does not key."""
 
 
-def _key(value: Any) -> Any:
-    """A hashable key of a JSON value: two keys are equal exactly when the values' JSON texts
-    with sorted keys are (a float by its repr: 0.0 and -0.0 differ, as in JSON); raises
-    :class:`_NoKey` for anything else."""
+def value_key(value: Any, ordered: bool = False) -> Any:
+    """A hashable key of a plain JSON or TOML value: two keys are equal exactly when the
+    values are, of the same types (``1``, ``1.0`` and ``true`` differ; a float by its repr,
+    so 0.0 and -0.0 differ, as in JSON) and, with ``ordered``, with a table's keys in the
+    same order (without: when their JSON texts with sorted keys are); raises :class:`NoKey`
+    for anything else."""
     t = type(value)
     if t in _EXACT:
         return (t, value)
@@ -417,13 +419,14 @@ def _key(value: Any) -> Any:
         items = []
         for k, v in value.items():
             if type(k) is not str:
-                raise _NoKey
-            items.append((k, _key(v)))
-        items.sort(key=lambda kv: kv[0])
+                raise NoKey
+            items.append((k, value_key(v, ordered)))
+        if not ordered:
+            items.sort(key=lambda kv: kv[0])
         return (dict, tuple(items))
     if t is list:
-        return (list, tuple(_key(v) for v in value))
-    raise _NoKey
+        return (list, tuple(value_key(v, ordered) for v in value))
+    raise NoKey
 
 
 def _json_key(value: Any) -> tuple[str, str]:
@@ -440,8 +443,8 @@ def component_key(given: Any) -> Any:
         if type(name) is str and type(params) is dict and not params:
             return ("name", name)
     try:
-        return ("key", _key(given))
-    except _NoKey:
+        return ("key", value_key(given))
+    except NoKey:
         return _json_key(given)
 
 
@@ -451,6 +454,6 @@ def given_key(over: TcpOverrides | None) -> Any:
         return None
     values = over.__dict__
     try:
-        return ("key", tuple(sorted((k, _key(values[k])) for k in over.model_fields_set)))
-    except (_NoKey, KeyError):
+        return ("key", tuple(sorted((k, value_key(values[k])) for k in over.model_fields_set)))
+    except (NoKey, KeyError):
         return _json_key(over.given())

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tcplab.scenario.checks import NoKey, value_key
 from tcplab.scenario.flows import Flow
 from tcplab.units import parse_duration, parse_size
 
@@ -25,24 +26,6 @@ _new = object.__new__
 
 class _Unusual(Exception):
     """An entry pydantic validates on its own."""
-
-
-def _shape_value(value: Any) -> Any:
-    """A hashable key of a plain TOML value: equal exactly when the values are equal, of the
-    same types and in the same order (``1``, ``1.0`` and ``true`` differ, and so do tables
-    with their keys in another order); raises :class:`_Unusual` for anything else."""
-    t = type(value)
-    if t in _SCALARS:
-        return (t, value)
-    if t is float:
-        return (t, repr(value))
-    if t is dict:
-        if not all(type(k) is str for k in value):
-            raise _Unusual
-        return (t, tuple((k, _shape_value(v)) for k, v in value.items()))
-    if t is list:
-        return (t, tuple(_shape_value(v) for v in value))
-    raise _Unusual
 
 
 def _fresh(value: Any) -> Any:
@@ -160,8 +143,8 @@ def validate_entries(entries: Any) -> Any:
         values = tuple(map(entry.__getitem__, plan.shared))
         if tuple(map(type, values)) != plan.strings:  # strings are themselves, others typed
             try:
-                values = tuple(map(_shape_value, values))
-            except _Unusual:
+                values = tuple(value_key(v, True) for v in values)  # types, and tables' key order
+            except NoKey:
                 append(entry)
                 continue
         shape = (keys, values)

@@ -41,6 +41,13 @@ pub struct Scenario {
     pub trace: TraceSpec,
 }
 
+impl Scenario {
+    /// The TCP settings flow `f` runs with: its own, else the scenario's.
+    pub fn tcp_of<'a>(&'a self, f: &'a TcpFlowSpec) -> &'a TcpConfig {
+        f.tcp.as_ref().unwrap_or(&self.tcp)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 #[allow(clippy::large_enum_variant)] // built once per run; boxing would only cost clarity
