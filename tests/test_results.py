@@ -83,6 +83,27 @@ def test_results_directory(result, tmp_path):
     assert os.listdir(base) == ["run"]
 
 
+def test_summary_json_rows_are_the_summarys_one_per_line(result, tmp_path):
+    """summary.json writes the per-row entries from polars frames (not Python objects):
+    what it holds must equal ``result.summary``, nulls for the non-finite floats included,
+    and keep one flow or link per line."""
+    out = write_results(result, tmp_path / "run", report=False)
+    text = (out / "summary.json").read_text()
+    doc = json.loads(text)
+    s = result.summary
+    for key in ("flows", "udp", "links", "delay"):
+        assert doc[key] == s[key], key
+    assert doc["flows"][1]["min_rtt_ns"] is None and doc["flows"][1]["eth"]["dupacks_per_recovery"] is None
+    assert doc["udp"] == []
+    lines = text.splitlines()
+    start = lines.index('  "links": [')
+    rows = lines[start + 1 : start + 1 + len(s["links"])]
+    assert [json.loads(r.rstrip(",")) for r in rows] == s["links"]
+    assert lines[start + 1 + len(s["links"])] == "  ],"
+    # Non-finite floats (NaN, inf) in the tables are nulls: JSON has neither.
+    assert "NaN" not in text and "Infinity" not in text
+
+
 def test_no_report(result, tmp_path):
     out = write_results(result, tmp_path / "run", report=False)
     assert not (out / "report.html").exists()

@@ -29,6 +29,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from tcplab.out_dir import OutDirError, building, check_out_dir, pause_for_tests
 from tcplab.schema import TABLES, RunLike
 
@@ -110,7 +112,7 @@ def summary_document(result: RunLike, *, report: str | None, table_format: str =
     :func:`dump_summary`)."""
     rev, dirty = git_revision()
     source = result.scenario.source
-    s = result.summary
+    s = result.summary_frames()
     return {
             "schema": SUMMARY_SCHEMA,
             "tcplab_version": result.version,
@@ -146,9 +148,11 @@ def summary_document(result: RunLike, *, report: str | None, table_format: str =
 
 def dump_summary(doc: dict[str, Any]) -> str:
     """summary.json's text: one top-level field per line, and one item per line in the
-    top-level lists (flows, links...), each encoded compactly by json's C encoder (indent=2
-    makes json use its pure-Python encoder: ~10 s for 1,000 flows). NaN and inf become
-    None (:func:`_clean`, walked only for the values that hold one)."""
+    top-level lists (flows, links...). A polars frame's rows are written by polars (as JSON
+    lines: :meth:`RunResult.summary_frames` gives them with non-finite floats as nulls);
+    other values are encoded compactly by json's C encoder (indent=2 makes json use its
+    pure-Python encoder: ~10 s for 1,000 flows), NaN and inf as None (:func:`_clean`,
+    walked only for the values that hold one)."""
 
     strict = json.JSONEncoder(default=_json_default, allow_nan=False, check_circular=False)
     lenient = json.JSONEncoder(default=_json_default)
@@ -159,13 +163,22 @@ def dump_summary(doc: dict[str, Any]) -> str:
         except ValueError:
             return lenient.encode(_clean(v))
 
+    def items(v: Any) -> str | None:
+        """The items of a non-empty list or frame, one per line; None for other values."""
+        if isinstance(v, pl.DataFrame):
+            # A string's newline is escaped in JSON: the text's newlines end the rows.
+            return v.write_ndjson().rstrip("\n").replace("\n", ",\n    ") if v.height else None
+        if isinstance(v, list) and v:
+            return ",\n    ".join(enc(x) for x in v)
+        return None
+
     lines = []
     for k, v in doc.items():
-        if isinstance(v, list) and v:
-            items = ",\n    ".join(enc(x) for x in v)
-            lines.append(f"  {enc(k)}: [\n    {items}\n  ]")
+        rows = items(v)
+        if rows is not None:
+            lines.append(f"  {enc(k)}: [\n    {rows}\n  ]")
         else:
-            lines.append(f"  {enc(k)}: {enc(v)}")
+            lines.append(f"  {enc(k)}: {enc([] if isinstance(v, pl.DataFrame) else v)}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
@@ -224,8 +237,6 @@ def write_table(frame: Any, path: Path, table_format: str) -> None:
 def read_table(path: Path, name: str) -> Any:
     """Table `name` of the results directory `path` as a polars frame, whichever format it was
     written in; None when it is not there."""
-    import polars as pl
-
     for ext, read in ((".parquet", pl.read_parquet), (".csv", pl.read_csv)):
         f = path / f"{name}{ext}"
         if f.exists():

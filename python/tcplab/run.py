@@ -54,15 +54,20 @@ def _series(table: str, col: str, values: Any) -> pl.Series:
     return s if s.dtype == nullable else s.cast(nullable)
 
 
+def finite(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with its non-finite floats (NaN, inf) as nulls: JSON has neither. Column by
+    column in polars: per value in Python this was most of summary.json's cost for 10,000
+    flows."""
+    floats = [c for c, t in df.schema.items() if t.is_float()]
+    if not floats:
+        return df
+    return df.with_columns(pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in floats)
+
+
 def _rows(df: pl.DataFrame) -> list[dict[str, Any]]:
-    """The rows of ``df`` as dicts of Python values, NaN and inf as None (JSON has neither).
-    The non-finite floats become nulls in polars, column by column, before the rows leave
-    it: per value in Python this was most of summary.json's cost for 10,000 flows."""
+    """The rows of ``df`` as dicts of Python values (a struct column's values as dicts)."""
     if df.height == 0:
         return []
-    floats = [c for c, t in df.schema.items() if t.is_float()]
-    if floats:
-        df = df.with_columns(pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in floats)
     cols = df.columns
     return [dict(zip(cols, r)) for r in df.rows()]
 
@@ -198,21 +203,25 @@ class RunResult:
     def name(self) -> str:
         return str(self.canonical["name"])
 
-    def flow_summary(self) -> list[dict[str, Any]]:
-        """One dict per TCP flow: every column of ``flows``, throughput in Mb/s, and the
-        loss-classification counts in Veno's Table I form (:func:`table_one`) and the ETH
-        report's measurements grouped (:func:`eth_metrics`)."""
-        rows = _rows(self.flows)
-        for row in rows:
-            row["throughput_mbps"] = (row["throughput_bps"] or 0.0) / 1e6
-            row["table_one"] = table_one(row)
-            row["eth"] = eth_metrics(row)
-        return rows
+    def flow_frame(self) -> pl.DataFrame:
+        """The flows table as the summary gives it: non-finite floats as nulls, then
+        ``throughput_mbps``, and two struct columns: ``table_one``, the loss-classification
+        counts in Veno's Table I form (:func:`table_one`), and ``eth``, the ETH report's
+        measurements grouped (:func:`eth_metrics`)."""
+        df = finite(self.flows)
+        # Divided in numpy: polars multiplies by the reciprocal (a last digit apart).
+        mbps = df["throughput_bps"].fill_null(0.0).to_numpy() / 1e6
+        return df.with_columns(throughput_mbps=pl.Series(mbps), table_one=table_one(), eth=eth_metrics())
 
-    @property
-    def summary(self) -> dict[str, Any]:
-        """The run in one JSON-ready dict: scenario name, seed, durations, per-flow and
-        per-UDP-flow summaries, link summaries, run stats and the conservation check."""
+    def flow_summary(self) -> list[dict[str, Any]]:
+        """One dict per TCP flow: the rows of :meth:`flow_frame` (``table_one`` and ``eth``
+        as nested dicts)."""
+        return _rows(self.flow_frame())
+
+    def summary_frames(self) -> dict[str, Any]:
+        """:attr:`summary` with its per-row entries (``flows``, ``udp``, ``links``, ``delay``)
+        as polars frames, non-finite floats as nulls: summary.json writes their rows from
+        these without making Python objects of them."""
         return {
             "scenario": self.name,
             "seed": self.seed,
@@ -220,13 +229,19 @@ class RunResult:
             "sim_time_s": self.stats.get("sim_time_ns", 0) / 1e9,
             "wall_time_s": self.wall_time_s,
             "tcplab_version": self.version,
-            "flows": self.flow_summary(),
-            "udp": _rows(self.udp),
-            "links": _rows(self.links),
-            "delay": _rows(self.delay),
+            "flows": self.flow_frame(),
+            "udp": finite(self.udp),
+            "links": finite(self.links),
+            "delay": finite(self.delay),
             "stats": dict(self.stats),
             "conservation": dict(self.conservation),
         }
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The run in one JSON-ready dict: scenario name, seed, durations, per-flow and
+        per-UDP-flow summaries, link summaries, run stats and the conservation check."""
+        return {k: _rows(v) if isinstance(v, pl.DataFrame) else v for k, v in self.summary_frames().items()}
 
     def write(self, out: str | Path | None = None, *, report: bool = True, table_format: str = "parquet") -> Path:
         """Writes the results directory (see :func:`tcplab.results.write_results`; tables as
@@ -257,20 +272,20 @@ _TABLE_ONE = tuple(
 )
 
 
-def table_one(row: dict[str, Any]) -> dict[str, Any]:
-    """The loss-classification numbers of one ``flows`` row in Veno's Table I form:
+def _count(col: str) -> pl.Expr:
+    return pl.col(col).fill_null(0).cast(pl.Int64)
+
+
+def table_one() -> pl.Expr:
+    """The loss-classification numbers of a ``flows`` row in Veno's Table I form, a struct:
     ``{"ff45": {"congestion": n, "random": n, "none": n}, "ff12": ..., "ff_other": ...,
-    "timeouts": ..., "ff45_accuracy": x, "congestion_misdiagnosis": x}`` (ratios None when
-    undefined)."""
-
-    def ratio(key: str) -> float | None:
-        v = row.get(key)
-        return None if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
-
-    out: dict[str, Any] = {key: {c: int(row.get(col) or 0) for c, col in cols} for key, cols in _TABLE_ONE}
-    out["ff45_accuracy"] = ratio("ff45_accuracy")
-    out["congestion_misdiagnosis"] = ratio("congestion_misdiagnosis")
-    return out
+    "timeouts": ..., "ff45_accuracy": x, "congestion_misdiagnosis": x}`` (ratios null when
+    undefined: the frame's non-finite floats must be nulls already, :func:`finite`)."""
+    return pl.struct(
+        *(pl.struct(*(_count(col).alias(c) for c, col in cols)).alias(key) for key, cols in _TABLE_ONE),
+        pl.col("ff45_accuracy").cast(pl.Float64),
+        pl.col("congestion_misdiagnosis").cast(pl.Float64),
+    )
 
 
 #: The flows columns :func:`eth_metrics` groups, named once.
@@ -279,30 +294,28 @@ _DUPACK_COLUMNS = tuple((b, f"recoveries_dupacks_{b}") for b in DUPACK_BINS)
 _SACK_COLUMNS = tuple((k, f"sack_block_{k}_carried", f"sack_block_{k}_used") for k in range(1, SACK_POSITIONS + 1))
 
 
-def eth_metrics(row: dict[str, Any]) -> dict[str, Any]:
-    """The ETH report's per-flow measurements of one ``flows`` row, grouped
+def eth_metrics() -> pl.Expr:
+    """The ETH report's per-flow measurements of a ``flows`` row grouped, a struct
     (docs/eth-metrics.md): ``{"timeouts_by_class": {class: n}, "loss_events": {"single",
     "multiple", "drops", "max"}, "loss_indication_p": p, "recoveries_by_dupacks": {bin: n},
-    "dupacks_per_recovery": x, "sack_blocks": [{"n", "carried", "used"}, ...]}``."""
-    get = row.get
-    mean = get("dupacks_per_recovery")
-    if isinstance(mean, float) and not math.isfinite(mean):
-        mean = None
-    return {
-        "timeouts_by_class": {c: int(get(col) or 0) for c, col in _TIMEOUT_COLUMNS},
-        "loss_events": {
-            "single": int(get("loss_events_single") or 0),
-            "multiple": int(get("loss_events_multiple") or 0),
-            "drops": int(get("loss_event_drops") or 0),
-            "max": int(get("loss_event_max") or 0),
-        },
-        "loss_indication_p": get("loss_indication_p"),
-        "recoveries_by_dupacks": {b: int(get(col) or 0) for b, col in _DUPACK_COLUMNS},
-        "dupacks_per_recovery": mean,
-        "sack_blocks": [
-            {"n": k, "carried": int(get(carried) or 0), "used": int(get(used) or 0)} for k, carried, used in _SACK_COLUMNS
-        ],
-    }
+    "dupacks_per_recovery": x, "sack_blocks": [{"n", "carried", "used"}, ...]}`` (the
+    frame's non-finite floats must be nulls already, :func:`finite`)."""
+    return pl.struct(
+        pl.struct(*(_count(col).alias(c) for c, col in _TIMEOUT_COLUMNS)).alias("timeouts_by_class"),
+        pl.struct(
+            _count("loss_events_single").alias("single"),
+            _count("loss_events_multiple").alias("multiple"),
+            _count("loss_event_drops").alias("drops"),
+            _count("loss_event_max").alias("max"),
+        ).alias("loss_events"),
+        pl.col("loss_indication_p"),
+        pl.struct(*(_count(col).alias(b) for b, col in _DUPACK_COLUMNS)).alias("recoveries_by_dupacks"),
+        pl.col("dupacks_per_recovery"),
+        pl.concat_list(
+            pl.struct(pl.lit(k, pl.Int64).alias("n"), _count(carried).alias("carried"), _count(used).alias("used"))
+            for k, carried, used in _SACK_COLUMNS
+        ).alias("sack_blocks"),
+    )
 
 
 def run(

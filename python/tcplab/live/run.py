@@ -68,9 +68,8 @@ class LiveRunResult(RunResult):
     #: summary.json's ``pcap.ports`` of a live capture: the real ports
     pcap_ports: dict[str, Any] = field(default_factory=lambda: dict(LIVE_PCAP_PORTS))
 
-    @property
-    def summary(self) -> dict[str, Any]:
-        return {**super().summary, "live": self.live}
+    def summary_frames(self) -> dict[str, Any]:
+        return {**super().summary_frames(), "live": self.live}
 
 
 @dataclass
