@@ -79,7 +79,7 @@ pub fn run(cfg: &CbrConfig, out: &Path, stop: &AtomicBool) -> Result<(), String>
     let span = until.saturating_since(start).as_nanos().max(1);
     // iperf3's loss: packets missing below the highest number received.
     let lost = highest.map_or(0, |m| m + 1 - received);
-    let d = delay.summary("udp", cfg.flow, 0);
+    let d = delay.summary("udp", cfg.flow, 0, 0);
     let summary = json!({
         "role": "udp_receiver",
         "flow": cfg.flow,

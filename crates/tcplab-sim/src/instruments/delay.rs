@@ -17,6 +17,7 @@
 //! [`LogHistogram`]s (delay and |D|), whose percentiles are within 1/128 of the exact ones.
 //! ACKs are not measured.
 
+use super::conservation::PacketConservation;
 use super::drops::DropLog;
 use super::fact::Delivered;
 use super::histogram::LogHistogram;
@@ -50,18 +51,17 @@ impl DelayMetrics {
         flows[d.flow as usize].on_delay(d.time.saturating_since(d.sent_at).as_nanos());
     }
 
-    /// The rows of the `delay` table: TCP flows, then UDP flows (names left empty).
-    pub fn rows(&self, truth: &DropLog) -> Vec<DelaySummary> {
-        let tcp = self
-            .tcp
-            .iter()
-            .enumerate()
-            .map(|(i, f)| f.summary("tcp", i, truth.tcp.get(i).map_or(0, |d| d[0])));
-        let udp = self
-            .udp
-            .iter()
-            .enumerate()
-            .map(|(i, f)| f.summary("udp", i, truth.udp.get(i).copied().unwrap_or(0)));
+    /// The rows of the `delay` table: TCP flows, then UDP flows (names left empty); the
+    /// packets sent are the conservation instrument's count, the drops the drop log's.
+    pub fn rows(&self, truth: &DropLog, counts: &PacketConservation) -> Vec<DelaySummary> {
+        let tcp = self.tcp.iter().enumerate().map(|(i, f)| {
+            let dropped = truth.tcp.get(i).map_or(0, |d| d[0]);
+            f.summary("tcp", i, counts.tcp(i)[0].sent, dropped)
+        });
+        let udp = self.udp.iter().enumerate().map(|(i, f)| {
+            let dropped = truth.udp.get(i).copied().unwrap_or(0);
+            f.summary("udp", i, counts.udp(i).sent, dropped)
+        });
         tcp.chain(udp).collect()
     }
 
@@ -98,11 +98,8 @@ impl DelayMetrics {
 impl Instrument for DelayMetrics {
     #[inline(always)]
     fn on_fact(&mut self, fact: &Fact, _truth: &DropLog) {
-        match *fact {
-            Fact::Transmit { flow, .. } => self.tcp[flow as usize].sent += 1,
-            Fact::UdpSent { flow, .. } => self.udp[flow as usize].sent += 1,
-            Fact::Delivered(d) => self.on_delivered(&d),
-            _ => {}
+        if let Fact::Delivered(d) = fact {
+            self.on_delivered(d);
         }
     }
 
@@ -113,8 +110,6 @@ impl Instrument for DelayMetrics {
 /// One flow's delays.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowDelay {
-    /// Packets sent (TCP: data transmissions; UDP: datagrams).
-    pub sent: u64,
     /// The sum, least and most of the delivered packets' one-way delays (ns); how many were
     /// delivered is the histogram's total.
     sum_ns: u128,
@@ -160,8 +155,15 @@ impl FlowDelay {
     }
 
     /// The `delay` table's row of this flow (`kind` "tcp" or "udp", index `flow`), which
-    /// lost `dropped` packets; the name is left empty.
-    pub fn summary(&self, kind: &'static str, flow: usize, dropped: u64) -> DelaySummary {
+    /// sent `sent` packets (TCP: data transmissions; UDP: datagrams) and lost `dropped`;
+    /// the name is left empty.
+    pub fn summary(
+        &self,
+        kind: &'static str,
+        flow: usize,
+        sent: u64,
+        dropped: u64,
+    ) -> DelaySummary {
         let n = self.delay.total();
         let some = |v| (n > 0).then_some(v);
         let [p50, p95, p99] = self.quantiles([0.5, 0.95, 0.99]);
@@ -169,10 +171,10 @@ impl FlowDelay {
             name: String::new(),
             flow_kind: kind,
             flow: flow as u32,
-            packets_sent: self.sent,
+            packets_sent: sent,
             packets_delivered: n,
             packets_dropped: dropped,
-            loss_pct: (self.sent > 0).then(|| dropped as f64 * 100.0 / self.sent as f64),
+            loss_pct: (sent > 0).then(|| dropped as f64 * 100.0 / sent as f64),
             delay_min_ns: some(self.min_ns),
             delay_mean_ns: (n > 0).then(|| self.sum_ns as f64 / n as f64),
             delay_p50_ns: p50,
@@ -195,7 +197,7 @@ mod tests {
         for d in [100, 110, 90, 90] {
             f.on_delay(d);
         }
-        let s = f.summary("udp", 0, 0);
+        let s = f.summary("udp", 0, 0, 0);
         assert_eq!((s.delay_min_ns, s.delay_max_ns), (Some(90), Some(110)));
         assert_eq!(s.delay_mean_ns, Some(97.5));
         // |D| = 10, 20, 0.
@@ -210,14 +212,15 @@ mod tests {
 
     #[test]
     fn loss_is_drops_over_sent() {
-        let mut m = DelayMetrics::new(1, 1);
+        let m = DelayMetrics::new(1, 1);
+        let mut counts = PacketConservation::new(1, 1);
         let mut truth = DropLog::new(1, 1);
         truth.tcp[0] = [3, 1];
         truth.udp[0] = 5;
         for seq in 0..40 {
-            m.on_fact(&Fact::UdpSent { flow: 0, seq }, &truth);
+            counts.on_fact(&Fact::UdpSent { flow: 0, seq });
         }
-        let rows = m.rows(&truth);
+        let rows = m.rows(&truth, &counts);
         assert_eq!(rows[1].loss_pct, Some(12.5));
         assert_eq!(rows[0].loss_pct, None);
         assert_eq!(rows[0].delay_p50_ns, None);

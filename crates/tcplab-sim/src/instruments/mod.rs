@@ -153,9 +153,10 @@ impl Instruments {
 
     /// Takes one fact. Transmissions, acknowledgments and deliveries (one per packet or
     /// ACK) take the inlined path; the rare facts (drops, marks, loss responses, reports,
-    /// the census) the other. Only the delay and conservation instruments read deliveries
-    /// and datagrams sent, only conservation ACKs sent and delivered. The series and
-    /// delay_series rows a fact adds are not charged against any budget.
+    /// the census) the other. Only the delay and conservation instruments read deliveries,
+    /// only conservation datagrams sent and ACKs sent and delivered (the `delay` table's
+    /// packets sent are its count). The series and delay_series rows a fact adds are not
+    /// charged against any budget.
     #[inline(always)]
     pub fn on_fact(&mut self, fact: Fact) {
         self.take(fact, None)
@@ -180,10 +181,8 @@ impl Instruments {
                 self.delay_series.on_delivered(&d, budget);
                 self.conservation.on_delivered(d.flow, d.kind);
             }
-            Fact::AckSent { .. } | Fact::AckDelivered { .. } => self.conservation.on_fact(&fact),
-            Fact::UdpSent { .. } => {
-                self.delay.on_fact(&fact, &self.drops);
-                self.conservation.on_fact(&fact);
+            Fact::AckSent { .. } | Fact::AckDelivered { .. } | Fact::UdpSent { .. } => {
+                self.conservation.on_fact(&fact)
             }
             Fact::FlowState { .. } | Fact::QueueState { .. } => match budget {
                 Some(b) => self.series.on_fact(&fact, b),
@@ -201,14 +200,14 @@ impl Instruments {
         }
     }
 
-    /// Hands `fact` to every instrument, the drop log first.
+    /// Hands `fact` to every instrument but the delay one (which reads only deliveries),
+    /// the drop log first.
     #[inline(always)]
     fn dispatch(&mut self, fact: &Fact) {
         self.drops.on_fact(fact);
         self.classification.on_fact(fact, &self.drops);
         self.timeouts.on_fact(fact, &self.drops);
         self.loss_events.on_fact(fact, &self.drops);
-        self.delay.on_fact(fact, &self.drops);
         self.conservation.on_fact(fact);
     }
 
@@ -270,7 +269,8 @@ impl Measurements {
 
     /// The `delay` table's rows (TCP flows, then UDP flows; names left empty).
     pub fn delay(&self) -> Vec<DelaySummary> {
-        self.instruments.delay.rows(&self.instruments.drops)
+        let i = &self.instruments;
+        i.delay.rows(&i.drops, &i.conservation)
     }
 
     /// The `delay_histogram` table.
