@@ -125,7 +125,7 @@ struct Radix<E> {
     /// Bucket 0: the smallest entry, once found ([`Radix::settle`]); its key is `last`.
     first: Option<Entry<E>>,
     /// Bucket `b` (1..=128) at `b - 1`.
-    buckets: Vec<Vec<Entry<E>>>,
+    buckets: [Vec<Entry<E>>; 128],
     /// Bit `b - 1` (of the pair, low word first) set when bucket `b` holds entries.
     nonempty: [u64; 2],
     /// The floor: no entry has a smaller key.
@@ -136,7 +136,7 @@ impl<E: Copy> Radix<E> {
     fn new() -> Self {
         Radix {
             first: None,
-            buckets: (0..128).map(|_| Vec::new()).collect(),
+            buckets: std::array::from_fn(|_| Vec::new()),
             nonempty: [0; 2],
             last: 0,
         }
@@ -158,8 +158,10 @@ impl<E: Copy> Radix<E> {
         if b == 0 {
             self.first = Some(e);
         } else {
-            self.buckets[b - 1].push(e);
-            self.nonempty[(b - 1) >> 6] |= 1 << ((b - 1) & 63);
+            // 1 <= b <= 128: the mask only spares the bounds checks.
+            let i = (b - 1) & 127;
+            self.buckets[i].push(e);
+            self.nonempty[i >> 6] |= 1 << (i & 63);
         }
     }
 
@@ -184,12 +186,18 @@ impl<E: Copy> Radix<E> {
             return;
         };
         self.nonempty[b >> 6] &= !(1 << (b & 63));
-        let mut v = std::mem::take(&mut self.buckets[b]);
-        self.last = v.iter().map(|e| e.key).min().expect("a non-empty bucket");
-        for e in v.drain(..) {
+        self.last = self.buckets[b]
+            .iter()
+            .map(|e| e.key)
+            .min()
+            .expect("a non-empty bucket");
+        // Every entry goes to a lower bucket (it shares the bits above `b` with the new
+        // floor, and bit `b` too), so this bucket is not pushed to while it is read.
+        for j in 0..self.buckets[b].len() {
+            let e = self.buckets[b][j];
             self.place(e);
         }
-        self.buckets[b] = v; // keeps its allocation
+        self.buckets[b].clear(); // keeps its allocation
     }
 
     /// `e` is below the floor: every entry is placed again against `e`'s key.
@@ -340,8 +348,14 @@ impl<E: Copy> EventQueue<E> {
     #[inline(never)]
     fn pop_radix(&mut self, limit: Time) -> Option<(Time, E)> {
         let r = self.radix.get_or_insert_with(|| Box::new(Radix::new()));
-        for e in self.heap.v.drain(..).chain(self.timers.v.drain(..)) {
-            r.push(e);
+        // Plain loops: a draining iterator per heap and pop cost more than the pushes.
+        for heap in [&mut self.heap, &mut self.timers] {
+            if !heap.v.is_empty() {
+                for &e in &heap.v {
+                    r.push(e);
+                }
+                heap.v.clear();
+            }
         }
         // The largest key of time `limit`.
         let e = r.pop_until((limit.as_nanos() as u128) << 64 | u64::MAX as u128)?;
