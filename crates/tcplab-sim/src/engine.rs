@@ -186,6 +186,13 @@ impl<E: Copy> Radix<E> {
             return;
         };
         self.nonempty[b >> 6] &= !(1 << (b & 63));
+        if self.buckets[b].len() == 1 {
+            // Alone in its bucket: the smallest, with nothing to spread.
+            let e = self.buckets[b].pop().expect("one entry");
+            self.last = e.key;
+            self.first = Some(e);
+            return;
+        }
         self.last = self.buckets[b]
             .iter()
             .map(|e| e.key)
