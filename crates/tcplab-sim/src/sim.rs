@@ -667,8 +667,6 @@ fn receive(tcp: &mut [TcpFlow], udp: &mut [UdpFlow], now: Time, p: &Packet) -> R
     }
 }
 
-/// The flows' pinned routes (validated).
-/// The pcap capture `trace.pcap` asks for (validated), if any.
 /// The network of validated `layout` with its `routes` and the flows' pinned routes.
 fn routed_network(s: &Scenario, layout: &topology::Layout, routes: Routes) -> Network {
     let mut net = Network::with_routes(layout, routes, s.seed);

@@ -20,9 +20,7 @@ impl DropTail {
             waiting: Occupancy::default(),
         }
     }
-}
 
-impl DropTail {
     /// Whether a packet of `size` bytes is admitted while the link holds `held`: the one
     /// rule of [`Queue::enqueue`], for a link that serves an admitted packet at once without
     /// queueing it (its queue is empty and nothing is in service).
