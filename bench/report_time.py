@@ -9,9 +9,13 @@ Prints:
   modules (``import tcplab.report``), the first ``render_report`` (which also pays the
   imports done lazily and the font cache), best of ``--repeat`` processes;
 * ``render_report`` in this process once warm, best of ``--repeat``;
-* per stage of one warm render (best of ``--repeat`` per stage): each figure's building
-  (``plot_*``) and its drawing and encoding (``html.png``), the interactive view over time
-  and its script, writing the file; the rest (tables, text) is the remainder;
+* both as shipped (figures drawn in forked children beside this process,
+  ``tcplab.report.drawing``) and drawn in this process only (as before that module), the
+  two alternating;
+* per stage of one warm render drawn in this process only (best of ``--repeat`` per stage):
+  each figure's building (``plot_*``) and its drawing and encoding (``raster.png``), the
+  interactive view over time and its script, writing the file; the rest (tables, text) is
+  the remainder;
 * the page's size and the number of images.
 
 The data files are not written here (``--no-report`` covers them); the simulation's own time
@@ -36,6 +40,9 @@ ROOT = Path(__file__).resolve().parent.parent
 COLD = r"""
 import json, sys, time
 import tcplab
+if sys.argv[2] == "here":
+    import tcplab.report.drawing as d
+    d._children = lambda: 0
 r = tcplab.run(sys.argv[1])
 t0, c0 = time.perf_counter(), time.process_time()
 import tcplab.report
@@ -90,8 +97,8 @@ class Timer:
 
 
 def instrument(timer: Timer) -> None:
-    """Wraps the stage functions where the report calls them, and ``html.png`` (each
-    figure's drawing and encoding, numbered in page order) everywhere it is imported."""
+    """Wraps the stage functions where the report calls them, and ``raster.png`` (each
+    figure's drawing and encoding, numbered in page order) where the report calls it."""
     import importlib
 
     for mod, name, label in STAGES:
@@ -99,8 +106,9 @@ def instrument(timer: Timer) -> None:
         if hasattr(m, name):
             setattr(m, name, timer.wrap(label, getattr(m, name)))
     import tcplab.report.html as h
+    import tcplab.report.raster as r
 
-    png = h.png
+    png = r.png
     count = [0]
 
     def timed_png(*a: Any, **k: Any) -> Any:
@@ -111,7 +119,7 @@ def instrument(timer: Timer) -> None:
         finally:
             timer.add(f"figure {count[0]}: draw + encode", time.perf_counter() - t, time.process_time() - c)
 
-    h.png = timed_png  # type: ignore[assignment]
+    h.png = r.png = timed_png  # type: ignore[assignment]
 
     def reset() -> None:
         count[0] = 0
@@ -125,14 +133,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
 
-    cold = []
+    import tcplab.report.drawing as drawing
+
+    shipped_children = drawing._children
+    modes = {"shipped": shipped_children, "here": lambda: 0}  # children per page
+    cold: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
     for _ in range(a.repeat):
-        out = subprocess.run([sys.executable, "-c", COLD, a.scenario], check=True, capture_output=True, text=True)
-        cold.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    best_import = min(c["import"] for c in cold)
-    best_first = min(c["first_render"] for c in cold)
-    cpu_import = min(c["import_cpu"] for c in cold)
-    cpu_first = min(c["first_render_cpu"] for c in cold)
+        for m in modes:
+            out = subprocess.run([sys.executable, "-c", COLD, a.scenario, m], check=True, capture_output=True,
+                                 text=True)
+            cold[m].append(json.loads(out.stdout.strip().splitlines()[-1]))
 
     import tcplab
 
@@ -142,12 +152,16 @@ def main() -> None:
     sim_s = float(result.wall_time_s)
     from tcplab.report import page
 
-    warm, warm_cpu = [], []
+    warm: dict[str, list[float]] = {m: [] for m in modes}
+    warm_cpu: dict[str, list[float]] = {m: [] for m in modes}
     for _ in range(a.repeat):
-        t, c = time.perf_counter(), time.process_time()
-        html = page.render_report(result)
-        warm.append(time.perf_counter() - t)
-        warm_cpu.append(time.process_time() - c)
+        for m, children in modes.items():
+            drawing._children = children
+            t, c = time.perf_counter(), time.process_time()
+            html = page.render_report(result)
+            warm[m].append(time.perf_counter() - t)
+            warm_cpu[m].append(time.process_time() - c)
+    drawing._children = modes["here"]  # the stages: every figure drawn in this process
 
     current = Timer()
     instrument(current)
@@ -177,11 +191,15 @@ def main() -> None:
                 per_stage_cpu[k].append(current.cpu[k])
 
     print(f"scenario {a.scenario}: tcplab.run {run_s:.3f} s (simulation {sim_s:.3f} s)")
-    print(f"cold, fresh process (best of {a.repeat}): import tcplab.report {best_import:.3f} s, "
-          f"first render_report {best_first:.3f} s, together {best_import + best_first:.3f} s; CPU time: "
-          f"{cpu_import:.3f} + {cpu_first:.3f} = {cpu_import + cpu_first:.3f} s")
-    print(f"warm render_report (best of {a.repeat}): {min(warm):.3f} s  ({' '.join(f'{x:.3f}' for x in warm)}); "
-          f"CPU time {min(warm_cpu):.3f} s")
+    for m, what in (("shipped", "as shipped (children draw too)"), ("here", "drawn in this process only")):
+        c = cold[m]
+        print(f"{what}:")
+        print(f"  cold, fresh process (best of {a.repeat}): import tcplab.report {min(x['import'] for x in c):.3f} s, "
+              f"first render_report {min(x['first_render'] for x in c):.3f} s "
+              f"({' '.join(format(x['first_render'], '.3f') for x in c)}); CPU time of this process: "
+              f"{min(x['import_cpu'] for x in c):.3f} + {min(x['first_render_cpu'] for x in c):.3f} s")
+        print(f"  warm render_report (best of {a.repeat}): {min(warm[m]):.3f} s  "
+              f"({' '.join(f'{x:.3f}' for x in warm[m])}); CPU time of this process {min(warm_cpu[m]):.3f} s")
     print(f"writing report.html: {min(write_times) * 1e3:.1f} ms")
     print(f"stages of a warm render (best of {a.repeat} each; instrumented total {min(totals):.3f} s, "
           f"CPU {min(totals_cpu):.3f} s), wall and CPU ms:")
@@ -194,7 +212,8 @@ def main() -> None:
     print(f"  {max(0.0, min(totals) - accounted) * 1e3:8.1f} {max(0.0, min(totals_cpu) - accounted_cpu) * 1e3:8.1f}"
           "  the rest (tables, text, data for the figures outside plot_*)")
     nimg = html.count('src="data:image/png;base64,')
-    print(f"page: {len(html.encode()) / 1e3:.0f} KB, {nimg} images (cold runs: {cold[0]['bytes'] / 1e3:.0f} KB)")
+    print(f"page: {len(html.encode()) / 1e3:.0f} KB, {nimg} images (cold runs: "
+          f"{', '.join(format(c[0]['bytes'] / 1e3, '.0f') + ' KB' for c in cold.values())})")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.campaign import analysis, plots, published
+from tcplab.report.drawing import drawn_page
 from tcplab.report.html import esc, figure_html, fmt, html_table, page
 
 __all__ = ["render_campaign_report"]
@@ -246,6 +247,11 @@ def _directions_html(dirs: list[dict[str, Any]]) -> str:
 
 
 def render_campaign_report(result: Any) -> str:
+    """The campaign report as one HTML string."""
+    return drawn_page(lambda: _campaign_page(result))
+
+
+def _campaign_page(result: Any) -> str:
     cfg = result.cfg
     df = result.probes
     order = result.protocols

@@ -17,6 +17,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from tcplab.report.compare_stats import BEYOND, METRICS, UNDECIDED, Comparison, RunDir, Spread
+from tcplab.report.drawing import drawn_page
 from tcplab.report.html import details, esc, figure_html, fmt, html_table, page
 from tcplab.report.overview import cdf_of_buckets
 from tcplab.report.plots import COLORS, figure, legend_outside, series_at
@@ -215,6 +216,10 @@ RULE_TEXT = (
 
 def render_compare(c: Comparison) -> str:
     """The comparison report as one HTML string."""
+    return drawn_page(lambda: _compare_page(c))
+
+
+def _compare_page(c: Comparison) -> str:
     counts = c.counts()
     parts = [
         f"<h1>{esc(c.scenario)}: {esc(' vs '.join(c.modes) or 'nothing run')}</h1>",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from tcplab.report.drawing import current as current_drawing
 from tcplab.report.raster import MAX_IMAGE_PX, lift_titles, png
 
 if TYPE_CHECKING:
@@ -93,7 +94,12 @@ def ms(ns: Any) -> str:
 
 
 def png_data_uri(fig: Figure, *, dpi: int = 100, compress_level: int = 6) -> str:
-    """The figure as a ``data:image/png;base64,...`` URI (:func:`png`)."""
+    """The figure as a ``data:image/png;base64,...`` URI (:func:`png`); inside a drawing
+    session (:func:`tcplab.report.drawing.parallel_drawing`) a placeholder for it, the figure
+    drawn by the session."""
+    drawing = current_drawing()
+    if drawing is not None:
+        return "data:image/png;base64," + drawing.add(fig, dpi=dpi, compress_level=compress_level)
     return "data:image/png;base64," + png(fig, dpi=dpi, compress_level=compress_level)
 
 

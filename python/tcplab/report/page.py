@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tcplab.report.drawing import drawn_page
 from tcplab.report.eth import eth_html
 from tcplab.report.html import details, esc, figure_html, page
 from tcplab.report.interactive import plotter_js
@@ -135,7 +136,7 @@ def render_report(result: RunLike) -> str:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _render(result)
+        return drawn_page(lambda: _render(result))
     finally:
         if enabled:
             gc.enable()

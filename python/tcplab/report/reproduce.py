@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from tcplab import _native
+from tcplab.report.drawing import drawn_page
 from tcplab.report.html import page, png_data_uri
 from tcplab.reproduce.experiment import Outcome, Suite
 from tcplab.reproduce.verdict import FAILS, HOLDS, INCONCLUSIVE, VERDICTS
@@ -146,6 +147,11 @@ def _reading_counts_html(suite: Suite) -> list[str]:
 
 
 def render_report(suite: Suite) -> str:
+    """The reproduction report as one HTML string."""
+    return drawn_page(lambda: _reproduce_page(suite))
+
+
+def _reproduce_page(suite: Suite) -> str:
     rows = []
     for o in suite.outcomes:
         for c, h in zip(o.claims, o.headlines(), strict=True):
