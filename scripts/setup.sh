@@ -75,6 +75,13 @@ for exe in tcplab-emu tcplab-flow; do
     ln -sf "$target/release/$exe" "$venv/bin/$exe"
 done
 
+# The package is installed editable (its sources, not a wheel), so nothing compiled its
+# bytecode; where PYTHONDONTWRITEBYTECODE is set (CI images often set it) every process would
+# compile every module it imports, about 0.1 s per `tcplab` command. Python reads these files
+# whatever that variable says and ignores one older than its source.
+log "compiling the package's bytecode"
+"$venv/bin/python" -m compileall -q python/tcplab >/dev/null
+
 "$venv/bin/python" -c 'import tcplab, tcplab._native as n; print("setup: tcplab", tcplab.__version__, "controllers:", n.controllers(), "recoveries:", n.recoveries())'
 "$venv/bin/python" -c 'from tcplab.live import emulator_binary as e; print("setup: live emulator", e())'
 log "done: activate with 'source .venv/bin/activate', test with '.venv/bin/pytest -q'"

@@ -29,7 +29,6 @@ import fcntl
 import mmap
 import os
 import re
-import secrets
 import signal
 import warnings
 from collections.abc import Callable, Iterator
@@ -74,7 +73,7 @@ class Drawing:
         self._running: set[int] = set()  # pids
         self._claims = mmap.mmap(-1, MAX_SHARED_JOBS)  # anonymous: shared with forked children
         self._lock = os.memfd_create("tcplab-figure-claims")
-        self._token = f"tcplab-figure-{secrets.token_hex(6)}-"
+        self._token = f"tcplab-figure-{os.urandom(6).hex()}-"
         self._pattern = re.compile(re.escape(self._token) + r"(\d+)\.")
 
     def add(self, fig: Any, *, dpi: int, compress_level: int) -> str:
