@@ -115,6 +115,43 @@ def test_a_failed_childs_figures_are_drawn_here(monkeypatch, forks, how):
     assert all(_gone(p) for p in forks)
 
 
+def test_an_image_cut_short_is_drawn_again_here(monkeypatch, forks):
+    parent = os.getpid()
+    real_write, real_claim, real_draw = os.write, drawing.Drawing._claim, drawing.Drawing._draw_here
+    written = [0]
+    drawn_here: list[int] = []
+
+    def write(fd, data):
+        if os.getpid() != parent:
+            written[0] += 1
+            if written[0] == 2:  # a child's second image: half of it, then the child ends
+                real_write(fd, bytes(data[: len(data) // 2]))
+                os._exit(0)
+        return real_write(fd, data)
+
+    def claim(self, *, last, known=None):  # the children draw every figure
+        return None if last else real_claim(self, last=last, known=known)
+
+    def draw_here(self, i):
+        if self._claims[i]:  # a child claimed it (this process claims none here)
+            drawn_here.append(i)
+        real_draw(self, i)
+
+    def page() -> str:  # the figures made first: handed over within a millisecond, while the
+        # first child draws the first one, so the end's child takes the five others
+        figures = [_figure(k) for k in range(6)]
+        return "\n".join(f'<img src="{png_data_uri(f)}">' for f in figures)
+
+    here = drawn_page(page, children=0)
+    monkeypatch.setattr(drawing.os, "write", write)
+    monkeypatch.setattr(drawing.Drawing, "_claim", claim)
+    monkeypatch.setattr(drawing.Drawing, "_draw_here", draw_here)
+    assert drawn_page(page, children=1) == here
+    assert drawn_here, "no child's image was cut short and drawn again here"
+    assert forks
+    assert all(_gone(p) for p in forks)
+
+
 def test_an_error_while_the_page_is_built_leaves_no_child(monkeypatch, forks):
     parent = os.getpid()
     real = raster.png

@@ -4,13 +4,13 @@ Drawing a figure (matplotlib's Agg, then the palette and deflate of its PNG) is 
 report's time, and it runs on one core. Inside ``with parallel_drawing() as drawing:``,
 :func:`tcplab.report.html.png_data_uri` does not draw: it hands the figure over
 (:meth:`Drawing.add`) and puts a placeholder where the image goes. While the page is being
-built, the figures handed over are drawn by forked child processes (at most one per other
-CPU at a time, each taking the figures waiting when it starts); when the page is built (:meth:`Drawing.fill`), the figures left are shared
-between this process and new children through a pipe of job numbers (each takes the next
-until none is left), and each PNG replaces its placeholder.
+built, a forked child draws the figures handed over so far (one child per other CPU at a
+time); when the page is built (:meth:`Drawing.fill`), this process draws the figures left
+from the last one back while new children take them from the first one on (see
+:class:`Drawing` for the claims), and each PNG replaces its placeholder.
 
-A child only draws and encodes (matplotlib, FreeType, PIL, zlib) into one memory file per
-figure, then exits: it never calls polars, whose thread pool a forked process does not have,
+A child only draws and encodes (matplotlib, FreeType, PIL, zlib) into a memory file of its
+own, then exits: it never calls polars, whose thread pool a forked process does not have,
 and writes nothing else. Whoever draws it, an image is the same bytes (tested): a child runs
 the same code on a copy of the same figure. A figure whose child failed is drawn by this
 process, as without a session (raising what drawing raises). Every child is waited for
@@ -30,6 +30,7 @@ import mmap
 import os
 import re
 import signal
+import struct
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -39,13 +40,12 @@ __all__ = ["Drawing", "current", "drawn_page", "parallel_drawing"]
 
 _SESSION: contextvars.ContextVar[Drawing | None] = contextvars.ContextVar("tcplab_drawing", default=None)
 
-#: Ends an image in its memory file: a file without it was not finished (base64 has no newline).
-_END = b"\n"
+#: Before each image in a child's memory file: the figure's number and the image's length.
+_RECORD = struct.Struct("<II")
 
-
-#: Jobs a session shares with its children (a byte each in a shared map); a page with more
-#: draws the rest in this process.
-MAX_SHARED_JOBS = 4096
+#: Figures a session shares with its children (a byte each in a shared map whose pages exist
+#: once touched); a page's figures past this many are drawn at once in its process.
+MAX_SHARED_JOBS = 1 << 20
 
 
 @dataclass
@@ -53,7 +53,6 @@ class _Job:
     fig: Any
     dpi: int
     compress_level: int
-    fd: int  # the memory file a child writes the image to
     png: str | None = None
 
 
@@ -65,12 +64,14 @@ class Drawing:
     children (0 free, 1 claimed), changed only under a lock (a POSIX record lock on a memory
     file: held by a process, released when it exits, even killed). Children claim from the
     first figure on (among those that existed when they were forked), this process from the
-    last."""
+    last. A child writes its images to a memory file of its own, each after its figure's
+    number and length; this process reads the file when the child has ended, and draws
+    itself every figure whose image is not there whole."""
 
     def __init__(self, children: int) -> None:
         self.children = children
         self._jobs: list[_Job] = []
-        self._running: set[int] = set()  # pids
+        self._running: dict[int, int] = {}  # pid -> its memory file
         self._claims = mmap.mmap(-1, MAX_SHARED_JOBS)  # anonymous: shared with forked children
         self._lock = os.memfd_create("tcplab-figure-claims")
         self._token = f"tcplab-figure-{os.urandom(6).hex()}-"
@@ -79,10 +80,13 @@ class Drawing:
     def add(self, fig: Any, *, dpi: int, compress_level: int) -> str:
         """Takes ``fig`` to draw and returns the placeholder of its base64 PNG."""
         i = len(self._jobs)
-        self._jobs.append(_Job(fig, dpi, compress_level, os.memfd_create("tcplab-figure")))
-        self._reap(block=False)
-        if not self._running and i < MAX_SHARED_JOBS:
-            self._fork()
+        self._jobs.append(_Job(fig, dpi, compress_level))
+        if i >= MAX_SHARED_JOBS:
+            self._draw_here(i)
+        else:
+            self._reap(block=False)
+            if len(self._running) < self.children:
+                self._fork()
         return f"{self._token}{i}."
 
     def fill(self, text: str) -> str:
@@ -99,24 +103,19 @@ class Drawing:
         while self._running:
             self._reap(block=True)
         for i, job in enumerate(self._jobs):
-            if job.png is None:
-                data = _read_all(job.fd)
-                if data.endswith(_END):
-                    job.png, job.fig = data[: -len(_END)].decode("ascii"), None
-                else:  # its child failed: draw it here (and raise what drawing raises)
-                    self._draw_here(i)
+            if job.png is None:  # its child failed: draw it here (and raise what drawing raises)
+                self._draw_here(i)
         return self._pattern.sub(lambda m: self._png(int(m.group(1))), text)
 
     def close(self) -> None:
         """Kills and waits for the children still running (an error or an interrupt left the
-        page unfinished), and closes the memory files, the lock and the map."""
-        for pid in list(self._running):
+        page unfinished), and closes their memory files, the lock and the map."""
+        for pid, fd in list(self._running.items()):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+            os.close(fd)
         self._running.clear()
-        for job in self._jobs:
-            os.close(job.fd)
         self._jobs.clear()
         os.close(self._lock)
         self._claims.close()
@@ -142,16 +141,10 @@ class Drawing:
         n = min(len(self._jobs) if known is None else known, MAX_SHARED_JOBS)
         fcntl.lockf(self._lock, fcntl.LOCK_EX)
         try:
-            order = range(n - 1, -1, -1) if last else range(n)
-            for i in order:
+            for i in range(n - 1, -1, -1) if last else range(n):
                 if self._claims[i] == 0:
                     self._claims[i] = 1
                     return i
-            if last and len(self._jobs) > n:  # beyond the shared map: this process's
-                k = len(self._jobs) - 1
-                while k >= n and self._jobs[k].png is not None:
-                    k -= 1
-                return k if k >= n else None
             return None
         finally:
             fcntl.lockf(self._lock, fcntl.LOCK_UN)
@@ -159,6 +152,7 @@ class Drawing:
     def _fork(self) -> None:
         """Starts a child drawing free figures among those that exist now."""
         known = len(self._jobs)
+        out = os.memfd_create("tcplab-figures")
         # An interrupt waits until the child is inside the try that always exits and this
         # process has recorded it (so that unwinding the page kills it).
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -169,45 +163,64 @@ class Drawing:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
             if pid == 0:
-                self._child(known)  # never returns
-            self._running.add(pid)
+                self._child(known, out)  # never returns
+            self._running[pid] = out
+        except BaseException:
+            os.close(out)
+            raise
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
-    def _child(self, known: int) -> None:
-        """The forked child: draws the figures it claims, each into its memory file, and exits
-        (0 when all were written). SIGINT stays blocked: an interrupted parent kills its
-        children."""
+    def _child(self, known: int, out: int) -> None:
+        """The forked child: draws the figures it claims into its memory file ``out`` and
+        exits. SIGINT stays blocked: an interrupted parent kills its children."""
         code = 1
         try:
             from tcplab.report.raster import png
 
             while (i := self._claim(last=False, known=known)) is not None:
                 job = self._jobs[i]
-                data = png(job.fig, dpi=job.dpi, compress_level=job.compress_level).encode("ascii") + _END
-                view = memoryview(data)
+                data = png(job.fig, dpi=job.dpi, compress_level=job.compress_level).encode("ascii")
+                view = memoryview(_RECORD.pack(i, len(data)) + data)
                 while view:
-                    view = view[os.write(job.fd, view) :]
+                    view = view[os.write(out, view) :]
             code = 0
         finally:
             os._exit(code)
 
     def _reap(self, *, block: bool) -> None:
-        """Forgets the children that have ended (with ``block``, waits for one first)."""
+        """Takes the images of the children that have ended (with ``block``, waits for one
+        first)."""
         for pid in list(self._running):
             done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
-            if done:
-                self._running.discard(pid)
-                if block:
-                    return
+            if not done:
+                continue
+            out = self._running.pop(pid)
+            try:
+                for i, png in _records(out):
+                    self._jobs[i].png, self._jobs[i].fig = png, None
+            finally:
+                os.close(out)
+            if block:
+                return
 
 
-def _read_all(fd: int) -> bytes:
+def _records(fd: int) -> Iterator[tuple[int, str]]:
+    """The whole records of a child's memory file: (figure, base64 PNG); a record cut short
+    (the child died writing it) and what follows are left out."""
     os.lseek(fd, 0, os.SEEK_SET)
     chunks = []
     while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
-    return b"".join(chunks)
+    data = b"".join(chunks)
+    at = 0
+    while at + _RECORD.size <= len(data):
+        i, n = _RECORD.unpack_from(data, at)
+        at += _RECORD.size
+        if at + n > len(data):
+            return
+        yield i, data[at : at + n].decode("ascii")
+        at += n
 
 
 def _children() -> int:
