@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import fcntl
+import gc
 import mmap
 import os
 import re
@@ -173,9 +174,12 @@ class Drawing:
 
     def _child(self, known: int, out: int) -> None:
         """The forked child: draws the figures it claims into its memory file ``out`` and
-        exits. SIGINT stays blocked: an interrupted parent kills its children."""
+        exits. SIGINT stays blocked: an interrupted parent kills its children. The cyclic
+        garbage collector is off: objects this process had dropped but not yet collected
+        (a client's sockets, a temporary directory) are not finalised a second time here."""
         code = 1
         try:
+            gc.disable()
             from tcplab.report.raster import png
 
             while (i := self._claim(last=False, known=known)) is not None:
