@@ -4,6 +4,7 @@ after an error while it is built."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -150,6 +151,18 @@ def test_an_image_cut_short_is_drawn_again_here(monkeypatch, forks):
     assert drawn_here, "no child's image was cut short and drawn again here"
     assert forks
     assert all(_gone(p) for p in forks)
+
+
+@pytest.mark.parametrize("refused", ["fork", "memfd_create"])
+def test_a_refused_child_leaves_the_figures_here(monkeypatch, refused):
+    def refuse(*args):
+        raise OSError(errno.EAGAIN, f"{refused} refused")
+
+    here = drawn_page(lambda: _page(4), children=0)
+    fds = _fds()
+    monkeypatch.setattr(drawing.os, refused, refuse)
+    assert drawn_page(lambda: _page(4), children=2) == here
+    assert _fds() == fds
 
 
 def test_an_error_while_the_page_is_built_leaves_no_child(monkeypatch, forks):

@@ -12,8 +12,9 @@ from the last one back while new children take them from the first one on (see
 A child only draws and encodes (matplotlib, FreeType, PIL, zlib) into a memory file of its
 own, then exits: it never calls polars, whose thread pool a forked process does not have,
 and writes nothing else. Whoever draws it, an image is the same bytes (tested): a child runs
-the same code on a copy of the same figure. A figure whose child failed is drawn by this
-process, as without a session (raising what drawing raises). Every child is waited for
+the same code on a copy of the same figure. A figure whose child failed, or that no child
+took (the system refused a process or a memory file), is drawn by this process, as without
+a session (raising what drawing raises). Every child is waited for
 before the session ends; on an error or an interrupt the running ones are killed first.
 Without ``os.fork`` and ``os.memfd_create`` (not Linux), or with one CPU, figures are drawn
 at once in this process, as outside a session.
@@ -151,9 +152,13 @@ class Drawing:
             fcntl.lockf(self._lock, fcntl.LOCK_UN)
 
     def _fork(self) -> None:
-        """Starts a child drawing free figures among those that exist now."""
+        """Starts a child drawing free figures among those that exist now; when the system
+        refuses a process or a memory file (a limit reached), none: this process draws."""
         known = len(self._jobs)
-        out = os.memfd_create("tcplab-figures")
+        try:
+            out = os.memfd_create("tcplab-figures")
+        except OSError:
+            return
         # An interrupt waits until the child is inside the try that always exits and this
         # process has recorded it (so that unwinding the page kills it).
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -166,6 +171,8 @@ class Drawing:
             if pid == 0:
                 self._child(known, out)  # never returns
             self._running[pid] = out
+        except OSError:
+            os.close(out)
         except BaseException:
             os.close(out)
             raise
@@ -246,10 +253,13 @@ def parallel_drawing(children: int | None = None) -> Iterator[Drawing | None]:
     other CPU); yields None (figures drawn at once, here) when there is no child to use or a
     session is already open. The caller builds the page and returns ``drawing.fill(page)``."""
     n = _children() if children is None else children
-    if n <= 0 or _SESSION.get() is not None:
+    drawing = None
+    if n > 0 and _SESSION.get() is None:
+        with contextlib.suppress(OSError):  # no memory file for the claims' lock: no session
+            drawing = Drawing(n)
+    if drawing is None:
         yield None
         return
-    drawing = Drawing(n)
     token = _SESSION.set(drawing)
     try:
         yield drawing
