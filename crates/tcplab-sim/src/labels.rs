@@ -54,6 +54,16 @@ impl Labels {
     pub fn truncate(&mut self, n: usize) {
         self.codes.truncate(n);
     }
+
+    /// Frees the room beyond the rows (as `Vec::shrink_to_fit`).
+    pub fn shrink_to_fit(&mut self) {
+        self.codes.shrink_to_fit();
+    }
+
+    /// Rows the column holds room for.
+    pub fn capacity(&self) -> usize {
+        self.codes.capacity()
+    }
 }
 
 impl Index<usize> for Labels {

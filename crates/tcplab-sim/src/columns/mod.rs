@@ -81,10 +81,15 @@ impl Values {
     }
 }
 
+// A column leaves the run no larger than its values: a log grown by doubling, or a series
+// decimated in place (`Thinning`), can hold several times its rows' memory, touched
+// (resident) up to its cap; shrinking returns it before the table is handed on (the 600 s
+// demo's queues table: 6.4 MB of rows in 24 MB of columns).
 macro_rules! values_from {
     ($($t:ty => $v:ident),* $(,)?) => {
         $(impl From<Vec<$t>> for Values {
-            fn from(v: Vec<$t>) -> Self {
+            fn from(mut v: Vec<$t>) -> Self {
+                v.shrink_to_fit();
                 Values::$v(v)
             }
         })*
@@ -100,7 +105,8 @@ impl From<Vec<&'static str>> for Values {
 }
 
 impl From<Labels> for Values {
-    fn from(v: Labels) -> Self {
+    fn from(mut v: Labels) -> Self {
+        v.shrink_to_fit();
         Values::Label(v)
     }
 }
@@ -526,5 +532,38 @@ mod tests {
         assert_eq!(udp[3].name, "packets_sent");
         assert_eq!(udp[3].values, Values::U64(vec![7]));
         assert_eq!(t[7].columns[4].values, Values::U8(vec![0, 1]));
+    }
+
+    #[test]
+    fn a_column_leaves_no_larger_than_its_values() {
+        let mut r = Results::default();
+        r.segments.seq = Vec::with_capacity(1 << 16); // a log grown, then cut to its rows
+        r.segments.seq.extend([1, 2, 3]);
+        r.events.event = Labels::default();
+        for _ in 0..1000 {
+            r.events.event.push("window");
+        }
+        r.events.event.truncate(2);
+        let t = tables(&mut r);
+        let Values::U64(seq) = &t[7]
+            .columns
+            .iter()
+            .find(|c| c.name == "seq")
+            .unwrap()
+            .values
+        else {
+            panic!("seq is u64")
+        };
+        assert_eq!((seq.as_slice(), seq.capacity()), (&[1, 2, 3][..], 3));
+        let Values::Label(event) = &t[6]
+            .columns
+            .iter()
+            .find(|c| c.name == "event")
+            .unwrap()
+            .values
+        else {
+            panic!("event is a label column")
+        };
+        assert_eq!((event.len(), event.capacity()), (2, 2));
     }
 }
