@@ -202,3 +202,40 @@ def test_arrow_capsules_dropped_unread_release_their_arrays_and_pyarrow_reads_th
             batch = pa.record_batch(t)
             batch.validate(full=True)
             assert pl.from_arrow(batch).equals(pl.DataFrame(t)), name
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+@pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
+def test_freed_memory_goes_back_to_the_system():
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    chunk, count = 64 * 1024, 1024  # 64 MB in chunks glibc keeps in its heap (below mmap's threshold)
+    blocks = [libc.malloc(chunk) for _ in range(count)]
+    keep = libc.malloc(chunk)  # above them: the freed ones are not the heap's top
+    for b in blocks:
+        ctypes.memset(b, 1, chunk)  # resident
+    for b in blocks:
+        libc.free(b)
+    held = _rss_kib()
+    _native.release_freed_memory()
+    released = held - _rss_kib()
+    libc.free(keep)
+    # malloc_trim gives back every whole free page: nearly all of the 64 MB; half is a bound
+    # no allocator bookkeeping comes near.
+    assert released >= chunk * count // 1024 // 2, f"{released} KiB released of {chunk * count // 1024} KiB freed"
+
+
+def test_a_run_gives_its_freed_memory_back(monkeypatch):
+    import tcplab
+
+    calls = []
+    monkeypatch.setattr(_native, "release_freed_memory", lambda: calls.append(1))
+    tcplab.run(tcplab.Scenario.from_toml(SMALL_TOML))
+    assert calls == [1]

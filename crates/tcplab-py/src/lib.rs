@@ -13,6 +13,7 @@
 //! the module and its functions.
 
 mod arrow;
+mod memory;
 mod panics;
 mod pycontroller;
 mod simulation;
@@ -331,6 +332,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(recoveries, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::release_freed_memory, m)?)?;
     m.add_function(wrap_pyfunction!(default_tcp_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_config_problem_json, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
