@@ -3,12 +3,21 @@
 //! A run frees its simulation (packets, flows' state, per-flow instruments) once its tables
 //! are built, but glibc's allocator keeps freed memory inside its heap, resident, unless it
 //! lies at the heap's top: after 10,000 flows × 3 s about 110 MB stayed resident through the
-//! writing of the results and the report. [`release_freed`] (`_native.release_freed_memory`,
-//! which `tcplab.run` calls once its result is built) asks the allocator to give the free
-//! pages back (`malloc_trim`): nothing allocated is touched, so no result changes.
+//! writing of the results and the report. [`release_freed_memory`] (which `tcplab.run` calls
+//! once its result is built) asks the allocator to give the free pages back
+//! (`malloc_trim`): nothing allocated is touched, so no result changes.
 
-/// Gives the allocator's free pages back to the system (glibc only; elsewhere nothing).
-pub fn release_freed() {
+use pyo3::prelude::*;
+
+/// Gives the memory the allocator holds free back to the system (after a run: the
+/// simulation's, freed once its tables were built). Nothing in use changes; glibc only,
+/// elsewhere nothing.
+#[pyfunction]
+pub fn release_freed_memory(py: Python<'_>) {
+    py.detach(release_freed);
+}
+
+fn release_freed() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         extern "C" {
@@ -20,13 +29,4 @@ pub fn release_freed() {
             malloc_trim(0);
         }
     }
-}
-
-use pyo3::prelude::*;
-
-/// Gives the memory the allocator holds free back to the system (after a run: the
-/// simulation's, freed once its tables were built). Nothing in use changes.
-#[pyfunction]
-pub fn release_freed_memory(py: Python<'_>) {
-    py.detach(release_freed);
 }
