@@ -545,25 +545,16 @@ mod tests {
         }
         r.events.event.truncate(2);
         let t = tables(&mut r);
-        let Values::U64(seq) = &t[7]
-            .columns
-            .iter()
-            .find(|c| c.name == "seq")
-            .unwrap()
-            .values
-        else {
-            panic!("seq is u64")
+        let values = |table: usize, name: &str| {
+            let c = t[table].columns.iter().find(|c| c.name == name);
+            &c.expect("the column").values
         };
-        assert_eq!((seq.as_slice(), seq.capacity()), (&[1, 2, 3][..], 3));
-        let Values::Label(event) = &t[6]
-            .columns
-            .iter()
-            .find(|c| c.name == "event")
-            .unwrap()
-            .values
-        else {
-            panic!("event is a label column")
-        };
-        assert_eq!((event.len(), event.capacity()), (2, 2));
+        match (values(7, "seq"), values(6, "event")) {
+            (Values::U64(seq), Values::Label(event)) => {
+                assert_eq!((seq.as_slice(), seq.capacity()), (&[1, 2, 3][..], 3));
+                assert_eq!((event.len(), event.capacity()), (2, 2));
+            }
+            _ => panic!("seq is u64, event a label column"),
+        }
     }
 }
