@@ -104,6 +104,20 @@ def test_summary_json_rows_are_the_summarys_one_per_line(result, tmp_path):
     assert "NaN" not in text and "Infinity" not in text
 
 
+def test_summary_json_is_the_same_text_whatever_the_rows_per_part(result, tmp_path, monkeypatch):
+    """summary.json is written ROWS_PER_PART rows of a frame at a time: parts of one row each
+    give the same file as one part for everything."""
+    import tcplab.results as results
+
+    texts = []
+    for rows in (10**9, 1):
+        monkeypatch.setattr(results, "ROWS_PER_PART", rows)
+        out = write_results(result, tmp_path / f"run-{rows}", report=False)
+        texts.append((out / "summary.json").read_text())
+    assert texts[0] == texts[1]
+    assert texts[0].count('"flow":') >= 2  # frames of several rows were written in parts
+
+
 def test_no_report(result, tmp_path):
     out = write_results(result, tmp_path / "run", report=False)
     assert not (out / "report.html").exists()

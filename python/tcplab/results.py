@@ -26,6 +26,7 @@ import platform
 import subprocess
 import sys
 from datetime import datetime
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,11 +147,18 @@ def summary_document(result: RunLike, *, report: str | None, table_format: str =
         }
 
 
-def dump_summary(doc: dict[str, Any]) -> str:
-    """summary.json's text: one top-level field per line, and one item per line in the
-    top-level lists (flows, links...). A polars frame's rows are written by polars (as JSON
-    lines: :meth:`RunResult.summary_frames` gives them with non-finite floats as nulls);
-    other values are encoded compactly by json's C encoder (indent=2 makes json use its
+#: Rows of a frame that polars turns into JSON text at a time when summary.json is written:
+#: the file is written part by part, so its size (50 MB for 10,000 flows) is not held in
+#: memory several times over.
+ROWS_PER_PART = 2048
+
+
+def summary_parts(doc: dict[str, Any]) -> Iterator[str]:
+    """summary.json's text, in parts (joined, the file): one top-level field per line, and
+    one item per line in the top-level lists (flows, links...). A polars frame's rows are
+    written by polars (as JSON lines, :data:`ROWS_PER_PART` at a time:
+    :meth:`RunResult.summary_frames` gives them with non-finite floats as nulls); other
+    values are encoded compactly by json's C encoder (indent=2 makes json use its
     pure-Python encoder: ~10 s for 1,000 flows), NaN and inf as None (:func:`_clean`,
     walked only for the values that hold one)."""
 
@@ -163,23 +171,34 @@ def dump_summary(doc: dict[str, Any]) -> str:
         except ValueError:
             return lenient.encode(_clean(v))
 
-    def items(v: Any) -> str | None:
-        """The items of a non-empty list or frame, one per line; None for other values."""
-        if isinstance(v, pl.DataFrame):
-            # A string's newline is escaped in JSON: the text's newlines end the rows.
-            return v.write_ndjson().rstrip("\n").replace("\n", ",\n    ") if v.height else None
-        if isinstance(v, list) and v:
-            return ",\n    ".join(enc(x) for x in v)
-        return None
-
-    lines = []
-    for k, v in doc.items():
-        rows = items(v)
-        if rows is not None:
-            lines.append(f"  {enc(k)}: [\n    {rows}\n  ]")
+    yield "{\n"
+    for i, (k, v) in enumerate(doc.items()):
+        if i:
+            yield ",\n"
+        if isinstance(v, pl.DataFrame) and v.height:
+            yield f"  {enc(k)}: [\n    "
+            for start in range(0, v.height, ROWS_PER_PART):
+                if start:
+                    yield ",\n    "
+                # A string's newline is escaped in JSON: the text's newlines end the rows.
+                yield v.slice(start, ROWS_PER_PART).write_ndjson().rstrip("\n").replace("\n", ",\n    ")
+            yield "\n  ]"
+        elif isinstance(v, list) and v:
+            yield f"  {enc(k)}: [\n    " + ",\n    ".join(enc(x) for x in v) + "\n  ]"
         else:
-            lines.append(f"  {enc(k)}: {enc([] if isinstance(v, pl.DataFrame) else v)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+            yield f"  {enc(k)}: {enc([] if isinstance(v, pl.DataFrame) else v)}"
+    yield "\n}\n"
+
+
+def dump_summary(doc: dict[str, Any]) -> str:
+    """summary.json's text (:func:`summary_parts` joined)."""
+    return "".join(summary_parts(doc))
+
+
+def write_summary(doc: dict[str, Any], path: Path) -> None:
+    """Writes summary.json's text to ``path`` part by part (:func:`summary_parts`)."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(summary_parts(doc))
 
 
 def pcap_summary(result: RunLike) -> dict[str, Any]:
@@ -273,5 +292,5 @@ def write_results(
             write_report(result, tmp / "report.html")
             report_name = "report.html"
         doc = summary_document(result, report=report_name, table_format=table_format)
-        (tmp / "summary.json").write_text(dump_summary(doc), encoding="utf-8")
+        write_summary(doc, tmp / "summary.json")
     return out
