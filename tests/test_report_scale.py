@@ -17,7 +17,8 @@ from conftest import MANY_FLOWS_TOML
 from tcplab.report.html import MAX_IMAGE_PX, png
 from tcplab.report.interactive import BINS, FEW, delay_at, plotter_js
 from tcplab.report.overview import plot_delay_cdf, plot_flow_throughput, plot_throughput_delay
-from tcplab.report.page import FLOWS_PER_FIGURE, MAX_DETAIL_FLOWS, detail_flows
+from tcplab.report.page import FLOWS_PER_FIGURE, MAX_DETAIL_FLOWS, detail_flows, render_report
+from tcplab.report.selection import MAX_TABLE_ROWS, table_flows, table_links
 from tcplab.report.plots import (
     MAX_LINES,
     PLOT_BINS,
@@ -63,8 +64,8 @@ def test_page_size_is_bounded_by_its_images_and_rows(many_flows_run):
     # tables (about 64 cells of under 40 bytes) and its classification table (under 1.5 KB):
     # 4 KB; per link direction a row in the links and scenario tables: 1 KB; captions,
     # headings, explanations and the style sheet: 32 KB.
-    links = result.links.height
-    text_bytes = 32_000 + 4_000 * result.flows.height + 1_000 * links
+    links = min(result.links.height, MAX_TABLE_ROWS)  # the tables show at most that many rows
+    text_bytes = 32_000 + 4_000 * min(result.flows.height, MAX_TABLE_ROWS) + 1_000 * links
     # The interactive plot over time: the plotter's JavaScript once (a constant of the page),
     # and a spec of 4 plots (under 8 KB each, 8 KB for the rest) whose series (the total; for
     # throughput and RTT a line per flow up to MAX_LINES flows, else a band and a median; for
@@ -409,3 +410,65 @@ def test_series_at_is_each_flows_latest_sample(many_flows_run):
             idx = np.searchsorted(t, edges, side="right") - 1
             want = np.where(idx >= 0, v[np.clip(idx, 0, None)], before)
             np.testing.assert_array_equal(got[int(f)], want)
+
+
+#: More flows than a table shows (report/selection.py), a few seconds of simulation.
+WIDE_TOML = f"""
+name = "wide"
+seed = 3
+duration = "1s"
+
+[topology]
+pairs = {MAX_TABLE_ROWS + 50}
+bottleneck = {{ rate = "50Mbps", delay = "10ms", buffer = 200 }}
+sender_access = {{ rate = "1Gbps", delay = "1ms", buffer = 1000 }}
+receiver_access = {{ rate = "1Gbps", delay = "1ms", buffer = 1000 }}
+
+[trace]
+series = "off"
+segments = false
+
+[[flows]]
+count = {MAX_TABLE_ROWS + 50}
+controller = "reno"
+recovery = "sack"
+start_step = "3ms"
+"""
+
+
+def _tables(html: str, first_header: str) -> list[list[str]]:
+    """The body rows of every table whose first header cell is ``first_header``."""
+    out = []
+    for m in re.finditer(f'<thead><tr><th class="l">{re.escape(first_header)}</th>', html):
+        body = html[html.index("<tbody>", m.start()) + 7 : html.index("</tbody>", m.start())]
+        out.append(re.findall(r"<tr>(.*?)</tr>", body))
+    return out
+
+
+def test_tables_show_a_bounded_spread_of_the_flows_and_the_busiest_links():
+    import tcplab
+
+    result = tcplab.run(tcplab.Scenario.from_toml(WIDE_TOML))
+    n = result.flows.height
+    assert n > MAX_TABLE_ROWS and result.links.height > MAX_TABLE_ROWS
+    html = render_report(result)
+    shown = table_flows(result)
+    assert len(shown) == MAX_TABLE_ROWS and shown == sorted(shown)
+    tp = result.flows["throughput_bps"].to_list()
+    slowest, fastest = min(range(n), key=tp.__getitem__), max(range(n), key=tp.__getitem__)
+    assert {slowest, fastest} <= set(shown)  # both ends of the ranking
+    names = result.flows["name"].to_list()
+    # Every per-flow table (delay, summary, ETH loss events and SACK blocks, the scenario's
+    # flows): of those flows, in flow order (the SACK table only those that carried a block),
+    # the summary all of them, and a line under each saying which.
+    expected = [names[i] for i in shown]
+    tables = [[re.search(r'<td class="l">(.*?)</td>', r).group(1) for r in rows] for rows in _tables(html, "flow")]
+    assert len(tables) >= 5 and expected in tables
+    for got in tables:
+        assert got == [x for x in expected if x in set(got)]
+    assert html.count(f"{MAX_TABLE_ROWS} of the {n} flows") == len(tables)
+    links = table_links(result)
+    assert [len(rows) for rows in _tables(html, "link")] == [len(links)] == [MAX_TABLE_ROWS]
+    util = result.links["utilization"].to_list()
+    assert min(util[i] for i in links) >= max(u for i, u in enumerate(util) if i not in set(links))
+    assert f"{MAX_TABLE_ROWS} of the {result.links.height} link directions" in html

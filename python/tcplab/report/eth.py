@@ -15,6 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tcplab.report.html import esc, fmt, html_table, png_data_uri
+from tcplab.report.selection import flows_note, table_flows
 from tcplab.schema import DUPACK_BINS, TIMEOUT_CLASSES, RunLike
 
 
@@ -161,12 +162,14 @@ def eth_html(result: RunLike) -> str:
         "recoveries) / segments sent. Dup ACKs: duplicate ACKs in a row when a recovery began, the "
         "triggering one included (3 for Reno, 1 for Rate-Halving).</p>"
     )
-    parts.append(_loss_table(flows))
+    shown = [flows[i] for i in table_flows(result)]
+    note = flows_note(len(shown), len(flows))
+    parts.append(_loss_table(shown) + note)
     parts.append(
         "<h3>Use of the n-th SACK block</h3><p class='muted'>used/carried per position: ACKs whose "
         "n-th SACK block covered data not SACKed before / ACKs with at least n blocks; in parentheses the "
         "share of all used blocks at that position (report Table 6). Only strategies that read SACK use "
         "blocks.</p>"
     )
-    parts.append(_sack_table(flows))
+    parts.append(_sack_table(shown) + note)
     return "\n".join(parts)

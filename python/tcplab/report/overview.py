@@ -17,6 +17,7 @@ from tcplab.aggregate import jain
 from tcplab.report.html import figure_html, fmt, html_table
 from tcplab.report.interactive import FEW, over_time
 from tcplab.report.plots import COLORS, MAX_LINES, envelope, figure, legend_outside
+from tcplab.report.selection import flows_note, table_flows
 from tcplab.schema import RunLike
 
 __all__ = [
@@ -204,9 +205,13 @@ def plot_throughput_delay(result: RunLike) -> Figure | None:
 
 
 def delay_table_html(result: RunLike) -> str:
-    """The delay table: one row per flow (TCP data, UDP datagrams)."""
+    """The delay table: one row per flow (TCP data, UDP datagrams); of the TCP flows those
+    the per-flow tables show (:func:`tcplab.report.selection.table_flows`)."""
     rows = []
-    for r in result.delay.iter_rows(named=True):
+    shown = table_flows(result)
+    d = result.delay
+    d = d.filter((pl.col("flow_kind") != "tcp") | pl.col("flow").is_in(shown))
+    for r in d.iter_rows(named=True):
         rows.append(
             [
                 r["name"],
@@ -238,7 +243,7 @@ def delay_table_html(result: RunLike) -> str:
         ],
         rows,
         left=2,
-    )
+    ) + flows_note(len(shown), result.flows.height)
 
 
 def overview_html(result: RunLike, caption_base: str) -> str:

@@ -13,14 +13,13 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-import numpy as np
-
 from tcplab.report.drawing import drawn_page
 from tcplab.report.eth import eth_html
 from tcplab.report.html import details, esc, figure_html, page
 from tcplab.report.interactive import plotter_js
 from tcplab.report.overview import overview_html
 from tcplab.report.plots import MAX_LINES, plot_queues, plot_time_sequence, plot_windows
+from tcplab.report.selection import spread_flows
 from tcplab.report.sections import (
     classification_html,
     conservation_html,
@@ -41,14 +40,8 @@ FLOWS_PER_FIGURE = 4
 def detail_flows(result: RunLike) -> list[int]:
     """The flows whose per-flow figures the page shows: all up to :data:`MAX_DETAIL_FLOWS`,
     else that many spread evenly over the throughput ranking (slowest to fastest), in flow
-    order."""
-    tp = np.array(result.flows["throughput_bps"].to_list(), dtype=float)
-    n = tp.size
-    if n <= MAX_DETAIL_FLOWS:
-        return list(range(n))
-    ranked = np.argsort(tp, kind="stable")
-    picks = np.unique(np.round(np.linspace(0, n - 1, MAX_DETAIL_FLOWS)).astype(int))
-    return sorted(int(ranked[i]) for i in picks)
+    order (:func:`tcplab.report.selection.spread_flows`)."""
+    return spread_flows(result, MAX_DETAIL_FLOWS)
 
 
 def _flow_figures(result: RunLike, flows: list[int], caption_base: str) -> list[str]:
@@ -106,7 +99,7 @@ def _detail_html(result: RunLike, caption_base: str) -> str:
     if len(flows) < n:
         parts.append(
             f"<p class='muted'>Figures for {len(flows)} of the {n} flows, spread evenly from the slowest to "
-            "the fastest; every flow is in the tables.</p>"
+            "the fastest; every flow is in flows.parquet and summary.json.</p>"
         )
     for k in range(0, len(flows), FLOWS_PER_FIGURE):
         chunk = flows[k : k + FLOWS_PER_FIGURE]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tcplab.report.html import esc, fmt, html_table, ms
+from tcplab.report.selection import flows_note, shown_note, table_flows, table_links
 from tcplab.schema import RunLike
 from tcplab.units import format_duration, format_rate
 
@@ -64,7 +65,8 @@ def params_html(result: RunLike) -> str:
                 rows.append([f"{link['from']}-{link['to']} {d}", _linkdir(link[d])])
     out = html_table(["parameter", "value"], rows, left=2)
     frows = []
-    for f in c["flows"]:
+    shown = table_flows(result)
+    for f in (c["flows"][i] for i in shown):
         t = f["tcp"]
         growth = t["growth"]["mode"] + (f" (L={t['growth']['limit']})" if "limit" in t["growth"] else "")
         frows.append(
@@ -101,7 +103,7 @@ def params_html(result: RunLike) -> str:
         frows,
         left=4,
     )
-    return out
+    return out + flows_note(len(shown), len(c["flows"]))
 
 
 def _params(p: dict[str, Any]) -> str:
@@ -127,7 +129,9 @@ def _linkdir(d: dict[str, Any]) -> str:
 
 def summary_html(result: RunLike) -> str:
     rows = []
-    for r in result.flow_summary():
+    flows = result.flow_summary()
+    shown = table_flows(result)
+    for r in (flows[i] for i in shown):
         rows.append(
             [
                 r["name"],
@@ -167,7 +171,7 @@ def summary_html(result: RunLike) -> str:
         ],
         rows,
         left=3,
-    )
+    ) + flows_note(len(shown), len(flows))
     if result.udp.height:
         out += html_table(
             ["UDP flow", "src", "dst", "sent", "received", "dropped", "throughput (Mb/s)"],
@@ -197,7 +201,8 @@ def classification_html(result: RunLike) -> str:
     flows = result.flow_summary()
     if not any(sum(r["table_one"]["ff45"].values()) for r in flows):
         return ""
-    for r in flows:
+    shown = table_flows(result)
+    for r in (flows[i] for i in shown):
         t = r["table_one"]
         if not any(sum(t[k].values()) for k in ("ff45", "ff12", "ff_other", "timeouts")):
             continue
@@ -224,6 +229,7 @@ def classification_html(result: RunLike) -> str:
         "<p class='muted'>Loss responses by the controller's verdict (rows) and the actual cause of the "
         "loss that triggered them (columns): congestion = buffer overflow or AQM, random = link error "
         "or MAC, none = the segment was not lost (spurious trigger). #FF = fast retransmits.</p>"
+        + flows_note(len(shown), len(flows))
         + "\n".join(parts)
     )
 
@@ -231,7 +237,8 @@ def classification_html(result: RunLike) -> str:
 def links_html(result: RunLike) -> str:
     causes = [c for c in result.links.columns if c.startswith("drops_")]
     rows = []
-    for r in result.links.iter_rows(named=True):
+    shown = table_links(result)
+    for r in result.links[shown].iter_rows(named=True):
         rows.append(
             [
                 r["link"],
@@ -251,6 +258,9 @@ def links_html(result: RunLike) -> str:
         + ["ECN marks"],
         rows,
         left=3,
+    ) + shown_note(
+        len(shown), result.links.height, "link directions", "the busiest (by utilization, then packets sent)",
+        "links.parquet and summary.json",
     )
 
 
