@@ -25,8 +25,8 @@ import os
 import platform
 import subprocess
 import sys
-from datetime import datetime
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +110,7 @@ def _clean(o: Any) -> Any:
 
 def summary_document(result: RunLike, *, report: str | None, table_format: str = "parquet") -> dict[str, Any]:
     """The content of summary.json (NaN and inf become None when written:
-    :func:`dump_summary`)."""
+    :func:`summary_parts`)."""
     rev, dirty = git_revision()
     source = result.scenario.source
     s = result.summary_frames()
@@ -188,11 +188,6 @@ def summary_parts(doc: dict[str, Any]) -> Iterator[str]:
         else:
             yield f"  {enc(k)}: {enc([] if isinstance(v, pl.DataFrame) else v)}"
     yield "\n}\n"
-
-
-def dump_summary(doc: dict[str, Any]) -> str:
-    """summary.json's text (:func:`summary_parts` joined)."""
-    return "".join(summary_parts(doc))
 
 
 def write_summary(doc: dict[str, Any], path: Path) -> None:

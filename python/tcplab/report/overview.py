@@ -209,8 +209,7 @@ def delay_table_html(result: RunLike) -> str:
     the per-flow tables show (:func:`tcplab.report.selection.table_flows`)."""
     rows = []
     shown = table_flows(result)
-    d = result.delay
-    d = d.filter((pl.col("flow_kind") != "tcp") | pl.col("flow").is_in(shown))
+    d = result.delay.filter((pl.col("flow_kind") != "tcp") | pl.col("flow").is_in(shown))
     for r in d.iter_rows(named=True):
         rows.append(
             [
