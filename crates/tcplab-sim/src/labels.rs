@@ -61,6 +61,7 @@ impl Labels {
     }
 
     /// Rows the column holds room for.
+    #[cfg(test)]
     pub fn capacity(&self) -> usize {
         self.codes.capacity()
     }

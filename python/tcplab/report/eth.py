@@ -135,9 +135,8 @@ def _sack_table(flows: list[dict[str, Any]]) -> str:
     )
 
 
-def eth_html(result: RunLike) -> str:
-    """The "ETH metrics" section of the report."""
-    flows = result.flow_summary()
+def eth_html(result: RunLike, flows: list[dict[str, Any]]) -> str:
+    """The "ETH metrics" section of the report; ``flows``: ``result.flow_summary()``."""
     if not flows:
         return ""
     parts = [

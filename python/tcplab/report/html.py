@@ -98,9 +98,8 @@ def png_data_uri(fig: Figure, *, dpi: int = 100, compress_level: int = 6) -> str
     session (:func:`tcplab.report.drawing.parallel_drawing`) a placeholder for it, the figure
     drawn by the session."""
     drawing = current_drawing()
-    if drawing is not None:
-        return "data:image/png;base64," + drawing.add(fig, dpi=dpi, compress_level=compress_level)
-    return "data:image/png;base64," + png(fig, dpi=dpi, compress_level=compress_level)
+    draw = png if drawing is None else drawing.add
+    return "data:image/png;base64," + draw(fig, dpi=dpi, compress_level=compress_level)
 
 
 def figure_html(fig: Figure, caption: str, alt: str) -> str:

@@ -139,7 +139,8 @@ def _render(result: RunLike) -> str:
     sc = result.scenario
     caption_base = esc(sc.describe())
     nflows = result.flows.height
-    classification = classification_html(result)
+    flows = result.flow_summary()  # once: three sections read it
+    classification = classification_html(result, flows)
     if classification and nflows > MAX_LINES:
         classification = details("Loss classification (Veno Table I form), per flow", classification)
     parts = [
@@ -148,10 +149,10 @@ def _render(result: RunLike) -> str:
         _live_html(result),
         overview_html(result, caption_base),
         "<h2>Per-flow summary</h2>",
-        summary_html(result),
+        summary_html(result, flows),
         conservation_html(result),
         classification,
-        eth_html(result),
+        eth_html(result, flows),
     ]
     qp = plot_queues(result)
     if qp is not None:

@@ -127,9 +127,10 @@ def _linkdir(d: dict[str, Any]) -> str:
     return out
 
 
-def summary_html(result: RunLike) -> str:
+def summary_html(result: RunLike, flows: list[dict[str, Any]]) -> str:
+    """The per-flow summary table; ``flows``: ``result.flow_summary()`` (the page builds it
+    once for its sections)."""
     rows = []
-    flows = result.flow_summary()
     shown = table_flows(result)
     for r in (flows[i] for i in shown):
         rows.append(
@@ -192,13 +193,12 @@ def summary_html(result: RunLike) -> str:
     return out
 
 
-def classification_html(result: RunLike) -> str:
+def classification_html(result: RunLike, flows: list[dict[str, Any]]) -> str:
     """Per flow with loss responses: Veno's Table I (verdict by actual cause of the loss).
     Only where it applies: empty unless some flow's controller classified a loss as random
     (a 4/5 decision, Veno's); then every flow with loss responses gets its table, for
-    comparison."""
+    comparison. ``flows``: ``result.flow_summary()``."""
     parts = []
-    flows = result.flow_summary()
     if not any(sum(r["table_one"]["ff45"].values()) for r in flows):
         return ""
     shown = table_flows(result)
